@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: MIT
+# Thin wrapper around Meson.  Every target installs what it needs on a fresh
+# Debian bookworm machine (run as root).
+
+BUILD      ?= build
+MESON_OPTS ?=
+SHELL      := /bin/bash
+
+DEB_PKGS := meson ninja-build gcc clang pkg-config libseccomp-dev liburing-dev \
+	    fio dpkg-dev libclang-rt-14-dev
+DEPS_STAMP := .deps-installed
+
+.PHONY: all deps build test test-asan test-tsan demo bench conformance-api \
+	check-clang clean format
+
+all: build
+
+$(DEPS_STAMP):
+	@missing=""; for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@touch $@
+
+deps: $(DEPS_STAMP)
+
+$(BUILD)/build.ninja: | $(DEPS_STAMP)
+	meson setup $(BUILD) $(MESON_OPTS)
+
+build: $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+# The same sources under clang, compile only (-Werror applies).
+check-clang: | $(DEPS_STAMP)
+	@[ -f build-clang/build.ninja ] || CC=clang meson setup build-clang >/dev/null
+	ninja -C build-clang
+
+test: build check-clang
+	tests/run-tests.sh $(BUILD)
+
+test-asan: | $(DEPS_STAMP)
+	@[ -f build-asan/build.ninja ] || CC=clang meson setup build-asan \
+		-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug >/dev/null
+	ninja -C build-asan
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	ASAN_OPTIONS=detect_leaks=1 tests/run-tests.sh build-asan
+
+test-tsan: | $(DEPS_STAMP)
+	@[ -f build-tsan/build.ninja ] || CC=clang meson setup build-tsan \
+		-Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug >/dev/null
+	ninja -C build-tsan
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 tests/run-tests.sh build-tsan
+
+bench: build
+	bench/run-bench.sh $(BUILD)
+
+demo: build
+	demo/run-demo.sh $(BUILD)
+
+conformance-api: build
+	conformance/run-conformance.sh api $(BUILD)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) build-clang build-asan build-tsan

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uuring: io_uring in user space — the public API.
+ *
+ * uuring_setup/enter/register take exactly the arguments of the
+ * io_uring_setup(2), io_uring_enter2(2) and io_uring_register(2) system
+ * calls and return what the raw system call would: a non-negative result or
+ * -errno.  errno is never touched.
+ *
+ * A ring fd returned by uuring_setup() is a real file descriptor (see
+ * docs/architecture.md, "The ring fd"), but its memory can only be mapped,
+ * and its last close only observed, through uuring_mmap()/uuring_close().
+ * Those wrappers pass every other fd straight to the kernel, so a program
+ * (or liburing's syscall layer) can route all of its mmap/munmap/close/dup
+ * calls through them unconditionally.
+ *
+ * The io_uring structures (struct io_uring_params, io_uring_sqe, ...) are
+ * those of <linux/io_uring.h>, or of liburing's copy of it; this header only
+ * declares them.
+ */
+#ifndef UURING_H
+#define UURING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct io_uring_params;
+
+/* io_uring_setup(2): a ring fd, or -errno. */
+int uuring_setup(unsigned int entries, struct io_uring_params *p);
+
+/*
+ * io_uring_enter2(2): argp is a sigset_t * (argsz = its size) or, with
+ * IORING_ENTER_EXT_ARG, a struct io_uring_getevents_arg * (argsz = its size).
+ */
+int uuring_enter(unsigned int fd, unsigned int to_submit,
+		 unsigned int min_complete, unsigned int flags,
+		 const void *argp, size_t argsz);
+
+/* io_uring_register(2). */
+int uuring_register(unsigned int fd, unsigned int opcode, void *arg,
+		    unsigned int nr_args);
+
+/*
+ * mmap(2) with the raw system call's convention: the address, or
+ * (void *)(intptr_t)-errno.  On a ring fd, offsets IORING_OFF_SQ_RING,
+ * IORING_OFF_CQ_RING and IORING_OFF_SQES map the ring's memory with the
+ * kernel's aliasing (SQ and CQ ring share pages); other fds go to mmap(2).
+ */
+void *uuring_mmap(void *addr, size_t length, int prot, int flags, int fd,
+		  off_t offset);
+
+/* munmap(2): 0 or -errno. */
+int uuring_munmap(void *addr, size_t length);
+
+/* close(2): 0 or -errno.  Closing the last fd of a ring releases it. */
+int uuring_close(int fd);
+
+/* dup(2): the new fd or -errno; a dup of a ring fd is the same ring. */
+int uuring_dup(int fd);
+
+/* 1 if fd refers to a uuring ring, else 0. */
+int uuring_is_ring_fd(int fd);
+
+/*
+ * Per-ring statistics.  Counters only grow.  uuring_get_stats() copies
+ * min(size, sizeof(struct uuring_stats)) bytes and returns that count, or
+ * -EBADF / -EOPNOTSUPP like io_uring_register on a bad fd.
+ */
+struct uuring_stats {
+	uint64_t enter_calls;       /* uuring_enter calls on this ring */
+	uint64_t sqes_consumed;     /* SQEs taken off the SQ ring */
+	uint64_t sqes_dropped;      /* SQ index out of range (sq_dropped) */
+	uint64_t cqes_posted;       /* CQEs written to the CQ ring */
+	uint64_t cqes_overflowed;   /* CQEs that went to the overflow backlog */
+	uint64_t cqes_lost;         /* CQEs dropped (allocation failed) */
+	uint64_t route_inline;      /* requests issued in the submitting thread */
+	uint64_t route_iowq;        /* requests run by an io-wq worker */
+	uint64_t route_poll;        /* requests parked on the readiness engine */
+	uint64_t route_sqpoll;      /* requests submitted by the SQPOLL thread */
+	uint64_t waits;             /* enter calls that had to sleep for CQEs */
+	uint64_t wakeups;           /* times a sleeping waiter was woken */
+	uint64_t spurious_wakeups;  /* wakeups that found the wait unsatisfied */
+	uint64_t readiness_signals; /* writes making the ring fd readable */
+	uint64_t readiness_drains;  /* reads making it unreadable again */
+};
+
+int uuring_get_stats(int ring_fd, struct uuring_stats *st, size_t size);
+
+/* Writes the statistics as "name value" lines to out_fd; 0 or -errno. */
+int uuring_dump_stats(int ring_fd, int out_fd);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UURING_H */

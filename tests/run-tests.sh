@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Runs every tests/test_* executable of a build directory, each in its own
+# process group with a timeout, then the conformance pass list (if liburing
+# on uuring has been built by the conformance harness).
+# Exit status of a test: 0 pass, 77 skip, anything else fail.
+# Prints "N passed, N failed, N skipped" last.
+set -u
+BUILD=${1:-build}
+TIMEOUT=${UURING_TEST_TIMEOUT:-120}
+cd "$(dirname "$0")/.."
+pass=0 fail=0 skip=0 failed=()
+
+run_one() {
+	local name=$1; shift
+	local start=$(date +%s%N) rc
+	setsid timeout -k 5 "$TIMEOUT" "$@" > "$LOGDIR/$name.log" 2>&1
+	rc=$?
+	local ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	local t=$((ms / 1000)).$(( (ms % 1000) / 100 ))
+	case $rc in
+	0) pass=$((pass + 1)); echo "PASS $name (${t}s)";;
+	77) skip=$((skip + 1)); echo "SKIP $name: $(grep -m1 -i skip "$LOGDIR/$name.log")";;
+	*) fail=$((fail + 1)); failed+=("$name"); echo "FAIL $name (rc=$rc, ${t}s)";
+	   tail -n 20 "$LOGDIR/$name.log" | sed 's/^/    /';;
+	esac
+}
+
+LOGDIR=$BUILD/test-logs
+mkdir -p "$LOGDIR"
+for t in "$BUILD"/tests/test_*; do
+	[ -x "$t" ] && [ -f "$t" ] || continue
+	run_one "$(basename "$t")" "$t"
+done
+
+# The liburing conformance subset on the named pass list, when built.
+if [ -x conformance/run-conformance.sh ] && [ -z "${UURING_SKIP_CONFORMANCE:-}" ]; then
+	run_one conformance-passlist conformance/run-conformance.sh passlist "$BUILD"
+fi
+
+[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]

@@ -383,7 +383,16 @@ unsigned int tring_reap_wait(struct tring *r, struct tcqe *out,
 		got += tring_reap(r, out + got, want - got);
 		if (got >= want)
 			break;
-		ret = tring_wait(r, want - got, timeout_ns);
+		if (timeout_ns < 0) {
+			ret = tring_wait_ext(r, 0, want - got, 0, NULL, NULL, 0);
+		} else {
+			struct timespec ts = {
+				.tv_sec = timeout_ns / 1000000000,
+				.tv_nsec = timeout_ns % 1000000000,
+			};
+
+			ret = tring_wait_ext(r, 0, want - got, 0, &ts, NULL, 0);
+		}
 		if (ret < 0 && ret != -EINTR && !tring_cq_ready(r))
 			break;
 	}

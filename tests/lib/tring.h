@@ -104,7 +104,8 @@ void tring_cq_advance(struct tring *r, unsigned int n);
 unsigned int tring_reap(struct tring *r, struct tcqe *out, unsigned int max);
 /*
  * Reaps until `want` CQEs have been collected (waiting with GETEVENTS and
- * the given per-wait timeout); returns the count (< want on timeout/error).
+ * the given per-wait timeout, submitting nothing); returns the count
+ * (< want on timeout/error).
  */
 unsigned int tring_reap_wait(struct tring *r, struct tcqe *out,
 			     unsigned int want, int64_t timeout_ns);

@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Differential tests: NOP (incl. IORING_NOP_INJECT_RESULT), SQE flag
+ * validation, unknown opcodes, SUBMIT_ALL vs stopping at the first failed
+ * SQE, enter's to_submit/min_complete/flags handling.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dtest.h"
+
+static void sc_nop_basic(struct dctx *c)
+{
+	struct tring r;
+	unsigned int i;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	tring_queue_nops(&r, 16, 1, 0);
+	drec_int(c, tring_submit_and_wait(&r, 16), "submit 16");
+	dreap(c, &r, 16, true, "16 nops");
+	/* 64-bit user_data survives */
+	for (i = 0; i < 4; i++) {
+		static const uint64_t ud[] = { ~0ULL, 1ULL << 63, 0,
+					       0x0123456789abcdefULL };
+		tring_prep_nop(tring_get_sqe(&r), ud[i]);
+	}
+	drec_int(c, tring_submit_and_wait(&r, 4), "submit ud");
+	dreap(c, &r, 4, true, "user_data");
+	/* many NOPs through a small ring, batch by batch */
+	for (i = 0; i < 64; i++) {
+		tring_queue_nops(&r, 16, 1000 + 16 * i, 0);
+		if (tring_submit_and_wait(&r, 16) != 16)
+			break;
+		dreap(c, &r, 16, true, "batch");
+	}
+	drec_int(c, i, "batches");
+	drec_int(c, *r.cq_overflow, "cq overflow");
+	tring_exit(&r);
+}
+
+static void sc_inject(struct dctx *c)
+{
+	static const int32_t vals[] = { 0, 1, -1, INT_MAX, INT_MIN, -EAGAIN,
+					-ECANCELED, 4096, -4096, -4095 };
+	struct tring r;
+	unsigned int i;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		struct io_uring_sqe *sqe = tring_get_sqe(&r);
+
+		tring_prep_nop(sqe, i);
+		sqe->nop_flags = IORING_NOP_INJECT_RESULT;
+		sqe->len = (uint32_t)vals[i];
+	}
+	drec_int(c, tring_submit_and_wait(&r, i), "submit");
+	dreap(c, &r, i, true, "injected");
+
+	tring_exit(&r);
+
+	/* len ignored without the flag; unknown nop flags; other fields */
+	if (dring_flags(c, &r, 16, IORING_SETUP_SUBMIT_ALL))
+		return;
+	for (i = 0; i < 9; i++) {
+		struct io_uring_sqe *sqe = tring_get_sqe(&r);
+
+		tring_prep_nop(sqe, 100 + i);
+		switch (i) {
+		case 0: sqe->len = 1234; break;
+		case 1: sqe->nop_flags = 1U << 30; break;
+		case 2: sqe->nop_flags = IORING_NOP_INJECT_RESULT | (1U << 31);
+			sqe->len = 5; break;
+		case 3: sqe->off = 77; break;
+		case 4: sqe->addr = 0x1234; break;
+		case 5: sqe->fd = 1000; break;
+		case 6: sqe->ioprio = 3; break;
+		case 7: sqe->buf_index = 9; break;
+		case 8: sqe->personality = 1; break;
+		}
+	}
+	drec_int(c, tring_submit_and_wait(&r, i), "submit misc");
+	dreap(c, &r, i, true, "misc fields");
+	tring_exit(&r);
+}
+
+/*
+ * One NOP with the given SQE flags, followed by a marker NOP; compared as a
+ * multiset (ASYNC goes to io-wq on the kernel: no defined order).
+ */
+static void sc_sqe_flags(struct dctx *c)
+{
+	struct tring r;
+	unsigned int b;
+
+	if (dring_flags(c, &r, 8, 0))
+		return;
+	for (b = 0; b < 8; b++) {
+		struct io_uring_sqe *sqe = tring_get_sqe(&r);
+		struct tcqe out[4];
+		unsigned int n;
+		int ret;
+
+		tring_prep_nop(sqe, 10 + b);
+		sqe->flags = (uint8_t)(1U << b);
+		tring_prep_nop(tring_get_sqe(&r), 100 + b);
+		ret = tring_submit(&r);
+		drec_int(c, ret, "submit flag bit %u", b);
+		/* wait for the marker (and the NOP if it posts) */
+		n = tring_reap_wait(&r, out, 1, 1000000000LL);
+		if (n < 2)
+			n += tring_reap_wait(&r, out + n, 1, 50 * 1000 * 1000);
+		drec_cqes(c, out, n, false, "flag bit %u", b);
+		/* SQEs not consumed by a stopped submission: drop them */
+		if (tring_flush(&r)) {
+			ret = tring_submit(&r);
+			n = tring_reap_wait(&r, out, (unsigned int)(ret > 0 ? ret : 0),
+					    1000000000LL);
+			drec_cqes(c, out, n, false, "flag bit %u leftovers", b);
+		}
+	}
+	tring_exit(&r);
+}
+
+/* Opcodes the kernel does not know */
+static void sc_unknown_opcode(struct dctx *c)
+{
+	static const uint8_t ops[] = { IORING_OP_LAST, IORING_OP_LAST + 1,
+				       100, 200, 255 };
+	struct tring r;
+	unsigned int i;
+
+	if (dring_flags(c, &r, 8, IORING_SETUP_SUBMIT_ALL))
+		return;
+	for (i = 0; i < sizeof(ops); i++) {
+		struct io_uring_sqe *sqe = tring_get_sqe(&r);
+
+		tring_prep_nop(sqe, ops[i]);
+		sqe->opcode = ops[i];
+	}
+	drec_int(c, tring_submit_and_wait(&r, i), "submit");
+	dreap(c, &r, i, true, "unknown opcodes");
+	tring_exit(&r);
+}
+
+enum bad_kind {
+	BAD_SQE_FLAG,
+	BAD_OPCODE,
+	BAD_BUFSELECT,
+	BAD_NOP_FLAGS,
+	BAD_READ_FD,		/* fails at issue, not at init */
+	BAD_FIXED_FILE,		/* FIXED_FILE with no registered files */
+	BAD_NR
+};
+
+static const char *const bad_names[] = {
+	"sqe flag bit 7", "opcode 250", "BUFFER_SELECT on NOP",
+	"nop_flags bit 30", "READ fd -1", "READ FIXED_FILE unregistered",
+};
+
+static void make_bad(struct io_uring_sqe *sqe, enum bad_kind k, uint64_t ud)
+{
+	static char buf[16];
+
+	tring_prep_nop(sqe, ud);
+	switch (k) {
+	case BAD_SQE_FLAG:
+		sqe->flags = 1U << 7;
+		break;
+	case BAD_OPCODE:
+		sqe->opcode = 250;
+		break;
+	case BAD_BUFSELECT:
+		sqe->flags = IOSQE_BUFFER_SELECT;
+		break;
+	case BAD_NOP_FLAGS:
+		sqe->nop_flags = 1U << 30;
+		break;
+	case BAD_READ_FD:
+		tring_prep_rw(sqe, IORING_OP_READ, -1, buf, sizeof(buf), 0, ud);
+		break;
+	case BAD_FIXED_FILE:
+		tring_prep_rw(sqe, IORING_OP_READ, 0, buf, sizeof(buf), 0, ud);
+		sqe->flags = IOSQE_FIXED_FILE;
+		break;
+	case BAD_NR:
+		break;
+	}
+}
+
+/* 5 SQEs, the 3rd bad: stop (default) or continue (SUBMIT_ALL) */
+static void submit_bad(struct dctx *c, unsigned int setup_flags)
+{
+	unsigned int k;
+
+	for (k = 0; k < BAD_NR; k++) {
+		struct tring r;
+		unsigned int i, head0;
+		int ret;
+
+		if (dring_flags(c, &r, 8, setup_flags))
+			return;
+		head0 = *r.sq_head;
+		for (i = 0; i < 5; i++) {
+			struct io_uring_sqe *sqe = tring_get_sqe(&r);
+
+			if (i == 2)
+				make_bad(sqe, k, i);
+			else
+				tring_prep_nop(sqe, i);
+		}
+		ret = tring_submit(&r);
+		drec_int(c, ret, "%s: submit 5", bad_names[k]);
+		drec_int(c, *r.sq_head - head0, "%s: sq head moved", bad_names[k]);
+		dreap(c, &r, (unsigned int)(ret > 0 ? ret : 0), true,
+		      bad_names[k]);
+		tring_reap_wait(&r, NULL, 0, 0);
+		drec_int(c, tring_cq_ready(&r), "%s: no extra CQEs",
+			 bad_names[k]);
+		/* what stayed in the SQ is submitted by the next enter */
+		ret = tring_submit(&r);
+		drec_int(c, ret, "%s: resubmit", bad_names[k]);
+		dreap(c, &r, (unsigned int)(ret > 0 ? ret : 0), true,
+		      "resubmitted");
+		tring_exit(&r);
+	}
+}
+
+static void sc_submit_stop(struct dctx *c)
+{
+	submit_bad(c, 0);
+}
+
+static void sc_submit_all(struct dctx *c)
+{
+	submit_bad(c, IORING_SETUP_SUBMIT_ALL);
+}
+
+/* A bad SQE inside a link chain */
+static void sc_bad_in_link(struct dctx *c)
+{
+	unsigned int k, pos;
+
+	for (k = 0; k < BAD_NR; k++) {
+		for (pos = 0; pos < 4; pos++) {
+			struct tring r;
+			unsigned int i;
+			int ret;
+
+			if (dring_flags(c, &r, 8, 0))
+				return;
+			for (i = 0; i < 4; i++) {
+				struct io_uring_sqe *sqe = tring_get_sqe(&r);
+
+				if (i == pos)
+					make_bad(sqe, k, i);
+				else
+					tring_prep_nop(sqe, i);
+				if (i < 3)
+					sqe->flags |= IOSQE_IO_LINK;
+			}
+			tring_prep_nop(tring_get_sqe(&r), 4);
+			ret = tring_submit(&r);
+			drec_int(c, ret, "%s at %u: submit", bad_names[k], pos);
+			dreap(c, &r, 5, true, "chain");
+			drec_int(c, tring_cq_ready(&r), "no extra CQEs");
+			tring_exit(&r);
+		}
+	}
+}
+
+static void sc_enter_args(struct dctx *c)
+{
+	struct io_uring_getevents_arg arg;
+	struct __kernel_timespec ts = { .tv_sec = 1 };
+	struct tring r;
+	unsigned int tail;
+
+	if (dring_flags(c, &r, 4, 0))
+		return;
+	drec_int(c, tring_enter(&r, 0, 0, 0, NULL, 0), "enter 0");
+	drec_int(c, tring_enter(&r, 0, 0, 1U << 31, NULL, 0), "enter bad flag");
+	drec_int(c, tring_enter(&r, 0, 0, 1U << 6, NULL, 0), "enter flag bit 6");
+	drec_int(c, tring_enter(&r, 5, 0, 0, NULL, 0),
+		 "to_submit 5 with empty SQ");
+	tring_queue_nops(&r, 3, 1, 0);
+	tring_flush(&r);
+	drec_int(c, tring_enter(&r, 10, 0, 0, NULL, 0), "to_submit 10, 3 queued");
+	dreap(c, &r, 3, true, "nops");
+	tring_queue_nops(&r, 3, 11, 0);
+	tring_flush(&r);
+	drec_int(c, tring_enter(&r, 1, 0, 0, NULL, 0), "to_submit 1, 3 queued");
+	drec_int(c, tring_enter(&r, 2, 0, 0, NULL, 0), "to_submit 2");
+	dreap(c, &r, 3, true, "nops");
+	/* min_complete above the CQ size is capped at cq_entries */
+	tring_queue_nops(&r, 4, 21, 0);
+	drec_int(c, tring_submit(&r), "fill 4");
+	tring_queue_nops(&r, 4, 25, 0);
+	tring_flush(&r);
+	memset(&arg, 0, sizeof(arg));
+	arg.ts = (uint64_t)(uintptr_t)&ts;
+	drec_int(c, tring_enter(&r, 4, 100, IORING_ENTER_GETEVENTS |
+				IORING_ENTER_EXT_ARG, &arg, sizeof(arg)),
+		 "min_complete 100 on an 8-entry CQ");
+	dreap(c, &r, 8, true, "full CQ");
+	/* GETEVENTS with min_complete 0 returns at once */
+	drec_int(c, tring_enter(&r, 0, 0, IORING_ENTER_GETEVENTS, NULL, 0),
+		 "getevents 0");
+	/* a hostile SQ tail, far ahead of head: at most sq_entries taken */
+	tring_queue_nops(&r, 4, 31, 0);
+	tring_flush(&r);
+	tail = *r.sq_tail;
+	__atomic_store_n(r.sq_tail, tail + 100, __ATOMIC_RELEASE);
+	drec_int(c, tring_enter(&r, 100, 0, 0, NULL, 0), "tail 100 ahead");
+	drec_int(c, *r.sq_head - tail, "head after hostile tail");
+	__atomic_store_n(r.sq_tail, *r.sq_head, __ATOMIC_RELEASE);
+	r.sqe_head = r.sqe_tail = *r.sq_head;
+	dreap(c, &r, 4, true, "hostile tail nops");
+	tring_exit(&r);
+}
+
+static const struct dscenario scenarios[] = {
+	{ "nop_basic", sc_nop_basic, NULL },
+	{ "inject", sc_inject, NULL },
+	{ "sqe_flags", sc_sqe_flags, NULL },
+	{ "unknown_opcode", sc_unknown_opcode, NULL },
+	{ "submit_stop", sc_submit_stop, NULL },
+	{ "submit_all", sc_submit_all, NULL },
+	{ "bad_in_link", sc_bad_in_link, NULL },
+	{ "enter_args", sc_enter_args, NULL },
+};
+
+DTEST_MAIN(scenarios)

@@ -1,0 +1,210 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# make bench: kernel io_uring vs uuring, interleaved.
+#
+#   bench/run-bench.sh [BUILD]
+#
+# Builds bench/ubench in BUILD (default: build), then runs every benchmark
+# config on the kernel's io_uring and on uuring, interleaved: rep 1 of every
+# config (kernel and uuring back to back, the order alternating per rep),
+# then rep 2, ...  It prints a table of medians over the reps, the ratio
+# uuring/kernel against the target, CPU µs/op of the whole process, uuring's
+# request routes, and every per-rep value.
+#
+# Environment:
+#   UURING_BENCH_REPS   repetitions per config            (default 5)
+#   UURING_BENCH_SECS   seconds per run, incl. warm-up    (default 2)
+#   UURING_BENCH_FILE   the 1 GiB test file      (default bench/work/f1g)
+#   UURING_BENCH_ONLY   run only configs whose name matches this regex
+#
+# The read benchmarks use a 1 GiB file of random data on ext4 (created once)
+# and re-warm its page cache with a full sequential read right before each
+# run; ubench reports the file's residency (mincore) at start and end, and
+# a run with less than 99.8 % resident at either end is flagged and left out
+# of the medians.  Raw results go to bench/work/results-<time>.txt.
+set -u
+BUILD=${1:-build}
+REPS=${UURING_BENCH_REPS:-5}
+SECS=${UURING_BENCH_SECS:-2}
+ONLY=${UURING_BENCH_ONLY:-}
+cd "$(dirname "$0")/.."
+WORK=bench/work
+FILE=${UURING_BENCH_FILE:-$WORK/f1g}
+FILE_SIZE=$((1024 * 1024 * 1024))
+mkdir -p "$WORK"
+
+# --- build -----------------------------------------------------------------
+if [ ! -f "$BUILD/build.ninja" ]; then
+	meson setup "$BUILD" >/dev/null || exit 1
+fi
+ninja -C "$BUILD" bench/ubench >/dev/null || {
+	ninja -C "$BUILD" bench/ubench; exit 1; }
+UBENCH=$BUILD/bench/ubench
+
+# --- configs: name | ubench args | target ratio uuring/kernel (>=) ----------
+CONFIGS=(
+	"nop_qd128_b32|-m nop -d 128 -s 32|2.0"
+	"read4k_qd1|-m read -d 1 -s 1 -f $FILE|1.0"
+	"read4k_qd32_b32|-m read -d 32 -s 32 -f $FILE|0.75"
+)
+if [ -n "$ONLY" ]; then
+	sel=()
+	for c in "${CONFIGS[@]}"; do
+		[[ ${c%%|*} =~ $ONLY ]] && sel+=("$c")
+	done
+	CONFIGS=("${sel[@]}")
+fi
+need_file=0
+for c in "${CONFIGS[@]}"; do
+	[[ $c == *"-m read"* ]] && need_file=1
+done
+
+# --- machine ----------------------------------------------------------------
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
+echo "machine: nproc=$(nproc) kernel=$(uname -r) cpu=\"$cpu\"" \
+     "io_uring_disabled=$(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo ?)"
+echo "bench: reps=$REPS secs/run=$SECS (first min(1, secs/4) s = warm-up, not measured)"
+
+# --- the test file ----------------------------------------------------------
+if [ $need_file = 1 ]; then
+	if [ "$(stat -c %s "$FILE" 2>/dev/null)" != "$FILE_SIZE" ]; then
+		echo "creating $FILE (1 GiB of random data) ..."
+		head -c "$FILE_SIZE" /dev/urandom > "$FILE.tmp" && mv "$FILE.tmp" "$FILE" || exit 1
+		sync "$FILE"
+	fi
+	fstype=$(df --output=fstype "$FILE" 2>/dev/null | tail -n1)
+	echo "file: $FILE on $fstype ($(df --output=source "$FILE" | tail -n1))"
+	[ "$fstype" = ext4 ] || echo "WARNING: $FILE is on $fstype, not ext4"
+fi
+
+warm() {
+	cat "$FILE" > /dev/null
+}
+
+# --- runs -------------------------------------------------------------------
+RAW=$WORK/results-$(date +%Y%m%d-%H%M%S).txt
+: > "$RAW"
+failed=0
+echo "runs: ${#CONFIGS[@]} configs x 2 backends x $REPS reps, raw results in $RAW"
+for rep in $(seq 1 "$REPS"); do
+	if [ $((rep % 2)) = 1 ]; then order="kernel uuring"; else order="uuring kernel"; fi
+	for c in "${CONFIGS[@]}"; do
+		IFS='|' read -r name args target <<< "$c"
+		for be in $order; do
+			[[ $args == *"-m read"* ]] && warm
+			# shellcheck disable=SC2086
+			out=$(timeout -k 5 $((${SECS%.*} + 60)) "$UBENCH" -b "$be" $args -t "$SECS" 2>&1)
+			rc=$?
+			line=$(grep -m1 '^RESULT ' <<< "$out")
+			if [ $rc != 0 ] || [ -z "$line" ]; then
+				failed=$((failed + 1))
+				err=$(tr '\n' ' ' <<< "$out" | cut -c1-200)
+				echo "  rep $rep $name $be: FAILED (rc=$rc) $err"
+				echo "$rep $name $be $target FAIL rc=$rc" >> "$RAW"
+				continue
+			fi
+			echo "$rep $name $be $target ${line#RESULT }" >> "$RAW"
+			printf '  rep %d %-16s %-6s %s\n' "$rep" "$name" "$be" \
+				"$(sed -e 's/.*ops_per_s=\([0-9]*\).*cpu_us_per_op=\([0-9.]*\).*/\1 ops\/s  \2 us\/op/' <<< "$line")"
+		done
+	done
+done
+
+# --- table ------------------------------------------------------------------
+python3 - "$RAW" <<'EOF'
+import sys, statistics as stx
+
+rows = []
+for ln in open(sys.argv[1]):
+    f = ln.split()
+    if len(f) < 5:
+        continue
+    r = {"rep": int(f[0]), "name": f[1], "be": f[2], "target": float(f[3])}
+    if f[4] == "FAIL":
+        r["fail"] = True
+    else:
+        r["fail"] = False
+        for kv in f[4:]:
+            k, v = kv.split("=", 1)
+            r[k] = float(v)
+    rows.append(r)
+
+names = []
+for r in rows:
+    if r["name"] not in names:
+        names.append(r["name"])
+
+def valid(r):
+    if r["fail"]:
+        return False
+    for k in ("resid_start", "resid_end"):
+        if r.get(k, -1) >= 0 and r[k] < 0.998:
+            return False
+    return True
+
+def si(v):
+    for div, suf in ((1e6, "M"), (1e3, "K")):
+        if v >= div:
+            return "%.2f%s" % (v / div, suf)
+    return "%.0f" % v
+
+def med(rs, k):
+    v = [r[k] for r in rs]
+    return stx.median(v) if v else None
+
+print()
+hdr = ("benchmark", "kernel/s", "uuring/s", "ratio", "target", "ok",
+       "k CPU us/op", "u CPU us/op", "u/k CPU", "uuring routes inline/iowq/poll (wakeups)")
+print("| " + " | ".join(hdr) + " |")
+print("|" + "|".join("---" for _ in hdr) + "|")
+for n in names:
+    rs = [r for r in rows if r["name"] == n]
+    target = rs[0]["target"]
+    k = [r for r in rs if r["be"] == "kernel" and valid(r)]
+    u = [r for r in rs if r["be"] == "uuring" and valid(r)]
+    km, um = med(k, "ops_per_s"), med(u, "ops_per_s")
+    kc, uc = med(k, "cpu_us_per_op"), med(u, "cpu_us_per_op")
+    ratio = um / km if km and um else None
+    ok = "n/a" if ratio is None else ("yes" if ratio >= target else "NO")
+    if u:
+        routes = "%d/%d/%d (%d)" % tuple(sum(int(r[x]) for r in u) for x in
+                 ("route_inline", "route_iowq", "route_poll", "wakeups"))
+    else:
+        routes = "n/a"
+    cells = (n, si(km) if km else "n/a", si(um) if um else "n/a",
+             "%.2f" % ratio if ratio else "n/a", ">= %.2f" % target, ok,
+             "%.3f" % kc if kc is not None else "n/a",
+             "%.3f" % uc if uc is not None else "n/a",
+             "%.2f" % (uc / kc) if kc and uc is not None else "n/a", routes)
+    print("| " + " | ".join(cells) + " |")
+
+print()
+print("per-rep values (ops/s, CPU us/op, [other-CPU cores on the machine]; * = invalid run):")
+for n in names:
+    for be in ("kernel", "uuring"):
+        rs = sorted((r for r in rows if r["name"] == n and r["be"] == be),
+                    key=lambda r: r["rep"])
+        vals = []
+        for r in rs:
+            if r["fail"]:
+                vals.append("FAIL")
+                continue
+            s = "%s %.3f [%.2f]" % (si(r["ops_per_s"]), r["cpu_us_per_op"],
+                                    r["other_cores"])
+            if not valid(r):
+                s += "* (resident %.3f/%.3f)" % (r["resid_start"], r["resid_end"])
+            vals.append(s)
+        print("  %-16s %-6s %s" % (n, be, ", ".join(vals)))
+    ks = {r["rep"]: r for r in rows if r["name"] == n and r["be"] == "kernel" and valid(r)}
+    us = {r["rep"]: r for r in rows if r["name"] == n and r["be"] == "uuring" and valid(r)}
+    pr = ["%.2f" % (us[i]["ops_per_s"] / ks[i]["ops_per_s"]) for i in sorted(ks) if i in us]
+    if pr:
+        print("  %-16s ratio  %s" % (n, ", ".join(pr)))
+    ur = [r for r in rows if r["name"] == n and r["be"] == "uuring" and not r["fail"]]
+    if ur:
+        print("  %-16s uuring per rep: inline/iowq/poll/sqpoll = %s; waits/wakeups = %s" % (n,
+              ", ".join("%d/%d/%d/%d" % (r["route_inline"], r["route_iowq"], r["route_poll"],
+                                         r["route_sqpoll"]) for r in ur),
+              ", ".join("%d/%d" % (r["waits"], r["wakeups"]) for r in ur)))
+EOF
+[ $failed = 0 ] || { echo "$failed run(s) failed"; exit 1; }

@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ubench: one io_uring throughput benchmark, run on the kernel's io_uring or
+ * on uuring (the same code through tests/lib's backend + tring helper).
+ *
+ *   ubench -b kernel|uuring -m nop|read [-d depth=128] [-s batch=32]
+ *          [-t secs=2] [-w warmup_secs] [-f file] [-F setup_flags]
+ *
+ * Loop (the shape of fio's t/io_uring): prepare up to `batch` new requests
+ * (never more than `depth` in flight), submit them with one
+ * io_uring_enter(to_submit, min_complete, GETEVENTS), where min_complete is
+ * 0 while the queue is not full and min(batch, in flight) once it is; then
+ * reap every CQE that is there.  So -d1 -s1 is "one request per enter,
+ * submit_and_wait(1)" and -d32 -s32 is "32 requests per enter, wait for 32".
+ *
+ *   -m nop   plain IORING_OP_NOP, no SQE or NOP flags.
+ *   -m read  IORING_OP_READ of 4 KiB at a random 4 KiB-aligned offset of -f
+ *            (plain read into a per-slot buffer, no fixed files/buffers).
+ *            The file's page-cache residency (mincore) is measured before
+ *            and after the run and reported; warming the cache is the
+ *            caller's job.
+ *
+ * The first warm-up seconds (default min(1, secs/4)) are not measured.
+ * Output, one line:
+ *   RESULT ops_per_s=.. cpu_us_per_op=.. enters_per_op=.. ops_total=..
+ *          route_inline=.. route_iowq=.. route_poll=.. route_sqpoll=..
+ *          waits=.. wakeups=.. resid_start=.. resid_end=..
+ *          other_cores=.. steal_cores=..
+ * cpu_us_per_op is getrusage(RUSAGE_SELF) user+sys (all threads of the
+ * process) over the measured window divided by the ops in it.  The route_*
+ * and wait counters come from uuring_get_stats() over the whole run (-1 on
+ * the kernel backend).  other_cores is the CPU that the rest of the machine
+ * used during the window (/proc/stat busy time minus ours), a noise gauge.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "abi/io_uring_abi.h"
+#include "uuring.h"
+#include "backend.h"
+#include "tring.h"
+
+#define BLOCK 4096u
+
+enum mode { MODE_NOP, MODE_READ };
+
+struct opts {
+	const struct backend *be;
+	enum mode mode;
+	unsigned int depth;
+	unsigned int batch;
+	double secs;
+	double warmup;
+	const char *file;
+	unsigned int setup_flags;
+};
+
+struct snap {
+	double t;
+	double cpu;
+	uint64_t ops;
+	uint64_t enters;
+	unsigned long long busy, steal;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_secs(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* Machine-wide busy and steal time in clock ticks (first line of /proc/stat). */
+static void proc_stat(unsigned long long *busy, unsigned long long *steal)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+
+	*busy = *steal = 0;
+	if (!f)
+		return;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+		/* user nice system idle iowait irq softirq steal */
+		*busy = v[0] + v[1] + v[2] + v[5] + v[6];
+		*steal = v[7];
+	}
+	fclose(f);
+}
+
+static void take_snap(struct snap *s, uint64_t ops, uint64_t enters)
+{
+	s->t = now();
+	s->cpu = cpu_secs();
+	s->ops = ops;
+	s->enters = enters;
+	proc_stat(&s->busy, &s->steal);
+}
+
+/* Fraction of the file's pages in the page cache, or -1 on error. */
+static double residency(int fd, off_t size)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	size_t npages = ((size_t)size + pg - 1) / pg, i, in = 0;
+	unsigned char *vec;
+	void *m;
+
+	if (!size)
+		return -1;
+	m = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	vec = malloc(npages);
+	if (!vec || mincore(m, (size_t)size, vec)) {
+		free(vec);
+		munmap(m, (size_t)size);
+		return -1;
+	}
+	for (i = 0; i < npages; i++)
+		in += vec[i] & 1;
+	free(vec);
+	munmap(m, (size_t)size);
+	return (double)in / (double)npages;
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static inline uint64_t rng_next(void)
+{
+	/* xorshift64* */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s -b kernel|uuring -m nop|read [-d depth] [-s batch]\n"
+		"          [-t secs] [-w warmup_secs] [-f file] [-F setup_flags]\n",
+		prog);
+	exit(2);
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->be = NULL;
+	o->mode = MODE_NOP;
+	o->depth = 128;
+	o->batch = 32;
+	o->secs = 2;
+	o->warmup = -1;
+	while ((c = getopt(argc, argv, "b:m:d:s:t:w:f:F:h")) != -1) {
+		switch (c) {
+		case 'b':
+			o->be = backend_by_name(optarg);
+			if (!o->be) {
+				fprintf(stderr, "unknown backend %s\n", optarg);
+				usage(argv[0]);
+			}
+			break;
+		case 'm':
+			if (!strcmp(optarg, "nop"))
+				o->mode = MODE_NOP;
+			else if (!strcmp(optarg, "read"))
+				o->mode = MODE_READ;
+			else
+				usage(argv[0]);
+			break;
+		case 'd':
+			o->depth = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			o->batch = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			o->secs = strtod(optarg, NULL);
+			break;
+		case 'w':
+			o->warmup = strtod(optarg, NULL);
+			break;
+		case 'f':
+			o->file = optarg;
+			break;
+		case 'F':
+			o->setup_flags = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		default:
+			usage(argv[0]);
+		}
+	}
+	if (!o->be || !o->depth || !o->batch || o->secs <= 0)
+		usage(argv[0]);
+	if (o->batch > o->depth)
+		o->batch = o->depth;
+	if (o->warmup < 0)
+		o->warmup = o->secs / 4 < 1 ? o->secs / 4 : 1;
+	if (o->warmup >= o->secs)
+		usage(argv[0]);
+	if (o->mode == MODE_READ && !o->file) {
+		fprintf(stderr, "-m read needs -f file\n");
+		usage(argv[0]);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct uuring_stats st0, st1;
+	struct opts o;
+	struct tring r;
+	struct snap s0, s1;
+	struct stat sb;
+	unsigned int inflight = 0, nfree = 0, *freelist = NULL;
+	uint64_t ops = 0, enters = 0, nblocks = 0;
+	double resid0 = -1, resid1 = -1, tw, tend;
+	bool measuring = false, is_uuring;
+	char *bufs = NULL;
+	int fd = -1, ret;
+
+	parse(argc, argv, &o);
+	is_uuring = o.be->kind == BACKEND_UURING;
+
+	if (o.mode == MODE_READ) {
+		fd = open(o.file, O_RDONLY);
+		if (fd < 0 || fstat(fd, &sb)) {
+			perror(o.file);
+			return 1;
+		}
+		nblocks = (uint64_t)sb.st_size / BLOCK;
+		if (!nblocks) {
+			fprintf(stderr, "%s: smaller than %u bytes\n", o.file,
+				BLOCK);
+			return 1;
+		}
+		if (posix_memalign((void **)&bufs, BLOCK,
+				   (size_t)o.depth * BLOCK)) {
+			fprintf(stderr, "out of memory\n");
+			return 1;
+		}
+		memset(bufs, 0, (size_t)o.depth * BLOCK);
+		resid0 = residency(fd, sb.st_size);
+	}
+	freelist = calloc(o.depth, sizeof(*freelist));
+	if (!freelist) {
+		fprintf(stderr, "out of memory\n");
+		return 1;
+	}
+	for (nfree = 0; nfree < o.depth; nfree++)
+		freelist[nfree] = o.depth - 1 - nfree;
+	rng_state ^= (uint64_t)getpid() << 17 ^ (uint64_t)(now() * 1e9);
+
+	ret = tring_init(&r, o.be, o.depth, o.setup_flags);
+	if (ret) {
+		fprintf(stderr, "%s: ring setup failed: %s\n", o.be->name,
+			strerror(-ret));
+		return 1;
+	}
+	memset(&st0, 0, sizeof(st0));
+	if (is_uuring && uuring_get_stats(r.fd, &st0, sizeof(st0)) < 0)
+		memset(&st0, 0, sizeof(st0));
+
+	tw = now() + o.warmup;
+	tend = tw + (o.secs - o.warmup);
+	memset(&s0, 0, sizeof(s0));
+	for (;;) {
+		unsigned int prep, to_wait, head, n = 0, i;
+		struct io_uring_cqe *cqe;
+		double t;
+
+		prep = o.depth - inflight;
+		if (prep > o.batch)
+			prep = o.batch;
+		for (i = 0; i < prep; i++) {
+			struct io_uring_sqe *sqe = tring_get_sqe(&r);
+			unsigned int slot;
+
+			if (!sqe) {
+				fprintf(stderr, "SQ full\n");
+				return 1;
+			}
+			slot = freelist[--nfree];
+			if (o.mode == MODE_NOP) {
+				tring_prep_nop(sqe, slot);
+			} else {
+				uint64_t blk = (rng_next() >> 8) % nblocks;
+
+				tring_prep_rw(sqe, IORING_OP_READ, fd,
+					      bufs + (size_t)slot * BLOCK,
+					      BLOCK, blk * BLOCK, slot);
+			}
+		}
+		tring_flush(&r);
+		if (inflight + prep < o.depth)
+			to_wait = 0;
+		else
+			to_wait = inflight + prep < o.batch ?
+				  inflight + prep : o.batch;
+		ret = tring_enter(&r, prep, to_wait, IORING_ENTER_GETEVENTS,
+				  NULL, 0);
+		enters++;
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN &&
+		    ret != -EBUSY) {
+			fprintf(stderr, "enter: %s\n", strerror(-ret));
+			return 1;
+		}
+		if (ret >= 0 && (unsigned int)ret != prep) {
+			/* no short submits expected from inline requests */
+			fprintf(stderr, "enter submitted %d of %u\n", ret,
+				prep);
+			return 1;
+		}
+		if (ret > 0)
+			inflight += (unsigned int)ret;
+
+		tring_for_each_cqe(&r, head, cqe) {
+			int want = o.mode == MODE_NOP ? 0 : (int)BLOCK;
+
+			if (cqe->res != want) {
+				fprintf(stderr, "CQE res %d (expected %d)\n",
+					cqe->res, want);
+				return 1;
+			}
+			freelist[nfree++] = (unsigned int)cqe->user_data;
+			n++;
+		}
+		tring_cq_advance(&r, n);
+		inflight -= n;
+		ops += n;
+
+		t = now();
+		if (!measuring && t >= tw) {
+			take_snap(&s0, ops, enters);
+			measuring = true;
+		} else if (measuring && t >= tend) {
+			take_snap(&s1, ops, enters);
+			break;
+		}
+	}
+
+	/* drain what is still in flight */
+	while (inflight) {
+		unsigned int n;
+
+		ret = tring_enter(&r, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0);
+		if (ret < 0 && ret != -EINTR) {
+			fprintf(stderr, "drain: %s\n", strerror(-ret));
+			return 1;
+		}
+		n = tring_cq_ready(&r);
+		tring_cq_advance(&r, n);
+		inflight -= n;
+	}
+
+	memset(&st1, 0, sizeof(st1));
+	if (is_uuring && uuring_get_stats(r.fd, &st1, sizeof(st1)) < 0)
+		memset(&st1, 0, sizeof(st1));
+	if (o.mode == MODE_READ)
+		resid1 = residency(fd, sb.st_size);
+	tring_exit(&r);
+
+	{
+		uint64_t d_ops = s1.ops - s0.ops;
+		double wall = s1.t - s0.t, cpu = s1.cpu - s0.cpu;
+		double hz = (double)sysconf(_SC_CLK_TCK);
+		double other = (double)(s1.busy - s0.busy) / hz - cpu;
+		double steal = (double)(s1.steal - s0.steal) / hz;
+
+		if (other < 0)
+			other = 0;
+#define ROUTE(f) (is_uuring ? (long long)(st1.f - st0.f) : -1LL)
+		printf("RESULT ops_per_s=%.0f cpu_us_per_op=%.4f "
+		       "enters_per_op=%.4f ops_total=%llu "
+		       "route_inline=%lld route_iowq=%lld route_poll=%lld "
+		       "route_sqpoll=%lld waits=%lld wakeups=%lld "
+		       "resid_start=%.4f resid_end=%.4f "
+		       "other_cores=%.2f steal_cores=%.2f\n",
+		       d_ops / wall, d_ops ? cpu * 1e6 / (double)d_ops : 0,
+		       d_ops ? (double)(s1.enters - s0.enters) / (double)d_ops : 0,
+		       (unsigned long long)ops,
+		       ROUTE(route_inline), ROUTE(route_iowq),
+		       ROUTE(route_poll), ROUTE(route_sqpoll), ROUTE(waits),
+		       ROUTE(wakeups), resid0, resid1, other / wall,
+		       steal / wall);
+#undef ROUTE
+	}
+	free(freelist);
+	free(bufs);
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}

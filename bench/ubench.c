@@ -18,14 +18,16 @@
  *            (plain read into a per-slot buffer, no fixed files/buffers).
  *            The file's page-cache residency (mincore) is measured before
  *            and after the run and reported; warming the cache is the
- *            caller's job.
+ *            caller's job.  One read in CHECK_EVERY gets a poisoned
+ *            buffer and its data is compared with pread(2) of the same
+ *            block, so an engine cannot score by not reading.
  *
  * The first warm-up seconds (default min(1, secs/4)) are not measured.
  * Output, one line:
  *   RESULT ops_per_s=.. cpu_us_per_op=.. enters_per_op=.. ops_total=..
  *          route_inline=.. route_iowq=.. route_poll=.. route_sqpoll=..
  *          waits=.. wakeups=.. resid_start=.. resid_end=..
- *          other_cores=.. steal_cores=..
+ *          other_cores=.. steal_cores=.. checked=..
  * cpu_us_per_op is getrusage(RUSAGE_SELF) user+sys (all threads of the
  * process) over the measured window divided by the ops in it.  The route_*
  * and wait counters come from uuring_get_stats() over the whole run (-1 on
@@ -51,6 +53,8 @@
 #include "tring.h"
 
 #define BLOCK 4096u
+/* every CHECK_EVERY-th read is verified against pread(2) */
+#define CHECK_EVERY 1024u
 
 enum mode { MODE_NOP, MODE_READ };
 
@@ -235,7 +239,9 @@ int main(int argc, char **argv)
 	struct snap s0, s1;
 	struct stat sb;
 	unsigned int inflight = 0, nfree = 0, *freelist = NULL;
-	uint64_t ops = 0, enters = 0, nblocks = 0;
+	uint64_t ops = 0, enters = 0, nblocks = 0, preps = 0, checked = 0;
+	uint64_t *slot_off = NULL;
+	char *chk = NULL;
 	double resid0 = -1, resid1 = -1, tw, tend;
 	bool measuring = false, is_uuring;
 	char *bufs = NULL;
@@ -262,6 +268,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		memset(bufs, 0, (size_t)o.depth * BLOCK);
+		slot_off = calloc(o.depth, sizeof(*slot_off));
+		chk = malloc(BLOCK);
+		if (!slot_off || !chk) {
+			fprintf(stderr, "out of memory\n");
+			return 1;
+		}
 		resid0 = residency(fd, sb.st_size);
 	}
 	freelist = calloc(o.depth, sizeof(*freelist));
@@ -307,10 +319,20 @@ int main(int argc, char **argv)
 				tring_prep_nop(sqe, slot);
 			} else {
 				uint64_t blk = (rng_next() >> 8) % nblocks;
+				char *buf = bufs + (size_t)slot * BLOCK;
 
-				tring_prep_rw(sqe, IORING_OP_READ, fd,
-					      bufs + (size_t)slot * BLOCK,
-					      BLOCK, blk * BLOCK, slot);
+				/* bit 63 of user_data: verify this one */
+				if (!(preps++ % CHECK_EVERY)) {
+					memset(buf, 0xa5, BLOCK);
+					slot_off[slot] = blk * BLOCK;
+					tring_prep_rw(sqe, IORING_OP_READ, fd,
+						      buf, BLOCK, blk * BLOCK,
+						      slot | 1ull << 63);
+				} else {
+					tring_prep_rw(sqe, IORING_OP_READ, fd,
+						      buf, BLOCK, blk * BLOCK,
+						      slot);
+				}
 			}
 		}
 		tring_flush(&r);
@@ -338,13 +360,30 @@ int main(int argc, char **argv)
 
 		tring_for_each_cqe(&r, head, cqe) {
 			int want = o.mode == MODE_NOP ? 0 : (int)BLOCK;
+			uint64_t slot = cqe->user_data & ~(1ull << 63);
 
-			if (cqe->res != want) {
-				fprintf(stderr, "CQE res %d (expected %d)\n",
-					cqe->res, want);
+			if (cqe->res != want || slot >= o.depth) {
+				fprintf(stderr, "CQE res %d user_data %#llx "
+					"(expected res %d)\n", cqe->res,
+					(unsigned long long)cqe->user_data,
+					want);
 				return 1;
 			}
-			freelist[nfree++] = (unsigned int)cqe->user_data;
+			if (cqe->user_data >> 63) {
+				char *buf = bufs + slot * BLOCK;
+
+				if (pread(fd, chk, BLOCK,
+					  (off_t)slot_off[slot]) != BLOCK ||
+				    memcmp(chk, buf, BLOCK)) {
+					fprintf(stderr, "read data mismatch "
+						"at offset %llu\n",
+						(unsigned long long)
+						slot_off[slot]);
+					return 1;
+				}
+				checked++;
+			}
+			freelist[nfree++] = (unsigned int)slot;
 			n++;
 		}
 		tring_cq_advance(&r, n);
@@ -397,17 +436,19 @@ int main(int argc, char **argv)
 		       "route_inline=%lld route_iowq=%lld route_poll=%lld "
 		       "route_sqpoll=%lld waits=%lld wakeups=%lld "
 		       "resid_start=%.4f resid_end=%.4f "
-		       "other_cores=%.2f steal_cores=%.2f\n",
+		       "other_cores=%.2f steal_cores=%.2f checked=%llu\n",
 		       d_ops / wall, d_ops ? cpu * 1e6 / (double)d_ops : 0,
 		       d_ops ? (double)(s1.enters - s0.enters) / (double)d_ops : 0,
 		       (unsigned long long)ops,
 		       ROUTE(route_inline), ROUTE(route_iowq),
 		       ROUTE(route_poll), ROUTE(route_sqpoll), ROUTE(waits),
 		       ROUTE(wakeups), resid0, resid1, other / wall,
-		       steal / wall);
+		       steal / wall, (unsigned long long)checked);
 #undef ROUTE
 	}
 	free(freelist);
+	free(slot_off);
+	free(chk);
 	free(bufs);
 	if (fd >= 0)
 		close(fd);

@@ -196,11 +196,18 @@ void dpattern(void *buf, size_t len, unsigned char seed, size_t start)
 
 int dtmpfile(struct dctx *c, size_t len, unsigned char seed)
 {
-	char path[] = "/tmp/uuring-dtest-XXXXXX";
+	return dtmpfile_at(c, "/tmp", len, seed);
+}
+
+int dtmpfile_at(struct dctx *c, const char *dir, size_t len,
+		unsigned char seed)
+{
+	char path[256];
 	unsigned char *buf;
 	int fd;
 
-	fd = open("/tmp", O_TMPFILE | O_RDWR, 0600);
+	snprintf(path, sizeof(path), "%s/uuring-dtest-XXXXXX", dir);
+	fd = open(dir, O_TMPFILE | O_RDWR, 0600);
 	if (fd < 0) {
 		fd = mkstemp(path);
 		if (fd >= 0)

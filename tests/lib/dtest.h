@@ -67,6 +67,9 @@ unsigned int dreap(struct dctx *c, struct tring *r, unsigned int want,
 
 /* An unlinked temp file holding len bytes of pattern (byte i = seed + i). */
 int dtmpfile(struct dctx *c, size_t len, unsigned char seed);
+/* The same in directory dir (for example /dev/shm for tmpfs). */
+int dtmpfile_at(struct dctx *c, const char *dir, size_t len,
+		unsigned char seed);
 /* Fills buf with the pattern dtmpfile uses. */
 void dpattern(void *buf, size_t len, unsigned char seed, size_t start);
 

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ring-fd calls of the public API (mmap, munmap, close, dup), the
+ * statistics, and the knobs.  Non-ring fds pass straight to the kernel.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+
+struct uu_config uu_config;
+
+void uu_config_load(void)
+{
+	const char *v = getenv("UURING_FAULT_OCQE_ALLOC");
+
+	uu_config.fault_ocqe_alloc = v && *v && strcmp(v, "0");
+}
+
+static void *mmap_err(int err)
+{
+	return (void *)(intptr_t)err;
+}
+
+static void *raw_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		      off_t off)
+{
+	void *p = mmap(addr, len, prot, flags, fd, off);
+
+	return p == MAP_FAILED ? mmap_err(-errno) : p;
+}
+
+/*
+ * A second mapping of the ring's shared pages (mremap with old size 0);
+ * see docs/architecture.md "Mapping, and the kernel's aliasing".
+ */
+static void *map_region(void *src, size_t region, void *addr, size_t len,
+			int prot, int flags)
+{
+	void *p;
+
+	(void)region; /* like the kernel, a longer mapping is allowed; only the
+		       * region's pages are backed */
+	if (!len)
+		return mmap_err(-EINVAL);
+	if (flags & MAP_FIXED)
+		p = mremap(src, 0, len, MREMAP_MAYMOVE | MREMAP_FIXED, addr);
+	else
+		p = mremap(src, 0, len, MREMAP_MAYMOVE);
+	if (p == MAP_FAILED)
+		return mmap_err(-errno);
+	if ((prot & (PROT_READ | PROT_WRITE)) != (PROT_READ | PROT_WRITE) &&
+	    mprotect(p, len, prot)) {
+		int err = -errno;
+
+		munmap(p, len);
+		return mmap_err(err);
+	}
+	return p;
+}
+
+UU_EXPORT void *uuring_mmap(void *addr, size_t length, int prot, int flags,
+			    int fd, off_t offset)
+{
+	struct uu_ring *r = uu_ring_get_cached(fd);
+	uint64_t off = (uint64_t)offset & IORING_OFF_MMAP_MASK;
+	void *p;
+
+	if (!r) {
+		int err;
+
+		if (fd < 0 || (flags & MAP_ANONYMOUS) ||
+		    !(r = uu_ring_get(fd, &err)))
+			return raw_mmap(addr, length, prot, flags, fd, offset);
+	}
+	/* the kernel's offset validation fails in get_unmapped_area, so
+	 * mmap(2) reports ENOMEM for all of these */
+	if (r->user_mem) {
+		p = mmap_err(-ENOMEM); /* NO_MMAP rings cannot be mapped */
+	} else if (off == IORING_OFF_SQ_RING || off == IORING_OFF_CQ_RING) {
+		p = map_region(r->rings_mem, r->rings_size, addr, length, prot,
+			       flags);
+	} else if (off == IORING_OFF_SQES) {
+		p = map_region(r->sqes_mem, r->sqes_size, addr, length, prot,
+			       flags);
+	} else {
+		p = mmap_err(-ENOMEM); /* no kernel-allocated buffer rings */
+	}
+	uu_ring_put(r);
+	return p;
+}
+
+UU_EXPORT int uuring_munmap(void *addr, size_t length)
+{
+	return munmap(addr, length) ? -errno : 0;
+}
+
+UU_EXPORT int uuring_close(int fd)
+{
+	return uu_registry_close(fd);
+}
+
+UU_EXPORT int uuring_dup(int fd)
+{
+	struct uu_ring *r;
+	int nfd = dup(fd), err;
+
+	if (nfd < 0)
+		return -errno;
+	r = uu_ring_get(fd, &err);
+	if (r) {
+		uu_registry_note_fd(r, nfd);
+		uu_ring_put(r);
+	}
+	return nfd;
+}
+
+UU_EXPORT int uuring_is_ring_fd(int fd)
+{
+	int err;
+	struct uu_ring *r = uu_ring_get(fd, &err);
+
+	if (!r)
+		return 0;
+	uu_ring_put(r);
+	return 1;
+}
+
+static void fill_stats(struct uu_ring *r, struct uuring_stats *s)
+{
+#define G(f) s->f = atomic_load_explicit(&r->st.f, memory_order_relaxed)
+	G(enter_calls);
+	G(sqes_consumed);
+	G(sqes_dropped);
+	G(cqes_posted);
+	G(cqes_overflowed);
+	G(cqes_lost);
+	G(route_inline);
+	G(route_iowq);
+	G(route_poll);
+	G(route_sqpoll);
+	G(waits);
+	G(wakeups);
+	G(spurious_wakeups);
+	G(readiness_signals);
+	G(readiness_drains);
+#undef G
+}
+
+UU_EXPORT int uuring_get_stats(int ring_fd, struct uuring_stats *st,
+			       size_t size)
+{
+	struct uuring_stats s;
+	struct uu_ring *r;
+	int err;
+
+	r = uu_ring_get(ring_fd, &err);
+	if (!r)
+		return err;
+	fill_stats(r, &s);
+	uu_ring_put(r);
+	if (size > sizeof(s))
+		size = sizeof(s);
+	memcpy(st, &s, size);
+	return (int)size;
+}
+
+UU_EXPORT int uuring_dump_stats(int ring_fd, int out_fd)
+{
+	struct uuring_stats s;
+	char buf[1024];
+	int n, ret;
+
+	ret = uuring_get_stats(ring_fd, &s, sizeof(s));
+	if (ret < 0)
+		return ret;
+	n = snprintf(buf, sizeof(buf),
+		     "enter_calls %llu\nsqes_consumed %llu\nsqes_dropped %llu\n"
+		     "cqes_posted %llu\ncqes_overflowed %llu\ncqes_lost %llu\n"
+		     "route_inline %llu\nroute_iowq %llu\nroute_poll %llu\n"
+		     "route_sqpoll %llu\nwaits %llu\nwakeups %llu\n"
+		     "spurious_wakeups %llu\nreadiness_signals %llu\n"
+		     "readiness_drains %llu\n",
+		     (unsigned long long)s.enter_calls,
+		     (unsigned long long)s.sqes_consumed,
+		     (unsigned long long)s.sqes_dropped,
+		     (unsigned long long)s.cqes_posted,
+		     (unsigned long long)s.cqes_overflowed,
+		     (unsigned long long)s.cqes_lost,
+		     (unsigned long long)s.route_inline,
+		     (unsigned long long)s.route_iowq,
+		     (unsigned long long)s.route_poll,
+		     (unsigned long long)s.route_sqpoll,
+		     (unsigned long long)s.waits,
+		     (unsigned long long)s.wakeups,
+		     (unsigned long long)s.spurious_wakeups,
+		     (unsigned long long)s.readiness_signals,
+		     (unsigned long long)s.readiness_drains);
+	if (write(out_fd, buf, (size_t)n) != n)
+		return -EIO;
+	return 0;
+}

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+/* io_uring_enter(2) */
+#include <errno.h>
+
+#include "core/internal.h"
+
+#define ENTER_VALID_FLAGS                                                   \
+	(IORING_ENTER_GETEVENTS | IORING_ENTER_SQ_WAKEUP |                  \
+	 IORING_ENTER_SQ_WAIT | IORING_ENTER_EXT_ARG |                      \
+	 IORING_ENTER_REGISTERED_RING | IORING_ENTER_ABS_TIMER |            \
+	 IORING_ENTER_EXT_ARG_REG | IORING_ENTER_NO_IOWAIT)
+
+UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
+			   unsigned int min_complete, unsigned int flags,
+			   const void *argp, size_t argsz)
+{
+	struct uu_ring *r;
+	int app_fd = -1, err, ret = 0;
+
+	if (unlikely(flags & ~ENTER_VALID_FLAGS))
+		return -EINVAL;
+	if (flags & IORING_ENTER_REGISTERED_RING) {
+		r = uu_regring_get(fd, &err);
+		if (!r)
+			return err;
+	} else {
+		if (unlikely((int)fd < 0))
+			return -EBADF;
+		r = uu_ring_get_cached((int)fd);
+		if (unlikely(!r) && !(r = uu_ring_get((int)fd, &err)))
+			return err;
+		app_fd = (int)fd;
+	}
+	if (unlikely(uu_ring_foreign(r))) {
+		ret = -EPERM; /* a forked child: the ring is the parent's */
+		goto out;
+	}
+	if (unlikely(atomic_load_explicit(&r->disabled, memory_order_acquire))) {
+		ret = -EBADFD;
+		goto out;
+	}
+	uu_stat_inc(r, enter_calls);
+	if (to_submit) {
+		pid_t owner = atomic_load_explicit(&r->submitter_tid,
+						   memory_order_relaxed);
+
+		if ((r->setup_flags & IORING_SETUP_SINGLE_ISSUER) &&
+		    owner != uu_gettid()) {
+			ret = -EEXIST;
+			goto out;
+		}
+		pthread_mutex_lock(&r->uring_lock);
+		ret = uu_submit_sqes(r, to_submit);
+		pthread_mutex_unlock(&r->uring_lock);
+		if ((unsigned int)ret != to_submit)
+			goto out;
+	}
+	if (flags & IORING_ENTER_GETEVENTS) {
+		int ret2;
+
+		if (min_complete > r->cq_entries)
+			min_complete = r->cq_entries;
+		ret2 = uu_cq_wait(r, min_complete, flags, argp, argsz);
+		if (!ret) {
+			ret = ret2;
+			/* the app has been told; it must handle the loss */
+			if (ret2 == -EBADR)
+				atomic_store(&r->cq_dropped, false);
+		}
+	}
+out:
+	if (atomic_load_explicit(&r->signalled, memory_order_relaxed) &&
+	    !uu_cq_ready(r))
+		uu_ring_drain_readiness(r, app_fd);
+	uu_ring_put(r);
+	return ret;
+}

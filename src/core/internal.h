@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uuring engine internals: the ring, requests, and the calls between the
+ * parts of the engine.  See docs/architecture.md for the decisions.
+ */
+#ifndef UURING_INTERNAL_H
+#define UURING_INTERNAL_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "abi/io_uring_abi.h"
+#include "uuring.h"
+
+#define UU_EXPORT __attribute__((visibility("default")))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+#define UU_MAX_ENTRIES 32768U    /* largest SQ without CLAMP */
+#define UU_MAX_CQ_ENTRIES 65536U /* largest CQ without CLAMP */
+#define UU_RINGFD_REG_MAX 16U    /* registered ring fds per thread */
+#define UU_UIO_MAXIOV 1024U
+#define UU_MAX_RW_COUNT 0x7ffff000L
+/* The opcode range of the kernel level we emulate (6.18: up to PIPE). */
+#define UU_OP_LAST (IORING_OP_PIPE + 1)
+
+/* Setup flags this engine implements (see core/setup.c). */
+#define UU_SETUP_SUPPORTED                                                    \
+	(IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP | IORING_SETUP_R_DISABLED | \
+	 IORING_SETUP_SUBMIT_ALL | IORING_SETUP_SQE128 | IORING_SETUP_CQE32 | \
+	 IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_NO_MMAP |                  \
+	 IORING_SETUP_NO_SQARRAY)
+
+/*
+ * Features advertised: each one has a test of its semantics in tests/.
+ */
+#define UU_FEATURES                                                         \
+	(IORING_FEAT_SINGLE_MMAP | IORING_FEAT_NODROP |                     \
+	 IORING_FEAT_SUBMIT_STABLE | IORING_FEAT_RW_CUR_POS |               \
+	 IORING_FEAT_EXT_ARG | IORING_FEAT_CQE_SKIP |                       \
+	 IORING_FEAT_LINKED_FILE | IORING_FEAT_REG_REG_RING |               \
+	 IORING_FEAT_MIN_TIMEOUT)
+
+struct uu_ring;
+struct uu_req;
+
+/* One entry of the CQ overflow backlog (T14). */
+struct uu_ocqe {
+	struct uu_ocqe *next;
+	struct io_uring_cqe cqe; /* followed by big_cqe[2] on CQE32 rings */
+	uint64_t big[2];
+};
+
+/* A thread sleeping in enter(GETEVENTS); see wait/cqwait.c. */
+struct uu_waiter {
+	struct uu_waiter *next, *prev;
+	uint32_t target;       /* wake when cq tail - target >= 0 */
+	int efd;               /* this thread's wake eventfd */
+	atomic_bool woken;     /* a poster has signalled efd */
+	bool any_new;          /* min_wait expired: any new CQE wakes */
+};
+
+struct uu_ring {
+	/* ---- identity and life ---- */
+	atomic_int refs;         /* registry + each running call */
+	atomic_bool dead;        /* last fd closed; no new lookups */
+	ino_t ring_ino;          /* st_ino of the application's end */
+	dev_t ring_dev;
+	int peer_fd;             /* engine's end of the socketpair */
+	ino_t peer_ino;
+	int app_fd_hint;         /* an fd number known to be this ring */
+	pid_t owner_pid;         /* process that created the ring */
+	unsigned int fork_gen;   /* uu_fork_generation at creation */
+
+	/* ---- configuration (immutable after setup) ---- */
+	unsigned int setup_flags;
+	unsigned int sq_entries, cq_entries, sq_mask, cq_mask;
+	unsigned int sqe_shift;  /* 6, or 7 with SQE128 */
+	unsigned int cqe_shift;  /* 4, or 5 with CQE32 */
+
+	/* ---- memory ---- */
+	void *rings_mem;         /* engine's mapping of the rings */
+	size_t rings_size;       /* page-rounded */
+	void *sqes_mem;
+	size_t sqes_size;
+	bool user_mem;           /* NO_MMAP: the application's memory */
+	bool rings_owned, sqes_owned; /* engine mapping to unmap at free */
+
+	_Atomic uint32_t *sq_head, *sq_tail, *sq_flags, *sq_dropped;
+	uint32_t *sq_array;      /* NULL with NO_SQARRAY */
+	_Atomic uint32_t *cq_head, *cq_tail, *cq_overflow, *cq_flags;
+	unsigned char *cqes;
+
+	/* ---- submission side (uring_lock) ---- */
+	pthread_mutex_t uring_lock;
+	uint32_t sq_cached_head;
+	bool drain_disabled;     /* a CQE_SKIP_SUCCESS was seen */
+	atomic_bool disabled;    /* R_DISABLED until ENABLE_RINGS */
+	_Atomic pid_t submitter_tid; /* SINGLE_ISSUER owner (0 = none yet) */
+
+	/* ---- completion side (completion_lock) ---- */
+	pthread_mutex_t completion_lock;
+	uint32_t cq_cached_tail;       /* next CQE slot; published at commit */
+	struct uu_ocqe *ovf_head, *ovf_tail;
+	atomic_bool ovf_pending;       /* backlog non-empty */
+	atomic_bool cq_dropped;        /* a CQE was lost: next wait -EBADR */
+
+	/* ---- waiters ---- */
+	pthread_mutex_t wait_lock;
+	struct uu_waiter *waiters;
+	atomic_uint nr_sleepers; /* Dekker pair with the CQ tail, see cq.c */
+
+	/* ---- readiness of the ring fd ---- */
+	atomic_bool signalled;
+
+	/* ---- statistics (relaxed atomics) ---- */
+	struct {
+		atomic_ullong enter_calls, sqes_consumed, sqes_dropped;
+		atomic_ullong cqes_posted, cqes_overflowed, cqes_lost;
+		atomic_ullong route_inline, route_iowq, route_poll, route_sqpoll;
+		atomic_ullong waits, wakeups, spurious_wakeups;
+		atomic_ullong readiness_signals, readiness_drains;
+	} st;
+};
+
+#define uu_stat_inc(r, f) atomic_fetch_add_explicit(&(r)->st.f, 1, memory_order_relaxed)
+#define uu_stat_add(r, f, n) atomic_fetch_add_explicit(&(r)->st.f, (n), memory_order_relaxed)
+
+/* ---- request ---- */
+
+/* Request flags (private). */
+enum {
+	UU_REQ_LINK = 1u << 0,       /* soft link to the next */
+	UU_REQ_HARDLINK = 1u << 1,
+	UU_REQ_FAIL = 1u << 2,       /* failed: breaks a soft chain */
+	UU_REQ_CQE_SKIP = 1u << 3,
+	UU_REQ_SKIP_LINK_CQES = 1u << 4,
+	UU_REQ_FIXED_FILE = 1u << 5,
+	UU_REQ_ASYNC = 1u << 6,
+	UU_REQ_DRAIN = 1u << 7,
+	UU_REQ_BUFFER_SELECT = 1u << 8,
+	UU_REQ_SHORT = 1u << 9,      /* rw moved less than asked: fails links */
+};
+
+#define UU_INLINE_IOVS 8
+
+struct uu_req {
+	struct uu_req *link;      /* next in the chain */
+	struct uu_req *tw_next;   /* deferred continuation queue */
+	bool tw_cancel;           /* continuation = cancel this chain rest */
+	struct uu_ring *ring;
+	unsigned int flags;       /* UU_REQ_* */
+	uint8_t opcode;
+	int32_t res;
+	uint32_t cflags;
+	uint64_t user_data;
+	uint64_t big[2];          /* CQE32 extra words */
+	struct io_uring_sqe sqe;  /* private copy (first 64 bytes) */
+	unsigned char sqe_ext[64]; /* second half of an SQE128 */
+	/* per-op state, filled by prep */
+	union {
+		struct {
+			int fd;
+			int64_t pos;
+			uint32_t rw_flags;
+			int nr_iov;
+			size_t total;
+			struct iovec *iov;
+			struct iovec inline_iov[UU_INLINE_IOVS];
+		} rw;
+		struct {
+			int fd;
+			unsigned int flags;
+			uint64_t off, len;
+		} sync;
+		struct {
+			int32_t result;
+			uint32_t flags;
+			int fd;
+		} nop;
+	};
+};
+
+/* ---- opcode table (core/opdef.c) ---- */
+struct uu_opdef {
+	const char *name;
+	bool supported;       /* implemented; listed by REGISTER_PROBE */
+	bool needs_file;
+	bool ioprio;          /* sqe->ioprio is meaningful */
+	bool buffer_select;   /* IOSQE_BUFFER_SELECT allowed */
+	int (*prep)(struct uu_req *req);
+	int (*issue)(struct uu_req *req); /* returns the CQE res */
+	void (*cleanup)(struct uu_req *req);
+};
+extern const struct uu_opdef uu_opdefs[IORING_OP_LAST];
+
+/* ---- ops ---- */
+int uu_nop_prep(struct uu_req *req);
+int uu_nop_issue(struct uu_req *req);
+int uu_rw_prep(struct uu_req *req);
+int uu_rwv_prep(struct uu_req *req);
+int uu_read_issue(struct uu_req *req);
+int uu_write_issue(struct uu_req *req);
+void uu_rw_cleanup(struct uu_req *req);
+int uu_fsync_prep(struct uu_req *req);
+int uu_fsync_issue(struct uu_req *req);
+
+/* ---- ring memory and fd (ring/ring.c) ---- */
+int uu_ring_create(struct uu_ring **out, unsigned int entries,
+		   struct io_uring_params *p);
+void uu_ring_free(struct uu_ring *ring);
+void uu_ring_signal_readiness(struct uu_ring *ring);
+void uu_ring_drain_readiness(struct uu_ring *ring, int fd);
+
+/* ---- registry (ring/registry.c) ---- */
+int uu_registry_add(struct uu_ring *ring, int fd);
+struct uu_ring *uu_ring_get(int fd, int *err); /* takes a ref */
+struct uu_ring *uu_ring_get_cached(int fd);    /* fast path only */
+void uu_ring_put(struct uu_ring *ring);
+int uu_registry_forget_fd(int fd);   /* returns 1 if fd was a ring */
+void uu_registry_sweep(void);
+void uu_registry_note_fd(struct uu_ring *ring, int fd);
+int uu_registry_close(int fd);
+struct uu_ring *uu_ring_alloc(void);
+void uu_ring_recycle(struct uu_ring *ring);
+extern atomic_uint uu_fork_generation;
+static inline bool uu_ring_foreign(const struct uu_ring *ring)
+{
+	return ring->fork_gen !=
+	       atomic_load_explicit(&uu_fork_generation, memory_order_relaxed);
+}
+
+/* Per-thread registered ring fds (RING_FDS). */
+struct uu_ring *uu_regring_get(unsigned int idx, int *err);
+int uu_register_ring_fds(struct uu_ring *ring, void *arg, unsigned int nr);
+int uu_unregister_ring_fds(void *arg, unsigned int nr);
+
+/* ---- CQ (ring/cq.c) ---- */
+/* Called with completion_lock held. */
+void uu_cq_post_locked(struct uu_ring *ring, uint64_t user_data, int32_t res,
+		       uint32_t cflags, const uint64_t *big);
+void uu_cq_commit_locked(struct uu_ring *ring);
+bool uu_cq_flush_overflow_locked(struct uu_ring *ring);
+void uu_cq_flush_overflow(struct uu_ring *ring);
+static inline uint32_t uu_cq_ready(struct uu_ring *ring)
+{
+	return atomic_load_explicit(ring->cq_tail, memory_order_acquire) -
+	       atomic_load_explicit(ring->cq_head, memory_order_acquire);
+}
+
+/* ---- submission (core/submit.c) ---- */
+int uu_submit_sqes(struct uu_ring *ring, unsigned int nr);
+
+/* ---- waiting (wait/cqwait.c) ---- */
+struct uu_wait_args {
+	const sigset_t *sigmask; /* NULL: keep the thread's mask */
+	bool ts_set;
+	struct timespec deadline; /* absolute, CLOCK_MONOTONIC */
+	uint64_t min_wait_ns;
+};
+int uu_cq_wait(struct uu_ring *ring, unsigned int min_events,
+	       unsigned int flags, const void *argp, size_t argsz);
+void uu_wake_waiters(struct uu_ring *ring);
+
+/* ---- register (core/register.c) ---- */
+int uu_do_register(struct uu_ring *ring, unsigned int opcode, void *arg,
+		   unsigned int nr_args);
+
+/* ---- knobs ---- */
+struct uu_config {
+	bool fault_ocqe_alloc; /* UURING_FAULT_OCQE_ALLOC: overflow alloc fails */
+};
+extern struct uu_config uu_config;
+void uu_config_load(void);
+
+static inline pid_t uu_gettid(void)
+{
+	extern __thread pid_t uu_tid_cache;
+	extern pid_t uu_gettid_slow(void);
+	return likely(uu_tid_cache) ? uu_tid_cache : uu_gettid_slow();
+}
+
+#endif /* UURING_INTERNAL_H */

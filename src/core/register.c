@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+/* io_uring_register(2) and the per-thread registered ring fds. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "util/usercopy.h"
+
+/* RING_FDS registrations belong to the calling thread (T17). */
+static __thread struct uu_ring *regrings[UU_RINGFD_REG_MAX];
+
+struct uu_ring *uu_regring_get(unsigned int idx, int *err)
+{
+	struct uu_ring *r;
+
+	if (idx >= UU_RINGFD_REG_MAX) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	r = regrings[idx];
+	if (!r) {
+		*err = -EBADF;
+		return NULL;
+	}
+	atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
+	return r;
+}
+
+int uu_register_ring_fds(struct uu_ring *ring, void *arg, unsigned int nr)
+{
+	struct io_uring_rsrc_update upd;
+	struct io_uring_rsrc_update *uarg = arg;
+	unsigned int i;
+	int ret = 0;
+
+	(void)ring;
+	if (!nr || nr > UU_RINGFD_REG_MAX)
+		return -EINVAL;
+	for (i = 0; i < nr; i++) {
+		struct uu_ring *target;
+		int err;
+
+		ret = uu_copy_from_user(&upd, &uarg[i], sizeof(upd));
+		if (ret)
+			break;
+		if (upd.resv) {
+			ret = -EINVAL;
+			break;
+		}
+		if (upd.offset == -1U) {
+			unsigned int s;
+
+			for (s = 0; s < UU_RINGFD_REG_MAX && regrings[s]; s++)
+				;
+			if (s == UU_RINGFD_REG_MAX) {
+				ret = -EBUSY;
+				break;
+			}
+			upd.offset = s;
+		} else {
+			if (upd.offset >= UU_RINGFD_REG_MAX) {
+				ret = -EINVAL;
+				break;
+			}
+			if (regrings[upd.offset]) {
+				ret = -EBUSY;
+				break;
+			}
+		}
+		target = uu_ring_get((int)upd.data, &err);
+		if (!target) {
+			ret = err;
+			break;
+		}
+		/* the app gets the slot back in offset */
+		ret = uu_copy_to_user(&uarg[i], &upd, sizeof(upd));
+		if (ret) {
+			uu_ring_put(target);
+			break;
+		}
+		uu_registry_note_fd(target, (int)upd.data);
+		target->app_fd_hint = (int)upd.data;
+		regrings[upd.offset] = target;
+	}
+	return i ? (int)i : ret;
+}
+
+int uu_unregister_ring_fds(void *arg, unsigned int nr)
+{
+	struct io_uring_rsrc_update upd;
+	struct io_uring_rsrc_update *uarg = arg;
+	unsigned int i;
+	int ret = 0;
+
+	if (!nr || nr > UU_RINGFD_REG_MAX)
+		return -EINVAL;
+	for (i = 0; i < nr; i++) {
+		ret = uu_copy_from_user(&upd, &uarg[i], sizeof(upd));
+		if (ret)
+			break;
+		if (upd.resv || upd.data || upd.offset >= UU_RINGFD_REG_MAX) {
+			ret = -EINVAL;
+			break;
+		}
+		if (regrings[upd.offset]) {
+			uu_ring_put(regrings[upd.offset]);
+			regrings[upd.offset] = NULL;
+		}
+	}
+	return i ? (int)i : ret;
+}
+
+static int register_probe(void *arg, unsigned int nr_args)
+{
+	struct io_uring_probe *p;
+	size_t size;
+	int ret;
+
+	if (nr_args > UU_OP_LAST)
+		nr_args = UU_OP_LAST;
+	size = sizeof(*p) + nr_args * sizeof(p->ops[0]);
+	p = calloc(1, size);
+	if (!p)
+		return -ENOMEM;
+	ret = uu_copy_from_user(p, arg, size);
+	if (ret)
+		goto out;
+	for (size_t i = 0; i < size; i++) {
+		if (((unsigned char *)p)[i]) {
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+	p->last_op = UU_OP_LAST - 1;
+	for (unsigned int i = 0; i < nr_args; i++) {
+		p->ops[i].op = (uint8_t)i;
+		if (uu_opdefs[i].supported)
+			p->ops[i].flags = IO_URING_OP_SUPPORTED;
+	}
+	p->ops_len = (uint8_t)nr_args;
+	ret = uu_copy_to_user(arg, p, size);
+out:
+	free(p);
+	return ret;
+}
+
+static int enable_rings(struct uu_ring *r)
+{
+	if (!atomic_load(&r->disabled))
+		return -EBADFD;
+	if ((r->setup_flags & IORING_SETUP_SINGLE_ISSUER) &&
+	    !atomic_load(&r->submitter_tid))
+		atomic_store(&r->submitter_tid, uu_gettid());
+	atomic_store_explicit(&r->disabled, false, memory_order_release);
+	return 0;
+}
+
+int uu_do_register(struct uu_ring *r, unsigned int opcode, void *arg,
+		   unsigned int nr_args)
+{
+	pid_t owner = atomic_load(&r->submitter_tid);
+
+	if (owner && owner != uu_gettid())
+		return -EEXIST;
+	switch (opcode) {
+	case IORING_REGISTER_PROBE:
+		if (!arg || nr_args > 256)
+			return -EINVAL;
+		return register_probe(arg, nr_args);
+	case IORING_REGISTER_ENABLE_RINGS:
+		if (arg || nr_args)
+			return -EINVAL;
+		return enable_rings(r);
+	case IORING_REGISTER_RING_FDS:
+		return uu_register_ring_fds(r, arg, nr_args);
+	case IORING_UNREGISTER_RING_FDS:
+		return uu_unregister_ring_fds(arg, nr_args);
+	default:
+		/* not built yet: what a kernel without it answers */
+		return -EINVAL;
+	}
+}
+
+UU_EXPORT int uuring_register(unsigned int fd, unsigned int opcode, void *arg,
+			      unsigned int nr_args)
+{
+	struct uu_ring *r;
+	bool use_reg = opcode & IORING_REGISTER_USE_REGISTERED_RING;
+	int err, ret;
+
+	opcode &= ~IORING_REGISTER_USE_REGISTERED_RING;
+	if (opcode >= IORING_REGISTER_LAST)
+		return -EINVAL;
+	if (fd == -1U)
+		return -EINVAL; /* no "blind" register opcodes yet */
+	if (use_reg) {
+		r = uu_regring_get(fd, &err);
+	} else {
+		r = (int)fd < 0 ? NULL : uu_ring_get((int)fd, &err);
+		if ((int)fd < 0)
+			err = -EBADF;
+	}
+	if (!r)
+		return err;
+	if (uu_ring_foreign(r))
+		ret = -EPERM;
+	else
+		ret = uu_do_register(r, opcode, arg, nr_args);
+	uu_ring_put(r);
+	return ret;
+}

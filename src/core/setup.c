@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+/*
+ * io_uring_setup(2): parameter validation in the kernel's order, then ring
+ * creation (ring/ring.c) and registration of the fd.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "util/usercopy.h"
+
+/* Flags a 6.18 kernel knows; anything else is -EINVAL. */
+#define SETUP_KNOWN_FLAGS ((IORING_SETUP_CQE_MIXED << 1) - 1)
+
+static unsigned int roundup_pow2(unsigned int v)
+{
+	unsigned int p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+/* io_uring_sanitise_params */
+static int sanitise_flags(unsigned int flags)
+{
+	if (flags & ~SETUP_KNOWN_FLAGS)
+		return -EINVAL;
+	if ((flags & IORING_SETUP_REGISTERED_FD_ONLY) &&
+	    !(flags & IORING_SETUP_NO_MMAP))
+		return -EINVAL;
+	if ((flags & IORING_SETUP_SQPOLL) &&
+	    (flags & (IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG |
+		      IORING_SETUP_DEFER_TASKRUN)))
+		return -EINVAL;
+	if ((flags & IORING_SETUP_TASKRUN_FLAG) &&
+	    !(flags & (IORING_SETUP_COOP_TASKRUN | IORING_SETUP_DEFER_TASKRUN)))
+		return -EINVAL;
+	if ((flags & IORING_SETUP_HYBRID_IOPOLL) && !(flags & IORING_SETUP_IOPOLL))
+		return -EINVAL;
+	if ((flags & IORING_SETUP_DEFER_TASKRUN) &&
+	    !(flags & IORING_SETUP_SINGLE_ISSUER))
+		return -EINVAL;
+	if ((flags & (IORING_SETUP_CQE32 | IORING_SETUP_CQE_MIXED)) ==
+	    (IORING_SETUP_CQE32 | IORING_SETUP_CQE_MIXED))
+		return -EINVAL;
+	if ((flags & IORING_SETUP_SQ_AFF) && !(flags & IORING_SETUP_SQPOLL))
+		return -EINVAL;
+	/*
+	 * Valid for the kernel, but their machinery (SQPOLL, io-wq sharing,
+	 * task_work modes, IOPOLL, mixed CQEs, fd-less rings) is not built
+	 * yet: refused like a kernel that predates them.
+	 */
+	if (flags & ~UU_SETUP_SUPPORTED)
+		return -EINVAL;
+	return 0;
+}
+
+/* io_uring_fill_params: sizes */
+static int fill_sizes(unsigned int *entries, struct io_uring_params *p)
+{
+	if (!*entries)
+		return -EINVAL;
+	if (*entries > UU_MAX_ENTRIES) {
+		if (!(p->flags & IORING_SETUP_CLAMP))
+			return -EINVAL;
+		*entries = UU_MAX_ENTRIES;
+	}
+	*entries = roundup_pow2(*entries);
+	if (p->flags & IORING_SETUP_CQSIZE) {
+		if (!p->cq_entries)
+			return -EINVAL;
+		if (p->cq_entries > UU_MAX_CQ_ENTRIES) {
+			if (!(p->flags & IORING_SETUP_CLAMP))
+				return -EINVAL;
+			p->cq_entries = UU_MAX_CQ_ENTRIES;
+		}
+		p->cq_entries = roundup_pow2(p->cq_entries);
+		if (p->cq_entries < *entries)
+			return -EINVAL;
+	} else {
+		p->cq_entries = 2 * *entries;
+	}
+	return 0;
+}
+
+UU_EXPORT int uuring_setup(unsigned int entries, struct io_uring_params *up)
+{
+	struct io_uring_params p;
+	struct uu_ring *r;
+	int fd, ret;
+
+	ret = uu_copy_from_user(&p, up, sizeof(p));
+	if (ret)
+		return ret;
+	for (unsigned int i = 0; i < sizeof(p.resv) / sizeof(p.resv[0]); i++)
+		if (p.resv[i])
+			return -EINVAL;
+	ret = sanitise_flags(p.flags);
+	if (ret)
+		return ret;
+	ret = fill_sizes(&entries, &p);
+	if (ret)
+		return ret;
+
+	uu_registry_sweep(); /* rings whose last fd was closed behind our back */
+	fd = uu_ring_create(&r, entries, &p);
+	if (fd < 0)
+		return fd;
+	ret = uu_copy_to_user(up, &p, sizeof(p));
+	if (!ret)
+		ret = uu_registry_add(r, fd);
+	if (ret) {
+		close(fd);
+		uu_ring_put(r);
+		return ret;
+	}
+	return fd;
+}

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+/* IORING_OP_FSYNC */
+#include <errno.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+
+int uu_fsync_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	if (sqe->addr || sqe->buf_index || sqe->splice_fd_in)
+		return -EINVAL;
+	req->sync.flags = sqe->fsync_flags;
+	if (req->sync.flags & ~IORING_FSYNC_DATASYNC)
+		return -EINVAL;
+	req->sync.fd = sqe->fd;
+	req->sync.off = sqe->off;
+	req->sync.len = sqe->len;
+	return 0;
+}
+
+/* The kernel syncs [off, off+len); syncing the whole file is a superset
+ * with the same durability guarantee for that range. */
+int uu_fsync_issue(struct uu_req *req)
+{
+	int ret;
+
+	if (req->flags & UU_REQ_FIXED_FILE)
+		return -EBADF;
+	ret = (req->sync.flags & IORING_FSYNC_DATASYNC) ?
+		fdatasync(req->sync.fd) : fsync(req->sync.fd);
+	return ret ? -errno : 0;
+}

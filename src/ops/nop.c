@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+/* IORING_OP_NOP */
+#include <errno.h>
+#include <fcntl.h>
+
+#include "core/internal.h"
+
+#define NOP_FLAGS                                                          \
+	(IORING_NOP_INJECT_RESULT | IORING_NOP_FIXED_FILE |                \
+	 IORING_NOP_FIXED_BUFFER | IORING_NOP_FILE | IORING_NOP_TW |       \
+	 IORING_NOP_CQE32)
+
+int uu_nop_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	req->nop.flags = sqe->nop_flags;
+	if (req->nop.flags & ~NOP_FLAGS)
+		return -EINVAL;
+	req->nop.result = (req->nop.flags & IORING_NOP_INJECT_RESULT) ?
+		(int32_t)sqe->len : 0;
+	req->nop.fd = (req->nop.flags & IORING_NOP_FILE) ? sqe->fd : -1;
+	if (req->nop.flags & IORING_NOP_CQE32) {
+		if (!(req->ring->setup_flags & IORING_SETUP_CQE32))
+			return -EINVAL;
+		req->big[0] = sqe->off;
+		req->big[1] = sqe->addr;
+	}
+	return 0;
+}
+
+int uu_nop_issue(struct uu_req *req)
+{
+	if (req->nop.flags & IORING_NOP_FILE) {
+		/* no registered file table exists yet */
+		if (req->nop.flags & IORING_NOP_FIXED_FILE)
+			return -EBADF;
+		if (fcntl(req->nop.fd, F_GETFD) < 0)
+			return -EBADF;
+	}
+	if (req->nop.flags & IORING_NOP_FIXED_BUFFER)
+		return -EFAULT; /* no registered buffer table exists yet */
+	return req->nop.result;
+}

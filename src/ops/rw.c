@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/*
+ * READ, WRITE, READV, WRITEV on any file, inline in the submitting thread.
+ *
+ * File semantics (T5): offset -1 means "the file position" (preadv2 with
+ * -1 uses and advances f_pos, FEAT_RW_CUR_POS); on stream files (pipes,
+ * FIFOs, sockets) io_uring ignores the offset, where pread would fail with
+ * ESPIPE, so an ESPIPE is retried as a plain read at the current position.
+ * RWF flags go to preadv2/pwritev2, which validate them like the kernel's
+ * kiocb_set_rw_flags (EOPNOTSUPP).  A result other than the full length
+ * fails a link chain, as in the kernel.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+
+#include "core/internal.h"
+#include "util/usercopy.h"
+
+#define IOPRIO_CLASS_SHIFT 13
+#define IOPRIO_CLASS_RT 1
+#define IOPRIO_CLASS_BE 2
+#define IOPRIO_CLASS_IDLE 3
+#define IOPRIO_NR_LEVELS 8
+
+static int check_ioprio(uint16_t ioprio)
+{
+	unsigned int cls = ioprio >> IOPRIO_CLASS_SHIFT;
+	unsigned int level = ioprio & 0x7;
+
+	switch (cls) {
+	case 0:
+		return 0;
+	case IOPRIO_CLASS_RT:
+	case IOPRIO_CLASS_BE:
+		return level >= IOPRIO_NR_LEVELS ? -EINVAL : 0;
+	case IOPRIO_CLASS_IDLE:
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static int prep_common(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	int ret = check_ioprio(sqe->ioprio);
+
+	if (ret)
+		return ret;
+	req->rw.fd = sqe->fd;
+	req->rw.pos = (int64_t)sqe->off;
+	req->rw.rw_flags = sqe->rw_flags;
+	req->rw.iov = req->rw.inline_iov;
+	return 0;
+}
+
+int uu_rw_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	int ret = prep_common(req);
+
+	if (ret)
+		return ret;
+	req->rw.nr_iov = 1;
+	req->rw.inline_iov[0].iov_base = (void *)(uintptr_t)sqe->addr;
+	req->rw.inline_iov[0].iov_len = sqe->len;
+	req->rw.total = sqe->len > UU_MAX_RW_COUNT ? UU_MAX_RW_COUNT : sqe->len;
+	return 0;
+}
+
+/* The iovec array is copied here, at submission (T2: SUBMIT_STABLE). */
+int uu_rwv_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	unsigned int nr = sqe->len;
+	size_t total = 0;
+	int ret = prep_common(req);
+
+	if (ret)
+		return ret;
+	if (req->flags & UU_REQ_BUFFER_SELECT) {
+		req->rw.nr_iov = 0;
+		return 0;
+	}
+	if (nr > UU_UIO_MAXIOV)
+		return -EINVAL;
+	if (nr > UU_INLINE_IOVS) {
+		req->rw.iov = malloc(nr * sizeof(struct iovec));
+		if (!req->rw.iov)
+			return -ENOMEM;
+	}
+	req->rw.nr_iov = (int)nr;
+	ret = uu_copy_from_user(req->rw.iov, (const void *)(uintptr_t)sqe->addr,
+				nr * sizeof(struct iovec));
+	if (ret)
+		goto fail;
+	for (unsigned int i = 0; i < nr; i++) {
+		ssize_t len = (ssize_t)req->rw.iov[i].iov_len;
+
+		if (len < 0) {
+			ret = -EINVAL;
+			goto fail;
+		}
+		if ((size_t)len > UU_MAX_RW_COUNT - total)
+			len = (ssize_t)(UU_MAX_RW_COUNT - total);
+		total += (size_t)len;
+	}
+	req->rw.total = total;
+	return 0;
+fail:
+	uu_rw_cleanup(req);
+	return ret;
+}
+
+void uu_rw_cleanup(struct uu_req *req)
+{
+	if (req->rw.iov && req->rw.iov != req->rw.inline_iov) {
+		free(req->rw.iov);
+		req->rw.iov = req->rw.inline_iov;
+	}
+}
+
+/* RWF_* known to 6.18: HIPRI DSYNC SYNC NOWAIT APPEND NOAPPEND ATOMIC
+ * DONTCACHE */
+#define UU_RWF_SUPPORTED 0xffu
+
+/*
+ * A NOWAIT write failed with EOPNOTSUPP.  The kernel's io_uring turns the
+ * filesystem's "cannot do this without blocking" (buffered ext4) into
+ * -EAGAIN, but keeps -EOPNOTSUPP when the file refuses NOWAIT altogether
+ * (no FMODE_NOWAIT: tmpfs, procfs).  A one-byte NOWAIT read tells which;
+ * this runs only on that error path.
+ */
+static bool fs_blocked_nowait_write(int fd)
+{
+	struct stat st;
+	char b;
+	struct iovec iov = { &b, 1 };
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return false;
+	if (preadv2(fd, &iov, 1, 0, RWF_NOWAIT) >= 0)
+		return true;
+	return errno != EOPNOTSUPP;
+}
+
+static int do_rw(struct uu_req *req, bool write)
+{
+	ssize_t n;
+	off_t pos = req->rw.pos;
+
+	if (req->flags & UU_REQ_FIXED_FILE)
+		return -EBADF; /* no registered files yet */
+	if (req->flags & UU_REQ_BUFFER_SELECT)
+		return -ENOBUFS; /* no provided buffers can exist yet */
+	if (req->rw.rw_flags & ~UU_RWF_SUPPORTED)
+		return -EOPNOTSUPP; /* kiocb_set_rw_flags */
+	if (req->rw.rw_flags & RWF_HIPRI)
+		return -EINVAL; /* polled I/O needs an IOPOLL ring */
+	for (;;) {
+		n = write ? pwritev2(req->rw.fd, req->rw.iov, req->rw.nr_iov,
+				     pos, (int)req->rw.rw_flags) :
+			    preadv2(req->rw.fd, req->rw.iov, req->rw.nr_iov,
+				    pos, (int)req->rw.rw_flags);
+		if (n >= 0)
+			break;
+		if (errno == ESPIPE && pos != -1) {
+			pos = -1; /* stream file: the offset is ignored */
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		/* io_uring reports a NOWAIT write the fs cannot do without
+		 * blocking (buffered ext4) as -EAGAIN, not -EOPNOTSUPP */
+		if (errno == EOPNOTSUPP && write &&
+		    (req->rw.rw_flags & RWF_NOWAIT) &&
+		    fs_blocked_nowait_write(req->rw.fd))
+			return -EAGAIN;
+		return -errno;
+	}
+	if ((size_t)n != req->rw.total)
+		req->flags |= UU_REQ_SHORT;
+	return (int)n;
+}
+
+int uu_read_issue(struct uu_req *req)
+{
+	return do_rw(req, false);
+}
+
+int uu_write_issue(struct uu_req *req)
+{
+	return do_rw(req, true);
+}

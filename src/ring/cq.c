@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Posting CQEs, the overflow backlog (T14), and the poster's half of the
+ * wake protocol.  Every function here runs with ring->completion_lock held
+ * (the single-poster rule of docs/architecture.md).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+static inline struct io_uring_cqe *cqe_at(struct uu_ring *r, uint32_t idx)
+{
+	return (struct io_uring_cqe *)(r->cqes +
+				       ((size_t)(idx & r->cq_mask) << r->cqe_shift));
+}
+
+static void write_cqe(struct uu_ring *r, struct io_uring_cqe *dst,
+		      uint64_t user_data, int32_t res, uint32_t cflags,
+		      const uint64_t *big)
+{
+	dst->user_data = user_data;
+	dst->res = res;
+	dst->flags = cflags;
+	if (r->cqe_shift == 5) {
+		dst->big_cqe[0] = big ? big[0] : 0;
+		dst->big_cqe[1] = big ? big[1] : 0;
+	}
+}
+
+/* Room left in the CQ as the application sees it. */
+static inline bool cq_full(struct uu_ring *r)
+{
+	/* acquire: pairs with the application's release of cq head, so the
+	 * slot we overwrite has really been consumed */
+	uint32_t head = atomic_load_explicit(r->cq_head, memory_order_acquire);
+
+	return r->cq_cached_tail - head >= r->cq_entries;
+}
+
+static void overflow_append(struct uu_ring *r, uint64_t user_data,
+			    int32_t res, uint32_t cflags, const uint64_t *big)
+{
+	struct uu_ocqe *o = NULL;
+
+	if (!uu_config.fault_ocqe_alloc)
+		o = malloc(sizeof(*o));
+	if (!o) {
+		/* dropped on the floor: counted, and the next wait says so */
+		atomic_store_explicit(r->cq_overflow,
+				      atomic_load_explicit(r->cq_overflow,
+							   memory_order_relaxed) + 1,
+				      memory_order_release);
+		atomic_store_explicit(&r->cq_dropped, true, memory_order_release);
+		uu_stat_inc(r, cqes_lost);
+		return;
+	}
+	o->next = NULL;
+	o->cqe.user_data = user_data;
+	o->cqe.res = res;
+	o->cqe.flags = cflags;
+	o->big[0] = big ? big[0] : 0;
+	o->big[1] = big ? big[1] : 0;
+	if (!r->ovf_head) {
+		r->ovf_head = o;
+		atomic_store_explicit(&r->ovf_pending, true, memory_order_release);
+		/* published to the app by the next cq tail release */
+		atomic_fetch_or_explicit(r->sq_flags, IORING_SQ_CQ_OVERFLOW,
+					 memory_order_relaxed);
+	} else {
+		r->ovf_tail->next = o;
+	}
+	r->ovf_tail = o;
+	uu_stat_inc(r, cqes_overflowed);
+}
+
+void uu_cq_post_locked(struct uu_ring *r, uint64_t user_data, int32_t res,
+		       uint32_t cflags, const uint64_t *big)
+{
+	/* while a backlog exists, new CQEs queue behind it (ordering) */
+	if (unlikely(r->ovf_head) || unlikely(cq_full(r))) {
+		overflow_append(r, user_data, res, cflags, big);
+		return;
+	}
+	write_cqe(r, cqe_at(r, r->cq_cached_tail), user_data, res, cflags, big);
+	r->cq_cached_tail++;
+	uu_stat_inc(r, cqes_posted);
+}
+
+/* Moves backlog entries into the CQ while there is room; true if the
+ * backlog is now empty. */
+bool uu_cq_flush_overflow_locked(struct uu_ring *r)
+{
+	struct uu_ocqe *o;
+
+	while ((o = r->ovf_head) && !cq_full(r)) {
+		write_cqe(r, cqe_at(r, r->cq_cached_tail), o->cqe.user_data,
+			  o->cqe.res, o->cqe.flags, o->big);
+		r->cq_cached_tail++;
+		uu_stat_inc(r, cqes_posted);
+		r->ovf_head = o->next;
+		free(o);
+	}
+	if (!r->ovf_head) {
+		r->ovf_tail = NULL;
+		atomic_store_explicit(&r->ovf_pending, false, memory_order_release);
+		atomic_fetch_and_explicit(r->sq_flags, ~(uint32_t)IORING_SQ_CQ_OVERFLOW,
+					  memory_order_relaxed);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Publishes the CQEs written since the last commit, then wakes waiters
+ * whose target was reached.
+ */
+void uu_cq_commit_locked(struct uu_ring *r)
+{
+	uint32_t tail = atomic_load_explicit(r->cq_tail, memory_order_relaxed);
+
+	if (tail == r->cq_cached_tail)
+		return;
+	/* release: CQE contents are visible before the new tail (pairs with
+	 * the application's load-acquire of cq tail) */
+	atomic_store_explicit(r->cq_tail, r->cq_cached_tail, memory_order_release);
+	/*
+	 * Dekker pair with the waiter (wait/cqwait.c, register_waiter): the
+	 * waiter increments nr_sleepers, fences, then reads cq tail; we store
+	 * cq tail, fence, then read nr_sleepers.  With both fences seq_cst,
+	 * at least one side sees the other's store: no lost wakeup.
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&r->nr_sleepers, memory_order_relaxed))
+		uu_wake_waiters(r);
+	uu_ring_signal_readiness(r);
+}
+
+void uu_cq_flush_overflow(struct uu_ring *r)
+{
+	if (!atomic_load_explicit(&r->ovf_pending, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&r->completion_lock);
+	uu_cq_flush_overflow_locked(r);
+	uu_cq_commit_locked(r);
+	pthread_mutex_unlock(&r->completion_lock);
+}

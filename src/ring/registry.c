@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fd number -> ring (docs/architecture.md, "Lookup" and "Last close").
+ *
+ * Ring structs are type-stable: once allocated they are recycled through a
+ * free list, never returned to malloc.  The fd table holds no references;
+ * a lookup loads the slot, takes a reference only if the count is non-zero
+ * (inc-not-zero), and then re-checks that the slot still names this ring
+ * and that it is alive.  A reader that raced with the ring's death and
+ * recycling therefore either fails the inc or fails the re-check, and only
+ * ever touches memory that is still a struct uu_ring.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "util/fdutil.h"
+
+#define L1_BITS 10
+#define L2_BITS 10
+#define L1_SIZE (1u << L1_BITS)
+#define L2_SIZE (1u << L2_BITS)
+#define MAX_FD (L1_SIZE * L2_SIZE)
+
+typedef _Atomic(struct uu_ring *) slot_t;
+static _Atomic(slot_t *) fd_table[L1_SIZE];
+static atomic_int max_fd_seen = -1;
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct live_node {
+	struct uu_ring *ring;
+	struct live_node *next;
+} *live_list;
+static atomic_int live_count;
+
+static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct uu_ring *free_rings[64];
+static int nr_free_rings;
+
+atomic_uint uu_fork_generation;
+__thread pid_t uu_tid_cache;
+
+pid_t uu_gettid_slow(void)
+{
+	uu_tid_cache = (pid_t)syscall(SYS_gettid);
+	return uu_tid_cache;
+}
+
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&live_lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&live_lock);
+}
+
+static void atfork_child(void)
+{
+	/* every ring now belongs to the parent: enter/register get -EPERM */
+	atomic_fetch_add(&uu_fork_generation, 1);
+	uu_tid_cache = 0;
+	pthread_mutex_unlock(&live_lock);
+}
+
+__attribute__((constructor)) static void registry_init(void)
+{
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	uu_config_load();
+}
+
+static slot_t *slot_of(int fd, bool create)
+{
+	slot_t *l2;
+
+	if (fd < 0 || (unsigned int)fd >= MAX_FD)
+		return NULL;
+	l2 = atomic_load_explicit(&fd_table[fd >> L2_BITS],
+				  memory_order_acquire);
+	if (!l2 && create) {
+		slot_t *fresh = calloc(L2_SIZE, sizeof(*fresh));
+		slot_t *expected = NULL;
+
+		if (!fresh)
+			return NULL;
+		if (atomic_compare_exchange_strong_explicit(
+			    &fd_table[fd >> L2_BITS], &expected, fresh,
+			    memory_order_acq_rel, memory_order_acquire))
+			l2 = fresh;
+		else {
+			free(fresh);
+			l2 = expected;
+		}
+	}
+	return l2 ? &l2[fd & (L2_SIZE - 1)] : NULL;
+}
+
+struct uu_ring *uu_ring_alloc(void)
+{
+	struct uu_ring *r = NULL;
+
+	pthread_mutex_lock(&free_lock);
+	if (nr_free_rings)
+		r = free_rings[--nr_free_rings];
+	pthread_mutex_unlock(&free_lock);
+	if (!r)
+		return calloc(1, sizeof(*r));
+	/* refs stays 0 (a stale reader's inc-not-zero keeps failing) */
+	memset((char *)r + sizeof(r->refs), 0, sizeof(*r) - sizeof(r->refs));
+	return r;
+}
+
+void uu_ring_recycle(struct uu_ring *r)
+{
+	pthread_mutex_lock(&free_lock);
+	if (nr_free_rings < (int)(sizeof(free_rings) / sizeof(free_rings[0]))) {
+		free_rings[nr_free_rings++] = r;
+		r = NULL;
+	}
+	pthread_mutex_unlock(&free_lock);
+	/* More than 64 dead rings at once: keep the struct allocated anyway
+	 * (type-stable memory); it is leaked, not freed. */
+	(void)r;
+}
+
+void uu_registry_note_fd(struct uu_ring *ring, int fd)
+{
+	slot_t *s = slot_of(fd, true);
+	int m;
+
+	if (!s)
+		return;
+	atomic_store_explicit(s, ring, memory_order_release);
+	m = atomic_load(&max_fd_seen);
+	while (fd > m && !atomic_compare_exchange_weak(&max_fd_seen, &m, fd))
+		;
+}
+
+int uu_registry_add(struct uu_ring *ring, int fd)
+{
+	struct live_node *n = malloc(sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	n->ring = ring;
+	pthread_mutex_lock(&live_lock);
+	n->next = live_list;
+	live_list = n;
+	atomic_fetch_add(&live_count, 1);
+	pthread_mutex_unlock(&live_lock);
+	uu_registry_note_fd(ring, fd);
+	return 0;
+}
+
+static bool get_not_zero(struct uu_ring *r)
+{
+	int v = atomic_load_explicit(&r->refs, memory_order_relaxed);
+
+	while (v > 0) {
+		if (atomic_compare_exchange_weak_explicit(
+			    &r->refs, &v, v + 1, memory_order_acquire,
+			    memory_order_relaxed))
+			return true;
+	}
+	return false;
+}
+
+void uu_ring_put(struct uu_ring *r)
+{
+	if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) == 1) {
+		uu_ring_free(r);
+	}
+}
+
+struct uu_ring *uu_ring_get_cached(int fd)
+{
+	slot_t *s = slot_of(fd, false);
+	struct uu_ring *r;
+
+	if (!s)
+		return NULL;
+	r = atomic_load_explicit(s, memory_order_acquire);
+	if (!r || !get_not_zero(r))
+		return NULL;
+	if (atomic_load_explicit(s, memory_order_acquire) != r ||
+	    atomic_load_explicit(&r->dead, memory_order_acquire)) {
+		uu_ring_put(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Slow path: identify the ring behind fd by its inode. */
+struct uu_ring *uu_ring_get(int fd, int *err)
+{
+	struct uu_ring *r = uu_ring_get_cached(fd);
+	struct live_node *n;
+	struct stat st;
+
+	if (r)
+		return r;
+	if (fd < 0 || fstat(fd, &st)) {
+		*err = -EBADF;
+		return NULL;
+	}
+	*err = -EOPNOTSUPP;
+	if (!S_ISSOCK(st.st_mode) || !atomic_load(&live_count))
+		return NULL;
+	pthread_mutex_lock(&live_lock);
+	for (n = live_list; n; n = n->next) {
+		if (n->ring->ring_ino == st.st_ino &&
+		    n->ring->ring_dev == st.st_dev &&
+		    !atomic_load(&n->ring->dead) && get_not_zero(n->ring)) {
+			r = n->ring;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&live_lock);
+	if (r)
+		uu_registry_note_fd(r, fd);
+	return r;
+}
+
+/* The ring has no fd left anywhere: unlink it and drop the registry ref. */
+static void ring_kill_locked(struct uu_ring *r, struct live_node **pp)
+{
+	struct live_node *n = *pp;
+	int m = atomic_load(&max_fd_seen);
+
+	*pp = n->next;
+	free(n);
+	atomic_fetch_sub(&live_count, 1);
+	atomic_store_explicit(&r->dead, true, memory_order_release);
+	for (int fd = 0; fd <= m; fd++) {
+		slot_t *s = slot_of(fd, false);
+		struct uu_ring *expected = r;
+
+		if (s)
+			atomic_compare_exchange_strong(s, &expected, NULL);
+	}
+}
+
+static bool peer_hung_up(struct uu_ring *r)
+{
+	struct pollfd pfd = { .fd = r->peer_fd, .events = POLLIN };
+
+	if (uu_fd_ino(r->peer_fd) != r->peer_ino)
+		return false; /* peer closed by the app: cannot tell (T4) */
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP);
+}
+
+/* After a close of an fd that referred to r. */
+static void check_last_close(struct uu_ring *r)
+{
+	struct live_node **pp;
+
+	if (!peer_hung_up(r))
+		return;
+	pthread_mutex_lock(&live_lock);
+	for (pp = &live_list; *pp; pp = &(*pp)->next) {
+		if ((*pp)->ring == r) {
+			ring_kill_locked(r, pp);
+			pthread_mutex_unlock(&live_lock);
+			uu_ring_put(r); /* the registry's reference */
+			return;
+		}
+	}
+	pthread_mutex_unlock(&live_lock);
+}
+
+void uu_registry_sweep(void)
+{
+	struct live_node **pp;
+	struct uu_ring *dead[32];
+	int nr = 0;
+
+	if (!atomic_load(&live_count))
+		return;
+	pthread_mutex_lock(&live_lock);
+	for (pp = &live_list; *pp && nr < 32;) {
+		struct uu_ring *r = (*pp)->ring;
+
+		if (r->owner_pid == getpid() && peer_hung_up(r)) {
+			ring_kill_locked(r, pp);
+			dead[nr++] = r;
+		} else {
+			pp = &(*pp)->next;
+		}
+	}
+	pthread_mutex_unlock(&live_lock);
+	while (nr)
+		uu_ring_put(dead[--nr]);
+}
+
+int uu_registry_close(int fd)
+{
+	struct uu_ring *r = NULL;
+	int err, ret;
+
+	if (atomic_load_explicit(&live_count, memory_order_relaxed))
+		r = uu_ring_get(fd, &err);
+	if (r) {
+		slot_t *s = slot_of(fd, false);
+		struct uu_ring *expected = r;
+
+		if (s)
+			atomic_compare_exchange_strong(s, &expected, NULL);
+	}
+	ret = close(fd) ? -errno : 0;
+	if (r) {
+		check_last_close(r);
+		uu_ring_put(r);
+	}
+	return ret;
+}

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Ring memory, its layout, and the ring fd (docs/architecture.md,
+ * "The ring fd").
+ *
+ * The rings are laid out like the kernel's struct io_rings: SQ head/tail,
+ * CQ head/tail, masks, entry counts, sq_dropped, sq_flags, cq_flags,
+ * cq_overflow, then the CQE array on a 64-byte boundary, then the SQ index
+ * array.  Programs compute pointers from the offsets setup reports, so only
+ * the offsets are ABI, but matching the kernel keeps strace output and
+ * fdinfo-minded tests familiar.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "util/fdutil.h"
+#include "util/usercopy.h"
+
+#define OFF_SQ_HEAD 0
+#define OFF_SQ_TAIL 4
+#define OFF_CQ_HEAD 8
+#define OFF_CQ_TAIL 12
+#define OFF_SQ_MASK 16
+#define OFF_CQ_MASK 20
+#define OFF_SQ_ENTRIES 24
+#define OFF_CQ_ENTRIES 28
+#define OFF_SQ_DROPPED 32
+#define OFF_SQ_FLAGS 36
+#define OFF_CQ_FLAGS 40
+#define OFF_CQ_OVERFLOW 44
+#define OFF_CQES 64
+
+static size_t page_size(void)
+{
+	static size_t ps;
+
+	if (!ps)
+		ps = (size_t)sysconf(_SC_PAGESIZE);
+	return ps;
+}
+
+static size_t page_round(size_t n)
+{
+	return (n + page_size() - 1) & ~(page_size() - 1);
+}
+
+static size_t rings_bytes(const struct uu_ring *r, size_t *array_off)
+{
+	size_t off = OFF_CQES + ((size_t)r->cq_entries << r->cqe_shift);
+
+	off = (off + 63) & ~(size_t)63;
+	*array_off = off;
+	if (!(r->setup_flags & IORING_SETUP_NO_SQARRAY))
+		off += (size_t)r->sq_entries * sizeof(uint32_t);
+	return off;
+}
+
+static void fill_offsets(struct io_uring_params *p, size_t array_off)
+{
+	memset(&p->sq_off, 0,
+	       offsetof(struct io_sqring_offsets, user_addr));
+	p->sq_off.head = OFF_SQ_HEAD;
+	p->sq_off.tail = OFF_SQ_TAIL;
+	p->sq_off.ring_mask = OFF_SQ_MASK;
+	p->sq_off.ring_entries = OFF_SQ_ENTRIES;
+	p->sq_off.flags = OFF_SQ_FLAGS;
+	p->sq_off.dropped = OFF_SQ_DROPPED;
+	p->sq_off.array = (p->flags & IORING_SETUP_NO_SQARRAY) ?
+		0 : (uint32_t)array_off;
+	p->sq_off.resv1 = 0;
+	memset(&p->cq_off, 0,
+	       offsetof(struct io_cqring_offsets, user_addr));
+	p->cq_off.head = OFF_CQ_HEAD;
+	p->cq_off.tail = OFF_CQ_TAIL;
+	p->cq_off.ring_mask = OFF_CQ_MASK;
+	p->cq_off.ring_entries = OFF_CQ_ENTRIES;
+	p->cq_off.overflow = OFF_CQ_OVERFLOW;
+	p->cq_off.cqes = OFF_CQES;
+	p->cq_off.flags = OFF_CQ_FLAGS;
+	p->cq_off.resv1 = 0;
+	if (!(p->flags & IORING_SETUP_NO_MMAP)) {
+		p->sq_off.user_addr = 0;
+		p->cq_off.user_addr = 0;
+	}
+}
+
+static void *map_shared(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * NO_MMAP: the application provides the memory.  Check it is there and
+ * writable (fault-safe), then, if it is a shared mapping, take our own
+ * second mapping of the same pages so that an munmap by the application
+ * cannot pull the rings from under the engine (the kernel pins them).
+ */
+static int adopt_user_mem(uint64_t uaddr, size_t len, void **out, bool *owned)
+{
+	void *u = (void *)(uintptr_t)uaddr;
+	void *dup;
+	int ret;
+
+	if (!uaddr)
+		return -EFAULT;
+	if (uaddr & (page_size() - 1))
+		return -EINVAL;
+	ret = uu_check_user(u, len, 1);
+	if (ret)
+		return ret;
+	dup = mremap(u, 0, len, MREMAP_MAYMOVE);
+	if (dup != MAP_FAILED) {
+		*out = dup;
+		*owned = true;
+	} else {
+		*out = u; /* private memory: used in place (documented) */
+		*owned = false;
+	}
+	return 0;
+}
+
+static void set_pointers(struct uu_ring *r, size_t array_off)
+{
+	unsigned char *b = r->rings_mem;
+
+	r->sq_head = (_Atomic uint32_t *)(b + OFF_SQ_HEAD);
+	r->sq_tail = (_Atomic uint32_t *)(b + OFF_SQ_TAIL);
+	r->cq_head = (_Atomic uint32_t *)(b + OFF_CQ_HEAD);
+	r->cq_tail = (_Atomic uint32_t *)(b + OFF_CQ_TAIL);
+	r->sq_dropped = (_Atomic uint32_t *)(b + OFF_SQ_DROPPED);
+	r->sq_flags = (_Atomic uint32_t *)(b + OFF_SQ_FLAGS);
+	r->cq_flags = (_Atomic uint32_t *)(b + OFF_CQ_FLAGS);
+	r->cq_overflow = (_Atomic uint32_t *)(b + OFF_CQ_OVERFLOW);
+	r->cqes = b + OFF_CQES;
+	r->sq_array = (r->setup_flags & IORING_SETUP_NO_SQARRAY) ?
+		NULL : (uint32_t *)(b + array_off);
+}
+
+/*
+ * Creates the ring's memory and its fd pair.  On success *out holds the
+ * ring (refs = 1, the registry's) and p's output fields are filled; the
+ * caller registers the fd and copies p back.
+ */
+int uu_ring_create(struct uu_ring **out, unsigned int entries,
+		   struct io_uring_params *p)
+{
+	struct uu_ring *r;
+	size_t array_off, sqes_bytes;
+	int sv[2], ret;
+	struct stat st;
+
+	r = uu_ring_alloc();
+	if (!r)
+		return -ENOMEM;
+	r->setup_flags = p->flags;
+	r->sq_entries = entries; /* already rounded by setup */
+	r->cq_entries = p->cq_entries;
+	r->sq_mask = r->sq_entries - 1;
+	r->cq_mask = r->cq_entries - 1;
+	r->sqe_shift = (p->flags & IORING_SETUP_SQE128) ? 7 : 6;
+	r->cqe_shift = (p->flags & IORING_SETUP_CQE32) ? 5 : 4;
+	r->rings_size = page_round(rings_bytes(r, &array_off));
+	sqes_bytes = (size_t)r->sq_entries << r->sqe_shift;
+	r->sqes_size = page_round(sqes_bytes);
+
+	if (p->flags & IORING_SETUP_NO_MMAP) {
+		r->user_mem = true;
+		ret = adopt_user_mem(p->cq_off.user_addr, r->rings_size,
+				     &r->rings_mem, &r->rings_owned);
+		if (!ret)
+			ret = adopt_user_mem(p->sq_off.user_addr, r->sqes_size,
+					     &r->sqes_mem, &r->sqes_owned);
+		if (ret)
+			goto err;
+		memset(r->rings_mem, 0, OFF_CQES);
+	} else {
+		r->rings_mem = map_shared(r->rings_size);
+		r->sqes_mem = r->rings_mem ? map_shared(r->sqes_size) : NULL;
+		r->rings_owned = r->sqes_owned = true;
+		if (!r->sqes_mem) {
+			ret = -ENOMEM;
+			goto err;
+		}
+	}
+	set_pointers(r, array_off);
+	*(uint32_t *)((char *)r->rings_mem + OFF_SQ_MASK) = r->sq_mask;
+	*(uint32_t *)((char *)r->rings_mem + OFF_CQ_MASK) = r->cq_mask;
+	*(uint32_t *)((char *)r->rings_mem + OFF_SQ_ENTRIES) = r->sq_entries;
+	*(uint32_t *)((char *)r->rings_mem + OFF_CQ_ENTRIES) = r->cq_entries;
+
+	/* The ring fd: one end of a socketpair; the engine keeps the peer. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		ret = -errno;
+		goto err;
+	}
+	r->peer_fd = uu_fd_to_reserved(sv[1]);
+	fstat(r->peer_fd, &st);
+	r->peer_ino = st.st_ino;
+	fstat(sv[0], &st);
+	r->ring_ino = st.st_ino;
+	r->ring_dev = st.st_dev;
+	r->app_fd_hint = sv[0];
+	r->owner_pid = getpid();
+	r->fork_gen = atomic_load(&uu_fork_generation);
+
+	pthread_mutex_init(&r->uring_lock, NULL);
+	pthread_mutex_init(&r->completion_lock, NULL);
+	pthread_mutex_init(&r->wait_lock, NULL);
+	atomic_store_explicit(&r->refs, 1, memory_order_release);
+	atomic_init(&r->disabled, !!(p->flags & IORING_SETUP_R_DISABLED));
+	if ((p->flags & IORING_SETUP_SINGLE_ISSUER) &&
+	    !(p->flags & IORING_SETUP_R_DISABLED))
+		atomic_init(&r->submitter_tid, uu_gettid());
+
+	p->sq_entries = r->sq_entries;
+	p->features = UU_FEATURES;
+	fill_offsets(p, array_off);
+	*out = r;
+	return sv[0];
+err:
+	uu_ring_free(r);
+	return ret;
+}
+
+void uu_ring_free(struct uu_ring *r)
+{
+	struct uu_ocqe *o, *next;
+
+	if (!r)
+		return;
+	if (r->rings_mem && r->rings_owned)
+		munmap(r->rings_mem, r->rings_size);
+	if (r->sqes_mem && r->sqes_owned)
+		munmap(r->sqes_mem, r->sqes_size);
+	if (r->peer_fd > 0 && uu_fd_ino(r->peer_fd) == r->peer_ino)
+		close(r->peer_fd);
+	for (o = r->ovf_head; o; o = next) {
+		next = o->next;
+		free(o);
+	}
+	pthread_mutex_destroy(&r->uring_lock);
+	pthread_mutex_destroy(&r->completion_lock);
+	pthread_mutex_destroy(&r->wait_lock);
+	uu_ring_recycle(r);
+}
+
+/*
+ * Readiness (architecture.md, "Readiness approximation"): the ring fd is
+ * readable while a byte sits in it.  Called after a CQ commit that leaves
+ * the CQ non-empty.
+ */
+void uu_ring_signal_readiness(struct uu_ring *r)
+{
+	char b = 1;
+
+	if (atomic_load_explicit(&r->signalled, memory_order_relaxed))
+		return;
+	if (atomic_exchange_explicit(&r->signalled, true, memory_order_acq_rel))
+		return;
+	/* the peer number could have been closed and reused by the app */
+	if (uu_fd_ino(r->peer_fd) != r->peer_ino)
+		return; /* stays "signalled": readiness degrades, I/O works */
+	if (send(r->peer_fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
+		uu_stat_inc(r, readiness_signals);
+}
+
+/* Called at the end of enter when the CQ is empty; fd is the ring fd the
+ * application used, or -1 for a registered-ring enter. */
+void uu_ring_drain_readiness(struct uu_ring *r, int fd)
+{
+	char buf[16];
+
+	if (!atomic_load_explicit(&r->signalled, memory_order_relaxed))
+		return;
+	if (fd < 0) {
+		fd = r->app_fd_hint;
+		if (uu_fd_ino(fd) != r->ring_ino)
+			return;
+	}
+	atomic_store_explicit(&r->signalled, false, memory_order_release);
+	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+	uu_stat_inc(r, readiness_drains);
+	/* a CQE posted by another thread between our check and the drain
+	 * must leave the fd readable */
+	if (uu_cq_ready(r))
+		uu_ring_signal_readiness(r);
+}

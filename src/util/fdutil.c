@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/fdutil.h"
+
+#define UU_RESERVED_FD_BASE 1024
+
+int uu_fd_to_reserved(int fd)
+{
+	struct rlimit rl;
+	int nfd;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur <= UU_RESERVED_FD_BASE)
+		return fd;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, UU_RESERVED_FD_BASE);
+	if (nfd < 0)
+		return fd; /* keep the low number rather than fail */
+	close(fd);
+	return nfd;
+}
+
+ino_t uu_fd_ino(int fd)
+{
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st))
+		return 0;
+	return st.st_ino;
+}

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef UURING_FDUTIL_H
+#define UURING_FDUTIL_H
+
+#include <sys/types.h>
+
+/* Moves fd to the engine's reserved range (>= 1024 when RLIMIT_NOFILE
+ * allows), close-on-exec; returns the new fd (the old one is closed). */
+int uu_fd_to_reserved(int fd);
+/* st_ino of fd, or 0 if fd is not open */
+ino_t uu_fd_ino(int fd);
+
+#endif

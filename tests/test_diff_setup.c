@@ -39,12 +39,12 @@ static void rec_setup(struct dctx *c, unsigned int entries,
 {
 	int ret = try_setup(c, entries, p);
 
+	/* the same events either way, so that one difference does not
+	 * misalign the rest */
 	drec_int(c, ret < 0 ? ret : 0, "%s: setup", what);
-	if (ret >= 0) {
-		drec_int(c, p->sq_entries, "%s: sq_entries", what);
-		drec_int(c, p->cq_entries, "%s: cq_entries", what);
-		drec_int(c, p->flags, "%s: flags out", what);
-	}
+	drec_int(c, ret >= 0 ? (long)p->sq_entries : -1, "%s: sq_entries", what);
+	drec_int(c, ret >= 0 ? (long)p->cq_entries : -1, "%s: cq_entries", what);
+	drec_int(c, ret >= 0 ? (long)p->flags : -1, "%s: flags out", what);
 }
 
 /* Every IORING_SETUP_* bit alone (entries 4). */

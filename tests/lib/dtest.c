@@ -44,6 +44,15 @@ const char *derrname(long v, char *buf, size_t len)
 {
 	const char *n = NULL;
 
+	if (v == DHUNG) {
+		snprintf(buf, len, "HUNG");
+		return buf;
+	}
+	if (v == DCRASHED) {
+		snprintf(buf, len, "CRASHED");
+		return buf;
+	}
+
 	if (v < 0 && v > -4096)
 		n = strerrorname_np((int)-v);
 	if (n)
@@ -242,6 +251,45 @@ void *dunmapped_addr(void)
 {
 	/* below vm.mmap_min_addr: never mapped, yet not NULL */
 	return (void *)(uintptr_t)0x2000;
+}
+
+long disolated(struct dctx *c, long (*fn)(struct dctx *c, void *arg),
+	       void *arg, int timeout_ms)
+{
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+	volatile long *res;
+	int waited = 0, status;
+	long ret;
+	pid_t pid;
+
+	res = mmap(NULL, sizeof(long), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (res == MAP_FAILED)
+		abort();
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		abort();
+	if (pid == 0) {
+		*res = fn(c, arg);
+		fflush(stdout);
+		_exit(0);
+	}
+	for (;;) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+		if (waited >= timeout_ms) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			munmap((void *)res, sizeof(long));
+			return DHUNG;
+		}
+		nanosleep(&ts, NULL);
+		waited += 2;
+	}
+	ret = (WIFEXITED(status) && WEXITSTATUS(status) == 0) ? *res : DCRASHED;
+	munmap((void *)res, sizeof(long));
+	return ret;
 }
 
 /* ---- running and comparing ---- */

@@ -73,6 +73,17 @@ int dtmpfile_at(struct dctx *c, const char *dir, size_t len,
 /* Fills buf with the pattern dtmpfile uses. */
 void dpattern(void *buf, size_t len, unsigned char seed, size_t start);
 
+/*
+ * Runs fn(c, arg) in a forked child (so a hang cannot take the scenario
+ * down) and returns its result, or DHUNG if it did not finish within
+ * timeout_ms, or DCRASHED if it died.  fn must set up its own ring: a
+ * uuring ring belongs to the process that created it.
+ */
+#define DHUNG (-1000001L)
+#define DCRASHED (-1000002L)
+long disolated(struct dctx *c, long (*fn)(struct dctx *c, void *arg),
+	       void *arg, int timeout_ms);
+
 /* A page that is mapped PROT_NONE, and an address that is unmapped. */
 void *dprot_none_page(void);
 void *dunmapped_addr(void);

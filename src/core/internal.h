@@ -34,7 +34,7 @@
 	(IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP | IORING_SETUP_R_DISABLED | \
 	 IORING_SETUP_SUBMIT_ALL | IORING_SETUP_SQE128 | IORING_SETUP_CQE32 | \
 	 IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_NO_MMAP |                  \
-	 IORING_SETUP_NO_SQARRAY)
+	 IORING_SETUP_NO_SQARRAY | IORING_SETUP_CQE_MIXED)
 
 /*
  * Features advertised: each one has a test of its semantics in tests/.
@@ -52,8 +52,10 @@ struct uu_req;
 /* One entry of the CQ overflow backlog (T14). */
 struct uu_ocqe {
 	struct uu_ocqe *next;
-	struct io_uring_cqe cqe; /* followed by big_cqe[2] on CQE32 rings */
-	uint64_t big[2];
+	uint64_t user_data;
+	int32_t res;
+	uint32_t flags;
+	uint64_t big[2];         /* CQE32 extra words */
 };
 
 /* A thread sleeping in enter(GETEVENTS); see wait/cqwait.c. */

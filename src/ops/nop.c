@@ -21,10 +21,14 @@ int uu_nop_prep(struct uu_req *req)
 		(int32_t)sqe->len : 0;
 	req->nop.fd = (req->nop.flags & IORING_NOP_FILE) ? sqe->fd : -1;
 	if (req->nop.flags & IORING_NOP_CQE32) {
-		if (!(req->ring->setup_flags & IORING_SETUP_CQE32))
+		unsigned int f = req->ring->setup_flags;
+
+		if (!(f & (IORING_SETUP_CQE32 | IORING_SETUP_CQE_MIXED)))
 			return -EINVAL;
 		req->big[0] = sqe->off;
 		req->big[1] = sqe->addr;
+		if (f & IORING_SETUP_CQE_MIXED)
+			req->cflags |= IORING_CQE_F_32;
 	}
 	return 0;
 }

@@ -16,27 +16,48 @@ static inline struct io_uring_cqe *cqe_at(struct uu_ring *r, uint32_t idx)
 				       ((size_t)(idx & r->cq_mask) << r->cqe_shift));
 }
 
-static void write_cqe(struct uu_ring *r, struct io_uring_cqe *dst,
-		      uint64_t user_data, int32_t res, uint32_t cflags,
-		      const uint64_t *big)
+/* Slots a CQE needs: 1; on a CQE_MIXED ring a 32-byte CQE takes 2, plus a
+ * filler CQE (IORING_CQE_F_SKIP) when it would straddle the ring's end. */
+static inline unsigned int slots_needed(struct uu_ring *r, uint32_t cflags)
 {
-	dst->user_data = user_data;
-	dst->res = res;
-	dst->flags = cflags;
-	if (r->cqe_shift == 5) {
-		dst->big_cqe[0] = big ? big[0] : 0;
-		dst->big_cqe[1] = big ? big[1] : 0;
-	}
+	if (likely(!(r->setup_flags & IORING_SETUP_CQE_MIXED)) ||
+	    !(cflags & IORING_CQE_F_32))
+		return 1;
+	return (r->cq_cached_tail & r->cq_mask) == r->cq_mask ? 3 : 2;
 }
 
-/* Room left in the CQ as the application sees it. */
-static inline bool cq_full(struct uu_ring *r)
+/* No room in the CQ as the application sees it. */
+static inline bool cq_full(struct uu_ring *r, unsigned int need)
 {
 	/* acquire: pairs with the application's release of cq head, so the
 	 * slot we overwrite has really been consumed */
 	uint32_t head = atomic_load_explicit(r->cq_head, memory_order_acquire);
 
-	return r->cq_cached_tail - head >= r->cq_entries;
+	return r->cq_entries - (r->cq_cached_tail - head) < need;
+}
+
+static void fill_cq(struct uu_ring *r, unsigned int need, uint64_t user_data,
+		    int32_t res, uint32_t cflags, const uint64_t *big)
+{
+	struct io_uring_cqe *cqe;
+
+	if (need == 3) {
+		cqe = cqe_at(r, r->cq_cached_tail++);
+		cqe->user_data = 0;
+		cqe->res = 0;
+		cqe->flags = IORING_CQE_F_SKIP;
+	}
+	cqe = cqe_at(r, r->cq_cached_tail);
+	cqe->user_data = user_data;
+	cqe->res = res;
+	cqe->flags = cflags;
+	if (r->cqe_shift == 5 || need > 1) {
+		/* CQE32 ring, or the second slot of a mixed 32-byte CQE */
+		cqe->big_cqe[0] = big ? big[0] : 0;
+		cqe->big_cqe[1] = big ? big[1] : 0;
+	}
+	r->cq_cached_tail += need > 1 ? 2 : 1;
+	uu_stat_inc(r, cqes_posted);
 }
 
 static void overflow_append(struct uu_ring *r, uint64_t user_data,
@@ -57,9 +78,9 @@ static void overflow_append(struct uu_ring *r, uint64_t user_data,
 		return;
 	}
 	o->next = NULL;
-	o->cqe.user_data = user_data;
-	o->cqe.res = res;
-	o->cqe.flags = cflags;
+	o->user_data = user_data;
+	o->res = res;
+	o->flags = cflags;
 	o->big[0] = big ? big[0] : 0;
 	o->big[1] = big ? big[1] : 0;
 	if (!r->ovf_head) {
@@ -78,14 +99,14 @@ static void overflow_append(struct uu_ring *r, uint64_t user_data,
 void uu_cq_post_locked(struct uu_ring *r, uint64_t user_data, int32_t res,
 		       uint32_t cflags, const uint64_t *big)
 {
+	unsigned int need = slots_needed(r, cflags);
+
 	/* while a backlog exists, new CQEs queue behind it (ordering) */
-	if (unlikely(r->ovf_head) || unlikely(cq_full(r))) {
+	if (unlikely(r->ovf_head) || unlikely(cq_full(r, need))) {
 		overflow_append(r, user_data, res, cflags, big);
 		return;
 	}
-	write_cqe(r, cqe_at(r, r->cq_cached_tail), user_data, res, cflags, big);
-	r->cq_cached_tail++;
-	uu_stat_inc(r, cqes_posted);
+	fill_cq(r, need, user_data, res, cflags, big);
 }
 
 /* Moves backlog entries into the CQ while there is room; true if the
@@ -94,11 +115,10 @@ bool uu_cq_flush_overflow_locked(struct uu_ring *r)
 {
 	struct uu_ocqe *o;
 
-	while ((o = r->ovf_head) && !cq_full(r)) {
-		write_cqe(r, cqe_at(r, r->cq_cached_tail), o->cqe.user_data,
-			  o->cqe.res, o->cqe.flags, o->big);
-		r->cq_cached_tail++;
-		uu_stat_inc(r, cqes_posted);
+	while ((o = r->ovf_head) &&
+	       !cq_full(r, slots_needed(r, o->flags))) {
+		fill_cq(r, slots_needed(r, o->flags), o->user_data, o->res,
+			o->flags, o->big);
 		r->ovf_head = o->next;
 		free(o);
 	}

@@ -85,51 +85,65 @@ void uu_wake_waiters(struct uu_ring *r)
 	pthread_mutex_unlock(&r->wait_lock);
 }
 
-static void ts_add_ns(struct timespec *t, uint64_t ns)
+#define NS_PER_SEC 1000000000LL
+#define KTIME_MAX INT64_MAX
+
+static int64_t mono_now(void)
 {
-	t->tv_sec += (time_t)(ns / 1000000000ull);
-	t->tv_nsec += (long)(ns % 1000000000ull);
-	if (t->tv_nsec >= 1000000000L) {
-		t->tv_sec++;
-		t->tv_nsec -= 1000000000L;
-	}
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * NS_PER_SEC + t.tv_nsec;
 }
 
-static int ts_cmp(const struct timespec *a, const struct timespec *b)
+/* ktime_set(): saturating, like the kernel's timespec64_to_ktime */
+static int64_t ts_to_ns(int64_t sec, int64_t nsec)
 {
-	if (a->tv_sec != b->tv_sec)
-		return a->tv_sec < b->tv_sec ? -1 : 1;
-	return a->tv_nsec < b->tv_nsec ? -1 : a->tv_nsec > b->tv_nsec;
+	if (sec >= KTIME_MAX / NS_PER_SEC)
+		return KTIME_MAX;
+	return (int64_t)((uint64_t)sec * (uint64_t)NS_PER_SEC + (uint64_t)nsec);
 }
 
-/* Relative time from now to deadline, or zero if past. */
-static struct timespec ts_remaining(const struct timespec *deadline)
+static int64_t add_sat(int64_t a, int64_t b)
 {
-	struct timespec now, rem = { 0, 0 };
+	int64_t r;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (ts_cmp(&now, deadline) >= 0)
-		return rem;
-	rem.tv_sec = deadline->tv_sec - now.tv_sec;
-	rem.tv_nsec = deadline->tv_nsec - now.tv_nsec;
-	if (rem.tv_nsec < 0) {
-		rem.tv_sec--;
-		rem.tv_nsec += 1000000000L;
-	}
-	return rem;
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? KTIME_MAX : INT64_MIN;
+	return r;
+}
+
+/* ppoll timeout until an absolute CLOCK_MONOTONIC deadline (NULL: none) */
+static struct timespec *until(int64_t deadline, struct timespec *buf)
+{
+	int64_t rem;
+
+	if (deadline == KTIME_MAX)
+		return NULL;
+	rem = deadline - mono_now();
+	if (rem < 0)
+		rem = 0;
+	buf->tv_sec = rem / NS_PER_SEC;
+	buf->tv_nsec = rem % NS_PER_SEC;
+	return buf;
 }
 
 /* io_get_ext_arg + set_user_sigmask checks. */
+struct wait_args {
+	const void *sig;
+	size_t sigsz;
+	bool ts_set;
+	int64_t ts_ns;
+};
+
 static int parse_args(unsigned int flags, const void *argp, size_t argsz,
-		      sigset_t *mask, bool *has_mask, bool *ts_set,
-		      struct timespec *ts, uint64_t *min_wait_ns)
+		      struct wait_args *a, uint64_t *min_wait_ns)
 {
 	const void *sig = argp;
 	size_t sigsz = argsz;
 	int ret;
 
-	*has_mask = false;
-	*ts_set = false;
+	a->ts_set = false;
 	*min_wait_ns = 0;
 	if (flags & IORING_ENTER_EXT_ARG) {
 		struct io_uring_getevents_arg arg;
@@ -151,21 +165,24 @@ static int parse_args(unsigned int flags, const void *argp, size_t argsz,
 						sizeof(kts));
 			if (ret)
 				return ret;
-			ts->tv_sec = (time_t)kts.tv_sec;
-			ts->tv_nsec = (long)kts.tv_nsec;
-			*ts_set = true;
+			a->ts_ns = ts_to_ns(kts.tv_sec, kts.tv_nsec);
+			a->ts_set = true;
 		}
 	}
-	if (sig) {
-		if (sigsz != KERNEL_SIGSET_SIZE)
-			return -EINVAL;
-		sigemptyset(mask);
-		ret = uu_copy_from_user(mask, sig, KERNEL_SIGSET_SIZE);
-		if (ret)
-			return ret;
-		*has_mask = true;
-	}
+	a->sig = sig;
+	a->sigsz = sigsz;
 	return 0;
+}
+
+/* set_user_sigmask(): only once the wait really sleeps */
+static int load_sigmask(const struct wait_args *a, sigset_t *mask)
+{
+	if (!a->sig)
+		return 0;
+	if (a->sigsz != KERNEL_SIGSET_SIZE)
+		return -EINVAL;
+	sigemptyset(mask);
+	return uu_copy_from_user(mask, a->sig, KERNEL_SIGSET_SIZE);
 }
 
 static void waiter_add(struct uu_ring *r, struct uu_waiter *w)
@@ -206,16 +223,16 @@ static inline uint32_t cq_tail_acquire(struct uu_ring *r)
 int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 	       const void *argp, size_t argsz)
 {
-	struct timespec ts = { 0, 0 }, start, deadline, min_deadline;
+	struct wait_args a;
 	struct uu_waiter w;
 	sigset_t mask;
-	bool has_mask, ts_set, min_phase;
+	bool min_phase;
 	uint64_t min_wait_ns;
+	int64_t start, deadline = KTIME_MAX, min_deadline = KTIME_MAX;
 	uint32_t head, min_tail;
 	int ret, efd;
 
-	ret = parse_args(flags, argp, argsz, &mask, &has_mask, &ts_set, &ts,
-			 &min_wait_ns);
+	ret = parse_args(flags, argp, argsz, &a, &min_wait_ns);
 	if (ret)
 		return ret;
 
@@ -224,21 +241,16 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 	if (cq_tail_acquire(r) - head >= min_events)
 		return 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	if (ts_set) {
-		if (flags & IORING_ENTER_ABS_TIMER) {
-			deadline = ts;
-		} else {
-			deadline = start;
-			ts_add_ns(&deadline, (uint64_t)ts.tv_sec * 1000000000ull +
-					     (uint64_t)ts.tv_nsec);
-		}
-	}
+	start = mono_now();
+	if (a.ts_set)
+		deadline = (flags & IORING_ENTER_ABS_TIMER) ? a.ts_ns :
+							     add_sat(start, a.ts_ns);
 	min_phase = min_wait_ns != 0;
-	if (min_phase) {
-		min_deadline = start;
-		ts_add_ns(&min_deadline, min_wait_ns);
-	}
+	if (min_phase)
+		min_deadline = add_sat(start, (int64_t)min_wait_ns);
+	ret = load_sigmask(&a, &mask);
+	if (ret)
+		return ret;
 
 	efd = thread_efd();
 	if (efd < 0)
@@ -253,7 +265,7 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 
 	for (bool first = true;; first = false) {
 		struct pollfd pfd = { .fd = efd, .events = POLLIN };
-		struct timespec rem, *tmo = NULL;
+		struct timespec buf, *tmo;
 		uint32_t tail;
 		int n;
 
@@ -274,30 +286,21 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 			ret = 0;
 			break;
 		}
-		if (min_phase) {
-			if (ts_set && ts_cmp(&deadline, &min_deadline) < 0)
-				rem = ts_remaining(&deadline);
-			else
-				rem = ts_remaining(&min_deadline);
-			tmo = &rem;
-		} else if (ts_set) {
-			rem = ts_remaining(&deadline);
-			tmo = &rem;
-		}
-		n = ppoll(&pfd, 1, tmo, has_mask ? &mask : NULL);
+		/*
+		 * min_wait (the kernel's two-phase rule): the first timer is
+		 * start + min_wait, whatever the overall timeout says.
+		 */
+		tmo = until(min_phase ? min_deadline : deadline, &buf);
+		n = ppoll(&pfd, 1, tmo, a.sig ? &mask : NULL);
 		if (n < 0) {
-			if (errno == EINTR) {
-				ret = -EINTR;
-				break;
-			}
-			ret = -errno;
+			ret = errno == EINTR ? -EINTR : -errno;
 			break;
 		}
 		if (n > 0) {
 			uint64_t v;
 
 			if (read(efd, &v, sizeof(v)) < 0) {
-				/* EAGAIN: someone else's stale wake; harmless */
+				/* EAGAIN: a stale wake; harmless */
 			}
 			uu_stat_inc(r, wakeups);
 			atomic_store_explicit(&w.woken, false, memory_order_relaxed);
@@ -308,28 +311,23 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 				uu_stat_inc(r, spurious_wakeups);
 			continue;
 		}
-		/* a timer expired */
-		if (min_phase && !(ts_set && ts_cmp(&deadline, &min_deadline) <= 0)) {
-			/* min_wait over: return what arrived, if anything;
-			 * otherwise any new CQE ends the wait */
-			min_phase = false;
-			tail = cq_tail_acquire(r);
-			if (tail != min_tail ||
-			    tail != atomic_load_explicit(r->cq_head,
-							 memory_order_acquire)) {
-				ret = -ETIME;
-				break;
-			}
-			pthread_mutex_lock(&r->wait_lock);
-			w.target = min_tail + 1;
-			pthread_mutex_unlock(&r->wait_lock);
-			if (!ts_set) {
-				/* no overall timeout: wait for that CQE */
-			}
-			continue;
+		if (!min_phase) {
+			ret = -ETIME;
+			break;
 		}
-		ret = -ETIME;
-		break;
+		/* min_wait expired.  No overall timeout: done.  Any CQE in
+		 * the ring (posted since the wait began or not): done.  Otherwise any new CQE ends the
+		 * wait, up to the overall timeout. */
+		min_phase = false;
+		if (!a.ts_set || cq_tail_acquire(r) != min_tail ||
+		    min_tail != atomic_load_explicit(r->cq_head,
+						     memory_order_acquire)) {
+			ret = -ETIME;
+			break;
+		}
+		pthread_mutex_lock(&r->wait_lock);
+		w.target = min_tail + 1;
+		pthread_mutex_unlock(&r->wait_lock);
 	}
 	waiter_del(r, &w);
 	/* drain a wake that raced with our exit so it cannot look spurious

@@ -187,6 +187,12 @@ static int load_sigmask(const struct wait_args *a, sigset_t *mask)
 
 static void waiter_add(struct uu_ring *r, struct uu_waiter *w)
 {
+#ifdef UURING_MUTATE_NO_WAKE_FENCE
+	/* the broken build also widens the window between the caller's
+	 * "not enough CQEs" check and the registration, so that the missing
+	 * recheck is hit within a few rounds on 2 CPUs */
+	usleep(200);
+#endif
 	pthread_mutex_lock(&r->wait_lock);
 	w->prev = NULL;
 	w->next = r->waiters;

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The CQ wake protocol (docs/architecture.md "Waiting and wakeups") under a
+ * ping-pong that makes a lost wakeup visible: a poster thread posts exactly
+ * one CQE each round, right when the waiter is entering enter(GETEVENTS,
+ * min_complete = 1), and waits for the waiter to consume it before the
+ * next round.  Nothing else would ever wake the waiter, so a lost wakeup
+ * shows up as a wait that runs into its timeout with a CQE in the ring.
+ *
+ * Built twice:
+ *   test_wake_protocol         against libuuring: must never lose a wakeup;
+ *   test_wake_protocol_mutant  against a library built with
+ *       -DUURING_MUTATE_NO_WAKE_FENCE (waiter fence and recheck removed):
+ *       must detect a lost wakeup, proving the test can fail.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "abi/io_uring_abi.h"
+#include "uuring.h"
+
+#define ROUNDS 400
+#define ROUND_TIMEOUT_NS (300 * 1000000LL)
+
+struct ring {
+	int fd;
+	unsigned char *rings, *sqes;
+	_Atomic unsigned int *sq_tail, *cq_head, *cq_tail;
+	unsigned int sq_mask, cq_mask;
+	struct io_uring_cqe *cqes;
+	size_t rings_sz, sqes_sz;
+};
+
+static struct ring R;
+static atomic_int waiter_ready, round_done, stop;
+
+static long long now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static int ring_init(struct ring *r)
+{
+	struct io_uring_params p;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_NO_SQARRAY;
+	r->fd = uuring_setup(8, &p);
+	if (r->fd < 0)
+		return r->fd;
+	r->rings_sz = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	r->sqes_sz = p.sq_entries * sizeof(struct io_uring_sqe);
+	r->rings = uuring_mmap(NULL, r->rings_sz, PROT_READ | PROT_WRITE,
+			       MAP_SHARED, r->fd, IORING_OFF_SQ_RING);
+	r->sqes = uuring_mmap(NULL, r->sqes_sz, PROT_READ | PROT_WRITE,
+			      MAP_SHARED, r->fd, IORING_OFF_SQES);
+	if ((intptr_t)r->rings < 0 && (intptr_t)r->rings > -4096)
+		return (int)(intptr_t)r->rings;
+	if ((intptr_t)r->sqes < 0 && (intptr_t)r->sqes > -4096)
+		return (int)(intptr_t)r->sqes;
+	r->sq_tail = (_Atomic unsigned int *)(r->rings + p.sq_off.tail);
+	r->cq_head = (_Atomic unsigned int *)(r->rings + p.cq_off.head);
+	r->cq_tail = (_Atomic unsigned int *)(r->rings + p.cq_off.tail);
+	r->sq_mask = *(unsigned int *)(r->rings + p.sq_off.ring_mask);
+	r->cq_mask = *(unsigned int *)(r->rings + p.cq_off.ring_mask);
+	r->cqes = (struct io_uring_cqe *)(r->rings + p.cq_off.cqes);
+	return 0;
+}
+
+static void *poster(void *arg)
+{
+	unsigned int tail = 0;
+
+	(void)arg;
+	for (int i = 0; i < ROUNDS && !atomic_load(&stop); i++) {
+		struct io_uring_sqe *sqe;
+
+		while (atomic_load_explicit(&waiter_ready, memory_order_acquire) <= i &&
+		       !atomic_load(&stop))
+			;
+		sqe = (struct io_uring_sqe *)(R.sqes +
+					      (tail & R.sq_mask) * sizeof(*sqe));
+		memset(sqe, 0, sizeof(*sqe));
+		sqe->opcode = IORING_OP_NOP;
+		sqe->user_data = (uint64_t)i;
+		atomic_store_explicit(R.sq_tail, ++tail, memory_order_release);
+		if (uuring_enter((unsigned int)R.fd, 1, 0, 0, NULL, 0) != 1) {
+			fprintf(stderr, "poster: enter failed\n");
+			atomic_store(&stop, 1);
+			break;
+		}
+		while (atomic_load_explicit(&round_done, memory_order_acquire) <= i &&
+		       !atomic_load(&stop))
+			;
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	struct io_uring_getevents_arg arg;
+	struct __kernel_timespec ts = { 0, ROUND_TIMEOUT_NS };
+	pthread_t th;
+	int lost = 0, rounds = 0, ret;
+
+	ret = ring_init(&R);
+	if (ret) {
+		fprintf(stderr, "setup: %s\n", strerror(-ret));
+		return 1;
+	}
+	pthread_create(&th, NULL, poster, NULL);
+	for (int i = 0; i < ROUNDS; i++) {
+		long long t0;
+		unsigned int head;
+
+		memset(&arg, 0, sizeof(arg));
+		arg.ts = (uint64_t)(uintptr_t)&ts;
+		t0 = now_ns();
+		atomic_store_explicit(&waiter_ready, i + 1, memory_order_release);
+		ret = uuring_enter((unsigned int)R.fd, 0, 1,
+				   IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
+				   &arg, sizeof(arg));
+		if (ret == -ETIME) {
+			/* the CQE can only be late, never absent */
+			ret = uuring_enter((unsigned int)R.fd, 0, 1,
+					   IORING_ENTER_GETEVENTS, NULL, 0);
+		}
+		if (ret < 0) {
+			fprintf(stderr, "round %d: enter %s\n", i, strerror(-ret));
+			atomic_store(&stop, 1);
+			break;
+		}
+		if (now_ns() - t0 >= ROUND_TIMEOUT_NS) {
+			lost++;
+			fprintf(stderr, "round %d: woken only by the timeout: lost wakeup\n", i);
+		}
+		head = atomic_load_explicit(R.cq_head, memory_order_relaxed);
+		atomic_store_explicit(R.cq_head, head + 1, memory_order_release);
+		atomic_store_explicit(&round_done, i + 1, memory_order_release);
+		rounds++;
+#ifdef EXPECT_LOST_WAKEUP
+		if (lost)
+			break;
+#endif
+	}
+	atomic_store(&stop, 1);
+	pthread_join(th, NULL);
+#ifdef EXPECT_LOST_WAKEUP
+	if (lost) {
+		printf("mutant (no waiter fence/recheck): lost wakeup detected after %d rounds, as it must be\n",
+		       rounds);
+		return 0;
+	}
+	printf("FAIL: the mutant build lost no wakeup in %d rounds: the test cannot see the bug\n",
+	       rounds);
+	return 1;
+#else
+	{
+		struct uuring_stats st;
+
+		uuring_get_stats(R.fd, &st, sizeof(st));
+		printf("%d rounds, %d lost wakeups; waits that slept %llu, wakeups %llu, spurious %llu\n",
+		       rounds, lost, (unsigned long long)st.waits,
+		       (unsigned long long)st.wakeups,
+		       (unsigned long long)st.spurious_wakeups);
+	}
+	return lost || rounds != ROUNDS ? 1 : 0;
+#endif
+}

@@ -34,7 +34,8 @@
 	(IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP | IORING_SETUP_R_DISABLED | \
 	 IORING_SETUP_SUBMIT_ALL | IORING_SETUP_SQE128 | IORING_SETUP_CQE32 | \
 	 IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_NO_MMAP |                  \
-	 IORING_SETUP_NO_SQARRAY | IORING_SETUP_CQE_MIXED)
+	 IORING_SETUP_NO_SQARRAY | IORING_SETUP_CQE_MIXED |                  \
+	 IORING_SETUP_REGISTERED_FD_ONLY)
 
 /*
  * Features advertised: each one has a test of its semantics in tests/.
@@ -76,6 +77,8 @@ struct uu_ring {
 	int peer_fd;             /* engine's end of the socketpair */
 	ino_t peer_ino;
 	int app_fd_hint;         /* an fd number known to be this ring */
+	int owned_app_fd;        /* REGISTERED_FD_ONLY: the engine holds the
+				  * ring fd (-1 otherwise) */
 	pid_t owner_pid;         /* process that created the ring */
 	unsigned int fork_gen;   /* uu_fork_generation at creation */
 
@@ -241,6 +244,7 @@ static inline bool uu_ring_foreign(const struct uu_ring *ring)
 struct uu_ring *uu_regring_get(unsigned int idx, int *err);
 int uu_register_ring_fds(struct uu_ring *ring, void *arg, unsigned int nr);
 int uu_unregister_ring_fds(void *arg, unsigned int nr);
+int uu_regring_add_owned(struct uu_ring *ring);
 
 /* ---- CQ (ring/cq.c) ---- */
 /* Called with completion_lock held. */

@@ -104,11 +104,37 @@ int uu_unregister_ring_fds(void *arg, unsigned int nr)
 			break;
 		}
 		if (regrings[upd.offset]) {
-			uu_ring_put(regrings[upd.offset]);
+			struct uu_ring *t = regrings[upd.offset];
+			int owned = t->owned_app_fd;
+
 			regrings[upd.offset] = NULL;
+			if (owned >= 0) {
+				/* a REGISTERED_FD_ONLY ring: this slot was its
+				 * only handle, so the ring goes away */
+				t->owned_app_fd = -1;
+				uu_registry_close(owned);
+			}
+			uu_ring_put(t);
 		}
 	}
 	return i ? (int)i : ret;
+}
+
+/*
+ * IORING_SETUP_REGISTERED_FD_ONLY: the ring's only handle is a registered
+ * ring slot of the creating thread.  Takes a reference for the slot;
+ * returns the slot index or -EBUSY.
+ */
+int uu_regring_add_owned(struct uu_ring *ring)
+{
+	for (unsigned int s = 0; s < UU_RINGFD_REG_MAX; s++) {
+		if (!regrings[s]) {
+			atomic_fetch_add(&ring->refs, 1);
+			regrings[s] = ring;
+			return (int)s;
+		}
+	}
+	return -EBUSY;
 }
 
 static int register_probe(void *arg, unsigned int nr_args)

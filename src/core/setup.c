@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "util/fdutil.h"
 #include "util/usercopy.h"
 
 /* Flags a 6.18 kernel knows; anything else is -EINVAL. */
@@ -108,6 +109,10 @@ UU_EXPORT int uuring_setup(unsigned int entries, struct io_uring_params *up)
 	fd = uu_ring_create(&r, entries, &p);
 	if (fd < 0)
 		return fd;
+	if (p.flags & IORING_SETUP_REGISTERED_FD_ONLY) {
+		fd = uu_fd_to_reserved(fd);
+		r->app_fd_hint = fd;
+	}
 	ret = uu_copy_to_user(up, &p, sizeof(p));
 	if (!ret)
 		ret = uu_registry_add(r, fd);
@@ -115,6 +120,17 @@ UU_EXPORT int uuring_setup(unsigned int entries, struct io_uring_params *up)
 		close(fd);
 		uu_ring_put(r);
 		return ret;
+	}
+	if (p.flags & IORING_SETUP_REGISTERED_FD_ONLY) {
+		/* the application gets a registered index, never an fd */
+		int idx = uu_regring_add_owned(r);
+
+		if (idx < 0) {
+			uu_registry_close(fd);
+			return idx;
+		}
+		r->owned_app_fd = fd;
+		return idx;
 	}
 	return fd;
 }

@@ -210,6 +210,7 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 	r->ring_ino = st.st_ino;
 	r->ring_dev = st.st_dev;
 	r->app_fd_hint = sv[0];
+	r->owned_app_fd = -1;
 	r->owner_pid = getpid();
 	r->fork_gen = atomic_load(&uu_fork_generation);
 

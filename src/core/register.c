@@ -9,12 +9,16 @@
 
 /* RING_FDS registrations belong to the calling thread (T17). */
 static __thread struct uu_ring *regrings[UU_RINGFD_REG_MAX];
+/* The kernel's per-task io_uring context exists once a thread created a
+ * ring, submitted, or registered a ring fd; registered-ring calls from a
+ * thread without one get -EINVAL. */
+__thread bool uu_thread_has_tctx;
 
 struct uu_ring *uu_regring_get(unsigned int idx, int *err)
 {
 	struct uu_ring *r;
 
-	if (idx >= UU_RINGFD_REG_MAX) {
+	if (idx >= UU_RINGFD_REG_MAX || !uu_thread_has_tctx) {
 		*err = -EINVAL;
 		return NULL;
 	}
@@ -37,6 +41,7 @@ int uu_register_ring_fds(struct uu_ring *ring, void *arg, unsigned int nr)
 	(void)ring;
 	if (!nr || nr > UU_RINGFD_REG_MAX)
 		return -EINVAL;
+	uu_thread_has_tctx = true;
 	for (i = 0; i < nr; i++) {
 		struct uu_ring *target;
 		int err;

@@ -109,6 +109,7 @@ UU_EXPORT int uuring_setup(unsigned int entries, struct io_uring_params *up)
 	fd = uu_ring_create(&r, entries, &p);
 	if (fd < 0)
 		return fd;
+	uu_thread_has_tctx = true;
 	if (p.flags & IORING_SETUP_REGISTERED_FD_ONLY) {
 		fd = uu_fd_to_reserved(fd);
 		r->app_fd_hint = fd;

@@ -30,6 +30,13 @@ struct dscenario {
 	const char *name;
 	dscenario_fn fn;
 	void *arg;
+	/*
+	 * A documented divergence (e.g. "docs/compatibility.md #1"): the
+	 * differences are printed but do not fail the test when the backend
+	 * under test is uuring.  A scenario that then matches is reported
+	 * as such, so that the entry can be dropped.
+	 */
+	const char *known;
 };
 
 /* Records an integer observation. */

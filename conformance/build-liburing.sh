@@ -1,0 +1,375 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Fetches liburing 2.3 (Debian bookworm's source package) and builds it in
+# conformance/work/ (gitignored): nothing of liburing is kept in the repo.
+#
+#   build-liburing.sh source               fetch and unpack the source (once)
+#   build-liburing.sh kernel [TESTS]       unmodified liburing + its tests
+#   build-liburing.sh uuring BUILD [TESTS] liburing routed to uuring + tests
+#   build-liburing.sh install BUILD        the routed build, installed as
+#                                          liburing-uuring into $PREFIX
+#   build-liburing.sh tools                nouring and kernel-probe helpers
+#
+# TESTS is "all" (default), "none", or test names ("nop cq-full ...").
+# BUILD is a Meson build directory of uuring holding src/libuuring.a.
+#
+# The routed copy differs from the unmodified one in its system call layer
+# only: src/arch/<arch>/syscall.h includes uuring-syscall-defs.h (ours, from
+# this directory) instead of syscall-defs.h, so __sys_io_uring_setup/enter/
+# enter2/register, __sys_mmap, __sys_munmap and __sys_close call the uuring
+# API.  Tests are linked statically against it and libuuring.a.
+#
+# Environment: WORK (default conformance/work), PREFIX (default
+# $WORK/prefix), JOBS (default nproc).  Also meant to be sourced: run-
+# conformance.sh and demo/run-demo.sh call the functions below.
+
+CONF_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$CONF_DIR/.." && pwd)
+WORK=${WORK:-$CONF_DIR/work}
+PREFIX=${PREFIX:-$WORK/prefix}
+JOBS=${JOBS:-$(nproc)}
+LIBURING_VERSION=2.3
+SRC_DIR=$WORK/src/liburing-$LIBURING_VERSION
+KERNEL_DIR=$WORK/kernel/liburing-$LIBURING_VERSION
+BIN_DIR=$WORK/bin
+
+log() { echo "build-liburing: $*" >&2; }
+die() { echo "build-liburing: error: $*" >&2; exit 1; }
+
+# Installs the Debian packages named that are missing (fresh machine, root).
+need_pkgs() {
+	local p missing=()
+
+	for p in "$@"; do
+		[[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == *"install ok installed"* ]] ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	[ "$(id -u)" -eq 0 ] || die "missing packages: ${missing[*]} (run as root)"
+	log "installing: ${missing[*]}"
+	apt-get update -qq >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" \
+		>/dev/null
+}
+
+# A deb-src entry for the release, on the host (and with the keyring) that
+# the existing deb entries use, in the same format (deb822 or one-line).
+ensure_deb_src() {
+	local d=/etc/apt/sources.list.d uri= signed= opts= f suite
+
+	if grep -rqsE '^[[:space:]]*(deb-src[[:space:]]|Types:.*deb-src)' \
+		/etc/apt/sources.list "$d"/*.list "$d"/*.sources; then
+		return 0
+	fi
+	suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+	for f in "$d"/*.sources; do
+		[ -f "$f" ] || continue
+		uri=$(sed -nE 's|^URIs:[[:space:]]*([a-z]+://[^[:space:]]*/debian/?)([[:space:]].*)?$|\1|p' "$f" | head -n1)
+		[ -n "$uri" ] || continue
+		signed=$(sed -nE 's/^Signed-By:[[:space:]]*([^[:space:]]+)[[:space:]]*$/\1/p' "$f" | head -n1)
+		log "adding $d/uuring-src.sources (deb-src $uri $suite main)"
+		{
+			echo "Types: deb-src"
+			echo "URIs: $uri"
+			echo "Suites: $suite"
+			echo "Components: main"
+			[ -z "$signed" ] || echo "Signed-By: $signed"
+		} > "$d/uuring-src.sources"
+		break
+	done
+	if [ -z "$uri" ]; then
+		uri=$({ cat /etc/apt/sources.list "$d"/*.list 2>/dev/null || true; } |
+			sed -nE 's|^[[:space:]]*deb[[:space:]]+(\[[^]]*\][[:space:]]+)?([a-z]+://[^[:space:]]*/debian/?)[[:space:]].*|\1\2|p' |
+			head -n1)
+		if [[ $uri == \[* ]]; then
+			opts="${uri%%]*}] "
+			uri=${uri#*] }
+		fi
+		uri=${uri:-http://deb.debian.org/debian}
+		log "adding $d/uuring-src.list (deb-src $opts$uri $suite main)"
+		echo "deb-src $opts$uri $suite main" > "$d/uuring-src.list"
+	fi
+	if ! apt-get update -qq >/dev/null; then
+		rm -f "$d/uuring-src.sources" "$d/uuring-src.list"
+		die "apt-get update failed with the deb-src entry added (removed it again)"
+	fi
+}
+
+fetch_source() {
+	local dl=$WORK/src
+
+	[ -f "$SRC_DIR/.uuring-source-ok" ] && return 0
+	need_pkgs gcc g++ make dpkg-dev pkg-config libseccomp-dev python3
+	ensure_deb_src
+	rm -rf "$dl"
+	mkdir -p "$dl"
+	log "fetching liburing source (apt-get source liburing)"
+	if ! (cd "$dl" && apt-get source -qq -o APT::Sandbox::User=root \
+			liburing >/dev/null 2>"$dl/apt.log"); then
+		# The Sources index may be stale or missing: refresh once.
+		apt-get update -qq >/dev/null
+		(cd "$dl" && apt-get source -qq -o APT::Sandbox::User=root \
+			liburing >/dev/null 2>"$dl/apt.log") ||
+			{ cat "$dl/apt.log" >&2; die "apt-get source liburing failed"; }
+	fi
+	[ -f "$SRC_DIR/src/arch/syscall-defs.h" ] ||
+		die "expected liburing $LIBURING_VERSION in $SRC_DIR ($(ls "$dl" | tr '\n' ' '))"
+	touch "$SRC_DIR/.uuring-source-ok"
+}
+
+build_tools() {
+	mkdir -p "$BIN_DIR"
+	need_pkgs gcc libseccomp-dev
+	if [ ! -x "$BIN_DIR/nouring" ] || [ "$ROOT/demo/nouring.c" -nt "$BIN_DIR/nouring" ]; then
+		gcc -O2 -Wall -Wextra -o "$BIN_DIR/nouring" "$ROOT/demo/nouring.c" -lseccomp
+	fi
+	if [ ! -x "$BIN_DIR/kernel-probe" ] ||
+	   [ "$CONF_DIR/kernel-probe.c" -nt "$BIN_DIR/kernel-probe" ]; then
+		gcc -O2 -Wall -Wextra -o "$BIN_DIR/kernel-probe" "$CONF_DIR/kernel-probe.c"
+	fi
+}
+
+# Per-build settings: the sanitizer a Meson build uses, and its compiler.
+# Sets FLAVOR_SAN ("" or "address,undefined"...), FLAVOR_CC, UURING_DIR.
+build_flavor() {
+	local build=$1 info=$1/meson-info
+
+	FLAVOR_SAN=
+	FLAVOR_CC=gcc
+	if [ -f "$info/intro-buildoptions.json" ]; then
+		FLAVOR_SAN=$(python3 - "$info" <<'PY'
+import json, sys
+info = sys.argv[1]
+v = "none"
+for o in json.load(open(info + "/intro-buildoptions.json")):
+    if o["name"] == "b_sanitize":
+        v = o["value"]
+if isinstance(v, list):
+    v = ",".join(v)
+print("" if v in ("none", "") else v)
+PY
+)
+		if [ -n "$FLAVOR_SAN" ]; then
+			FLAVOR_CC=$(python3 - "$info" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1] + "/intro-compilers.json"))
+print(c["host"]["c"]["exelist"][0])
+PY
+)
+		fi
+	fi
+	if [ -n "$FLAVOR_SAN" ]; then
+		UURING_DIR=$WORK/uuring-${FLAVOR_SAN//,/-}/liburing-$LIBURING_VERSION
+	else
+		UURING_DIR=$WORK/uuring/liburing-$LIBURING_VERSION
+	fi
+}
+
+# The libraries libuuring needs after it when linked statically.
+uuring_libs_private() {
+	local build=$1 libs=
+
+	if [ -f "$build/meson-private/uuring.pc" ]; then
+		libs=$(PKG_CONFIG_PATH=$build/meson-private \
+			pkg-config --static --libs-only-l --libs-only-other uuring 2>/dev/null |
+			tr ' ' '\n' | grep -vx -e '-luuring' -e '' | tr '\n' ' ')
+	fi
+	echo "${libs:--lpthread}"
+}
+
+# test names -> make targets: "all" is every test, "none" (or nothing) none.
+test_targets() {
+	local t out=()
+
+	for t in "$@"; do
+		case $t in
+		all) echo all; return;;
+		none|"") ;;
+		*) out+=("${t%.t}.t");;
+		esac
+	done
+	echo "${out[*]}"
+}
+
+configure_tree() {
+	local dir=$1 cc=$2
+
+	(cd "$dir" && ./configure --cc="$cc" --prefix=/usr >"$dir/configure.log" 2>&1) ||
+		{ tail -n 20 "$dir/configure.log" >&2; die "configure failed in $dir"; }
+}
+
+build_kernel() {
+	local targets
+
+	fetch_source
+	mkdir -p "$WORK/kernel"
+	exec 9>"$WORK/.build.lock"
+	flock 9
+	if [ ! -f "$KERNEL_DIR/.uuring-configured" ]; then
+		rm -rf "$KERNEL_DIR"
+		cp -a "$SRC_DIR" "$KERNEL_DIR"
+		configure_tree "$KERNEL_DIR" gcc
+		touch "$KERNEL_DIR/.uuring-configured"
+	fi
+	log "building unmodified liburing $LIBURING_VERSION (kernel reference)"
+	make -s -C "$KERNEL_DIR/src" -j"$JOBS" >"$KERNEL_DIR/src-build.log" 2>&1 ||
+		{ tail -n 30 "$KERNEL_DIR/src-build.log" >&2; die "building liburing failed"; }
+	targets=$(test_targets "$@")
+	if [ -n "$targets" ]; then
+		# shellcheck disable=SC2086
+		make -s -C "$KERNEL_DIR/test" -j"$JOBS" $targets >"$KERNEL_DIR/test-build.log" 2>&1 ||
+			{ tail -n 30 "$KERNEL_DIR/test-build.log" >&2; die "building the kernel tests failed"; }
+	fi
+	exec 9>&-
+}
+
+# Routes the system call layer of the liburing tree in $1.
+route_syscalls() {
+	local dir=$1 arch_h
+
+	cp "$CONF_DIR/uuring-syscall-defs.h" "$dir/src/arch/uuring-syscall-defs.h"
+	for arch_h in "$dir"/src/arch/*/syscall.h; do
+		sed -i 's|#include "../syscall-defs.h"|#include "../uuring-syscall-defs.h"|' "$arch_h"
+	done
+	grep -q 'uuring-syscall-defs.h' "$dir/src/arch/x86/syscall.h" ||
+		die "could not route liburing's syscall layer (unexpected source)"
+}
+
+build_uuring() {
+	local build=$1 targets stamp libs ldflags cflags=() cc
+	shift
+
+	[ -f "$build/src/libuuring.a" ] ||
+		die "$build/src/libuuring.a not found: build uuring first (make build)"
+	build=$(cd "$build" && pwd)
+	fetch_source
+	build_flavor "$build"
+	cc=$FLAVOR_CC
+	ldflags=
+	if [ -n "$FLAVOR_SAN" ]; then
+		ldflags="-fsanitize=$FLAVOR_SAN"
+	fi
+	mkdir -p "$(dirname "$UURING_DIR")"
+	exec 9>"$WORK/.build.lock"
+	flock 9
+	# A change of the routing, of the uuring API or of the compiler
+	# starts the tree afresh (the tests have no header dependencies).
+	stamp=$(cat "$CONF_DIR/uuring-syscall-defs.h" "$ROOT/include/uuring.h" \
+		"${BASH_SOURCE[0]}" | sha256sum | cut -c1-16)-$cc-$FLAVOR_SAN
+	if [ "$(cat "$UURING_DIR/.uuring-configured" 2>/dev/null)" != "$stamp" ]; then
+		rm -rf "$UURING_DIR"
+		cp -a "$SRC_DIR" "$UURING_DIR"
+		route_syscalls "$UURING_DIR"
+		configure_tree "$UURING_DIR" "$cc"
+		echo "$stamp" > "$UURING_DIR/.uuring-configured"
+	fi
+	log "building liburing $LIBURING_VERSION routed to uuring ($build)"
+	make -s -C "$UURING_DIR/src" -j"$JOBS" CPPFLAGS="-I$ROOT/include" \
+		>"$UURING_DIR/src-build.log" 2>&1 ||
+		{ tail -n 30 "$UURING_DIR/src-build.log" >&2; die "building liburing-uuring failed"; }
+	[[ $(nm -u "$UURING_DIR/src/liburing.a" 2>/dev/null) == *uuring_setup* ]] ||
+		die "liburing-uuring.a does not call uuring_setup: routing failed"
+	# New engine: relink every test against it.
+	if ! cmp -s "$build/src/libuuring.a" "$UURING_DIR/libuuring.a"; then
+		cp "$build/src/libuuring.a" "$UURING_DIR/libuuring.a"
+		touch "$UURING_DIR/src/liburing.a"
+	fi
+	targets=$(test_targets "$@")
+	if [ -n "$targets" ]; then
+		libs=$(uuring_libs_private "$build")
+		# The test Makefile appends "-L../src/ -luring -lpthread" to
+		# LDFLAGS: name liburing first here so libuuring.a follows it.
+		# shellcheck disable=SC2086
+		make -s -C "$UURING_DIR/test" -j"$JOBS" CPPFLAGS="-I$ROOT/include" \
+			LDFLAGS="$ldflags -L../src -luring $UURING_DIR/libuuring.a $libs" \
+			$targets >"$UURING_DIR/test-build.log" 2>&1 ||
+			{ tail -n 30 "$UURING_DIR/test-build.log" >&2; die "building the tests on uuring failed"; }
+	fi
+	exec 9>&-
+}
+
+write_pc() {
+	local file=$1 name=$2 version=$3 desc=$4 requires=$5 libs=$6 libs_private=$7 cflags=$8
+
+	cat > "$file" <<EOF
+prefix=$PREFIX
+exec_prefix=\${prefix}
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+
+Name: $name
+Version: $version
+Description: $desc
+Requires: $requires
+Libs: $libs
+Libs.private: $libs_private
+Cflags: $cflags
+EOF
+}
+
+install_uuring() {
+	local build=$1 lib=$PREFIX/lib inc=$PREFIX/include so soname version
+
+	build_uuring "$build" none
+	build=$(cd "$build" && pwd)
+	[ -z "$FLAVOR_SAN" ] || die "install wants a build without sanitizers"
+	mkdir -p "$lib/pkgconfig" "$inc/liburing-uuring/liburing"
+
+	# uuring itself.
+	version=$(sed -nE "s/^[[:space:]]*version[[:space:]]*:[[:space:]]*'([^']*)'.*/\1/p" \
+		"$ROOT/meson.build" | head -n1)
+	install -m 644 "$ROOT/include/uuring.h" "$inc/uuring.h"
+	install -m 644 "$build/src/libuuring.a" "$lib/libuuring.a"
+	so=$(find "$build/src" -maxdepth 1 -type f -name 'libuuring.so*' | head -n1)
+	if [ -n "$so" ]; then
+		soname=$(objdump -p "$so" | awk '/SONAME/ { print $2 }')
+		install -m 755 "$so" "$lib/$(basename "$so")"
+		[ -z "$soname" ] || [ "$soname" = "$(basename "$so")" ] ||
+			ln -sf "$(basename "$so")" "$lib/$soname"
+		[ "$(basename "$so")" = libuuring.so ] || ln -sf "$(basename "$so")" "$lib/libuuring.so"
+	fi
+	write_pc "$lib/pkgconfig/uuring.pc" uuring "${version:-0}" \
+		"io_uring in user space" "" "-L\${libdir} -luuring" \
+		"$(uuring_libs_private "$build")" "-I\${includedir}"
+
+	# liburing, routed.  Headers in their own directory so they never
+	# shadow a real liburing's.
+	install -m 644 "$UURING_DIR/src/include/liburing.h" "$inc/liburing-uuring/liburing.h"
+	install -m 644 "$UURING_DIR"/src/include/liburing/*.h "$inc/liburing-uuring/liburing/"
+	install -m 644 "$UURING_DIR/src/liburing.a" "$lib/liburing-uuring.a"
+	# liburing's own link line (nolibc on x86_64), under our soname,
+	# against libuuring.so found next to it.
+	(cd "$UURING_DIR/src" && gcc -fPIC -shared -Wl,--version-script=liburing.map \
+		-Wl,-soname=liburing-uuring.so.${LIBURING_VERSION%%.*} \
+		-o "$lib/liburing-uuring.so.$LIBURING_VERSION" ./*.os \
+		$(grep -q '^CONFIG_NOLIBC=y' ../config-host.mak && echo -nostdlib -nodefaultlibs) \
+		-L"$lib" -luuring -Wl,-rpath,'$ORIGIN')
+	ln -sf "liburing-uuring.so.$LIBURING_VERSION" "$lib/liburing-uuring.so.${LIBURING_VERSION%%.*}"
+	ln -sf "liburing-uuring.so.$LIBURING_VERSION" "$lib/liburing-uuring.so"
+	write_pc "$lib/pkgconfig/liburing-uuring.pc" liburing-uuring "$LIBURING_VERSION" \
+		"liburing $LIBURING_VERSION with its system calls routed to uuring" \
+		uuring "-L\${libdir} -luring-uuring" "" "-I\${includedir}/liburing-uuring"
+	log "installed liburing-uuring into $PREFIX"
+}
+
+main() {
+	local cmd=${1:-}
+
+	[ $# -gt 0 ] && shift
+	case $cmd in
+	source) fetch_source;;
+	kernel) build_kernel "${@:-all}";;
+	uuring) [ $# -ge 1 ] || die "usage: $0 uuring BUILD [TESTS]"
+		[ $# -ge 2 ] || set -- "$1" all
+		build_uuring "$@";;
+	install) [ $# -eq 1 ] || die "usage: $0 install BUILD"; install_uuring "$1";;
+	tools) build_tools;;
+	*) sed -n '3,/^$/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2;;
+	esac
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	set -euo pipefail
+	main "$@"
+fi

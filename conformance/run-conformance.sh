@@ -1,0 +1,288 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# The external judge: liburing 2.3's own test suite, run on the kernel's
+# io_uring and on uuring.  See conformance/README.md.
+#
+#   run-conformance.sh api BUILD       every test on both; table, skip
+#                                      audit, pass list candidates, counts
+#   run-conformance.sh passlist BUILD  the tests on passlist-api.txt, on
+#                                      uuring only; exit 1 if one fails
+#
+# BUILD is uuring's Meson build directory (src/libuuring.a is linked into
+# the tests).  Environment: TIMEOUT (per test, default 60 s), TESTS (api
+# mode: run only these), UURING_NOURING=0 (do not block the kernel's
+# io_uring while the uuring build runs), WORK, PREFIX, JOBS (see
+# build-liburing.sh).
+set -euo pipefail
+
+MODE=${1:-}
+BUILD=${2:-build}
+case $MODE in
+api|passlist) ;;
+*) echo "usage: $0 api|passlist [BUILD]" >&2; exit 2;;
+esac
+
+# shellcheck source=conformance/build-liburing.sh
+. "$(dirname "$0")/build-liburing.sh"
+cd "$ROOT"
+TIMEOUT=${TIMEOUT:-60}
+PASSLIST=$CONF_DIR/passlist-api.txt
+NOURING=${UURING_NOURING:-1}
+# Lines of a test's output that tell of a part it skipped or a fallback.
+SKIP_RE='skip|not supported|unsupported|not available|unavailable|doesn.t support|does not support|no support|einval|eopnotsupp|invalid argument|operation not supported|not implemented|enosys|too old'
+
+# Test names on the pass list (comments and blank lines dropped).
+passlist_names() {
+	[ -f "$PASSLIST" ] || return 0
+	sed -e 's/#.*//' -e 's/[[:space:]]//g' -e 's/\.t$//' "$PASSLIST" | grep -v '^$' || true
+}
+
+# run_test DIR NAME LOG [WRAPPER...]: runs DIR/NAME.t in DIR in a process
+# group of its own, with a timeout; kills the whole group afterwards (tests
+# that fork can leave children behind).  Sets RESULT and SECS.
+run_test() {
+	local dir=$1 name=$2 logf=$3 pidf rc=0 start ms pg
+	shift 3
+
+	pidf=$(mktemp "$WORK/.pgid.XXXXXX")
+	start=$(date +%s%N)
+	(cd "$dir" && exec setsid bash -c 'echo $$ > "$0"; exec "$@"' "$pidf" \
+		"$@" timeout -k 5 "$TIMEOUT" "./$name.t") </dev/null >"$logf" 2>&1 &
+	# (braces: no "Aborted" notice from bash when a test dies of a signal)
+	{ wait $! || rc=$?; } 2>/dev/null
+	ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	pg=$(cat "$pidf" 2>/dev/null || true)
+	[ -z "$pg" ] || kill -KILL -- "-$pg" 2>/dev/null || true
+	rm -f "$pidf"
+	SECS=$((ms / 1000)).$(( (ms % 1000) / 100 ))
+	case $rc in
+	0) RESULT=pass;;
+	77) RESULT=skip;;
+	124|137) if [ "$ms" -ge $((TIMEOUT * 1000)) ]; then RESULT=timeout; else RESULT=fail; fi;;
+	*) RESULT=fail;;
+	esac
+	RC=$rc
+}
+
+# The skip/fallback lines of a log, trailing blanks dropped, each once.
+skip_lines() {
+	{ grep -aiE "$SKIP_RE" "$1" 2>/dev/null || true; } | sed -E 's/[[:space:]]+$//' |
+		awk '!seen[$0]++' | head -n 40
+}
+
+# The same, with numbers masked, sorted: what two runs are compared by.
+skip_key() {
+	skip_lines "$1" | sed -E 's/[0-9]+/N/g' | sort -u
+}
+
+uuring_wrapper() {
+	if [ "$NOURING" != 0 ]; then
+		echo "$BIN_DIR/nouring"
+	fi
+}
+
+asan_env() {
+	# The liburing tests are not ours: their own leaks are not uuring's.
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+}
+
+mode_passlist() {
+	local names=() name pass=0 fail=0 failed=() wrap
+
+	mapfile -t names < <(passlist_names)
+	if [ ${#names[@]} -eq 0 ]; then
+		echo "conformance: $PASSLIST is missing or empty: no liburing test to run"
+		exit 0
+	fi
+	build_tools
+	fetch_source
+	local known=()
+	for name in "${names[@]}"; do
+		[ ! -f "$SRC_DIR/test/$name.c" ] && [ ! -f "$SRC_DIR/test/$name.cc" ] ||
+			known+=("$name")
+	done
+	build_uuring "$BUILD" "${known[@]}" none
+	[ -z "$FLAVOR_SAN" ] || asan_env
+	mkdir -p "$WORK/logs/passlist"
+	wrap=$(uuring_wrapper)
+	echo "conformance: ${#names[@]} liburing $LIBURING_VERSION tests of passlist-api.txt on uuring" \
+		"(${wrap:+kernel io_uring blocked, }timeout ${TIMEOUT}s)"
+	for name in "${names[@]}"; do
+		local logf=$WORK/logs/passlist/$name.log extra
+		if [ ! -x "$UURING_DIR/test/$name.t" ]; then
+			echo "FAIL $name: no such test in liburing $LIBURING_VERSION"
+			fail=$((fail + 1)); failed+=("$name")
+			continue
+		fi
+		# shellcheck disable=SC2086
+		run_test "$UURING_DIR/test" "$name" "$logf" $wrap
+		extra=$(skip_lines "$logf")
+		if [ "$RESULT" = pass ] && [ -z "$extra" ]; then
+			echo "PASS $name (${SECS}s)"
+			pass=$((pass + 1))
+			continue
+		fi
+		if [ "$RESULT" = pass ]; then
+			echo "FAIL $name: passed, but skipped parts (${SECS}s)"
+		else
+			echo "FAIL $name: $RESULT (exit $RC, ${SECS}s)"
+		fi
+		tail -n 8 "$logf" | sed 's/^/    /'
+		fail=$((fail + 1)); failed+=("$name")
+	done
+	[ $fail -eq 0 ] || echo "failed: ${failed[*]}"
+	echo "$pass passed, $fail failed"
+	[ $fail -eq 0 ]
+}
+
+mode_api() {
+	local names=() name kernel=1 kres ures wrap n=0 total
+	local -A K U KSEC USEC EXTRA
+	local npass=0 nfail=0 nskip=0 cands=() kept=() report
+
+	build_tools
+	if ! "$BIN_DIR/kernel-probe" >/dev/null; then
+		kernel=0
+		echo "conformance: the kernel's io_uring is not usable here" \
+			"($("$BIN_DIR/kernel-probe" || true)): kernel column n/a"
+	fi
+	build_kernel all
+	build_uuring "$BUILD" all
+	install_uuring "$BUILD" >/dev/null 2>&1 || [ -n "$FLAVOR_SAN" ] ||
+		echo "conformance: warning: installing liburing-uuring into $PREFIX failed"
+	[ -z "$FLAVOR_SAN" ] || asan_env
+	wrap=$(uuring_wrapper)
+
+	if [ -n "${TESTS:-}" ]; then
+		read -r -a names <<< "$TESTS"
+		names=("${names[@]%.t}")
+	else
+		mapfile -t names < <(cd "$UURING_DIR/test" && ls -- *.t | sed 's/\.t$//')
+	fi
+	total=${#names[@]}
+	rm -rf "$WORK/logs/kernel" "$WORK/logs/uuring"
+	mkdir -p "$WORK/logs/kernel" "$WORK/logs/uuring"
+	report=$WORK/report-api.txt
+
+	echo "liburing $LIBURING_VERSION test suite: kernel $(uname -r) vs uuring ($BUILD)," \
+		"timeout ${TIMEOUT}s${wrap:+, kernel io_uring blocked for uuring}"
+	echo
+	printf '%-24s %-10s %-10s %s\n' test kernel uuring "time (kernel/uuring)"
+	printf '%-24s %-10s %-10s %s\n' ---- ------ ------ --------------------
+	for name in "${names[@]}"; do
+		n=$((n + 1))
+		if [ $kernel -eq 1 ]; then
+			run_test "$KERNEL_DIR/test" "$name" "$WORK/logs/kernel/$name.log"
+			K[$name]=$RESULT KSEC[$name]=$SECS
+		else
+			K[$name]=n/a KSEC[$name]=-
+		fi
+		# shellcheck disable=SC2086
+		run_test "$UURING_DIR/test" "$name" "$WORK/logs/uuring/$name.log" $wrap
+		U[$name]=$RESULT USEC[$name]=$SECS
+		EXTRA[$name]=
+		if [ "$RESULT" = pass ]; then
+			if [ $kernel -eq 1 ]; then
+				EXTRA[$name]=$(comm -13 <(skip_key "$WORK/logs/kernel/$name.log") \
+					<(skip_key "$WORK/logs/uuring/$name.log"))
+			else
+				EXTRA[$name]=$(skip_key "$WORK/logs/uuring/$name.log")
+			fi
+			[ -z "${EXTRA[$name]}" ] || U[$name]="pass(skipped-parts)"
+		fi
+		printf '%-24s %-10s %-10s %s\n' "$name" "${K[$name]}" "${U[$name]}" \
+			"${KSEC[$name]}/${USEC[$name]}s"
+	done
+
+	echo
+	echo "== Skip audit: lines about skipped parts or fallbacks (+: uuring only) =="
+	for name in "${names[@]}"; do
+		local kl ul kkey line
+		kl=$([ $kernel -eq 0 ] || skip_lines "$WORK/logs/kernel/$name.log")
+		ul=$(skip_lines "$WORK/logs/uuring/$name.log")
+		[ -n "$kl$ul" ] || continue
+		echo "--- $name [kernel ${K[$name]}, uuring ${U[$name]}]"
+		[ -z "$kl" ] || sed 's/^/      kernel: /' <<< "$kl"
+		kkey=$([ $kernel -eq 0 ] || skip_key "$WORK/logs/kernel/$name.log")
+		while IFS= read -r line; do
+			[ -n "$line" ] || continue
+			if grep -qxF -- "$(sed -E 's/[0-9]+/N/g' <<< "$line")" <<< "$kkey"; then
+				echo "      uuring: $line"
+			else
+				echo "    + uuring: $line"
+			fi
+		done <<< "$ul"
+	done
+
+	for name in "${names[@]}"; do
+		case ${U[$name]} in
+		pass) npass=$((npass + 1));;
+		skip|"pass(skipped-parts)") nskip=$((nskip + 1));;
+		*) nfail=$((nfail + 1));;
+		esac
+		# Candidates: pass on both, identical skip lines.
+		[ "${U[$name]}" = pass ] || continue
+		if [ $kernel -eq 1 ]; then
+			[ "${K[$name]}" = pass ] || continue
+			[ "$(skip_key "$WORK/logs/kernel/$name.log")" = \
+			  "$(skip_key "$WORK/logs/uuring/$name.log")" ] || continue
+		fi
+		cands+=("$name")
+	done
+
+	# A test that passes with no io_uring at all proves nothing: run the
+	# candidates once more, unmodified liburing with io_uring blocked.
+	local informative=() blind=()
+	mkdir -p "$WORK/logs/blocked"
+	for name in "${cands[@]}"; do
+		run_test "$KERNEL_DIR/test" "$name" "$WORK/logs/blocked/$name.log" "$BIN_DIR/nouring"
+		if [ "$RESULT" = pass ]; then
+			blind+=("$name")
+		else
+			informative+=("$name")
+		fi
+	done
+	cands=("${informative[@]}")
+
+	echo
+	echo "== Pass list candidates (${#cands[@]}): pass on kernel and uuring, same skip lines =="
+	[ $kernel -eq 1 ] || echo "(kernel n/a: uuring passes without any skip line)"
+	printf '%s\n' "${cands[@]}" | fmt -w 100
+	local noisy=()
+	for name in "${cands[@]}"; do
+		[ -z "$(skip_lines "$WORK/logs/uuring/$name.log")" ] || noisy+=("$name")
+	done
+	echo "of which with the same skip lines on both (passlist mode allows none): ${noisy[*]:-none}"
+	echo "not candidates, as they also pass with io_uring blocked (${#blind[@]}): ${blind[*]:-none}"
+	mapfile -t kept < <(passlist_names)
+	echo
+	echo "== Compared with the kept list conformance/passlist-api.txt (${#kept[@]} tests; not edited) =="
+	local add drop
+	add=$(comm -23 <(printf '%s\n' "${cands[@]}" | grep -v '^$' | sort) \
+		<(printf '%s\n' "${kept[@]}" | grep -v '^$' | sort) | fmt -w 100)
+	drop=$(comm -13 <(printf '%s\n' "${cands[@]}" | grep -v '^$' | sort) \
+		<(printf '%s\n' "${kept[@]}" | grep -v '^$' | sort))
+	echo "candidates not on the list: ${add:-none}"
+	if [ -n "$drop" ]; then
+		echo "ON THE LIST BUT NOT CANDIDATES NOW (regressions, or not run):"
+		while IFS= read -r name; do
+			echo "    $name: kernel ${K[$name]:-not run}, uuring ${U[$name]:-not run}"
+		done <<< "$drop"
+	else
+		echo "on the list but not candidates now: none"
+	fi
+	echo
+	echo "logs: $WORK/logs/{kernel,uuring}/TEST.log; this report: $report"
+	echo "uuring: $npass passed, $nfail failed, $nskip skipped"
+	# Fail only when a test of the kept list regressed.
+	if [ -n "$drop" ] && [ -z "${TESTS:-}" ]; then
+		return 1
+	fi
+	return 0
+}
+
+case $MODE in
+api) mkdir -p "$WORK"; mode_api 2>&1 | tee "$WORK/report-api.txt";;
+passlist) mode_passlist;;
+esac

@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# The demo: one ordinary liburing 2.3 program (demo/uring-cp.c), built twice
+# from the same source:
+#   uring-cp-kernel  against Debian's liburing (-luring): the kernel's io_uring
+#   uring-cp-uuring  against liburing-uuring (conformance/build-liburing.sh):
+#                    the same liburing, with its system calls routed to uuring
+# and run where the kernel's io_uring is switched off, as under Docker's
+# default seccomp profile (demo/nouring.c).
+#
+#   demo/run-demo.sh [BUILD]      BUILD: uuring's Meson build directory
+set -euo pipefail
+
+BUILD=${1:-build}
+DEMO_DIR=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=conformance/build-liburing.sh
+. "$DEMO_DIR/../conformance/build-liburing.sh"
+OUT=$DEMO_DIR/work
+SIZE_MB=${DEMO_SIZE_MB:-16}
+DEPTH=${DEMO_DEPTH:-16}
+
+if [ -t 1 ]; then
+	say() { printf '\n\033[1m%s\033[0m\n' "$*"; }
+else
+	say() { printf '\n== %s\n' "$*"; }
+fi
+run() { printf '$ %s\n' "$*"; "$@"; }
+
+need_pkgs gcc pkg-config libseccomp-dev liburing-dev
+install_uuring "$BUILD"
+build_tools
+mkdir -p "$OUT"
+rm -f "$OUT"/copy-*
+
+say "1. One program, two builds"
+run gcc -O2 -Wall -o "$OUT/uring-cp-kernel" "$DEMO_DIR/uring-cp.c" -luring
+# shellcheck disable=SC2046
+run gcc -O2 -Wall -o "$OUT/uring-cp-uuring" "$DEMO_DIR/uring-cp.c" \
+	$(PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig pkg-config --cflags --libs liburing-uuring) \
+	-Wl,-rpath,"$PREFIX/lib"
+echo "uring-cp-kernel uses: $(ldd "$OUT/uring-cp-kernel" | awk '/uring/ { print $1 }' | tr '\n' ' ')"
+echo "uring-cp-uuring uses: $(ldd "$OUT/uring-cp-uuring" | awk '/uring/ { print $1 }' | tr '\n' ' ')"
+
+head -c $((SIZE_MB * 1024 * 1024 + 12345)) /dev/urandom > "$OUT/source.bin"
+say "2. A ${SIZE_MB} MiB file, copied with the kernel's io_uring (no sandbox)"
+if run "$OUT/uring-cp-kernel" -q "$DEPTH" "$OUT/source.bin" "$OUT/copy-kernel.bin" &&
+   cmp "$OUT/source.bin" "$OUT/copy-kernel.bin"; then
+	echo "-> identical copy"
+else
+	echo "-> the kernel's io_uring is not usable on this machine (blocked already?)"
+fi
+
+say "3. The kernel build inside 'nouring' (io_uring_setup/enter/register -> EPERM, like Docker)"
+if run "$BIN_DIR/nouring" "$OUT/uring-cp-kernel" -q "$DEPTH" "$OUT/source.bin" \
+	"$OUT/copy-blocked.bin"; then
+	echo "demo: error: uring-cp-kernel worked although io_uring was blocked" >&2
+	exit 1
+fi
+echo "-> fails, as expected: there is no io_uring to be had"
+
+say "4. The uuring build inside the same 'nouring'"
+if ! run "$BIN_DIR/nouring" "$OUT/uring-cp-uuring" -q "$DEPTH" "$OUT/source.bin" \
+	"$OUT/copy-uuring.bin" || ! run cmp "$OUT/source.bin" "$OUT/copy-uuring.bin"; then
+	echo "demo: error: the uuring build did not copy the file" >&2
+	exit 1
+fi
+echo "-> identical copy, without the kernel's io_uring"
+
+say "What happened"
+cat <<EOF
+Both binaries come from the same demo/uring-cp.c and use the same liburing
+$LIBURING_VERSION API: READ and WRITE SQEs $DEPTH deep, io_uring_wait_cqe_timeout,
+an FSYNC at the end.  Under the seccomp filter every io_uring system call
+fails with EPERM, so the kernel build cannot even set up its ring.  The
+uuring build never makes those calls: liburing-uuring is liburing with its
+system call layer routed to libuuring, which runs the ring in user space
+(plain read/write/fsync underneath).  Any liburing program gets this by
+linking with \`pkg-config --libs liburing-uuring\` (installed in $PREFIX).
+EOF

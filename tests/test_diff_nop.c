@@ -266,7 +266,9 @@ static void sc_bad_in_link(struct dctx *c)
 			tring_prep_nop(tring_get_sqe(&r), 4);
 			ret = tring_submit(&r);
 			drec_int(c, ret, "%s at %u: submit", bad_names[k], pos);
-			dreap(c, &r, 5, true, "chain");
+			/* one CQE per SQE consumed (init failures stop) */
+			dreap(c, &r, (unsigned int)(ret > 0 ? ret : 0), true,
+			      "chain");
 			drec_int(c, tring_cq_ready(&r), "no extra CQEs");
 			tring_exit(&r);
 		}

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "util/rawsys.h"
 
 struct uu_config uu_config;
 
@@ -30,9 +31,7 @@ static void *mmap_err(int err)
 static void *raw_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		      off_t off)
 {
-	void *p = mmap(addr, len, prot, flags, fd, off);
-
-	return p == MAP_FAILED ? mmap_err(-errno) : p;
+	return uu_sys_mmap(addr, len, prot, flags, fd, off);
 }
 
 /*
@@ -108,10 +107,10 @@ UU_EXPORT int uuring_close(int fd)
 UU_EXPORT int uuring_dup(int fd)
 {
 	struct uu_ring *r;
-	int nfd = dup(fd), err;
+	int nfd = uu_sys_dup(fd), err;
 
 	if (nfd < 0)
-		return -errno;
+		return nfd;
 	r = uu_ring_get(fd, &err);
 	if (r) {
 		uu_registry_note_fd(r, nfd);

@@ -9,6 +9,7 @@
 
 #include "core/internal.h"
 #include "util/fdutil.h"
+#include "util/rawsys.h"
 #include "util/usercopy.h"
 
 /* Flags a 6.18 kernel knows; anything else is -EINVAL. */
@@ -118,7 +119,7 @@ UU_EXPORT int uuring_setup(unsigned int entries, struct io_uring_params *up)
 	if (!ret)
 		ret = uu_registry_add(r, fd);
 	if (ret) {
-		close(fd);
+		uu_sys_close(fd);
 		uu_ring_put(r);
 		return ret;
 	}

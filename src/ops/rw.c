@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 #include "util/usercopy.h"
@@ -147,7 +148,7 @@ static bool fs_blocked_nowait_write(int fd)
 	return errno != EOPNOTSUPP;
 }
 
-static int do_rw(struct uu_req *req, bool write)
+static int do_rw(struct uu_req *req, bool is_write)
 {
 	ssize_t n;
 	off_t pos = req->rw.pos;
@@ -161,10 +162,24 @@ static int do_rw(struct uu_req *req, bool write)
 	if (req->rw.rw_flags & RWF_HIPRI)
 		return -EINVAL; /* polled I/O needs an IOPOLL ring */
 	for (;;) {
-		n = write ? pwritev2(req->rw.fd, req->rw.iov, req->rw.nr_iov,
+		/* the single-buffer, no-flag case skips the kernel's iovec
+		 * import (measurably cheaper than preadv2 with one iovec) */
+		if (req->rw.nr_iov == 1 && !req->rw.rw_flags) {
+			void *b = req->rw.iov[0].iov_base;
+			size_t l = req->rw.iov[0].iov_len;
+
+			if (pos == -1)
+				n = is_write ? write(req->rw.fd, b, l) :
+					    read(req->rw.fd, b, l);
+			else
+				n = is_write ? pwrite(req->rw.fd, b, l, pos) :
+					    pread(req->rw.fd, b, l, pos);
+		} else {
+			n = is_write ? pwritev2(req->rw.fd, req->rw.iov, req->rw.nr_iov,
 				     pos, (int)req->rw.rw_flags) :
 			    preadv2(req->rw.fd, req->rw.iov, req->rw.nr_iov,
 				    pos, (int)req->rw.rw_flags);
+		}
 		if (n >= 0)
 			break;
 		if (errno == ESPIPE && pos != -1) {
@@ -175,7 +190,7 @@ static int do_rw(struct uu_req *req, bool write)
 			continue;
 		/* io_uring reports a NOWAIT write the fs cannot do without
 		 * blocking (buffered ext4) as -EAGAIN, not -EOPNOTSUPP */
-		if (errno == EOPNOTSUPP && write &&
+		if (errno == EOPNOTSUPP && is_write &&
 		    (req->rw.rw_flags & RWF_NOWAIT) &&
 		    fs_blocked_nowait_write(req->rw.fd))
 			return -EAGAIN;

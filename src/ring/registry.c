@@ -21,6 +21,7 @@
 
 #include "core/internal.h"
 #include "util/fdutil.h"
+#include "util/rawsys.h"
 
 #define L1_BITS 10
 #define L2_BITS 10
@@ -313,7 +314,7 @@ int uu_registry_close(int fd)
 		if (s)
 			atomic_compare_exchange_strong(s, &expected, NULL);
 	}
-	ret = close(fd) ? -errno : 0;
+	ret = uu_sys_close(fd);
 	if (r) {
 		check_last_close(r);
 		uu_ring_put(r);

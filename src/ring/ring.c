@@ -22,6 +22,7 @@
 
 #include "core/internal.h"
 #include "util/fdutil.h"
+#include "util/rawsys.h"
 #include "util/usercopy.h"
 
 #define OFF_SQ_HEAD 0
@@ -244,7 +245,7 @@ void uu_ring_free(struct uu_ring *r)
 	if (r->sqes_mem && r->sqes_owned)
 		munmap(r->sqes_mem, r->sqes_size);
 	if (r->peer_fd > 0 && uu_fd_ino(r->peer_fd) == r->peer_ino)
-		close(r->peer_fd);
+		uu_sys_close(r->peer_fd);
 	for (o = r->ovf_head; o; o = next) {
 		next = o->next;
 		free(o);

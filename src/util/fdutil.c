@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "util/fdutil.h"
+#include "util/rawsys.h"
 
 #define UU_RESERVED_FD_BASE 1024
 
@@ -16,10 +17,10 @@ int uu_fd_to_reserved(int fd)
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur <= UU_RESERVED_FD_BASE)
 		return fd;
-	nfd = fcntl(fd, F_DUPFD_CLOEXEC, UU_RESERVED_FD_BASE);
+	nfd = uu_sys_fcntl(fd, F_DUPFD_CLOEXEC, UU_RESERVED_FD_BASE);
 	if (nfd < 0)
 		return fd; /* keep the low number rather than fail */
-	close(fd);
+	uu_sys_close(fd);
 	return nfd;
 }
 

@@ -191,7 +191,7 @@ static void waiter_add(struct uu_ring *r, struct uu_waiter *w)
 	/* the broken build also widens the window between the caller's
 	 * "not enough CQEs" check and the registration, so that the missing
 	 * recheck is hit within a few rounds on 2 CPUs */
-	usleep(200);
+	usleep(2000);
 #endif
 	pthread_mutex_lock(&r->wait_lock);
 	w->prev = NULL;

@@ -286,7 +286,18 @@ static void sc_enter_args(struct dctx *c)
 		return;
 	drec_int(c, tring_enter(&r, 0, 0, 0, NULL, 0), "enter 0");
 	drec_int(c, tring_enter(&r, 0, 0, 1U << 31, NULL, 0), "enter bad flag");
-	drec_int(c, tring_enter(&r, 0, 0, 1U << 6, NULL, 0), "enter flag bit 6");
+	{
+		unsigned int b;
+
+		/* SQ_WAKEUP, SQ_WAIT on a non-SQPOLL ring; EXT_ARG_REG;
+		 * NO_IOWAIT; unknown bits */
+		for (b = 1; b < 10; b++) {
+			if (b == 3 || b == 4 || b == 5)
+				continue;	/* EXT_ARG, REGISTERED_RING, ABS */
+			drec_int(c, tring_enter(&r, 0, 0, 1U << b, NULL, 0),
+				 "enter flag bit %u", b);
+		}
+	}
 	drec_int(c, tring_enter(&r, 5, 0, 0, NULL, 0),
 		 "to_submit 5 with empty SQ");
 	tring_queue_nops(&r, 3, 1, 0);

@@ -301,7 +301,60 @@ static void sc_single_issuer(struct dctx *c)
 	tring_exit(&r);
 }
 
+/* REGISTERED_FD_ONLY: setup returns a registered slot, not an fd */
+static void sc_registered_fd_only(struct dctx *c)
+{
+	struct io_uring_params p;
+	struct tring r;
+	int ret, slot;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_NO_MMAP | IORING_SETUP_REGISTERED_FD_ONLY;
+	ret = tring_init_params(&r, c->be, 8, &p);
+	drec_int(c, ret, "setup NO_MMAP|REGISTERED_FD_ONLY");
+	if (ret)
+		return;
+	slot = r.fd;
+	drec_int(c, slot, "returned slot");
+	r.fd = -1;		/* not an fd: never close it */
+	r.enter_fd = slot;
+	r.enter_flags = IORING_ENTER_REGISTERED_RING;
+	tring_queue_nops(&r, 3, 1, 0);
+	drec_int(c, tring_submit_and_wait(&r, 3), "submit via slot");
+	dreap(c, &r, 3, true, "nops via slot");
+	drec_int(c, c->be->enter(slot, 0, 0, 0, NULL, 0) < 0,
+		 "enter with the slot as an fd fails");
+	{
+		char buf[sizeof(struct io_uring_probe) +
+			 4 * sizeof(struct io_uring_probe_op)];
+
+		memset(buf, 0, sizeof(buf));
+		drec_int(c, c->be->reg(slot, IORING_REGISTER_PROBE |
+				       IORING_REGISTER_USE_REGISTERED_RING,
+				       buf, 4), "PROBE via slot");
+	}
+	drec_int(c, unreg_ring(c, -1, slot), "unregister via fd -1");
+	{
+		struct io_uring_rsrc_update up;
+
+		memset(&up, 0, sizeof(up));
+		up.offset = (unsigned int)slot;
+		drec_int(c, c->be->reg(slot, IORING_UNREGISTER_RING_FDS |
+				       IORING_REGISTER_USE_REGISTERED_RING,
+				       &up, 1), "unregister the slot via itself");
+	}
+	drec_int(c, c->be->enter(slot, 0, 0, IORING_ENTER_REGISTERED_RING,
+				 NULL, 0), "enter after unregister");
+	r.enter_flags = 0;
+	tring_exit(&r);
+	/* REGISTERED_FD_ONLY needs NO_MMAP */
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_REGISTERED_FD_ONLY;
+	drec_int(c, c->be->setup(8, &p), "REGISTERED_FD_ONLY without NO_MMAP");
+}
+
 static const struct dscenario scenarios[] = {
+	{ "registered_fd_only", sc_registered_fd_only, NULL },
 	{ "ring_fds", sc_ring_fds, NULL },
 	{ "ring_fd_closed", sc_ring_fd_closed, NULL },
 	{ "ring_fds_per_thread", sc_ring_fds_per_thread, NULL },

@@ -539,9 +539,12 @@ static void sc_bad_timespec(struct dctx *c)
 			if (abs && (bad_ts[i].sec < 0 || bad_ts[i].nsec < 0) &&
 			    bad_ts[i].sec != INT64_MIN)
 				continue;
+			/* tv_nsec 1e9 is a valid 1 s wait on the kernel:
+			 * "still waiting at 300 ms" (HUNG) on both is a match */
 			drec_int(c, disolated(c, one_bad_ts,
 					      (void *)(uintptr_t)(i | abs << 8),
-					      2500),
+					      bad_ts[i].nsec == 1000000000 ?
+					      300 : 2500),
 				 "%s%s", abs ? "ABS_TIMER " : "",
 				 bad_ts[i].name);
 		}

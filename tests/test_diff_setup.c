@@ -561,6 +561,66 @@ static void sc_no_mmap(struct dctx *c)
 		    IORING_SETUP_CQE32, 8);
 }
 
+/* NO_MMAP with the caller's memory: shared, private, and a file mapping */
+static void no_mmap_mem(struct dctx *c, int kind)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	size_t rsz = 8 * pg, ssz = 2 * pg;
+	struct io_uring_params p;
+	struct tring r;
+	char *ring, *sqes;
+	int flags = kind == 0 ? MAP_SHARED | MAP_ANONYMOUS :
+				MAP_PRIVATE | MAP_ANONYMOUS;
+	int fd = -1, ret;
+
+	if (kind == 2) {	/* a MAP_SHARED mapping of a tmpfs file */
+		fd = dtmpfile_at(c, "/dev/shm", rsz + ssz, 0);
+		ring = mmap(NULL, rsz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		sqes = mmap(NULL, ssz, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			    (off_t)rsz);
+	} else {
+		ring = mmap(NULL, rsz, PROT_READ | PROT_WRITE, flags, -1, 0);
+		sqes = mmap(NULL, ssz, PROT_READ | PROT_WRITE, flags, -1, 0);
+	}
+	dcheck(c, ring != MAP_FAILED && sqes != MAP_FAILED, "mmap");
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_NO_MMAP;
+	p.cq_off.user_addr = (uint64_t)(uintptr_t)ring;
+	p.sq_off.user_addr = (uint64_t)(uintptr_t)sqes;
+	ret = dring(c, &r, 8, &p, "NO_MMAP setup");
+	if (!ret) {
+		drec_int(c, (uintptr_t)r.sq_head >= (uintptr_t)ring &&
+			 (uintptr_t)r.sq_head < (uintptr_t)ring + rsz,
+			 "rings live in the caller's memory");
+		tring_queue_nops(&r, 8, 1, 0);
+		drec_int(c, tring_submit_and_wait(&r, 8), "submit 8");
+		dreap(c, &r, 8, true, "nops in caller memory");
+		tring_queue_nops(&r, 8, 11, 0);
+		drec_int(c, tring_submit_and_wait(&r, 8), "submit 8 more");
+		dreap(c, &r, 8, true, "more nops");
+		tring_exit(&r);
+	}
+	munmap(ring, rsz);
+	munmap(sqes, ssz);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void sc_no_mmap_shared(struct dctx *c)
+{
+	no_mmap_mem(c, 0);
+}
+
+static void sc_no_mmap_private(struct dctx *c)
+{
+	no_mmap_mem(c, 1);
+}
+
+static void sc_no_mmap_file(struct dctx *c)
+{
+	no_mmap_mem(c, 2);
+}
+
 /* sq array entries out of range are dropped */
 static void sc_sq_dropped(struct dctx *c)
 {
@@ -622,6 +682,9 @@ static const struct dscenario scenarios[] = {
 	{ "no_sqarray", sc_no_sqarray, NULL },
 	{ "sqe128_cqe32", sc_sqe128_cqe32, NULL },
 	{ "no_mmap", sc_no_mmap, NULL },
+	{ "no_mmap_shared", sc_no_mmap_shared, NULL },
+	{ "no_mmap_private", sc_no_mmap_private, NULL },
+	{ "no_mmap_file", sc_no_mmap_file, NULL },
 	{ "sq_dropped", sc_sq_dropped, NULL },
 	{ "dup", sc_dup, NULL },
 };

@@ -44,6 +44,14 @@ static int alloc_user_mem(struct tring *r, unsigned int entries,
 	size_t sqe_sz = (p->flags & IORING_SETUP_SQE128) ? 128 : 64;
 	void *m;
 
+	/* the caller brought its own memory: use it, never free it */
+	if (p->cq_off.user_addr && p->sq_off.user_addr) {
+		r->cq_ring = r->sq_ring =
+			(void *)(uintptr_t)p->cq_off.user_addr;
+		r->sqes = (void *)(uintptr_t)p->sq_off.user_addr;
+		r->ext_mem = true;
+		return 0;
+	}
 	if (sq > KERN_MAX_SQ)
 		sq = KERN_MAX_SQ;
 	if (p->flags & IORING_SETUP_CQSIZE)
@@ -192,6 +200,8 @@ int tring_init_params(struct tring *r, const struct backend *be,
 	if (ret < 0) {
 		if (r->user_mem)
 			free_user_mem(r);
+		r->cq_ring = r->sq_ring = NULL;
+		r->sqes = NULL;
 		return ret;
 	}
 	r->fd = ret;
@@ -225,10 +235,11 @@ void tring_exit(struct tring *r)
 		return;
 	if (r->enter_flags & IORING_ENTER_REGISTERED_RING)
 		tring_unregister_ring_fd(r);
-	if (r->user_mem) {
+	if (r->user_mem || r->ext_mem) {
 		if (r->fd >= 0)
 			r->be->close(r->fd);
-		free_user_mem(r);
+		if (r->user_mem)
+			free_user_mem(r);
 	} else {
 		if (r->sqes)
 			r->be->munmap(r->sqes, r->sqes_sz);

@@ -33,6 +33,7 @@ struct tring {
 	struct io_uring_sqe *sqes;
 	size_t sqes_sz;
 	bool user_mem;		/* NO_MMAP: we allocated sq_ring/sqes */
+	bool ext_mem;		/* NO_MMAP: the caller's memory (user_addr) */
 
 	/* SQ */
 	unsigned int *sq_head, *sq_tail, *sq_flags, *sq_dropped, *sq_array;
@@ -59,7 +60,8 @@ struct tcqe {
  * Sets up a ring on backend be.  p may be NULL (flags 0); otherwise it is
  * passed to setup as is and receives the returned params.  For
  * IORING_SETUP_NO_MMAP the helper allocates the ring and SQE memory and
- * fills p->sq_off.user_addr / p->cq_off.user_addr itself unless already set.
+ * fills p->sq_off.user_addr / p->cq_off.user_addr itself, unless both are
+ * already set: then that memory is used and stays the caller's.
  * Returns 0 or the negative errno of setup/mmap (ring torn down).
  */
 int tring_init_params(struct tring *r, const struct backend *be,

@@ -222,7 +222,40 @@ static void sc_overflow_big(struct dctx *c)
 	tring_exit(&r);
 }
 
+/* a hostile CQ head (ahead of the tail), then repaired */
+static void sc_hostile_cq_head(struct dctx *c)
+{
+	struct tcqe out[16];
+	struct tring r;
+	unsigned int tail, n = 0, i;
+
+	if (dring_flags(c, &r, 4, 0))
+		return;
+	tring_queue_nops(&r, 2, 1, 0);
+	drec_int(c, tring_submit(&r), "submit 2");
+	n += tring_reap(&r, out + n, 16 - n);
+	tail = __atomic_load_n(r.cq_tail, __ATOMIC_ACQUIRE);
+	__atomic_store_n(r.cq_head, tail + 5, __ATOMIC_RELEASE);
+	tring_queue_nops(&r, 3, 10, 0);
+	drec_int(c, tring_submit(&r), "submit 3 with head 5 past tail");
+	drec_int(c, __atomic_load_n(r.cq_tail, __ATOMIC_ACQUIRE) - tail,
+		 "tail moved");
+	drec_int(c, tring_sq_flags(&r) & IORING_SQ_CQ_OVERFLOW,
+		 "CQ_OVERFLOW");
+	/* the application repairs its head */
+	__atomic_store_n(r.cq_head, tail, __ATOMIC_RELEASE);
+	for (i = 0; i < 5 && n < 5; i++) {
+		tring_enter(&r, 0, 0, IORING_ENTER_GETEVENTS, NULL, 0);
+		n += tring_reap(&r, out + n, 16 - n);
+	}
+	drec_cqes(c, out, n, true, "all CQEs after the repair");
+	drec_int(c, tring_sq_flags(&r) & IORING_SQ_CQ_OVERFLOW,
+		 "CQ_OVERFLOW after repair");
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
+	{ "hostile_cq_head", sc_hostile_cq_head, NULL },
 	{ "overflow_20", sc_overflow_20, NULL },
 	{ "overflow_20_cqe32", sc_overflow_20_cqe32, NULL },
 	{ "overflow_no_sqarray_no_mmap", sc_overflow_no_sqarray, NULL },

@@ -731,7 +731,48 @@ static void sc_batch(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * The iovec array is consumed at submission (SUBMIT_STABLE): rewriting it
+ * right after enter returns must not change what an in-flight WRITEV (on
+ * the kernel, ext4 buffered writes run in io-wq) writes.
+ */
+static void sc_iovec_stable(struct dctx *c)
+{
+	char a[64], b[64], rb[64];
+	struct iovec iov[2];
+	struct tring r;
+	int fd, i;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	fd = dtmpfile(c, 4096, 1);
+	memset(a, 'a', sizeof(a));
+	memset(b, 'b', sizeof(b));
+	for (i = 0; i < 8; i++) {
+		iov[0].iov_base = a;
+		iov[0].iov_len = 32;
+		iov[1].iov_base = a + 32;
+		iov[1].iov_len = 32;
+		tring_prep_rw(tring_get_sqe(&r), IORING_OP_WRITEV, fd, iov, 2,
+			      (uint64_t)i * 64, i);
+		tring_submit(&r);
+		/* point the array elsewhere and shrink it */
+		iov[0].iov_base = b;
+		iov[0].iov_len = 1;
+		iov[1].iov_base = dunmapped_addr();
+		iov[1].iov_len = 5;
+	}
+	dreap(c, &r, 8, false, "writevs");
+	for (i = 0; i < 8; i++) {
+		drec_int(c, pread(fd, rb, 64, i * 64) == 64 &&
+			 !memcmp(rb, a, 64), "write %d wrote the original", i);
+	}
+	close(fd);
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
+	{ "iovec_stable", sc_iovec_stable, NULL },
 	{ "read_ext4", sc_read_ext4, NULL },
 	{ "read_tmpfs", sc_read_tmpfs, NULL },
 	{ "file_pos", sc_file_pos, NULL },

@@ -120,6 +120,14 @@ struct uu_ring {
 	struct uu_waiter *waiters;
 	atomic_uint nr_sleepers; /* Dekker pair with the CQ tail, see cq.c */
 
+	/* ---- parked requests and drain (core/req.c) ---- */
+	atomic_int inflight;           /* parked: in io-wq or the poller */
+	atomic_bool drain_active;      /* defer list non-empty */
+	pthread_mutex_t drain_lock;
+	struct uu_req *defer_head, *defer_tail;
+	bool defer_running, defer_recheck, defer_after_drain;
+	struct uu_iowq *wq_default;    /* pool for punts from the poller */
+
 	/* ---- readiness of the ring fd ---- */
 	atomic_bool signalled;
 
@@ -150,6 +158,7 @@ enum {
 	UU_REQ_DRAIN = 1u << 7,
 	UU_REQ_BUFFER_SELECT = 1u << 8,
 	UU_REQ_SHORT = 1u << 9,      /* rw moved less than asked: fails links */
+	UU_REQ_CANCELED = 1u << 10,  /* cancel requested while parked */
 };
 
 #define UU_INLINE_IOVS 8
@@ -158,6 +167,16 @@ struct uu_req {
 	struct uu_req *link;      /* next in the chain */
 	struct uu_req *tw_next;   /* deferred continuation queue */
 	bool tw_cancel;           /* continuation = cancel this chain rest */
+	bool fd_owned;            /* fd is the engine's dup (T4) */
+	int fd;                   /* the file, for ops that need one */
+	struct uu_req *defer_next; /* ring's drain defer list */
+	struct uu_iowq *wq;       /* io-wq pool it was punted to (ref) */
+	struct uu_req *wq_next;   /* io-wq work list */
+	struct uu_req *poll_next; /* readiness engine waiter list */
+	struct uu_pollfile *pf;   /* readiness engine file it waits on */
+	uint32_t park_events;     /* EPOLL* a parked read/write waits for */
+	bool poll_fresh;          /* added since the file's last edge */
+	uint8_t park;             /* UU_ISSUE_*: set by uu_park() */
 	struct uu_ring *ring;
 	unsigned int flags;       /* UU_REQ_* */
 	uint8_t opcode;
@@ -170,7 +189,6 @@ struct uu_req {
 	/* per-op state, filled by prep */
 	union {
 		struct {
-			int fd;
 			int64_t pos;
 			uint32_t rw_flags;
 			int nr_iov;
@@ -179,7 +197,6 @@ struct uu_req {
 			struct iovec inline_iov[UU_INLINE_IOVS];
 		} rw;
 		struct {
-			int fd;
 			unsigned int flags;
 			uint64_t off, len;
 		} sync;
@@ -188,6 +205,16 @@ struct uu_req {
 			uint32_t flags;
 			int fd;
 		} nop;
+		struct {
+			uint32_t events;   /* EPOLL* interest, incl. ERR/HUP */
+			bool multishot;
+			bool armed;        /* on a pollfile's list */
+		} poll;
+		struct {
+			uint64_t old_user_data, new_user_data;
+			uint32_t events;
+			bool update_events, update_user_data, multishot;
+		} poll_upd;
 	};
 };
 
@@ -198,22 +225,95 @@ struct uu_opdef {
 	bool needs_file;
 	bool ioprio;          /* sqe->ioprio is meaningful */
 	bool buffer_select;   /* IOSQE_BUFFER_SELECT allowed */
+	bool rw_state;        /* uses req->rw (inline iovec fix-up on copy) */
 	int (*prep)(struct uu_req *req);
-	int (*issue)(struct uu_req *req); /* returns the CQE res */
+	/* returns the CQE res, or a UU_ISSUE_PARK_ and UU_ISSUE_PUNT code */
+	int (*issue)(struct uu_req *req, unsigned int issue_flags);
 	void (*cleanup)(struct uu_req *req);
 };
 extern const struct uu_opdef uu_opdefs[IORING_OP_LAST];
 
+/* issue_flags */
+#define UU_ISSUE_F_WORKER 1u /* in an io-wq worker: blocking is allowed */
+
+/*
+ * An issue function that would block parks the request instead of
+ * returning a result: return uu_park(req, how).  (Any int is a valid CQE
+ * result — a NOP can inject INT_MIN — so parking has its own channel.)
+ */
+enum {
+	UU_ISSUE_DONE = 0,
+	UU_ISSUE_PARK_POLLIN,  /* wait for readability, then retry */
+	UU_ISSUE_PARK_POLLOUT, /* wait for writability, then retry */
+	UU_ISSUE_PUNT,         /* run blocking in io-wq (bounded) */
+	UU_ISSUE_PUNT_UNBOUND, /* io-wq, unbounded class */
+	UU_ISSUE_PARK_POLLREQ, /* POLL_ADD: wait on the poller */
+};
+
+static inline int uu_park(struct uu_req *req, int how)
+{
+	req->park = (uint8_t)how;
+	return 0;
+}
+
 /* ---- ops ---- */
 int uu_nop_prep(struct uu_req *req);
-int uu_nop_issue(struct uu_req *req);
+int uu_nop_issue(struct uu_req *req, unsigned int issue_flags);
 int uu_rw_prep(struct uu_req *req);
 int uu_rwv_prep(struct uu_req *req);
-int uu_read_issue(struct uu_req *req);
-int uu_write_issue(struct uu_req *req);
+int uu_read_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_write_issue(struct uu_req *req, unsigned int issue_flags);
 void uu_rw_cleanup(struct uu_req *req);
 int uu_fsync_prep(struct uu_req *req);
-int uu_fsync_issue(struct uu_req *req);
+int uu_fsync_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_poll_add_prep(struct uu_req *req);
+int uu_poll_add_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_poll_remove_prep(struct uu_req *req);
+int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags);
+
+/* ---- execution context (core/req.c) ---- */
+#define UU_COMPL_BATCH 32
+
+struct uu_exec {
+	struct uu_ring *ring;
+	struct uu_req *head, *last;       /* link chain being assembled */
+	struct uu_req *tw_head, *tw_tail; /* link continuations, FIFO */
+	bool submitter;                   /* the thread inside enter */
+	struct {
+		unsigned int nr;
+		struct {
+			uint64_t user_data;
+			int32_t res;
+			uint32_t cflags;
+			uint64_t big[2];
+		} e[UU_COMPL_BATCH];
+	} cb;                             /* CQEs posted at the next flush */
+};
+
+void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter);
+void uu_exec_post(struct uu_exec *s, uint64_t user_data, int32_t res,
+		  uint32_t cflags, const uint64_t *big);
+void uu_exec_flush(struct uu_exec *s);
+void uu_req_set_fail(struct uu_req *req);
+struct uu_req *uu_req_to_heap(struct uu_req *req);
+void uu_req_queue_head(struct uu_exec *s, struct uu_req *req, bool heap);
+void uu_req_finish_async(struct uu_req *req);
+void uu_req_run_in_worker(struct uu_req *req);
+
+/* ---- io-wq (exec/iowq.c) ---- */
+struct uu_iowq;
+void uu_iowq_enqueue(struct uu_req *req, bool unbound);
+void uu_iowq_put(struct uu_iowq *wq);
+extern __thread bool uu_engine_thread;
+
+/* ---- readiness engine (exec/poller.c) ---- */
+struct uu_pollfile;
+#define UU_POLL_IN 1
+#define UU_POLL_OUT 2
+void uu_poll_arm(struct uu_req *req, int dir);
+/* POLL_ADD/REMOVE support */
+int uu_poll_arm_request(struct uu_req *req);
+void uu_poll_cancel_ring(struct uu_ring *ring);
 
 /* ---- ring memory and fd (ring/ring.c) ---- */
 int uu_ring_create(struct uu_ring **out, unsigned int entries,

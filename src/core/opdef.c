@@ -19,6 +19,7 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 	[IORING_OP_READV] = {
 		.name = "READV",
 		.supported = true,
+		.rw_state = true,
 		.needs_file = true,
 		.ioprio = true,
 		.buffer_select = true,
@@ -29,6 +30,7 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 	[IORING_OP_WRITEV] = {
 		.name = "WRITEV",
 		.supported = true,
+		.rw_state = true,
 		.needs_file = true,
 		.ioprio = true,
 		.prep = uu_rwv_prep,
@@ -45,6 +47,7 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 	[IORING_OP_READ] = {
 		.name = "READ",
 		.supported = true,
+		.rw_state = true,
 		.needs_file = true,
 		.ioprio = true,
 		.buffer_select = true,
@@ -54,6 +57,7 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 	[IORING_OP_WRITE] = {
 		.name = "WRITE",
 		.supported = true,
+		.rw_state = true,
 		.needs_file = true,
 		.ioprio = true,
 		.prep = uu_rw_prep,
@@ -61,8 +65,19 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 	},
 	OP(IORING_OP_READ_FIXED, "READ_FIXED"),
 	OP(IORING_OP_WRITE_FIXED, "WRITE_FIXED"),
-	OP(IORING_OP_POLL_ADD, "POLL_ADD"),
-	OP(IORING_OP_POLL_REMOVE, "POLL_REMOVE"),
+	[IORING_OP_POLL_ADD] = {
+		.name = "POLL_ADD",
+		.supported = true,
+		.needs_file = true,
+		.prep = uu_poll_add_prep,
+		.issue = uu_poll_add_issue,
+	},
+	[IORING_OP_POLL_REMOVE] = {
+		.name = "POLL_REMOVE",
+		.supported = true,
+		.prep = uu_poll_remove_prep,
+		.issue = uu_poll_remove_issue,
+	},
 	OP(IORING_OP_SYNC_FILE_RANGE, "SYNC_FILE_RANGE"),
 	OP(IORING_OP_SENDMSG, "SENDMSG"),
 	OP(IORING_OP_RECVMSG, "RECVMSG"),

@@ -14,7 +14,6 @@ int uu_fsync_prep(struct uu_req *req)
 	req->sync.flags = sqe->fsync_flags;
 	if (req->sync.flags & ~IORING_FSYNC_DATASYNC)
 		return -EINVAL;
-	req->sync.fd = sqe->fd;
 	req->sync.off = sqe->off;
 	req->sync.len = sqe->len;
 	return 0;
@@ -22,13 +21,16 @@ int uu_fsync_prep(struct uu_req *req)
 
 /* The kernel syncs [off, off+len); syncing the whole file is a superset
  * with the same durability guarantee for that range. */
-int uu_fsync_issue(struct uu_req *req)
+int uu_fsync_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	int ret;
 
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF;
+	/* fsync blocks on the device: the kernel always runs it in io-wq */
+	if (!(issue_flags & UU_ISSUE_F_WORKER))
+		return uu_park(req, UU_ISSUE_PUNT);
 	ret = (req->sync.flags & IORING_FSYNC_DATASYNC) ?
-		fdatasync(req->sync.fd) : fsync(req->sync.fd);
+		fdatasync(req->fd) : fsync(req->fd);
 	return ret ? -errno : 0;
 }

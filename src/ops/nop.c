@@ -33,8 +33,9 @@ int uu_nop_prep(struct uu_req *req)
 	return 0;
 }
 
-int uu_nop_issue(struct uu_req *req)
+int uu_nop_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	(void)issue_flags;
 	if (req->nop.flags & IORING_NOP_FILE) {
 		/* no registered file table exists yet */
 		if (req->nop.flags & IORING_NOP_FIXED_FILE)

@@ -11,6 +11,7 @@
  * fails a link chain, as in the kernel.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -51,7 +52,6 @@ static int prep_common(struct uu_req *req)
 
 	if (ret)
 		return ret;
-	req->rw.fd = sqe->fd;
 	req->rw.pos = (int64_t)sqe->off;
 	req->rw.rw_flags = sqe->rw_flags;
 	req->rw.iov = req->rw.inline_iov;
@@ -148,10 +148,99 @@ static bool fs_blocked_nowait_write(int fd)
 	return errno != EOPNOTSUPP;
 }
 
-static int do_rw(struct uu_req *req, bool is_write)
+static ssize_t rw_once(struct uu_req *req, bool is_write, off_t pos,
+		       int flags)
 {
-	ssize_t n;
+	int fd = req->fd;
+
+	/* the single-buffer, no-flag case skips the kernel's iovec import
+	 * (measurably cheaper than preadv2 with one iovec) */
+	if (req->rw.nr_iov == 1 && !flags) {
+		void *b = req->rw.iov[0].iov_base;
+		size_t l = req->rw.iov[0].iov_len;
+
+		if (pos == -1)
+			return is_write ? write(fd, b, l) : read(fd, b, l);
+		return is_write ? pwrite(fd, b, l, pos) : pread(fd, b, l, pos);
+	}
+	return is_write ?
+		pwritev2(fd, req->rw.iov, req->rw.nr_iov, pos, flags) :
+		preadv2(fd, req->rw.iov, req->rw.nr_iov, pos, flags);
+}
+
+/*
+ * A NOWAIT read of a regular file stopped part way (pages not cached):
+ * the kernel completes such reads (need_complete_io), so read the rest
+ * blocking; a short total then means EOF.  Returns the total or -errno.
+ */
+static ssize_t finish_short_read(struct uu_req *req, off_t pos, ssize_t done)
+{
+	struct iovec iov[UU_INLINE_IOVS];
+	struct iovec *v = req->rw.iov;
+	int nr = req->rw.nr_iov, i = 0;
+	size_t skip = (size_t)done;
+
+	while (i < nr && skip >= v[i].iov_len)
+		skip -= v[i++].iov_len;
+	while (i < nr) {
+		int cnt = 0;
+		ssize_t n;
+
+		for (; i < nr && cnt < UU_INLINE_IOVS; i++, cnt++) {
+			iov[cnt].iov_base = (char *)v[i].iov_base + skip;
+			iov[cnt].iov_len = v[i].iov_len - skip;
+			skip = 0;
+		}
+		do {
+			n = pos == -1 ? readv(req->fd, iov, cnt) :
+					preadv(req->fd, iov, cnt, pos + done);
+		} while (n < 0 && errno == EINTR);
+		if (n < 0)
+			return done; /* report what was read, like a short read */
+		done += n;
+		if (n == 0)
+			break; /* EOF */
+		/* re-walk from the start for the next chunk */
+		skip = (size_t)done;
+		i = 0;
+		while (i < nr && skip >= v[i].iov_len)
+			skip -= v[i++].iov_len;
+	}
+	return done;
+}
+
+/* How a file that cannot do this I/O without blocking is waited for. */
+enum rw_class { RW_BLOCK_INLINE, RW_POLL, RW_WORKER, RW_BAD };
+
+static enum rw_class classify(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return RW_BAD;
+	if (S_ISREG(st.st_mode))
+		return RW_BLOCK_INLINE; /* page cache / fs: brief, never "ready" */
+	if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode))
+		return RW_POLL;
+	return RW_WORKER; /* block devices and the rest */
+}
+
+/*
+ * Non-blocking first (T5): outside io-wq a read is tried with RWF_NOWAIT.
+ * Would block: pollable files (pipes, sockets, ttys) park on the
+ * readiness engine, never occupying a thread; regular files are read
+ * blocking inline (page cache); everything else goes to io-wq.  Files
+ * that refuse RWF_NOWAIT (tmpfs, procfs, ttys) are classified the same
+ * way.  Writes classify first (buffered ext4 refuses NOWAIT writes, so
+ * trying would cost a failed syscall per write).
+ */
+static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
+{
+	int user_flags = (int)req->rw.rw_flags;
+	bool user_nowait = user_flags & RWF_NOWAIT;
+	bool worker = issue_flags & UU_ISSUE_F_WORKER;
 	off_t pos = req->rw.pos;
+	ssize_t n;
 
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF; /* no registered files yet */
@@ -161,25 +250,52 @@ static int do_rw(struct uu_req *req, bool is_write)
 		return -EOPNOTSUPP; /* kiocb_set_rw_flags */
 	if (req->rw.rw_flags & RWF_HIPRI)
 		return -EINVAL; /* polled I/O needs an IOPOLL ring */
-	for (;;) {
-		/* the single-buffer, no-flag case skips the kernel's iovec
-		 * import (measurably cheaper than preadv2 with one iovec) */
-		if (req->rw.nr_iov == 1 && !req->rw.rw_flags) {
-			void *b = req->rw.iov[0].iov_base;
-			size_t l = req->rw.iov[0].iov_len;
+	/* the kernel resolves the file before it looks at the offset, while
+	 * pread(2) rejects a negative offset before the fd */
+	if (unlikely(pos < -1) && (req->fd < 0 || fcntl(req->fd, F_GETFD) < 0))
+		return -EBADF;
 
-			if (pos == -1)
-				n = is_write ? write(req->rw.fd, b, l) :
-					    read(req->rw.fd, b, l);
-			else
-				n = is_write ? pwrite(req->rw.fd, b, l, pos) :
-					    pread(req->rw.fd, b, l, pos);
-		} else {
-			n = is_write ? pwritev2(req->rw.fd, req->rw.iov, req->rw.nr_iov,
-				     pos, (int)req->rw.rw_flags) :
-			    preadv2(req->rw.fd, req->rw.iov, req->rw.nr_iov,
-				    pos, (int)req->rw.rw_flags);
+	if (!user_nowait) {
+		enum rw_class c = RW_BLOCK_INLINE;
+
+		if (is_write || worker) {
+			c = classify(req->fd);
+			if (c == RW_BAD)
+				return -EBADF;
 		}
+		if (c == RW_POLL || (!is_write && !worker)) {
+			for (;;) {
+				n = rw_once(req, is_write, pos,
+					    user_flags | RWF_NOWAIT);
+				if (n >= 0)
+					goto done;
+				if (errno == ESPIPE && pos != -1) {
+					pos = -1; /* stream: offset ignored */
+					continue;
+				}
+				if (errno != EINTR)
+					break;
+			}
+			if (errno != EAGAIN && errno != EOPNOTSUPP)
+				return -errno;
+			if (c != RW_POLL)
+				c = classify(req->fd);
+			if (c == RW_BAD)
+				return -EBADF;
+			if (errno == EAGAIN && c == RW_POLL)
+				return uu_park(req, is_write ? UU_ISSUE_PARK_POLLOUT :
+							 UU_ISSUE_PARK_POLLIN);
+			if (c == RW_POLL || c == RW_WORKER) {
+				/* no NOWAIT support (ttys): a worker blocks */
+				if (!worker)
+					return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
+			}
+		} else if (c == RW_WORKER && !worker) {
+			return uu_park(req, UU_ISSUE_PUNT);
+		}
+	}
+	for (;;) {
+		n = rw_once(req, is_write, pos, user_flags);
 		if (n >= 0)
 			break;
 		if (errno == ESPIPE && pos != -1) {
@@ -190,23 +306,28 @@ static int do_rw(struct uu_req *req, bool is_write)
 			continue;
 		/* io_uring reports a NOWAIT write the fs cannot do without
 		 * blocking (buffered ext4) as -EAGAIN, not -EOPNOTSUPP */
-		if (errno == EOPNOTSUPP && is_write &&
-		    (req->rw.rw_flags & RWF_NOWAIT) &&
-		    fs_blocked_nowait_write(req->rw.fd))
+		if (errno == EOPNOTSUPP && is_write && user_nowait &&
+		    fs_blocked_nowait_write(req->fd))
 			return -EAGAIN;
 		return -errno;
 	}
+done:
+	if (n > 0 && (size_t)n < req->rw.total && !user_nowait && !is_write &&
+	    classify(req->fd) == RW_BLOCK_INLINE)
+		n = finish_short_read(req, pos, n);
+	if (n < 0)
+		return (int)n;
 	if ((size_t)n != req->rw.total)
 		req->flags |= UU_REQ_SHORT;
 	return (int)n;
 }
 
-int uu_read_issue(struct uu_req *req)
+int uu_read_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	return do_rw(req, false);
+	return do_rw(req, false, issue_flags);
 }
 
-int uu_write_issue(struct uu_req *req)
+int uu_write_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	return do_rw(req, true);
+	return do_rw(req, true, issue_flags);
 }

@@ -269,6 +269,7 @@ static void check_last_close(struct uu_ring *r)
 		if ((*pp)->ring == r) {
 			ring_kill_locked(r, pp);
 			pthread_mutex_unlock(&live_lock);
+			uu_poll_cancel_ring(r); /* polls would wait forever */
 			uu_ring_put(r); /* the registry's reference */
 			return;
 		}
@@ -296,8 +297,10 @@ void uu_registry_sweep(void)
 		}
 	}
 	pthread_mutex_unlock(&live_lock);
-	while (nr)
-		uu_ring_put(dead[--nr]);
+	while (nr) {
+		uu_poll_cancel_ring(dead[--nr]);
+		uu_ring_put(dead[nr]);
+	}
 }
 
 int uu_registry_close(int fd)

@@ -218,6 +218,7 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 	pthread_mutex_init(&r->uring_lock, NULL);
 	pthread_mutex_init(&r->completion_lock, NULL);
 	pthread_mutex_init(&r->wait_lock, NULL);
+	pthread_mutex_init(&r->drain_lock, NULL);
 	atomic_store_explicit(&r->refs, 1, memory_order_release);
 	atomic_init(&r->disabled, !!(p->flags & IORING_SETUP_R_DISABLED));
 	if ((p->flags & IORING_SETUP_SINGLE_ISSUER) &&
@@ -246,6 +247,8 @@ void uu_ring_free(struct uu_ring *r)
 		munmap(r->sqes_mem, r->sqes_size);
 	if (r->peer_fd > 0 && uu_fd_ino(r->peer_fd) == r->peer_ino)
 		uu_sys_close(r->peer_fd);
+	if (r->wq_default)
+		uu_iowq_put(r->wq_default);
 	for (o = r->ovf_head; o; o = next) {
 		next = o->next;
 		free(o);
@@ -253,6 +256,7 @@ void uu_ring_free(struct uu_ring *r)
 	pthread_mutex_destroy(&r->uring_lock);
 	pthread_mutex_destroy(&r->completion_lock);
 	pthread_mutex_destroy(&r->wait_lock);
+	pthread_mutex_destroy(&r->drain_lock);
 	uu_ring_recycle(r);
 }
 

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The request lifecycle after validation: issue (non-blocking first),
+ * park on the readiness engine or io-wq when the issue would block,
+ * complete, post the CQE, and continue or cancel the link chain.
+ *
+ * The same code runs in the submitting thread (inside enter) and in the
+ * threads that finish parked requests (io-wq workers, the poller): each
+ * works on its own struct uu_exec, which batches CQEs and holds the FIFO
+ * of link continuations ("task_work").
+ *
+ * CQE order matches the kernel's: the direct completions of a batch first,
+ * then the queued continuations, chain by chain (io_queue_next /
+ * io_fail_links run as task_work after the batch's completions flush).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "util/fdutil.h"
+#include "util/rawsys.h"
+
+void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter)
+{
+	s->ring = ring;
+	s->head = s->last = NULL;
+	s->tw_head = s->tw_tail = NULL;
+	s->cb.nr = 0;
+	s->submitter = submitter;
+}
+
+static void compl_flush(struct uu_exec *s)
+{
+	struct uu_ring *r = s->ring;
+	unsigned int i;
+
+	if (!s->cb.nr)
+		return;
+	pthread_mutex_lock(&r->completion_lock);
+	for (i = 0; i < s->cb.nr; i++)
+		uu_cq_post_locked(r, s->cb.e[i].user_data, s->cb.e[i].res,
+				  s->cb.e[i].cflags, s->cb.e[i].big);
+	uu_cq_commit_locked(r);
+	pthread_mutex_unlock(&r->completion_lock);
+	s->cb.nr = 0;
+}
+
+void uu_req_set_fail(struct uu_req *req)
+{
+	req->flags |= UU_REQ_FAIL;
+	if (req->flags & UU_REQ_CQE_SKIP) {
+		req->flags &= ~UU_REQ_CQE_SKIP;
+		req->flags |= UU_REQ_SKIP_LINK_CQES;
+	}
+}
+
+void uu_exec_post(struct uu_exec *s, uint64_t user_data, int32_t res,
+		  uint32_t cflags, const uint64_t *big)
+{
+	if (s->cb.nr == UU_COMPL_BATCH)
+		compl_flush(s);
+	s->cb.e[s->cb.nr].user_data = user_data;
+	s->cb.e[s->cb.nr].res = res;
+	s->cb.e[s->cb.nr].cflags = cflags;
+	s->cb.e[s->cb.nr].big[0] = big ? big[0] : 0;
+	s->cb.e[s->cb.nr].big[1] = big ? big[1] : 0;
+	s->cb.nr++;
+}
+
+static void req_complete(struct uu_exec *s, struct uu_req *req)
+{
+	const struct uu_opdef *def = &uu_opdefs[req->opcode];
+
+	if (def->cleanup)
+		def->cleanup(req);
+	if (req->flags & UU_REQ_CQE_SKIP)
+		return;
+	uu_exec_post(s, req->user_data, req->res, req->cflags, req->big);
+}
+
+static void req_free(struct uu_req *req, bool heap)
+{
+	if (req->fd_owned) {
+		uu_sys_close(req->fd);
+		req->fd_owned = false;
+	}
+	if (req->wq)
+		uu_iowq_put(req->wq);
+	req->wq = NULL;
+	if (heap)
+		free(req);
+}
+
+struct uu_req *uu_req_to_heap(struct uu_req *req)
+{
+	struct uu_req *h = malloc(sizeof(*h));
+
+	if (!h)
+		return NULL;
+	memcpy(h, req, sizeof(*h));
+	/* prep may point at the inline iovec array of the copy we leave */
+	if (uu_opdefs[h->opcode].rw_state && h->rw.iov == req->rw.inline_iov)
+		h->rw.iov = h->rw.inline_iov;
+	return h;
+}
+
+static void tw_push(struct uu_exec *s, struct uu_req *req, bool cancel)
+{
+	req->tw_next = NULL;
+	req->tw_cancel = cancel;
+	if (s->tw_tail)
+		s->tw_tail->tw_next = req;
+	else
+		s->tw_head = req;
+	s->tw_tail = req;
+}
+
+/* After req completed: queue what follows it in its chain. */
+static void queue_next(struct uu_exec *s, struct uu_req *req)
+{
+	struct uu_req *next = req->link;
+
+	if (!next)
+		return;
+	req->link = NULL;
+	if ((req->flags & UU_REQ_FAIL) && !(req->flags & UU_REQ_HARDLINK)) {
+		bool ignore = req->flags & UU_REQ_SKIP_LINK_CQES;
+		struct uu_req *l;
+
+		for (l = next; l; l = l->link) {
+			if (ignore)
+				l->flags |= UU_REQ_CQE_SKIP;
+			else
+				l->flags &= ~UU_REQ_CQE_SKIP;
+		}
+		tw_push(s, next, true);
+	} else {
+		tw_push(s, next, false);
+	}
+}
+
+/*
+ * T4: a request that leaves the submitting thread holds its own
+ * reference to the file, so a close() and reuse of the number by the
+ * application cannot redirect it.  The dup lives until the request ends.
+ */
+static int take_file_ref(struct uu_req *req)
+{
+	int fd;
+
+	if (!uu_opdefs[req->opcode].needs_file || req->fd_owned || req->fd < 0)
+		return 0;
+	fd = uu_sys_fcntl(req->fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	req->fd = fd;
+	req->fd_owned = true;
+	return 0;
+}
+
+/*
+ * Hands a request to io-wq or the readiness engine.  Returns true when
+ * the request is parked (another thread completes it); false with *res
+ * set when it completed after all.  A parked request holds a reference to
+ * its ring and counts in ring->inflight.
+ */
+static bool park(struct uu_req **reqp, bool *heap, int how, int *res)
+{
+	struct uu_req *req = *reqp;
+	struct uu_ring *r = req->ring;
+	int ret;
+
+	if (!*heap) {
+		req = uu_req_to_heap(req);
+		if (!req) {
+			*res = -ENOMEM;
+			return false;
+		}
+		*reqp = req;
+		*heap = true;
+	}
+	ret = take_file_ref(req);
+	if (ret) {
+		*res = ret;
+		return false;
+	}
+	atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&r->inflight, 1, memory_order_relaxed);
+	switch (how) {
+	case UU_ISSUE_PUNT:
+	case UU_ISSUE_PUNT_UNBOUND:
+		uu_stat_inc(r, route_iowq);
+		uu_iowq_enqueue(req, how == UU_ISSUE_PUNT_UNBOUND);
+		return true;
+	case UU_ISSUE_PARK_POLLREQ:
+		if (!uu_poll_arm_request(req)) {
+			uu_stat_inc(r, route_poll);
+			return true;
+		}
+		/* completed at once (no poll support: always ready) */
+		*res = req->res;
+		atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_relaxed);
+		uu_ring_put(r);
+		return false;
+	default:
+		uu_stat_inc(r, route_poll);
+		uu_poll_arm(req, how == UU_ISSUE_PARK_POLLIN ? UU_POLL_IN :
+							      UU_POLL_OUT);
+		return true;
+	}
+}
+
+/*
+ * Issues one request; true if it completed (res set), false if parked.
+ * heap/reqp may change when the request is moved to the heap.
+ */
+static bool issue_one(struct uu_exec *s, struct uu_req **reqp, bool *heap,
+		      unsigned int issue_flags)
+{
+	struct uu_req *req = *reqp;
+	const struct uu_opdef *def = &uu_opdefs[req->opcode];
+	int res;
+
+	req->park = UU_ISSUE_DONE;
+	if ((req->flags & UU_REQ_ASYNC) && !(issue_flags & UU_ISSUE_F_WORKER))
+		res = uu_park(req, UU_ISSUE_PUNT);
+	else
+		res = def->issue(req, issue_flags);
+	if (req->park) {
+		if (park(reqp, heap, req->park, &res))
+			return false;
+		req = *reqp;
+	} else if (!(issue_flags & UU_ISSUE_F_WORKER) && s->submitter) {
+		uu_stat_inc(req->ring, route_inline);
+	}
+	req->res = res;
+	if (res < 0 || (req->flags & UU_REQ_SHORT))
+		uu_req_set_fail(req);
+	return true;
+}
+
+/* Issues a request (a chain head or a continuation) and completes it
+ * unless it was parked. */
+static void queue_req(struct uu_exec *s, struct uu_req *req, bool heap,
+		      unsigned int issue_flags)
+{
+	if (req->flags & UU_REQ_FAIL) {
+		/* failed while the chain was assembled: nothing runs, and
+		 * hardlinks are treated as plain links (io_queue_sqe_fallback) */
+		req->flags &= ~UU_REQ_HARDLINK;
+		uu_req_set_fail(req);
+	} else if (!issue_one(s, &req, &heap, issue_flags)) {
+		return;
+	}
+	req_complete(s, req);
+	queue_next(s, req);
+	req_free(req, heap);
+}
+
+static void run_task_work(struct uu_exec *s)
+{
+	struct uu_req *req;
+
+	while ((req = s->tw_head)) {
+		s->tw_head = req->tw_next;
+		if (!s->tw_head)
+			s->tw_tail = NULL;
+		if (req->tw_cancel) {
+			struct uu_req *l, *next;
+
+			for (l = req; l; l = next) {
+				next = l->link;
+				l->res = (l->flags & UU_REQ_FAIL) ? l->res :
+								    -ECANCELED;
+				l->cflags = 0;
+				req_complete(s, l);
+				req_free(l, true);
+			}
+			continue;
+		}
+		queue_req(s, req, true, 0);
+	}
+}
+
+void uu_exec_flush(struct uu_exec *s)
+{
+	compl_flush(s);
+	while (s->tw_head) {
+		run_task_work(s);
+		compl_flush(s);
+	}
+}
+
+/*
+ * IOSQE_IO_DRAIN (sequence of the kernel's io_drain_req/drain_next): a
+ * drained request is issued only when every request submitted before it
+ * has completed, and requests submitted after it wait for it.  Requests
+ * still in flight are this batch's queued link continuations (run out
+ * first) and parked requests (ring->inflight).  Heads that must wait go
+ * to the ring's defer list, which is processed here and again by
+ * whichever thread brings inflight back to zero.
+ */
+static void process_defer(struct uu_ring *r, struct uu_exec *s)
+{
+	pthread_mutex_lock(&r->drain_lock);
+	if (r->defer_running) {
+		r->defer_recheck = true;
+		pthread_mutex_unlock(&r->drain_lock);
+		return;
+	}
+	r->defer_running = true;
+	for (;;) {
+		struct uu_req *h = r->defer_head;
+		bool must_wait;
+
+		r->defer_recheck = false;
+		if (!h) {
+			atomic_store(&r->drain_active, false);
+			break;
+		}
+		must_wait = (h->flags & UU_REQ_DRAIN) || r->defer_after_drain;
+		if (must_wait &&
+		    atomic_load_explicit(&r->inflight, memory_order_acquire)) {
+			if (r->defer_recheck)
+				continue;
+			break;
+		}
+		r->defer_head = h->defer_next;
+		if (!r->defer_head)
+			r->defer_tail = NULL;
+		r->defer_after_drain = h->flags & UU_REQ_DRAIN;
+		pthread_mutex_unlock(&r->drain_lock);
+		queue_req(s, h, true, 0);
+		uu_exec_flush(s);
+		pthread_mutex_lock(&r->drain_lock);
+	}
+	r->defer_running = false;
+	pthread_mutex_unlock(&r->drain_lock);
+}
+
+void uu_req_queue_head(struct uu_exec *s, struct uu_req *req, bool heap)
+{
+	struct uu_ring *r = s->ring;
+
+	if (likely(!(req->flags & UU_REQ_DRAIN)) &&
+	    likely(!atomic_load_explicit(&r->drain_active, memory_order_acquire))) {
+		queue_req(s, req, heap, 0);
+		return;
+	}
+	if (!heap && !(req = uu_req_to_heap(req)))
+		return; /* out of memory: the request is lost, like a drop */
+	uu_exec_flush(s);
+	pthread_mutex_lock(&r->drain_lock);
+	req->defer_next = NULL;
+	if (r->defer_tail)
+		r->defer_tail->defer_next = req;
+	else
+		r->defer_head = req;
+	r->defer_tail = req;
+	atomic_store(&r->drain_active, true);
+	pthread_mutex_unlock(&r->drain_lock);
+	process_defer(r, s);
+}
+
+/* A parked request finished (its res is set): complete it and run what
+ * follows in its chain, from the finishing thread. */
+void uu_req_finish_async(struct uu_req *req)
+{
+	struct uu_ring *r = req->ring;
+	struct uu_exec s;
+
+	uu_exec_init(&s, r, false);
+	if (req->res < 0 || (req->flags & UU_REQ_SHORT))
+		uu_req_set_fail(req);
+	req_complete(&s, req);
+	queue_next(&s, req);
+	req_free(req, true);
+	uu_exec_flush(&s);
+	if (atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_acq_rel) == 1 &&
+	    atomic_load_explicit(&r->drain_active, memory_order_acquire)) {
+		process_defer(r, &s);
+		uu_exec_flush(&s);
+	}
+	uu_ring_put(r); /* the parked request's reference */
+}
+
+/* io-wq worker: run a parked request with blocking allowed. */
+void uu_req_run_in_worker(struct uu_req *req)
+{
+	struct uu_ring *r = req->ring;
+	struct uu_exec s;
+	bool heap = true;
+
+	if (req->flags & UU_REQ_CANCELED) {
+		req->res = -ECANCELED;
+		uu_req_finish_async(req);
+		return;
+	}
+	uu_exec_init(&s, r, false);
+	if (!issue_one(&s, &req, &heap, UU_ISSUE_F_WORKER)) {
+		/* parked again (a pollable file): inflight and the ring
+		 * reference move with it */
+		atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_acq_rel);
+		uu_ring_put(r);
+		return;
+	}
+	uu_req_finish_async(req);
+}

@@ -1,0 +1,533 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The readiness engine ("apoll"): requests on pollable files (pipes,
+ * sockets, eventfds, ttys) that would block wait here instead of holding
+ * a thread (T5, T6), and POLL_ADD lives here.
+ *
+ * One poller thread per process, one epoll instance.  Each open file is
+ * registered once, on the engine's own dup, keyed by (st_dev, st_ino), and
+ * serves every request waiting on it (T16).  The registration is
+ * edge-triggered: an edge means "something changed", every waiter is
+ * re-examined, and a multishot poll posts one CQE per edge (per wakeup),
+ * not per epoll round.  A request added while its file is already
+ * registered is checked once with poll(2) (it may have missed the edge).
+ * Retries run in the poller thread and are non-blocking.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "util/fdutil.h"
+#include "util/rawsys.h"
+
+#define HASH_SIZE 256
+#define INTEREST (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLPRI | EPOLLET)
+#define ALWAYS (EPOLLERR | EPOLLHUP | POLLNVAL | EPOLLRDHUP)
+
+struct uu_pollfile {
+	struct uu_pollfile *hnext;
+	dev_t dev;
+	ino_t ino;
+	int fd;                        /* engine dup registered in epoll */
+	struct uu_req *head, *tail;    /* waiters, FIFO */
+	struct uu_pollfile *recheck_next;
+	bool on_recheck;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	int epfd, kickfd;
+	bool up;
+	struct uu_pollfile *hash[HASH_SIZE];
+	struct uu_pollfile *recheck;
+} P = { .lock = PTHREAD_MUTEX_INITIALIZER, .epfd = -1, .kickfd = -1 };
+
+static pthread_once_t poller_once = PTHREAD_ONCE_INIT;
+
+static unsigned int hash_of(dev_t dev, ino_t ino)
+{
+	return (unsigned int)((ino * 2654435761u) ^ dev) % HASH_SIZE;
+}
+
+static void *poller_main(void *arg);
+
+static void poller_start(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &P };
+	sigset_t all, old;
+	pthread_t th;
+
+	P.epfd = epoll_create1(EPOLL_CLOEXEC);
+	P.kickfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (P.epfd < 0 || P.kickfd < 0)
+		return;
+	P.epfd = uu_fd_to_reserved(P.epfd);
+	P.kickfd = uu_fd_to_reserved(P.kickfd);
+	if (epoll_ctl(P.epfd, EPOLL_CTL_ADD, P.kickfd, &ev))
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* T8 */
+	if (!pthread_create(&th, NULL, poller_main, NULL)) {
+		pthread_detach(th);
+		P.up = true;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void kick(void)
+{
+	uint64_t one = 1;
+
+	if (write(P.kickfd, &one, sizeof(one)) < 0) {
+		/* the counter cannot overflow in practice */
+	}
+}
+
+static void waiter_append(struct uu_pollfile *pf, struct uu_req *req)
+{
+	req->poll_next = NULL;
+	req->pf = pf;
+	req->poll_fresh = true;
+	if (pf->tail)
+		pf->tail->poll_next = req;
+	else
+		pf->head = req;
+	pf->tail = req;
+}
+
+static void waiter_unlink(struct uu_pollfile *pf, struct uu_req *req,
+			  struct uu_req *prev)
+{
+	if (prev)
+		prev->poll_next = req->poll_next;
+	else
+		pf->head = req->poll_next;
+	if (pf->tail == req)
+		pf->tail = prev;
+	req->poll_next = NULL;
+	req->pf = NULL;
+}
+
+static void pollfile_release_locked(struct uu_pollfile *pf)
+{
+	struct uu_pollfile **pp = &P.hash[hash_of(pf->dev, pf->ino)];
+
+	if (pf->head || pf->on_recheck)
+		return;
+	while (*pp != pf)
+		pp = &(*pp)->hnext;
+	*pp = pf->hnext;
+	epoll_ctl(P.epfd, EPOLL_CTL_DEL, pf->fd, NULL);
+	uu_sys_close(pf->fd);
+	free(pf);
+}
+
+/*
+ * Parks req until its file is ready.  For POLL_ADD requests the interest
+ * is req->poll.events; for parked reads/writes it is req->park_events.
+ * Returns 0, or -errno if the file cannot be polled (the caller decides).
+ */
+static int arm(struct uu_req *req)
+{
+	struct epoll_event ev = { .events = INTEREST };
+	struct uu_pollfile *pf;
+	struct stat st;
+	unsigned int h;
+
+	pthread_once(&poller_once, poller_start);
+	if (!P.up)
+		return -ENOMEM;
+	if (fstat(req->fd, &st))
+		return -EBADF;
+	h = hash_of(st.st_dev, st.st_ino);
+	pthread_mutex_lock(&P.lock);
+	for (pf = P.hash[h]; pf; pf = pf->hnext)
+		if (pf->dev == st.st_dev && pf->ino == st.st_ino)
+			break;
+	if (!pf) {
+		pf = calloc(1, sizeof(*pf));
+		if (!pf) {
+			pthread_mutex_unlock(&P.lock);
+			return -ENOMEM;
+		}
+		pf->dev = st.st_dev;
+		pf->ino = st.st_ino;
+		pf->fd = uu_sys_fcntl(req->fd, F_DUPFD_CLOEXEC, 0);
+		ev.data.ptr = pf;
+		if (pf->fd < 0 || epoll_ctl(P.epfd, EPOLL_CTL_ADD, pf->fd, &ev)) {
+			int err = pf->fd < 0 ? pf->fd : -errno;
+
+			if (pf->fd >= 0)
+				uu_sys_close(pf->fd);
+			free(pf);
+			pthread_mutex_unlock(&P.lock);
+			return err;
+		}
+		pf->hnext = P.hash[h];
+		P.hash[h] = pf;
+	}
+	waiter_append(pf, req);
+	if (!pf->on_recheck) {
+		pf->on_recheck = true;
+		pf->recheck_next = P.recheck;
+		P.recheck = pf;
+	}
+	pthread_mutex_unlock(&P.lock);
+	kick();
+	return 0;
+}
+
+void uu_poll_arm(struct uu_req *req, int dir)
+{
+	int ret;
+
+	req->park_events = dir == UU_POLL_IN ? EPOLLIN | EPOLLRDNORM :
+					       EPOLLOUT | EPOLLWRNORM;
+	ret = arm(req);
+	if (ret) {
+		/* not pollable after all: let a worker block on it */
+		uu_stat_inc(req->ring, route_iowq);
+		uu_iowq_enqueue(req, true);
+	}
+}
+
+/* Post an extra CQE of a multishot request; false if the CQ is full (the
+ * request must then end, T14). */
+static bool post_more(struct uu_req *req, int32_t res)
+{
+	struct uu_ring *r = req->ring;
+	bool ok;
+
+	pthread_mutex_lock(&r->completion_lock);
+	ok = !r->ovf_head &&
+	     r->cq_cached_tail - atomic_load_explicit(r->cq_head,
+						      memory_order_acquire) <
+		     r->cq_entries;
+	if (ok) {
+		uu_cq_post_locked(r, req->user_data, res, IORING_CQE_F_MORE,
+				  NULL);
+		uu_cq_commit_locked(r);
+	}
+	pthread_mutex_unlock(&r->completion_lock);
+	return ok;
+}
+
+/*
+ * Examine the waiters of pf against revents.  fresh_only: a recheck after
+ * an arm, for the waiters that may have missed the last edge.  Finished
+ * requests are moved to *done (completed outside the lock).
+ */
+static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
+		    struct uu_req **done)
+{
+	struct uu_req *req, *prev = NULL, *next;
+	bool in_blocked = false, out_blocked = false;
+
+	for (req = pf->head; req; req = next) {
+		next = req->poll_next;
+		if (fresh_only && !req->poll_fresh) {
+			prev = req;
+			continue;
+		}
+		req->poll_fresh = false;
+		if (req->opcode == IORING_OP_POLL_ADD) {
+			uint32_t m = revents & req->poll.events;
+
+			if (!m) {
+				prev = req;
+				continue;
+			}
+			if (req->poll.multishot && post_more(req, (int32_t)m)) {
+				prev = req;
+				continue;
+			}
+			req->res = (int32_t)m;
+		} else {
+			bool want_in = req->park_events & EPOLLIN;
+			int res;
+
+			if (!(revents & (req->park_events | ALWAYS)) ||
+			    (want_in ? in_blocked : out_blocked)) {
+				prev = req;
+				continue;
+			}
+			req->park = UU_ISSUE_DONE;
+			res = uu_opdefs[req->opcode].issue(req, 0);
+			if (req->park) {
+				/* still not ready: later waiters in the same
+				 * direction would not be either */
+				if (want_in)
+					in_blocked = true;
+				else
+					out_blocked = true;
+				prev = req;
+				continue;
+			}
+			req->res = res;
+		}
+		waiter_unlink(pf, req, prev);
+		req->poll_next = *done;
+		*done = req;
+	}
+}
+
+static void finish_list(struct uu_req *done)
+{
+	/* FIFO order of completion within one file: reverse the stack */
+	struct uu_req *rev = NULL, *next;
+
+	for (; done; done = next) {
+		next = done->poll_next;
+		done->poll_next = rev;
+		rev = done;
+	}
+	for (; rev; rev = next) {
+		next = rev->poll_next;
+		rev->poll_next = NULL;
+		uu_req_finish_async(rev);
+	}
+}
+
+static void *poller_main(void *arg)
+{
+	struct epoll_event evs[64];
+
+	(void)arg;
+	uu_engine_thread = true;
+	pthread_setname_np(pthread_self(), "uuring-poll");
+	for (;;) {
+		int n = epoll_wait(P.epfd, evs, 64, -1);
+		struct uu_pollfile *rc;
+
+		for (int i = 0; i < n; i++) {
+			struct uu_req *done = NULL;
+
+			if (evs[i].data.ptr == &P) {
+				uint64_t v;
+
+				if (read(P.kickfd, &v, sizeof(v)) < 0) {
+				}
+				continue;
+			}
+			pthread_mutex_lock(&P.lock);
+			process(evs[i].data.ptr, evs[i].events, false, &done);
+			pollfile_release_locked(evs[i].data.ptr);
+			pthread_mutex_unlock(&P.lock);
+			finish_list(done);
+		}
+		pthread_mutex_lock(&P.lock);
+		rc = P.recheck;
+		P.recheck = NULL;
+		pthread_mutex_unlock(&P.lock);
+		while (rc) {
+			struct uu_pollfile *pf = rc;
+			struct pollfd pfd = { .fd = pf->fd,
+					      .events = POLLIN | POLLOUT | POLLPRI |
+							POLLRDHUP };
+			struct uu_req *done = NULL;
+
+			if (poll(&pfd, 1, 0) < 0)
+				pfd.revents = 0;
+			pthread_mutex_lock(&P.lock);
+			rc = pf->recheck_next;
+			pf->on_recheck = false;
+			process(pf, (uint32_t)pfd.revents, true, &done);
+			pollfile_release_locked(pf);
+			pthread_mutex_unlock(&P.lock);
+			finish_list(done);
+		}
+	}
+	return NULL;
+}
+
+/* ---- IORING_OP_POLL_ADD / POLL_REMOVE ---- */
+
+/* io_poll_parse_events: the wire format to an interest mask */
+static uint32_t parse_events(const struct io_uring_sqe *sqe)
+{
+	return sqe->poll32_events | ALWAYS;
+}
+
+int uu_poll_add_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	uint32_t flags = sqe->len;
+
+	if (sqe->buf_index || sqe->off || sqe->addr)
+		return -EINVAL;
+	if (flags & ~(uint32_t)IORING_POLL_ADD_MULTI)
+		return -EINVAL;
+	if ((flags & IORING_POLL_ADD_MULTI) && (req->flags & UU_REQ_CQE_SKIP))
+		return -EINVAL;
+	req->poll.events = parse_events(sqe);
+	req->poll.multishot = flags & IORING_POLL_ADD_MULTI;
+	return 0;
+}
+
+#define DEFAULT_POLLMASK (EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM)
+
+int uu_poll_add_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	struct stat st;
+
+	(void)issue_flags;
+	if (req->flags & UU_REQ_FIXED_FILE)
+		return -EBADF;
+	if (fstat(req->fd, &st))
+		return -EBADF;
+	/* files without a poll method (regular files, directories) are
+	 * always ready, where epoll_ctl would refuse them (T16) */
+	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode))
+		return (int)(DEFAULT_POLLMASK & req->poll.events);
+	return uu_park(req, UU_ISSUE_PARK_POLLREQ);
+}
+
+/* Parks a POLL_ADD request (called by core/req.c). */
+int uu_poll_arm_request(struct uu_req *req)
+{
+	int ret = arm(req);
+
+	if (ret == -EPERM) {
+		/* no poll support (e.g. /dev/null): always ready */
+		req->res = (int)(DEFAULT_POLLMASK & req->poll.events);
+		return 1;
+	}
+	if (ret) {
+		req->res = ret;
+		return 1;
+	}
+	return 0;
+}
+
+int uu_poll_remove_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	uint32_t flags = sqe->len;
+
+	if (sqe->buf_index || sqe->splice_fd_in)
+		return -EINVAL;
+	if (flags & ~(uint32_t)(IORING_POLL_UPDATE_EVENTS |
+				IORING_POLL_UPDATE_USER_DATA |
+				IORING_POLL_ADD_MULTI))
+		return -EINVAL;
+	if (flags == IORING_POLL_ADD_MULTI)
+		return -EINVAL;
+	req->poll_upd.old_user_data = sqe->addr;
+	req->poll_upd.update_events = flags & IORING_POLL_UPDATE_EVENTS;
+	req->poll_upd.update_user_data = flags & IORING_POLL_UPDATE_USER_DATA;
+	req->poll_upd.new_user_data = sqe->off;
+	if (!req->poll_upd.update_user_data && req->poll_upd.new_user_data)
+		return -EINVAL;
+	if (req->poll_upd.update_events) {
+		req->poll_upd.events = parse_events(sqe);
+		req->poll_upd.multishot = flags & IORING_POLL_ADD_MULTI;
+	} else if (sqe->poll32_events) {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Finds an armed POLL_ADD of ring by user_data; with P.lock held. */
+static struct uu_req *find_poll(struct uu_ring *ring, uint64_t ud,
+				struct uu_pollfile **pfp, struct uu_req **prevp)
+{
+	for (int h = 0; h < HASH_SIZE; h++) {
+		for (struct uu_pollfile *pf = P.hash[h]; pf; pf = pf->hnext) {
+			struct uu_req *prev = NULL;
+
+			for (struct uu_req *r = pf->head; r; r = r->poll_next) {
+				if (r->ring == ring && r->opcode == IORING_OP_POLL_ADD &&
+				    r->user_data == ud) {
+					*pfp = pf;
+					*prevp = prev;
+					return r;
+				}
+				prev = r;
+			}
+		}
+	}
+	return NULL;
+}
+
+int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	struct uu_pollfile *pf;
+	struct uu_req *target, *prev;
+	bool update = req->poll_upd.update_events ||
+		      req->poll_upd.update_user_data;
+
+	(void)issue_flags;
+	if (!P.up)
+		return -ENOENT;
+	pthread_mutex_lock(&P.lock);
+	target = find_poll(req->ring, req->poll_upd.old_user_data, &pf, &prev);
+	if (!target) {
+		pthread_mutex_unlock(&P.lock);
+		return -ENOENT;
+	}
+	if (update) {
+		if (req->poll_upd.update_events) {
+			target->poll.events = req->poll_upd.events;
+			target->poll.multishot = req->poll_upd.multishot;
+		}
+		if (req->poll_upd.update_user_data)
+			target->user_data = req->poll_upd.new_user_data;
+		target->poll_fresh = true;
+		if (!pf->on_recheck) {
+			pf->on_recheck = true;
+			pf->recheck_next = P.recheck;
+			P.recheck = pf;
+		}
+		pthread_mutex_unlock(&P.lock);
+		kick();
+		return 0;
+	}
+	waiter_unlink(pf, target, prev);
+	pollfile_release_locked(pf);
+	pthread_mutex_unlock(&P.lock);
+	target->res = -ECANCELED;
+	uu_req_finish_async(target);
+	return 0;
+}
+
+/* The ring is going away: end every request still waiting for it. */
+void uu_poll_cancel_ring(struct uu_ring *ring)
+{
+	struct uu_req *done = NULL;
+
+	if (!P.up)
+		return;
+	pthread_mutex_lock(&P.lock);
+	for (int h = 0; h < HASH_SIZE; h++) {
+		struct uu_pollfile *pf = P.hash[h], *pnext;
+
+		for (; pf; pf = pnext) {
+			struct uu_req *prev = NULL, *r, *next;
+
+			pnext = pf->hnext;
+			for (r = pf->head; r; r = next) {
+				next = r->poll_next;
+				if (r->ring != ring) {
+					prev = r;
+					continue;
+				}
+				waiter_unlink(pf, r, prev);
+				r->res = -ECANCELED;
+				r->poll_next = done;
+				done = r;
+			}
+			pollfile_release_locked(pf);
+		}
+	}
+	pthread_mutex_unlock(&P.lock);
+	finish_list(done);
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The interception layer (libuuring-preload.so): see docs/architecture.md,
+ * "Interception".  Internal to the preload library.
+ */
+#ifndef UURING_SHIM_H
+#define UURING_SHIM_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Which io_uring serves the process. */
+enum uu_shim_mode {
+	UU_MODE_UNSET = 0,
+	UU_MODE_KERNEL, /* auto mode found a working kernel io_uring */
+	UU_MODE_UURING, /* the engine serves every io_uring call */
+};
+
+/* SECCOMP_RET_DATA of our TRAP rules ("uu"): tells our traps from others. */
+#define UU_TRAP_TAG 0x7575u
+
+/*
+ * A trapped syscall whose fd argument (args[4] for mmap, args[0]
+ * otherwise) carries this in its high 32 bits is let through by the
+ * filter.  The kernel truncates those arguments to 32 bits, so the call
+ * is unchanged.  The static-exec supervisor (tools/uuring.c) replays
+ * trapped calls of a child that has no handler this way.
+ */
+#define UU_PASS_MAGIC 0x55755575u
+
+/*
+ * The sentinel: io_uring_register(-1, UU_SENTINEL_OP, NULL, UU_SENTINEL_NR)
+ * returns UU_SENTINEL_REPLY only when our trap filter and handler are in
+ * place.  Used to never stack a second filter after exec.
+ */
+#define UU_SENTINEL_OP 0x75757273u
+#define UU_SENTINEL_NR 0x5e17u
+#define UU_SENTINEL_REPLY 0x75757275L
+
+/* Default ring-fd range: [UU_RING_FD_BASE_DEFAULT, + UU_RING_FD_SPAN). */
+#define UU_RING_FD_BASE_DEFAULT 3840
+#define UU_RING_FD_SPAN 256
+
+struct uu_shim {
+	enum uu_shim_mode mode;
+	bool trap_on;           /* our seccomp filter is in place */
+	bool verbose;
+	int ring_lo, ring_hi;   /* ring fds live in [ring_lo, ring_hi) */
+	int max_ring_fd;        /* highest ring fd number handed out */
+	pid_t pid;              /* updated at fork; a vfork child differs */
+	char preload_path[4096];
+	char tool_path[4096];
+};
+
+extern struct uu_shim uu_shim;
+
+/* preload.c */
+void uu_shim_init(void);
+void uu_shim_msg(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+long uu_shim_errno_ret(long ret); /* -errno -> -1 + errno */
+
+/* Real libc functions (dlsym RTLD_NEXT, resolved at init). */
+struct uu_real {
+	long (*syscall)(long, ...);
+	int (*close)(int);
+	int (*dup)(int);
+	int (*dup2)(int, int);
+	int (*dup3)(int, int, int);
+	int (*fcntl)(int, int, ...);
+	void *(*mmap)(void *, size_t, int, int, int, off_t);
+	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+	int (*sigprocmask)(int, const sigset_t *, sigset_t *);
+	int (*pthread_sigmask)(int, const sigset_t *, sigset_t *);
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*fexecve)(int, char *const[], char *const[]);
+	int (*execveat)(int, const char *, char *const[], char *const[], int);
+	int (*posix_spawn)(pid_t *, const char *, const void *, const void *,
+			   char *const[], char *const[]);
+	int (*posix_spawnp)(pid_t *, const char *, const void *, const void *,
+			    char *const[], char *const[]);
+};
+extern struct uu_real uu_real;
+
+/* ringfd.c: ring-fd aware system calls, shared by the libc interposers
+ * and the SIGSYS handler.  All return the raw syscall result (-errno). */
+static inline bool uu_in_ring_range(long fd)
+{
+	return fd >= uu_shim.ring_lo && fd < uu_shim.ring_hi;
+}
+bool uu_shim_is_ring(int fd);
+long uu_shim_setup(unsigned int entries, void *params);
+long uu_shim_close(int fd);
+long uu_shim_dup(int fd);
+long uu_shim_dup3(int oldfd, int newfd, int flags, bool is_dup2);
+long uu_shim_fcntl_dupfd(int fd, int cmd, int minfd);
+long uu_shim_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		  off_t off);
+long uu_shim_close_range(unsigned int first, unsigned int last,
+			 unsigned int flags);
+/* Dispatch of a syscall that the interception layer handles; *handled
+ * is set to false for anything it leaves alone. */
+long uu_shim_dispatch(long nr, const long a[6], bool *handled);
+
+/* trap.c */
+int uu_trap_install_handler(void);
+void uu_trap_restore_handler(void);
+bool uu_trap_sentinel(void);
+int uu_trap_install_filter(char *why, size_t whylen);
+int uu_trap_sigaction(int sig, const struct sigaction *act,
+		      struct sigaction *old);
+long uu_raw_syscall6(long nr, long a1, long a2, long a3, long a4, long a5,
+		     long a6); /* a trappable (non-exempt) raw syscall */
+
+/* exec.c */
+int uu_exec_prepare(const char *path, int dirfd, int at_flags,
+		    char *const envp[], char ***new_envp, char **buf,
+		    const char **use_path, char *const **use_argv,
+		    char *const argv[]);
+
+#endif

@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 
 #include "abi/io_uring_abi.h"
+#include "ops/opstate.h"
 #include "uuring.h"
 
 #define UU_EXPORT __attribute__((visibility("default")))
@@ -186,6 +187,8 @@ struct uu_req {
 	uint64_t big[2];          /* CQE32 extra words */
 	struct io_uring_sqe sqe;  /* private copy (first 64 bytes) */
 	unsigned char sqe_ext[64]; /* second half of an SQE128 */
+	/* file-family op state (ops/opstate.h), filled by prep */
+	union uu_op_state os;
 	/* per-op state, filled by prep */
 	union {
 		struct {

@@ -7,6 +7,13 @@
 #include "core/internal.h"
 #include "util/usercopy.h"
 
+/* element i of a user array; plain integer arithmetic, since the
+ * application's pointer may be NULL or wild (the copy reports -EFAULT) */
+static inline void *uarg_at(void *arg, unsigned int i)
+{
+	return (void *)((uintptr_t)arg + i * sizeof(struct io_uring_rsrc_update));
+}
+
 /* RING_FDS registrations belong to the calling thread (T17). */
 static __thread struct uu_ring *regrings[UU_RINGFD_REG_MAX];
 /* The kernel's per-task io_uring context exists once a thread created a
@@ -34,7 +41,6 @@ struct uu_ring *uu_regring_get(unsigned int idx, int *err)
 int uu_register_ring_fds(struct uu_ring *ring, void *arg, unsigned int nr)
 {
 	struct io_uring_rsrc_update upd;
-	struct io_uring_rsrc_update *uarg = arg;
 	unsigned int i;
 	int ret = 0;
 
@@ -46,7 +52,7 @@ int uu_register_ring_fds(struct uu_ring *ring, void *arg, unsigned int nr)
 		struct uu_ring *target;
 		int err;
 
-		ret = uu_copy_from_user(&upd, &uarg[i], sizeof(upd));
+		ret = uu_copy_from_user(&upd, uarg_at(arg, i), sizeof(upd));
 		if (ret)
 			break;
 		if (upd.resv) {
@@ -79,7 +85,7 @@ int uu_register_ring_fds(struct uu_ring *ring, void *arg, unsigned int nr)
 			break;
 		}
 		/* the app gets the slot back in offset */
-		ret = uu_copy_to_user(&uarg[i], &upd, sizeof(upd));
+		ret = uu_copy_to_user(uarg_at(arg, i), &upd, sizeof(upd));
 		if (ret) {
 			uu_ring_put(target);
 			break;
@@ -94,14 +100,13 @@ int uu_register_ring_fds(struct uu_ring *ring, void *arg, unsigned int nr)
 int uu_unregister_ring_fds(void *arg, unsigned int nr)
 {
 	struct io_uring_rsrc_update upd;
-	struct io_uring_rsrc_update *uarg = arg;
 	unsigned int i;
 	int ret = 0;
 
 	if (!nr || nr > UU_RINGFD_REG_MAX)
 		return -EINVAL;
 	for (i = 0; i < nr; i++) {
-		ret = uu_copy_from_user(&upd, &uarg[i], sizeof(upd));
+		ret = uu_copy_from_user(&upd, uarg_at(arg, i), sizeof(upd));
 		if (ret)
 			break;
 		if (upd.resv || upd.data || upd.offset >= UU_RINGFD_REG_MAX) {

@@ -67,6 +67,7 @@ struct opts {
 	double warmup;
 	const char *file;
 	unsigned int setup_flags;
+	unsigned int sqe_flags;  /* -a: IOSQE_ASYNC on every NOP */
 };
 
 struct snap {
@@ -178,7 +179,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	o->batch = 32;
 	o->secs = 2;
 	o->warmup = -1;
-	while ((c = getopt(argc, argv, "b:m:d:s:t:w:f:F:h")) != -1) {
+	while ((c = getopt(argc, argv, "b:m:d:s:t:w:f:F:ah")) != -1) {
 		switch (c) {
 		case 'b':
 			o->be = backend_by_name(optarg);
@@ -212,6 +213,9 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'F':
 			o->setup_flags = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'a':
+			o->sqe_flags |= IOSQE_ASYNC;
 			break;
 		default:
 			usage(argv[0]);
@@ -317,6 +321,7 @@ int main(int argc, char **argv)
 			slot = freelist[--nfree];
 			if (o.mode == MODE_NOP) {
 				tring_prep_nop(sqe, slot);
+				sqe->flags |= (uint8_t)o.sqe_flags;
 			} else {
 				uint64_t blk = (rng_next() >> 8) % nblocks;
 				char *buf = bufs + (size_t)slot * BLOCK;

@@ -19,9 +19,8 @@
  * kernel's result for them is not compared.
  */
 #define UU_REFUSED (IORING_SETUP_IOPOLL | IORING_SETUP_SQPOLL |		\
-		    IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG |	\
-		    IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_ATTACH_WQ |	\
-		    IORING_SETUP_HYBRID_IOPOLL | IORING_SETUP_SQ_AFF)
+		    IORING_SETUP_ATTACH_WQ | IORING_SETUP_HYBRID_IOPOLL |	\
+		    IORING_SETUP_SQ_AFF)
 
 /* setup + close; returns the fd (already closed) or -errno */
 static int try_setup(struct dctx *c, unsigned int entries,

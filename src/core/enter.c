@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* io_uring_enter(2) */
 #include <errno.h>
+#include <stdint.h>
 
 #include "core/internal.h"
 
@@ -55,6 +56,11 @@ UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 		pthread_mutex_unlock(&r->uring_lock);
 		if ((unsigned int)ret != to_submit)
 			goto out;
+		/* io_run_local_work_locked: completions of this submission
+		 * that were deferred are posted before the wait */
+		if ((flags & IORING_ENTER_GETEVENTS) &&
+		    (r->setup_flags & IORING_SETUP_DEFER_TASKRUN))
+			uu_tw_run_deferred(r, UINT32_MAX);
 	}
 	if (flags & IORING_ENTER_GETEVENTS) {
 		int ret2;

@@ -16,6 +16,7 @@
 
 #include "abi/io_uring_abi.h"
 #include "ops/opstate.h"
+#include "util/mpscq.h"
 #include "uuring.h"
 
 #define UU_EXPORT __attribute__((visibility("default")))
@@ -36,7 +37,8 @@
 	 IORING_SETUP_SUBMIT_ALL | IORING_SETUP_SQE128 | IORING_SETUP_CQE32 | \
 	 IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_NO_MMAP |                  \
 	 IORING_SETUP_NO_SQARRAY | IORING_SETUP_CQE_MIXED |                  \
-	 IORING_SETUP_REGISTERED_FD_ONLY)
+	 IORING_SETUP_REGISTERED_FD_ONLY | IORING_SETUP_COOP_TASKRUN |          \
+	 IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_DEFER_TASKRUN)
 
 /*
  * Features advertised: each one has a test of its semantics in tests/.
@@ -129,6 +131,13 @@ struct uu_ring {
 	bool defer_running, defer_recheck, defer_after_drain;
 	struct uu_iowq *wq_default;    /* pool for punts from the poller */
 
+	/* ---- DEFER_TASKRUN: completions wait for the submitter ---- */
+	struct uu_mpscq defer_tw;      /* finished parked requests */
+	atomic_uint tw_pending;        /* items in defer_tw */
+	atomic_uint tw_wait_nr;        /* lazy wake: items the sleeping
+					* submitter needs (0: not sleeping) */
+	atomic_int tw_waiter_efd;      /* the submitter's wake eventfd */
+
 	/* ---- readiness of the ring fd ---- */
 	atomic_bool signalled;
 
@@ -178,6 +187,7 @@ struct uu_req {
 	uint32_t park_events;     /* EPOLL* a parked read/write waits for */
 	bool poll_fresh;          /* added since the file's last edge */
 	uint8_t park;             /* UU_ISSUE_*: set by uu_park() */
+	struct uu_mpsc_node tw_node; /* ring's deferred task_work queue */
 	struct uu_ring *ring;
 	unsigned int flags;       /* UU_REQ_* */
 	uint8_t opcode;
@@ -302,6 +312,7 @@ struct uu_req *uu_req_to_heap(struct uu_req *req);
 void uu_req_queue_head(struct uu_exec *s, struct uu_req *req, bool heap);
 void uu_req_finish_async(struct uu_req *req);
 void uu_req_run_in_worker(struct uu_req *req);
+unsigned int uu_tw_run_deferred(struct uu_ring *ring, unsigned int max);
 
 /* ---- io-wq (exec/iowq.c) ---- */
 struct uu_iowq;

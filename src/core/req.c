@@ -17,6 +17,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <stddef.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -367,12 +369,12 @@ void uu_req_queue_head(struct uu_exec *s, struct uu_req *req, bool heap)
 
 /* A parked request finished (its res is set): complete it and run what
  * follows in its chain, from the finishing thread. */
-void uu_req_finish_async(struct uu_req *req)
+static void finish_now(struct uu_req *req, bool submitter)
 {
 	struct uu_ring *r = req->ring;
 	struct uu_exec s;
 
-	uu_exec_init(&s, r, false);
+	uu_exec_init(&s, r, submitter);
 	if (req->res < 0 || (req->flags & UU_REQ_SHORT))
 		uu_req_set_fail(req);
 	req_complete(&s, req);
@@ -385,6 +387,83 @@ void uu_req_finish_async(struct uu_req *req)
 		uu_exec_flush(&s);
 	}
 	uu_ring_put(r); /* the parked request's reference */
+}
+
+/*
+ * DEFER_TASKRUN: a finished parked request waits in the ring's task_work
+ * queue until the submitter enters to wait; only then are its CQE posted
+ * and its chain continued, in the submitter.  The sleeping submitter
+ * publishes how many items it needs (tw_wait_nr) and is woken once that
+ * many are queued (the kernel's lazy wake), not once per item.
+ */
+static void defer_push(struct uu_req *req)
+{
+	struct uu_ring *r = req->ring;
+	unsigned int n, want;
+
+	uu_mpscq_push(&r->defer_tw, &req->tw_node);
+	n = atomic_fetch_add_explicit(&r->tw_pending, 1, memory_order_seq_cst) + 1;
+	if (n == 1 && (r->setup_flags & IORING_SETUP_TASKRUN_FLAG))
+		atomic_fetch_or_explicit(r->sq_flags, IORING_SQ_TASKRUN,
+					 memory_order_release);
+	/*
+	 * Dekker pair with the waiter in wait/cqwait.c: it stores tw_wait_nr
+	 * then fences then reads tw_pending; we increment tw_pending
+	 * (seq_cst) then fence then read tw_wait_nr.
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
+	want = atomic_load_explicit(&r->tw_wait_nr, memory_order_relaxed);
+	if (want && n >= want &&
+	    atomic_compare_exchange_strong(&r->tw_wait_nr, &want, 0)) {
+		int efd = atomic_load(&r->tw_waiter_efd);
+		uint64_t one = 1;
+
+		if (efd >= 0 && write(efd, &one, sizeof(one)) < 0) {
+			/* non-blocking eventfd: cannot fill up */
+		}
+	}
+}
+
+void uu_req_finish_async(struct uu_req *req)
+{
+	if (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN) {
+		defer_push(req);
+		return;
+	}
+	finish_now(req, false);
+}
+
+/* Runs up to max deferred items in the submitter; returns how many. */
+unsigned int uu_tw_run_deferred(struct uu_ring *r, unsigned int max)
+{
+	unsigned int done = 0;
+
+	while (done < max &&
+	       atomic_load_explicit(&r->tw_pending, memory_order_acquire)) {
+		struct uu_mpsc_node *n = uu_mpscq_pop(&r->defer_tw);
+
+		if (!n) {
+			sched_yield(); /* a producer is mid-push */
+			continue;
+		}
+		if (atomic_fetch_sub_explicit(&r->tw_pending, 1,
+					      memory_order_acq_rel) == 1 &&
+		    (r->setup_flags & IORING_SETUP_TASKRUN_FLAG)) {
+			atomic_fetch_and_explicit(r->sq_flags,
+						  ~(uint32_t)IORING_SQ_TASKRUN,
+						  memory_order_release);
+			/* an item pushed meanwhile sets it again */
+			if (atomic_load(&r->tw_pending))
+				atomic_fetch_or_explicit(r->sq_flags,
+							 IORING_SQ_TASKRUN,
+							 memory_order_release);
+		}
+		finish_now((struct uu_req *)((char *)n -
+					     offsetof(struct uu_req, tw_node)),
+			   true);
+		done++;
+	}
+	return done;
 }
 
 /* io-wq worker: run a parked request with blocking allowed. */

@@ -219,6 +219,8 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 	pthread_mutex_init(&r->completion_lock, NULL);
 	pthread_mutex_init(&r->wait_lock, NULL);
 	pthread_mutex_init(&r->drain_lock, NULL);
+	uu_mpscq_init(&r->defer_tw);
+	atomic_store(&r->tw_waiter_efd, -1);
 	atomic_store_explicit(&r->refs, 1, memory_order_release);
 	atomic_init(&r->disabled, !!(p->flags & IORING_SETUP_R_DISABLED));
 	if ((p->flags & IORING_SETUP_SINGLE_ISSUER) &&

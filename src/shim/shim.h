@@ -116,10 +116,4 @@ int uu_trap_sigaction(int sig, const struct sigaction *act,
 long uu_raw_syscall6(long nr, long a1, long a2, long a3, long a4, long a5,
 		     long a6); /* a trappable (non-exempt) raw syscall */
 
-/* exec.c */
-int uu_exec_prepare(const char *path, int dirfd, int at_flags,
-		    char *const envp[], char ***new_envp, char **buf,
-		    const char **use_path, char *const **use_argv,
-		    char *const argv[]);
-
 #endif

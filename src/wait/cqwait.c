@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <time.h>
@@ -238,9 +239,17 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 	uint32_t head, min_tail;
 	int ret, efd;
 
+	bool defer = r->setup_flags & IORING_SETUP_DEFER_TASKRUN;
+
 	ret = parse_args(flags, argp, argsz, &a, &min_wait_ns);
 	if (ret)
 		return ret;
+	if (defer) {
+		/* only the submitter may run its deferred task_work */
+		if (atomic_load(&r->submitter_tid) != uu_gettid())
+			return -EEXIST;
+		uu_tw_run_deferred(r, UINT32_MAX);
+	}
 
 	uu_cq_flush_overflow(r);
 	head = atomic_load_explicit(r->cq_head, memory_order_acquire);
@@ -275,6 +284,8 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 		uint32_t tail;
 		int n;
 
+		if (defer)
+			uu_tw_run_deferred(r, UINT32_MAX);
 		if (atomic_load_explicit(&r->ovf_pending, memory_order_acquire))
 			uu_cq_flush_overflow(r);
 		if (atomic_load_explicit(&r->cq_dropped, memory_order_acquire)) {
@@ -296,8 +307,26 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 		 * min_wait (the kernel's two-phase rule): the first timer is
 		 * start + min_wait, whatever the overall timeout says.
 		 */
+		if (defer) {
+			/* lazy wake: publish how many completions we need;
+			 * pairs with the fence in core/req.c defer_push */
+			unsigned int need = w.target - tail;
+
+			atomic_store_explicit(&r->tw_waiter_efd, efd,
+					      memory_order_relaxed);
+			atomic_store_explicit(&r->tw_wait_nr, need,
+					      memory_order_seq_cst);
+			atomic_thread_fence(memory_order_seq_cst);
+			if (atomic_load_explicit(&r->tw_pending,
+						 memory_order_relaxed) >= need) {
+				atomic_store(&r->tw_wait_nr, 0);
+				continue;
+			}
+		}
 		tmo = until(min_phase ? min_deadline : deadline, &buf);
 		n = ppoll(&pfd, 1, tmo, a.sig ? &mask : NULL);
+		if (defer)
+			atomic_store(&r->tw_wait_nr, 0);
 		if (n < 0) {
 			ret = errno == EINTR ? -EINTR : -errno;
 			break;

@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libuuring-preload.so: the engine plus the interception layer, injected
+ * by `uuring run` with LD_PRELOAD (docs/architecture.md, "Interception").
+ *
+ * At load time it decides the mode (UURING_MODE):
+ *   auto   (default) the kernel's io_uring if io_uring_setup works, else
+ *          uuring;
+ *   force  uuring, whatever the kernel says;
+ *   kernel (or off) pass everything through (unless the trap filter was
+ *          inherited: then uuring, as nothing else can answer the traps).
+ * In uuring mode it installs the SIGSYS handler and the trap filter
+ * (trap.c) unless the filter is already there (exec under `uuring run`:
+ * the sentinel answers), and the libc interposers below serve libc-routed
+ * callers (fio, the Rust io-uring crate, libuv) without any trap:
+ * syscall(2) for the io_uring calls and for the ring-fd calls, and
+ * close/dup/dup2/dup3/fcntl/mmap/close_range on ring fds.  sigaction,
+ * sigprocmask and pthread_sigmask keep SIGSYS ours and unblocked.
+ */
+/* Meson defines _FILE_OFFSET_BITS=64, which renames fcntl and mmap to
+ * fcntl64 and mmap64 in glibc's headers; we define both names ourselves
+ * (on x86-64 they are the same functions). */
+#undef _FILE_OFFSET_BITS
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "abi/io_uring_abi.h"
+#include "core/internal.h"
+#include "shim/shim.h"
+#include "util/rawsys.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+struct uu_shim uu_shim = { .ring_lo = -1, .ring_hi = -1 };
+struct uu_real uu_real;
+
+static int init_state; /* 0 not yet, 1 running, 2 done */
+
+void uu_shim_msg(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "uuring: ");
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (write(2, buf, (size_t)n) < 0) {
+		/* nothing to do */
+	}
+}
+
+long uu_shim_errno_ret(long ret)
+{
+	if (ret < 0 && ret >= -4095) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
+}
+
+static void *real(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+static void resolve_real(void)
+{
+	uu_real.syscall = real("syscall");
+	uu_real.close = real("close");
+	uu_real.dup = real("dup");
+	uu_real.dup2 = real("dup2");
+	uu_real.dup3 = real("dup3");
+	uu_real.fcntl = real("fcntl");
+	uu_real.mmap = real("mmap");
+	uu_real.sigaction = real("sigaction");
+	uu_real.sigprocmask = real("sigprocmask");
+	uu_real.pthread_sigmask = real("pthread_sigmask");
+	uu_real.execve = real("execve");
+	uu_real.execvpe = real("execvpe");
+	uu_real.fexecve = real("fexecve");
+	uu_real.execveat = real("execveat");
+	uu_real.posix_spawn = real("posix_spawn");
+	uu_real.posix_spawnp = real("posix_spawnp");
+}
+
+/* The ring-fd range: [base, base + span), below the soft RLIMIT_NOFILE. */
+static void pick_ring_range(void)
+{
+	const char *v = getenv("UURING_RING_FD_BASE");
+	long base = UU_RING_FD_BASE_DEFAULT, span = UU_RING_FD_SPAN;
+	struct rlimit rl;
+
+	if (v && *v)
+		base = strtol(v, NULL, 0);
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    (long)rl.rlim_cur < base + span) {
+		if ((long)rl.rlim_cur >= 2 * span) {
+			base = (long)rl.rlim_cur - span;
+		} else {
+			base = (long)rl.rlim_cur / 2;
+			span = (long)rl.rlim_cur - base;
+		}
+	}
+	if (base < 3)
+		base = 3;
+	uu_shim.ring_lo = (int)base;
+	uu_shim.ring_hi = (int)(base + span);
+}
+
+static void atfork_child(void)
+{
+	uu_shim.pid = (pid_t)uu_rawsys6(__NR_getpid, 0, 0, 0, 0, 0, 0);
+}
+
+/* auto mode: does the kernel's io_uring work here? 0 or -errno */
+static long probe_kernel(void)
+{
+	struct io_uring_params p;
+	long fd;
+
+	memset(&p, 0, sizeof(p));
+	fd = uu_raw_syscall6(__NR_io_uring_setup, 1, (long)&p, 0, 0, 0, 0);
+	if (fd >= 0) {
+		uu_real.close((int)fd);
+		return 0;
+	}
+	return fd;
+}
+
+static void choose_mode(void)
+{
+	const char *m = getenv("UURING_MODE");
+	char why[160];
+	long kret = 0;
+	bool force = m && !strcmp(m, "force");
+
+	if (uu_trap_install_handler()) {
+		uu_shim_msg("cannot install the SIGSYS handler: raw io_uring "
+			    "system calls are not intercepted");
+		uu_shim.mode = UU_MODE_UURING;
+		return;
+	}
+	if (uu_trap_sentinel()) {
+		/* our filter is inherited (exec under uuring run) */
+		uu_shim.mode = UU_MODE_UURING;
+		uu_shim.trap_on = true;
+		return;
+	}
+	if (m && (!strcmp(m, "kernel") || !strcmp(m, "off"))) {
+		uu_trap_restore_handler();
+		uu_shim.mode = UU_MODE_KERNEL;
+		return;
+	}
+	if (!force) {
+		kret = probe_kernel();
+		if (!kret) {
+			uu_trap_restore_handler();
+			uu_shim.mode = UU_MODE_KERNEL;
+			if (uu_shim.verbose)
+				uu_shim_msg("mode auto: the kernel's io_uring "
+					    "works, using it");
+			return;
+		}
+	}
+	uu_shim.mode = UU_MODE_UURING;
+	if (uu_trap_install_filter(why, sizeof(why))) {
+		uu_trap_restore_handler();
+		uu_shim_msg("cannot install the trap filter: %s; only libc "
+			    "syscall() callers are served, raw io_uring system "
+			    "calls get the kernel's answer", why);
+		return;
+	}
+	uu_shim.trap_on = true;
+	if (uu_shim.verbose)
+		uu_shim_msg("mode %s: uuring serves io_uring%s%s%s; ring fds "
+			    "in [%d, %d)", force ? "force" : "auto",
+			    force ? "" : " (the kernel's: ",
+			    force ? "" : strerror((int)-kret),
+			    force ? "" : ")",
+			    uu_shim.ring_lo, uu_shim.ring_hi);
+}
+
+void uu_shim_init(void)
+{
+	static pid_t init_tid;
+	pid_t tid = (pid_t)uu_rawsys6(__NR_gettid, 0, 0, 0, 0, 0, 0);
+	Dl_info info;
+	const char *v;
+	int expected = 0;
+
+	if (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) == 2)
+		return;
+	if (!__atomic_compare_exchange_n(&init_state, &expected, 1, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		/* the initialising thread recursed (uu_real is resolved
+		 * first, so it can pass through), or another thread is
+		 * initialising: wait for it (the constructor runs before
+		 * the program starts threads, so this is rare) */
+		if (__atomic_load_n(&init_tid, __ATOMIC_RELAXED) == tid)
+			return;
+		while (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2)
+			sched_yield();
+		return;
+	}
+	__atomic_store_n(&init_tid, tid, __ATOMIC_RELAXED);
+	resolve_real();
+	v = getenv("UURING_VERBOSE");
+	uu_shim.verbose = v && *v && strcmp(v, "0");
+	if (dladdr((void *)uu_shim_init, &info) && info.dli_fname &&
+	    info.dli_fname[0] == '/')
+		snprintf(uu_shim.preload_path, sizeof(uu_shim.preload_path),
+			 "%s", info.dli_fname);
+	v = getenv("UURING_TOOL");
+	if (v && *v == '/')
+		snprintf(uu_shim.tool_path, sizeof(uu_shim.tool_path), "%s", v);
+	pick_ring_range();
+	uu_shim.pid = getpid();
+	pthread_atfork(NULL, NULL, atfork_child);
+	choose_mode();
+	__atomic_store_n(&init_state, 2, __ATOMIC_RELEASE);
+}
+
+__attribute__((constructor(101))) static void shim_ctor(void)
+{
+	uu_shim_init();
+}
+
+static inline bool uuring_mode(void)
+{
+	if (__builtin_expect(__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != 2, 0))
+		uu_shim_init();
+	return uu_shim.mode == UU_MODE_UURING;
+}
+
+/* An fd the engine may have to see: in the ring range, or a cached ring
+ * number (a dup2 target outside the range). */
+static inline bool maybe_ring(int fd)
+{
+	struct uu_ring *r;
+
+	if (uu_in_ring_range(fd))
+		return true;
+	r = uu_ring_get_cached(fd);
+	if (!r)
+		return false;
+	uu_ring_put(r);
+	return true;
+}
+
+/* ---- syscall(2) ------------------------------------------------------ */
+
+EXPORT long syscall(long nr, ...)
+{
+	va_list ap;
+	long a[6], ret;
+	bool handled;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (uuring_mode()) {
+		switch (nr) {
+		case __NR_io_uring_setup:
+		case __NR_io_uring_enter:
+		case __NR_io_uring_register:
+		case __NR_close:
+		case __NR_dup:
+		case __NR_dup2:
+		case __NR_dup3:
+		case __NR_fcntl:
+		case __NR_mmap:
+		case __NR_close_range:
+			ret = uu_shim_dispatch(nr, a, &handled);
+			if (handled)
+				return uu_shim_errno_ret(ret);
+			break;
+		}
+	}
+	return uu_real.syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* ---- ring-fd calls --------------------------------------------------- */
+
+EXPORT int close(int fd)
+{
+	if (uuring_mode() && maybe_ring(fd))
+		return (int)uu_shim_errno_ret(uu_shim_close(fd));
+	return uu_real.close(fd);
+}
+
+EXPORT int __close(int fd)
+{
+	return close(fd);
+}
+
+EXPORT int dup(int fd)
+{
+	if (uuring_mode() && maybe_ring(fd))
+		return (int)uu_shim_errno_ret(uu_shim_dup(fd));
+	return uu_real.dup(fd);
+}
+
+EXPORT int dup2(int oldfd, int newfd)
+{
+	if (uuring_mode() && (maybe_ring(oldfd) || maybe_ring(newfd)))
+		return (int)uu_shim_errno_ret(
+			uu_shim_dup3(oldfd, newfd, 0, true));
+	return uu_real.dup2(oldfd, newfd);
+}
+
+EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	if (uuring_mode() && (maybe_ring(oldfd) || maybe_ring(newfd)))
+		return (int)uu_shim_errno_ret(
+			uu_shim_dup3(oldfd, newfd, flags, false));
+	return uu_real.dup3(oldfd, newfd, flags);
+}
+
+static int fcntl_common(int fd, int cmd, void *arg)
+{
+	if (uuring_mode() && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) &&
+	    maybe_ring(fd))
+		return (int)uu_shim_errno_ret(
+			uu_shim_fcntl_dupfd(fd, cmd, (int)(intptr_t)arg));
+	return uu_real.fcntl(fd, cmd, arg);
+}
+
+EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return fcntl_common(fd, cmd, arg);
+}
+
+EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return fcntl_common(fd, cmd, arg);
+}
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
+		  off_t off)
+{
+	if (uuring_mode() && !(flags & MAP_ANONYMOUS) && maybe_ring(fd)) {
+		long ret = uu_shim_mmap(addr, len, prot, flags, fd, off);
+
+		if (ret < 0 && ret >= -4095) {
+			errno = (int)-ret;
+			return MAP_FAILED;
+		}
+		return (void *)ret;
+	}
+	return uu_real.mmap(addr, len, prot, flags, fd, off);
+}
+
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
+		    off_t off)
+{
+	return mmap(addr, len, prot, flags, fd, off);
+}
+
+EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+	if (uuring_mode())
+		return (int)uu_shim_errno_ret(
+			uu_shim_close_range(first, last, (unsigned int)flags));
+	return (int)uu_real.syscall(__NR_close_range, first, last, flags);
+}
+
+/* ---- SIGSYS stays ours ---------------------------------------------- */
+
+EXPORT int sigaction(int sig, const struct sigaction *act,
+		     struct sigaction *old)
+{
+	struct sigaction copy;
+
+	uuring_mode();
+	if (!uu_shim.trap_on)
+		return uu_real.sigaction(sig, act, old);
+	if (sig == SIGSYS) {
+		static bool told;
+
+		if (act && act->sa_handler != SIG_DFL && !told &&
+		    uu_shim.verbose) {
+			told = true;
+			uu_shim_msg("the program installs its own SIGSYS "
+				    "handler: uuring keeps its own and passes "
+				    "it every SIGSYS that is not uuring's");
+		}
+		return uu_trap_sigaction(sig, act, old);
+	}
+	if (act && sigismember(&act->sa_mask, SIGSYS)) {
+		/* a handler that blocks SIGSYS would be killed by a trap */
+		copy = *act;
+		sigdelset(&copy.sa_mask, SIGSYS);
+		act = &copy;
+	}
+	return uu_real.sigaction(sig, act, old);
+}
+
+EXPORT int __sigaction(int sig, const struct sigaction *act,
+		       struct sigaction *old)
+{
+	return sigaction(sig, act, old);
+}
+
+static const sigset_t *strip_sigsys(int how, const sigset_t *set,
+				    sigset_t *copy)
+{
+	if (!uu_shim.trap_on || !set || how == SIG_UNBLOCK ||
+	    !sigismember(set, SIGSYS))
+		return set;
+	*copy = *set;
+	sigdelset(copy, SIGSYS);
+	return copy;
+}
+
+EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t copy;
+
+	uuring_mode();
+	return uu_real.sigprocmask(how, strip_sigsys(how, set, &copy), old);
+}
+
+EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t copy;
+
+	uuring_mode();
+	return uu_real.pthread_sigmask(how, strip_sigsys(how, set, &copy), old);
+}

@@ -53,6 +53,18 @@
 struct uu_ring;
 struct uu_req;
 
+/* A timer of the timer thread (exec/timer.c). */
+struct uu_timer {
+	int64_t expires;   /* absolute ns on its clock */
+	int clock;         /* UU_CLOCK_* */
+	int heap_idx;      /* -1 when not armed */
+	void (*fn)(struct uu_timer *t); /* runs in the timer thread */
+};
+enum { UU_CLOCK_MONO, UU_CLOCK_BOOT, UU_CLOCK_REAL };
+int uu_timer_arm(struct uu_timer *t);
+bool uu_timer_cancel(struct uu_timer *t); /* true: was pending, disarmed */
+int64_t uu_clock_now(int clock);
+
 /* One entry of the CQ overflow backlog (T14). */
 struct uu_ocqe {
 	struct uu_ocqe *next;
@@ -131,6 +143,15 @@ struct uu_ring {
 	bool defer_running, defer_recheck, defer_after_drain;
 	struct uu_iowq *wq_default;    /* pool for punts from the poller */
 
+	/* ---- parked requests (cancellation) and timeouts ---- */
+	pthread_mutex_t park_lock;
+	struct uu_req *parked;         /* all parked requests */
+	struct uu_req *tmo_head, *tmo_tail; /* TIMEOUT list, completion_lock */
+	uint32_t cq_produced;          /* CQEs produced (completion_lock) */
+	atomic_uint cq_timeouts;       /* expired timeouts (count rule) */
+	uint32_t cq_last_tm_flush;
+	bool off_timeout_used;
+
 	/* ---- DEFER_TASKRUN: completions wait for the submitter ---- */
 	struct uu_mpscq defer_tw;      /* finished parked requests */
 	atomic_uint tw_pending;        /* items in defer_tw */
@@ -169,6 +190,11 @@ enum {
 	UU_REQ_BUFFER_SELECT = 1u << 8,
 	UU_REQ_SHORT = 1u << 9,      /* rw moved less than asked: fails links */
 	UU_REQ_CANCELED = 1u << 10,  /* cancel requested while parked */
+	UU_REQ_CQE_POSTED = 1u << 11, /* its CQE was already posted */
+	UU_REQ_RES_NOFAIL = 1u << 12, /* a negative res that does not fail
+				       * links (TIMEOUT_ETIME_SUCCESS) */
+	UU_REQ_ARM_LTIMEOUT = 1u << 13, /* next in chain is a LINK_TIMEOUT */
+	UU_REQ_NOT_PARKED = 1u << 14, /* finished late but never parked */
 };
 
 #define UU_INLINE_IOVS 8
@@ -188,6 +214,11 @@ struct uu_req {
 	bool poll_fresh;          /* added since the file's last edge */
 	uint8_t park;             /* UU_ISSUE_*: set by uu_park() */
 	struct uu_mpsc_node tw_node; /* ring's deferred task_work queue */
+	struct uu_req *park_prev, *park_next; /* ring's list of parked reqs */
+	uint8_t parked_on;        /* UU_PARKED_*: where it waits */
+	bool wq_running;          /* an io-wq worker took it */
+	bool on_park_list;        /* counted in inflight, holds a ring ref */
+	struct uu_req *late_next; /* exec's list of reqs finished late */
 	struct uu_ring *ring;
 	unsigned int flags;       /* UU_REQ_* */
 	uint8_t opcode;
@@ -228,6 +259,30 @@ struct uu_req {
 			uint32_t events;
 			bool update_events, update_user_data, multishot;
 		} poll_upd;
+		struct {
+			struct uu_timer t;
+			struct uu_req *prev, *next; /* ring timeout list */
+			int64_t ts_ns;      /* relative or absolute */
+			uint32_t off;       /* completion count, 0 = none */
+			uint32_t target;    /* cq sequence that completes it */
+			uint32_t repeats;   /* multishot: remaining, 0 = inf */
+			uint32_t flags;     /* IORING_TIMEOUT_* */
+			bool listed;        /* on the ring's timeout list */
+			struct uu_req *target_req; /* LINK_TIMEOUT: guarded req */
+			int32_t lt_res;     /* LINK_TIMEOUT result once fired */
+			bool fired;
+		} tmo;
+		struct {
+			uint64_t addr;
+			uint32_t flags;
+			int64_t ts_ns;
+		} tmo_rm;
+		struct {
+			uint64_t addr;
+			uint32_t flags;
+			int fd;
+			uint32_t opcode;
+		} cancel;
 	};
 };
 
@@ -261,7 +316,11 @@ enum {
 	UU_ISSUE_PUNT,         /* run blocking in io-wq (bounded) */
 	UU_ISSUE_PUNT_UNBOUND, /* io-wq, unbounded class */
 	UU_ISSUE_PARK_POLLREQ, /* POLL_ADD: wait on the poller */
+	UU_ISSUE_PARK_TIMEOUT, /* TIMEOUT: wait on the timer thread */
 };
+
+/* where a parked request waits (req->parked_on) */
+enum { UU_PARKED_NONE, UU_PARKED_IOWQ, UU_PARKED_POLL, UU_PARKED_TIMEOUT };
 
 static inline int uu_park(struct uu_req *req, int how)
 {
@@ -283,6 +342,42 @@ int uu_poll_add_prep(struct uu_req *req);
 int uu_poll_add_issue(struct uu_req *req, unsigned int issue_flags);
 int uu_poll_remove_prep(struct uu_req *req);
 int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_timeout_prep(struct uu_req *req);
+int uu_link_timeout_prep(struct uu_req *req);
+int uu_link_timeout_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_timeout_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_timeout_remove_prep(struct uu_req *req);
+int uu_timeout_remove_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_async_cancel_prep(struct uu_req *req);
+int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags);
+
+/* ---- timeouts (ops/timeout.c) ---- */
+void uu_timeout_arm(struct uu_req *req);           /* parked TIMEOUT */
+void uu_timeouts_flush_locked(struct uu_ring *ring); /* at CQ commit */
+int uu_timeout_cancel(struct uu_ring *ring, uint64_t user_data);
+void uu_link_timeout_arm(struct uu_req *target);  /* target parked */
+/* target completed: decide the LINK_TIMEOUT that follows it */
+void uu_link_timeout_disarm(struct uu_req *target);
+
+/* ---- cancellation (core/cancel.c) ---- */
+struct uu_cancel_match {
+	uint64_t user_data;
+	uint32_t flags;      /* IORING_ASYNC_CANCEL_* */
+	dev_t dev;           /* CANCEL_FD: the file */
+	ino_t ino;
+	uint32_t opcode;
+};
+/* 0: cancelled, -EALREADY: running, -ENOENT: none.  With ALL/ANY the
+ * number of requests found.  Cancelled requests finish after the current
+ * execution context's batch. */
+int uu_cancel(struct uu_ring *ring, const struct uu_cancel_match *m);
+int uu_cancel_req(struct uu_req *req); /* one parked request */
+void uu_park_list_add(struct uu_req *req);
+void uu_park_list_del(struct uu_req *req);
+bool uu_iowq_cancel_pending(struct uu_req *req);
+bool uu_poll_cancel_req(struct uu_req *req);
+void uu_exec_finish_late(struct uu_req *req); /* after the batch */
+extern __thread struct uu_exec *uu_current_exec;
 
 /* ---- execution context (core/req.c) ---- */
 #define UU_COMPL_BATCH 32
@@ -292,6 +387,8 @@ struct uu_exec {
 	struct uu_req *head, *last;       /* link chain being assembled */
 	struct uu_req *tw_head, *tw_tail; /* link continuations, FIFO */
 	bool submitter;                   /* the thread inside enter */
+	struct uu_req *late_head, *late_tail; /* finish after the batch */
+	struct uu_exec *prev;             /* enclosing context, this thread */
 	struct {
 		unsigned int nr;
 		struct {
@@ -307,6 +404,7 @@ void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter);
 void uu_exec_post(struct uu_exec *s, uint64_t user_data, int32_t res,
 		  uint32_t cflags, const uint64_t *big);
 void uu_exec_flush(struct uu_exec *s);
+void uu_exec_end(struct uu_exec *s);
 void uu_req_set_fail(struct uu_req *req);
 struct uu_req *uu_req_to_heap(struct uu_req *req);
 void uu_req_queue_head(struct uu_exec *s, struct uu_req *req, bool heap);

@@ -25,13 +25,56 @@
 #include "util/fdutil.h"
 #include "util/rawsys.h"
 
+__thread struct uu_exec *uu_current_exec;
+
 void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter)
 {
 	s->ring = ring;
 	s->head = s->last = NULL;
 	s->tw_head = s->tw_tail = NULL;
+	s->late_head = s->late_tail = NULL;
 	s->cb.nr = 0;
 	s->submitter = submitter;
+	s->prev = uu_current_exec;
+	uu_current_exec = s;
+}
+
+static void finish_parked(struct uu_exec *s, struct uu_req *req);
+
+/* Flushes everything and leaves the context. */
+void uu_exec_end(struct uu_exec *s)
+{
+	uu_exec_flush(s);
+	uu_current_exec = s->prev;
+}
+
+/*
+ * A parked (or spliced-out) request finished while this thread was busy
+ * with something else: complete it after the current batch, as the kernel
+ * does with task_work.  Without a context in this thread, at once.
+ */
+void uu_exec_finish_late(struct uu_req *req)
+{
+	struct uu_exec *s = uu_current_exec;
+
+	if (!s || s->ring != req->ring) {
+		if (req->flags & UU_REQ_NOT_PARKED) {
+			struct uu_exec tmp;
+
+			uu_exec_init(&tmp, req->ring, false);
+			finish_parked(&tmp, req);
+			uu_exec_end(&tmp);
+			return;
+		}
+		uu_req_finish_async(req);
+		return;
+	}
+	req->late_next = NULL;
+	if (s->late_tail)
+		s->late_tail->late_next = req;
+	else
+		s->late_head = req;
+	s->late_tail = req;
 }
 
 static void compl_flush(struct uu_exec *s)
@@ -127,6 +170,23 @@ static void queue_next(struct uu_exec *s, struct uu_req *req)
 
 	if (!next)
 		return;
+	if (next->opcode == IORING_OP_LINK_TIMEOUT && !(next->flags & UU_REQ_FAIL)) {
+		/* the link timeout is spliced out and completes on its own:
+		 * -ECANCELED, or what its timer decided; the chain goes on
+		 * after it with req's status */
+		uu_link_timeout_disarm(req);
+		req->link = next->link;
+		next->link = NULL;
+		next->res = next->tmo.lt_res;
+		next->flags |= UU_REQ_NOT_PARKED;
+		if (next->res < 0)
+			uu_req_set_fail(next);
+		req_complete(s, next);
+		req_free(next, true);
+		next = req->link;
+		if (!next)
+			return;
+	}
 	req->link = NULL;
 	if ((req->flags & UU_REQ_FAIL) && !(req->flags & UU_REQ_HARDLINK)) {
 		bool ignore = req->flags & UU_REQ_SKIP_LINK_CQES;
@@ -189,26 +249,42 @@ static bool park(struct uu_req **reqp, bool *heap, int how, int *res)
 		*res = ret;
 		return false;
 	}
-	atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&r->inflight, 1, memory_order_relaxed);
+	if (!req->on_park_list) {
+		atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&r->inflight, 1, memory_order_relaxed);
+		req->on_park_list = true;
+		req->parked_on = UU_PARKED_NONE;
+		uu_park_list_add(req);
+	}
+	/* a LINK_TIMEOUT guards this request from now on */
+	if ((req->flags & UU_REQ_ARM_LTIMEOUT) && req->link &&
+	    req->link->opcode == IORING_OP_LINK_TIMEOUT) {
+		req->flags &= ~UU_REQ_ARM_LTIMEOUT;
+		uu_link_timeout_arm(req);
+	}
 	switch (how) {
 	case UU_ISSUE_PUNT:
 	case UU_ISSUE_PUNT_UNBOUND:
 		uu_stat_inc(r, route_iowq);
+		req->parked_on = UU_PARKED_IOWQ;
 		uu_iowq_enqueue(req, how == UU_ISSUE_PUNT_UNBOUND);
 		return true;
+	case UU_ISSUE_PARK_TIMEOUT:
+		req->parked_on = UU_PARKED_TIMEOUT;
+		uu_timeout_arm(req);
+		return true;
 	case UU_ISSUE_PARK_POLLREQ:
+		req->parked_on = UU_PARKED_POLL;
 		if (!uu_poll_arm_request(req)) {
 			uu_stat_inc(r, route_poll);
 			return true;
 		}
 		/* completed at once (no poll support: always ready) */
-		*res = req->res;
-		atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_relaxed);
-		uu_ring_put(r);
-		return false;
+		uu_exec_finish_late(req);
+		return true;
 	default:
 		uu_stat_inc(r, route_poll);
+		req->parked_on = UU_PARKED_POLL;
 		uu_poll_arm(req, how == UU_ISSUE_PARK_POLLIN ? UU_POLL_IN :
 							      UU_POLL_OUT);
 		return true;
@@ -290,8 +366,21 @@ static void run_task_work(struct uu_exec *s)
 void uu_exec_flush(struct uu_exec *s)
 {
 	compl_flush(s);
-	while (s->tw_head) {
+	while (s->tw_head || s->late_head) {
 		run_task_work(s);
+		while (s->late_head) {
+			struct uu_req *req = s->late_head;
+
+			s->late_head = req->late_next;
+			if (!s->late_head)
+				s->late_tail = NULL;
+			if (!(req->flags & UU_REQ_NOT_PARKED) &&
+			    (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN) &&
+			    !s->submitter)
+				uu_req_finish_async(req);
+			else
+				finish_parked(s, req);
+		}
 		compl_flush(s);
 	}
 }
@@ -369,24 +458,44 @@ void uu_req_queue_head(struct uu_exec *s, struct uu_req *req, bool heap)
 
 /* A parked request finished (its res is set): complete it and run what
  * follows in its chain, from the finishing thread. */
-static void finish_now(struct uu_req *req, bool submitter)
+/* Completes a finished parked request inside the context s. */
+static void finish_parked(struct uu_exec *s, struct uu_req *req)
 {
 	struct uu_ring *r = req->ring;
-	struct uu_exec s;
+	bool parked = !(req->flags & UU_REQ_NOT_PARKED);
 
-	uu_exec_init(&s, r, submitter);
-	if (req->res < 0 || (req->flags & UU_REQ_SHORT))
+	if (parked)
+		uu_park_list_del(req);
+	if ((req->res < 0 && !(req->flags & UU_REQ_RES_NOFAIL)) ||
+	    (req->flags & UU_REQ_SHORT))
 		uu_req_set_fail(req);
-	req_complete(&s, req);
-	queue_next(&s, req);
+	if (req->flags & UU_REQ_CQE_POSTED) {
+		const struct uu_opdef *def = &uu_opdefs[req->opcode];
+
+		if (def->cleanup)
+			def->cleanup(req);
+	} else {
+		req_complete(s, req);
+	}
+	queue_next(s, req);
 	req_free(req, true);
-	uu_exec_flush(&s);
+	if (!parked)
+		return;
 	if (atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_acq_rel) == 1 &&
 	    atomic_load_explicit(&r->drain_active, memory_order_acquire)) {
-		process_defer(r, &s);
-		uu_exec_flush(&s);
+		uu_exec_flush(s);
+		process_defer(r, s);
 	}
 	uu_ring_put(r); /* the parked request's reference */
+}
+
+static void finish_now(struct uu_req *req, bool submitter)
+{
+	struct uu_exec s;
+
+	uu_exec_init(&s, req->ring, submitter);
+	finish_parked(&s, req);
+	uu_exec_end(&s);
 }
 
 /*
@@ -480,11 +589,11 @@ void uu_req_run_in_worker(struct uu_req *req)
 	}
 	uu_exec_init(&s, r, false);
 	if (!issue_one(&s, &req, &heap, UU_ISSUE_F_WORKER)) {
-		/* parked again (a pollable file): inflight and the ring
-		 * reference move with it */
-		atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_acq_rel);
-		uu_ring_put(r);
+		/* parked again (a pollable file): it stays on the parked
+		 * list with its ring reference */
+		uu_exec_end(&s);
 		return;
 	}
+	uu_exec_end(&s);
 	uu_req_finish_async(req);
 }

@@ -31,6 +31,7 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 	req->fd = -1;
 	req->fd_owned = false;
 	req->wq = NULL;
+	req->on_park_list = false;
 	if (sqe_flags & IOSQE_IO_LINK)
 		req->flags |= UU_REQ_LINK;
 	if (sqe_flags & IOSQE_IO_HARDLINK)
@@ -123,6 +124,13 @@ static int submit_one(struct uu_exec *s, struct uu_req *req, bool *stop)
 
 	*stop = false;
 	ret = init_req(r, req);
+	/* a LINK_TIMEOUT guards the previous request of a chain */
+	if (unlikely(req->opcode == IORING_OP_LINK_TIMEOUT) && !ret) {
+		if (!s->head || s->last->opcode == IORING_OP_LINK_TIMEOUT)
+			ret = -EINVAL;
+		else
+			s->last->flags |= UU_REQ_ARM_LTIMEOUT;
+	}
 	if (unlikely(ret))
 		return submit_fail_init(s, req, ret, stop);
 
@@ -224,6 +232,6 @@ int uu_submit_sqes(struct uu_ring *r, unsigned int nr)
 	}
 	/* release: the SQ slots may be reused once the app sees the head */
 	atomic_store_explicit(r->sq_head, r->sq_cached_head, memory_order_release);
-	uu_exec_flush(&s);
+	uu_exec_end(&s);
 	return ret;
 }

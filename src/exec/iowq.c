@@ -261,6 +261,36 @@ static int create_worker(struct uu_wq_acct *a)
 	return 0;
 }
 
+/* Removes req from its pool's queue if no worker took it yet. */
+bool uu_iowq_cancel_pending(struct uu_req *req)
+{
+	struct uu_iowq *wq = req->wq;
+	bool found = false;
+
+	if (!wq)
+		return false;
+	for (int i = 0; i < 2 && !found; i++) {
+		struct uu_wq_acct *a = &wq->acct[i];
+		struct uu_req *r, *prev = NULL;
+
+		pthread_mutex_lock(&a->lock);
+		for (r = a->head; r; prev = r, r = r->wq_next) {
+			if (r != req)
+				continue;
+			if (prev)
+				prev->wq_next = r->wq_next;
+			else
+				a->head = r->wq_next;
+			if (a->tail == r)
+				a->tail = prev;
+			found = true;
+			break;
+		}
+		pthread_mutex_unlock(&a->lock);
+	}
+	return found;
+}
+
 void uu_iowq_enqueue(struct uu_req *req, bool unbound)
 {
 	struct uu_iowq *wq = uu_engine_thread ? thread_wq : current_wq(req->ring);

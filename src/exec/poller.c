@@ -491,12 +491,31 @@ int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 		kick();
 		return 0;
 	}
-	waiter_unlink(pf, target, prev);
+	pthread_mutex_unlock(&P.lock);
+	/* through the parked list, so cancels and completions agree */
+	return uu_cancel_req(target) ? -EALREADY : 0;
+}
+
+/* Removes a parked request from its file's waiters; false if the poller
+ * already took it (it is being completed). */
+bool uu_poll_cancel_req(struct uu_req *req)
+{
+	struct uu_pollfile *pf;
+	struct uu_req *prev = NULL, *r;
+
+	pthread_mutex_lock(&P.lock);
+	pf = req->pf;
+	if (!pf) {
+		pthread_mutex_unlock(&P.lock);
+		return false;
+	}
+	for (r = pf->head; r && r != req; r = r->poll_next)
+		prev = r;
+	if (r)
+		waiter_unlink(pf, req, prev);
 	pollfile_release_locked(pf);
 	pthread_mutex_unlock(&P.lock);
-	target->res = -ECANCELED;
-	uu_req_finish_async(target);
-	return 0;
+	return r != NULL;
 }
 
 /* The ring is going away: end every request still waiting for it. */

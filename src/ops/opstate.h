@@ -4,14 +4,107 @@
  * a union member of struct uu_req (req->os), filled by prep, consumed by
  * issue.  Kept apart from core/internal.h so that opcode families can grow
  * without touching the core's request layout.
+ *
+ * Whatever an SQE points to (paths, open_how, xattr names and values) is
+ * copied at prep into heap blocks, own.mem and own.mem2, released by the
+ * opcode's cleanup (uu_os_release).  own.tag records which SQE they belong
+ * to: the core may run cleanup on a request whose prep never ran (an SQE
+ * refused before prep), whose union still holds an older request's state
+ * (see uu_os_release in ops/fsops.c).
  */
 #ifndef UURING_OPSTATE_H
 #define UURING_OPSTATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
+#define UU_XATTR_NAME_LEN 256 /* XATTR_NAME_MAX + 1 */
+
+/* A heap block owned by the request (first member of the states that
+ * have one). */
+struct uu_os_own {
+	void *mem, *mem2;
+	uint64_t tag;            /* uu_os_tag() of the SQE that filled them */
+};
+
 union uu_op_state {
-	/* placeholder so the union is never empty */
+	struct uu_os_own own;
+
+	/* OPENAT, OPENAT2: path in own.mem */
+	struct {
+		struct uu_os_own own;
+		uint64_t flags, mode, resolve; /* struct open_how */
+		int dfd;
+		uint32_t file_slot;
+		bool openat2;
+		bool force_async;        /* O_CREAT, O_TRUNC, O_TMPFILE */
+	} open;
+
+	/* CLOSE */
+	struct {
+		int fd;
+		uint32_t file_slot;
+	} close;
+
+	/* PIPE */
+	struct {
+		uint64_t ufds;           /* int[2] in user memory */
+		int flags;
+		uint32_t file_slot;
+	} pipe;
+
+	/* STATX: path in own.mem */
+	struct {
+		struct uu_os_own own;
+		uint64_t ubuf;           /* struct statx in user memory */
+		int dfd;
+		uint32_t mask;
+		int flags;
+	} statx;
+
+	/* RENAMEAT, LINKAT, SYMLINKAT, UNLINKAT, MKDIRAT: the (old) path in
+	 * own.mem, the new one in own.mem2 */
+	struct {
+		struct uu_os_own own;
+		int old_dfd, new_dfd;
+		int flags;               /* rename/link/unlink flags, mkdir mode */
+	} path;
+
+	/* FGETXATTR, FSETXATTR, GETXATTR, SETXATTR: own.mem holds the name
+	 * (UU_XATTR_NAME_LEN bytes) then the path of GETXATTR/SETXATTR;
+	 * own.mem2 the value of a set */
+	struct {
+		struct uu_os_own own;
+		uint64_t uvalue;         /* get: the user's buffer */
+		uint32_t size;
+		int flags;
+		bool has_path;
+	} xattr;
+
+	/* FALLOCATE, SYNC_FILE_RANGE, FTRUNCATE, FADVISE, MADVISE */
+	struct {
+		uint64_t off;            /* MADVISE: the address */
+		uint64_t len;
+		int mode;                /* fallocate mode, sfr flags, advice */
+	} fsync;
+
+	/* SPLICE, TEE */
+	struct {
+		int64_t off_in, off_out;
+		uint32_t len;
+		uint32_t flags;
+		int fd_in;
+	} splice;
+
+	/* FUTEX_WAIT, FUTEX_WAKE, FUTEX_WAITV: the waitv array in own.mem */
+	struct {
+		struct uu_os_own own;
+		uint64_t uaddr;
+		uint64_t val, mask;
+		uint32_t flags;          /* FUTEX2_* */
+		uint32_t nr;             /* WAITV entries */
+	} futex;
+
 	uint64_t raw[8];
 };
 

@@ -101,6 +101,7 @@ void uu_cq_post_locked(struct uu_ring *r, uint64_t user_data, int32_t res,
 {
 	unsigned int need = slots_needed(r, cflags);
 
+	r->cq_produced++; /* the count-timeout sequence (T15) */
 	/* while a backlog exists, new CQEs queue behind it (ordering) */
 	if (unlikely(r->ovf_head) || unlikely(cq_full(r, need))) {
 		overflow_append(r, user_data, res, cflags, big);
@@ -138,7 +139,13 @@ bool uu_cq_flush_overflow_locked(struct uu_ring *r)
  */
 void uu_cq_commit_locked(struct uu_ring *r)
 {
-	uint32_t tail = atomic_load_explicit(r->cq_tail, memory_order_relaxed);
+	uint32_t tail;
+
+	/* count timeouts complete in the same flush as the CQE that
+	 * satisfied them (T15) */
+	if (unlikely(r->off_timeout_used) && r->tmo_head)
+		uu_timeouts_flush_locked(r);
+	tail = atomic_load_explicit(r->cq_tail, memory_order_relaxed);
 
 	if (tail == r->cq_cached_tail)
 		return;

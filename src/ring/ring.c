@@ -219,6 +219,7 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 	pthread_mutex_init(&r->completion_lock, NULL);
 	pthread_mutex_init(&r->wait_lock, NULL);
 	pthread_mutex_init(&r->drain_lock, NULL);
+	pthread_mutex_init(&r->park_lock, NULL);
 	uu_mpscq_init(&r->defer_tw);
 	atomic_store(&r->tw_waiter_efd, -1);
 	atomic_store_explicit(&r->refs, 1, memory_order_release);
@@ -259,6 +260,7 @@ void uu_ring_free(struct uu_ring *r)
 	pthread_mutex_destroy(&r->completion_lock);
 	pthread_mutex_destroy(&r->wait_lock);
 	pthread_mutex_destroy(&r->drain_lock);
+	pthread_mutex_destroy(&r->park_lock);
 	uu_ring_recycle(r);
 }
 

@@ -107,6 +107,7 @@ long uu_shim_close_range(unsigned int first, unsigned int last,
 long uu_shim_dispatch(long nr, const long a[6], bool *handled);
 
 /* trap.c */
+unsigned long uuring_shim_traps(void); /* exported, for tests/benchmarks */
 int uu_trap_install_handler(void);
 void uu_trap_restore_handler(void);
 bool uu_trap_sentinel(void);

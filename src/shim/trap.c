@@ -161,6 +161,14 @@ static long emulate_sigaction(const long a[6])
 	return 0;
 }
 
+/* Traps served, for tests and benchmarks: uuring_shim_traps(). */
+static unsigned long trap_count;
+
+__attribute__((visibility("default"))) unsigned long uuring_shim_traps(void)
+{
+	return __atomic_load_n(&trap_count, __ATOMIC_RELAXED);
+}
+
 static void sigsys_handler(int sig, siginfo_t *si, void *ctx)
 {
 	ucontext_t *uc = ctx;
@@ -174,6 +182,7 @@ static void sigsys_handler(int sig, siginfo_t *si, void *ctx)
 		errno = saved_errno;
 		return;
 	}
+	__atomic_fetch_add(&trap_count, 1, __ATOMIC_RELAXED);
 	nr = si->si_syscall;
 	a[0] = g[REG_RDI];
 	a[1] = g[REG_RSI];

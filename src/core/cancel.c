@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Cancellation of parked requests: ASYNC_CANCEL, LINK_TIMEOUT, POLL_REMOVE
+ * (poller), TIMEOUT_REMOVE (timeouts).  Every parked request is on its
+ * ring's parked list; a cancel finds it there and removes it from where it
+ * waits: the poller (completes -ECANCELED), the io-wq queue (not started:
+ * -ECANCELED), or reports it running (-EALREADY: the kernel interrupts a
+ * worker's blocking syscall with TIF_NOTIFY_SIGNAL; uuring does not yet,
+ * T7), or the timeout list.
+ *
+ * Lock order: park_lock, then the poller's or io-wq's lock.  Requests
+ * found are finished after the lock is dropped, after the current batch
+ * (the kernel completes cancelled requests through task_work).
+ */
+#include <errno.h>
+#include <sys/stat.h>
+
+#include "core/internal.h"
+
+void uu_park_list_add(struct uu_req *req)
+{
+	struct uu_ring *r = req->ring;
+
+	pthread_mutex_lock(&r->park_lock);
+	req->park_prev = NULL;
+	req->park_next = r->parked;
+	if (r->parked)
+		r->parked->park_prev = req;
+	r->parked = req;
+	pthread_mutex_unlock(&r->park_lock);
+}
+
+void uu_park_list_del(struct uu_req *req)
+{
+	struct uu_ring *r = req->ring;
+
+	pthread_mutex_lock(&r->park_lock);
+	if (req->park_prev)
+		req->park_prev->park_next = req->park_next;
+	else if (r->parked == req)
+		r->parked = req->park_next;
+	if (req->park_next)
+		req->park_next->park_prev = req->park_prev;
+	req->park_prev = req->park_next = NULL;
+	pthread_mutex_unlock(&r->park_lock);
+}
+
+static bool file_matches(struct uu_req *req, const struct uu_cancel_match *m)
+{
+	struct stat st;
+
+	if (!uu_opdefs[req->opcode].needs_file || req->fd < 0 || fstat(req->fd, &st))
+		return false;
+	/* an open file description is compared by its inode: two opens of
+	 * one file are not told apart (documented) */
+	return st.st_dev == m->dev && st.st_ino == m->ino;
+}
+
+/* io_cancel_req_match */
+static bool matches(struct uu_req *req, const struct uu_cancel_match *m)
+{
+	bool match_ud = !(m->flags & (IORING_ASYNC_CANCEL_FD |
+				      IORING_ASYNC_CANCEL_OP)) ||
+			(m->flags & IORING_ASYNC_CANCEL_USERDATA);
+
+	if (req->flags & UU_REQ_CANCELED)
+		return false; /* already cancelled by this or an earlier pass */
+	if (m->flags & IORING_ASYNC_CANCEL_ANY)
+		return true;
+	if ((m->flags & IORING_ASYNC_CANCEL_FD) && !file_matches(req, m))
+		return false;
+	if ((m->flags & IORING_ASYNC_CANCEL_OP) && req->opcode != m->opcode)
+		return false;
+	if (match_ud && req->user_data != m->user_data)
+		return false;
+	return true;
+}
+
+/* With park_lock held.  0: removed (caller finishes it), -EALREADY. */
+static int try_remove(struct uu_req *req)
+{
+	switch (req->parked_on) {
+	case UU_PARKED_POLL:
+		if (uu_poll_cancel_req(req))
+			return 0;
+		return -EALREADY; /* the poller is completing it */
+	case UU_PARKED_IOWQ:
+		if (uu_iowq_cancel_pending(req))
+			return 0;
+		req->flags |= UU_REQ_CANCELED;
+		return -EALREADY;
+	default:
+		return -EALREADY;
+	}
+}
+
+int uu_cancel_req(struct uu_req *target)
+{
+	struct uu_ring *r = target->ring;
+	int ret;
+
+	pthread_mutex_lock(&r->park_lock);
+	ret = try_remove(target);
+	if (!ret)
+		target->flags |= UU_REQ_CANCELED;
+	pthread_mutex_unlock(&r->park_lock);
+	if (!ret) {
+		target->res = -ECANCELED;
+		uu_exec_finish_late(target);
+	}
+	return ret;
+}
+
+int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
+{
+	bool all = m->flags & (IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_ANY);
+	struct uu_req *req, *done = NULL;
+	int nr = 0, ret = -ENOENT;
+
+	pthread_mutex_lock(&r->park_lock);
+	for (req = r->parked; req; req = req->park_next) {
+		if (req->parked_on == UU_PARKED_TIMEOUT || !matches(req, m))
+			continue;
+		ret = try_remove(req);
+		req->flags |= UU_REQ_CANCELED;
+		if (!ret) {
+			req->late_next = done;
+			done = req;
+		}
+		nr++;
+		if (!all)
+			break;
+	}
+	pthread_mutex_unlock(&r->park_lock);
+	while (done) {
+		req = done;
+		done = req->late_next;
+		req->res = -ECANCELED;
+		uu_exec_finish_late(req);
+	}
+	if (all || ret == -ENOENT) {
+		/* then the timeouts (io_timeout_cancel), by user_data */
+		if (!(m->flags & (IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_OP |
+				  IORING_ASYNC_CANCEL_ANY))) {
+			do {
+				int t = uu_timeout_cancel(r, m->user_data);
+
+				if (t == -ENOENT)
+					break;
+				nr++;
+				ret = t;
+			} while (all);
+		}
+	}
+	return all ? nr : ret;
+}
+
+/* ---- IORING_OP_ASYNC_CANCEL ---- */
+
+#define CANCEL_FLAGS                                                        \
+	(IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_FD |                 \
+	 IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_FD_FIXED |           \
+	 IORING_ASYNC_CANCEL_USERDATA | IORING_ASYNC_CANCEL_OP)
+
+int uu_async_cancel_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	if (req->flags & UU_REQ_BUFFER_SELECT)
+		return -EINVAL;
+	if (sqe->off || sqe->splice_fd_in)
+		return -EINVAL;
+	req->cancel.addr = sqe->addr;
+	req->cancel.flags = sqe->cancel_flags;
+	if (req->cancel.flags & ~CANCEL_FLAGS)
+		return -EINVAL;
+	if (req->cancel.flags & IORING_ASYNC_CANCEL_FD) {
+		if (req->cancel.flags & IORING_ASYNC_CANCEL_ANY)
+			return -EINVAL;
+		req->cancel.fd = sqe->fd;
+	}
+	if (req->cancel.flags & IORING_ASYNC_CANCEL_OP) {
+		if (req->cancel.flags & IORING_ASYNC_CANCEL_ANY)
+			return -EINVAL;
+		req->cancel.opcode = sqe->len;
+	}
+	return 0;
+}
+
+int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	struct uu_cancel_match m = {
+		.user_data = req->cancel.addr,
+		.flags = req->cancel.flags,
+		.opcode = req->cancel.opcode,
+	};
+
+	(void)issue_flags;
+	if (m.flags & IORING_ASYNC_CANCEL_FD) {
+		struct stat st;
+
+		if (m.flags & IORING_ASYNC_CANCEL_FD_FIXED)
+			return -EBADF; /* no registered files yet */
+		if (fstat(req->cancel.fd, &st))
+			return -EBADF;
+		m.dev = st.st_dev;
+		m.ino = st.st_ino;
+	}
+	return uu_cancel(req->ring, &m);
+}

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Path and file-metadata opcodes: STATX, RENAMEAT, UNLINKAT, MKDIRAT,
+ * SYMLINKAT, LINKAT, and the fd-range opcodes FALLOCATE, FADVISE, MADVISE,
+ * FTRUNCATE, SYNC_FILE_RANGE; plus the helpers every file-family opcode
+ * shares (fault-safe path import, ownership of prep's heap blocks).
+ *
+ * Each opcode issues the system call of the same name, so the kernel does
+ * the work, the permission checks and the late validation (flags the
+ * io_uring prep does not look at) exactly as for the io_uring request.
+ * Paths are imported at prep, like the kernel's getname() (T2).
+ *
+ * Where they run: the kernel forces all of these to io-wq.  Path lookups
+ * and xattr/stat calls are short on a local file system and run inline in
+ * the submitting thread, like the page-cache reads of ops/rw.c; the calls
+ * that may block on the device or for long (fallocate, sync_file_range,
+ * ftruncate, madvise, and fadvise other than NORMAL/RANDOM/SEQUENTIAL,
+ * which the kernel runs inline too) go to io-wq.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "ops/ops.h"
+#include "util/usercopy.h"
+
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
+#ifndef AT_REMOVEDIR
+#define AT_REMOVEDIR 0x200
+#endif
+
+/* ---- helpers ---- */
+
+ssize_t uu_strncpy_user(char *dst, uint64_t uptr, size_t max)
+{
+	size_t done = 0;
+
+	/* chunks never cross a 4 KiB boundary, so a chunk is either wholly
+	 * readable or not: a fault after the NUL is not reported */
+	while (done < max) {
+		uint64_t a = uptr + done;
+		size_t chunk = 4096 - (size_t)(a & 4095);
+		char *z;
+
+		if (chunk > max - done)
+			chunk = max - done;
+		if (a < uptr || uu_copy_from_user(dst + done,
+						  (const void *)(uintptr_t)a,
+						  chunk))
+			return -EFAULT;
+		z = memchr(dst + done, 0, chunk);
+		if (z)
+			return z - dst;
+		done += chunk;
+	}
+	return -ENAMETOOLONG;
+}
+
+int uu_getname(uint64_t uptr, bool allow_empty, size_t prefix, char **out)
+{
+	char *buf = malloc(prefix + PATH_MAX), *shrunk;
+	ssize_t len;
+
+	*out = NULL;
+	if (!buf)
+		return -ENOMEM;
+	len = uu_strncpy_user(buf + prefix, uptr, PATH_MAX);
+	if (len < 0 || (len == 0 && !allow_empty)) {
+		free(buf);
+		return len < 0 ? (int)len : -ENOENT;
+	}
+	shrunk = realloc(buf, prefix + (size_t)len + 1);
+	*out = shrunk ? shrunk : buf;
+	return 0;
+}
+
+uint64_t uu_os_tag(const struct uu_req *req)
+{
+	uint64_t w[sizeof(req->sqe) / 8], h = 0x9e3779b97f4a7c15ULL;
+
+	memcpy(w, &req->sqe, sizeof(w));
+	for (size_t i = 0; i < sizeof(w) / 8; i++) {
+		h ^= w[i];
+		h *= 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	return h | 1; /* never 0 */
+}
+
+void uu_os_take(struct uu_req *req, void *mem, void *mem2)
+{
+	req->os.own.mem = mem;
+	req->os.own.mem2 = mem2;
+	req->os.own.tag = uu_os_tag(req);
+}
+
+/*
+ * The core calls an opcode's cleanup at completion, also for an SQE it
+ * refused before prep ran (bad flags, personality ...).  Then req->os is
+ * whatever the submission slot held before: stack garbage, or the state of
+ * an earlier request that was moved to the heap and owns its blocks.  The
+ * tag tells them apart: it must match this request's SQE.  The one case
+ * the tag cannot see is a byte-identical SQE refused by the core where
+ * the earlier one was accepted, which only IO_DRAIN after a
+ * CQE_SKIP_SUCCESS can cause (-EOPNOTSUPP); that case keeps the blocks (a
+ * leak rather than a double free).
+ */
+void uu_os_release(struct uu_req *req)
+{
+	struct uu_os_own *o = &req->os.own;
+
+	if ((o->mem || o->mem2) && o->tag == uu_os_tag(req) &&
+	    !(req->res == -EOPNOTSUPP && (req->sqe.flags & IOSQE_IO_DRAIN) &&
+	      req->ring->drain_disabled)) {
+		free(o->mem);
+		free(o->mem2);
+	}
+	o->mem = o->mem2 = NULL;
+	o->tag = 0;
+}
+
+int uu_fixed_install_none(uint32_t file_slot)
+{
+	return file_slot == IORING_FILE_INDEX_ALLOC ? -ENFILE : -ENXIO;
+}
+
+static inline int sys_ret(long ret)
+{
+	return ret < 0 ? -errno : (int)ret;
+}
+
+static inline void os_clear(struct uu_req *req)
+{
+	req->os.own.mem = req->os.own.mem2 = NULL;
+}
+
+/* Imports one or two paths into req->os.own. */
+static int get_paths(struct uu_req *req, uint64_t p1, bool empty1,
+		     uint64_t p2, bool two)
+{
+	char *a, *b = NULL;
+	int ret;
+
+	ret = uu_getname(p1, empty1, 0, &a);
+	if (ret)
+		return ret;
+	if (two) {
+		ret = uu_getname(p2, false, 0, &b);
+		if (ret) {
+			free(a);
+			return ret;
+		}
+	}
+	uu_os_take(req, a, b);
+	return 0;
+}
+
+/* ---- STATX ---- */
+
+int uu_statx_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	os_clear(req);
+	if (sqe->buf_index || sqe->splice_fd_in)
+		return -EINVAL;
+	if (req->flags & UU_REQ_FIXED_FILE)
+		return -EBADF;
+	req->os.statx.dfd = sqe->fd;
+	req->os.statx.mask = sqe->len;
+	req->os.statx.ubuf = sqe->addr2;
+	req->os.statx.flags = (int)sqe->statx_flags;
+	return get_paths(req, sqe->addr,
+			 req->os.statx.flags & AT_EMPTY_PATH, 0, false);
+}
+
+int uu_statx_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	(void)issue_flags;
+	return sys_ret(syscall(SYS_statx, req->os.statx.dfd,
+			       (const char *)req->os.own.mem,
+			       req->os.statx.flags, req->os.statx.mask,
+			       (void *)(uintptr_t)req->os.statx.ubuf));
+}
+
+/* ---- RENAMEAT, UNLINKAT, MKDIRAT, SYMLINKAT, LINKAT ---- */
+
+int uu_renameat_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	os_clear(req);
+	if (sqe->buf_index || sqe->splice_fd_in)
+		return -EINVAL;
+	if (req->flags & UU_REQ_FIXED_FILE)
+		return -EBADF;
+	req->os.path.old_dfd = sqe->fd;
+	req->os.path.new_dfd = (int)sqe->len;
+	req->os.path.flags = (int)sqe->rename_flags;
+	return get_paths(req, sqe->addr, false, sqe->addr2, true);
+}
+
+int uu_renameat_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	(void)issue_flags;
+	return sys_ret(syscall(SYS_renameat2, req->os.path.old_dfd,
+			       (const char *)req->os.own.mem,
+			       req->os.path.new_dfd,
+			       (const char *)req->os.own.mem2,
+			       (unsigned int)req->os.path.flags));
+}
+
+int uu_unlinkat_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	os_clear(req);
+	if (sqe->off || sqe->len || sqe->buf_index || sqe->splice_fd_in)
+		return -EINVAL;
+	if (req->flags & UU_REQ_FIXED_FILE)
+		return -EBADF;
+	req->os.path.old_dfd = sqe->fd;
+	req->os.path.flags = (int)sqe->unlink_flags;
+	if (req->os.path.flags & ~AT_REMOVEDIR)
+		return -EINVAL;
+	return get_paths(req, sqe->addr, false, 0, false);
+}
+
+int uu_unlinkat_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	(void)issue_flags;
+	return sys_ret(syscall(SYS_unlinkat, req->os.path.old_dfd,
+			       (const char *)req->os.own.mem,
+			       req->os.path.flags));
+}
+
+int uu_mkdirat_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	os_clear(req);
+	if (sqe->off || sqe->rw_flags || sqe->buf_index || sqe->splice_fd_in)
+		return -EINVAL;
+	if (req->flags & UU_REQ_FIXED_FILE)
+		return -EBADF;
+	req->os.path.old_dfd = sqe->fd;
+	req->os.path.flags = (int)(uint16_t)sqe->len; /* umode_t */
+	return get_paths(req, sqe->addr, false, 0, false);
+}
+
+int uu_mkdirat_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	(void)issue_flags;
+	return sys_ret(syscall(SYS_mkdirat, req->os.path.old_dfd,
+			       (const char *)req->os.own.mem,
+			       (unsigned int)req->os.path.flags));
+}
+
+int uu_symlinkat_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	os_clear(req);
+	if (sqe->len || sqe->rw_flags || sqe->buf_index || sqe->splice_fd_in)
+		return -EINVAL;
+	if (req->flags & UU_REQ_FIXED_FILE)
+		return -EBADF;
+	req->os.path.new_dfd = sqe->fd;
+	return get_paths(req, sqe->addr, false, sqe->addr2, true);
+}
+
+int uu_symlinkat_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	(void)issue_flags;
+	return sys_ret(syscall(SYS_symlinkat, (const char *)req->os.own.mem,
+			       req->os.path.new_dfd,
+			       (const char *)req->os.own.mem2));
+}
+
+int uu_linkat_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	os_clear(req);
+	if (sqe->buf_index || sqe->splice_fd_in)
+		return -EINVAL;
+	if (req->flags & UU_REQ_FIXED_FILE)
+		return -EBADF;
+	req->os.path.old_dfd = sqe->fd;
+	req->os.path.new_dfd = (int)sqe->len;
+	req->os.path.flags = (int)sqe->hardlink_flags;
+	return get_paths(req, sqe->addr, req->os.path.flags & AT_EMPTY_PATH,
+			 sqe->addr2, true);
+}
+
+int uu_linkat_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	(void)issue_flags;
+	return sys_ret(syscall(SYS_linkat, req->os.path.old_dfd,
+			       (const char *)req->os.own.mem,
+			       req->os.path.new_dfd,
+			       (const char *)req->os.own.mem2,
+			       req->os.path.flags));
+}
+
+/* ---- FALLOCATE, FADVISE, MADVISE, FTRUNCATE, SYNC_FILE_RANGE ---- */
+
+int uu_fallocate_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	if (sqe->buf_index || sqe->rw_flags || sqe->splice_fd_in)
+		return -EINVAL;
+	req->os.fsync.off = sqe->off;
+	req->os.fsync.len = sqe->addr;
+	req->os.fsync.mode = (int)sqe->len;
+	return 0;
+}
+
+int uu_fallocate_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	if (req->flags & UU_REQ_FIXED_FILE)
+		return -EBADF; /* no registered files */
+	if (!(issue_flags & UU_ISSUE_F_WORKER))
+		return uu_park(req, UU_ISSUE_PUNT);
+	return sys_ret(syscall(SYS_fallocate, req->fd, req->os.fsync.mode,
+			       (off_t)req->os.fsync.off,
+			       (off_t)req->os.fsync.len));
+}
+
+int uu_fadvise_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	if (sqe->buf_index || sqe->addr || sqe->splice_fd_in)
+		return -EINVAL;
+	req->os.fsync.off = sqe->off;
+	req->os.fsync.len = sqe->len;
+	req->os.fsync.mode = (int)sqe->fadvise_advice;
+	return 0;
+}
+
+int uu_fadvise_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	int advice = req->os.fsync.mode;
+
+	if (req->flags & UU_REQ_FIXED_FILE)
+		return -EBADF;
+	/* WILLNEED, DONTNEED, NOREUSE start or wait for I/O */
+	if (advice != POSIX_FADV_NORMAL && advice != POSIX_FADV_RANDOM &&
+	    advice != POSIX_FADV_SEQUENTIAL && !(issue_flags & UU_ISSUE_F_WORKER))
+		return uu_park(req, UU_ISSUE_PUNT);
+	return sys_ret(syscall(SYS_fadvise64, req->fd, (off_t)req->os.fsync.off,
+			       (off_t)req->os.fsync.len, advice));
+}
+
+int uu_madvise_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	if (sqe->buf_index || sqe->off || sqe->splice_fd_in)
+		return -EINVAL;
+	req->os.fsync.off = sqe->addr;
+	req->os.fsync.len = sqe->len;
+	req->os.fsync.mode = (int)sqe->fadvise_advice;
+	return 0;
+}
+
+int uu_madvise_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	if (!(issue_flags & UU_ISSUE_F_WORKER))
+		return uu_park(req, UU_ISSUE_PUNT);
+	return sys_ret(syscall(SYS_madvise, (uintptr_t)req->os.fsync.off,
+			       (size_t)req->os.fsync.len, req->os.fsync.mode));
+}
+
+int uu_ftruncate_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	if (sqe->rw_flags || sqe->addr || sqe->len || sqe->buf_index ||
+	    sqe->splice_fd_in || sqe->addr3)
+		return -EINVAL;
+	req->os.fsync.off = sqe->off;
+	return 0;
+}
+
+int uu_ftruncate_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	if (req->flags & UU_REQ_FIXED_FILE)
+		return -EBADF;
+	if (!(issue_flags & UU_ISSUE_F_WORKER))
+		return uu_park(req, UU_ISSUE_PUNT);
+	return sys_ret(syscall(SYS_ftruncate, req->fd, (off_t)req->os.fsync.off));
+}
+
+int uu_sfr_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	if (sqe->addr || sqe->buf_index || sqe->splice_fd_in)
+		return -EINVAL;
+	req->os.fsync.off = sqe->off;
+	req->os.fsync.len = sqe->len;
+	req->os.fsync.mode = (int)sqe->sync_range_flags;
+	return 0;
+}
+
+int uu_sfr_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	if (req->flags & UU_REQ_FIXED_FILE)
+		return -EBADF;
+	/* sync_file_range waits for the device: always a worker */
+	if (!(issue_flags & UU_ISSUE_F_WORKER))
+		return uu_park(req, UU_ISSUE_PUNT);
+	return sys_ret(syscall(SYS_sync_file_range, req->fd,
+			       (off_t)req->os.fsync.off, (off_t)req->os.fsync.len,
+			       (unsigned int)req->os.fsync.mode));
+}

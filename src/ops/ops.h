@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The file-family opcodes (issue 4 item 8) without registered files or
+ * buffers: prep/issue/cleanup functions for core/opdef.c, and the helpers
+ * they share (ops/fsops.c).
+ */
+#ifndef UURING_OPS_H
+#define UURING_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct uu_req;
+
+/* ---- shared helpers (ops/fsops.c) ---- */
+
+/*
+ * Copies the NUL-terminated string at user address uptr into dst (room for
+ * max bytes), fault-safe.  Returns its length (without the NUL), -EFAULT
+ * if unreadable memory comes before the NUL, or -ENAMETOOLONG if there is
+ * no NUL in the first max bytes (strncpy_from_user's contract).
+ */
+ssize_t uu_strncpy_user(char *dst, uint64_t uptr, size_t max);
+
+/*
+ * The kernel's getname() at prep: copies the path at uptr into a fresh
+ * heap block (`prefix` bytes, then the path), returned in *out.  0,
+ * -EFAULT, -ENAMETOOLONG (no NUL in PATH_MAX bytes), -ENOENT for "" unless
+ * allow_empty, -ENOMEM.
+ */
+int uu_getname(uint64_t uptr, bool allow_empty, size_t prefix, char **out);
+
+/* Tag of the SQE a request was prepped from (see ops/opstate.h). */
+uint64_t uu_os_tag(const struct uu_req *req);
+/* Makes the request the owner of the blocks prep allocated (either may
+ * be NULL). */
+void uu_os_take(struct uu_req *req, void *mem, void *mem2);
+/* Frees req->os.own.mem if this request owns it; the cleanup of every
+ * opcode whose state has an own. */
+void uu_os_release(struct uu_req *req);
+
+/*
+ * The result of installing into the registered file table when none is
+ * registered (file_index != 0 on OPENAT, PIPE ...): -ENFILE for
+ * IORING_FILE_INDEX_ALLOC, else -ENXIO.  The file was opened first and is
+ * closed again, as the kernel does.
+ */
+int uu_fixed_install_none(uint32_t file_slot);
+
+/* ---- ops/openclose.c ---- */
+int uu_openat_prep(struct uu_req *req);
+int uu_openat2_prep(struct uu_req *req);
+int uu_openat_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_close_prep(struct uu_req *req);
+int uu_close_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_pipe_prep(struct uu_req *req);
+int uu_pipe_issue(struct uu_req *req, unsigned int issue_flags);
+
+/* ---- ops/fsops.c ---- */
+int uu_statx_prep(struct uu_req *req);
+int uu_statx_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_renameat_prep(struct uu_req *req);
+int uu_renameat_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_unlinkat_prep(struct uu_req *req);
+int uu_unlinkat_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_mkdirat_prep(struct uu_req *req);
+int uu_mkdirat_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_symlinkat_prep(struct uu_req *req);
+int uu_symlinkat_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_linkat_prep(struct uu_req *req);
+int uu_linkat_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_fallocate_prep(struct uu_req *req);
+int uu_fallocate_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_fadvise_prep(struct uu_req *req);
+int uu_fadvise_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_madvise_prep(struct uu_req *req);
+int uu_madvise_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_ftruncate_prep(struct uu_req *req);
+int uu_ftruncate_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_sfr_prep(struct uu_req *req);
+int uu_sfr_issue(struct uu_req *req, unsigned int issue_flags);
+
+/* ---- ops/xattr.c ---- */
+int uu_fgetxattr_prep(struct uu_req *req);
+int uu_getxattr_prep(struct uu_req *req);
+int uu_fgetxattr_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_getxattr_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_fsetxattr_prep(struct uu_req *req);
+int uu_setxattr_prep(struct uu_req *req);
+int uu_fsetxattr_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_setxattr_issue(struct uu_req *req, unsigned int issue_flags);
+
+/* ---- ops/splice.c ---- */
+int uu_splice_prep(struct uu_req *req);
+int uu_splice_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_tee_prep(struct uu_req *req);
+int uu_tee_issue(struct uu_req *req, unsigned int issue_flags);
+
+/* ---- ops/futex.c ---- */
+int uu_futex_prep(struct uu_req *req);
+int uu_futex_wait_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_futex_wake_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_futexv_prep(struct uu_req *req);
+int uu_futexv_issue(struct uu_req *req, unsigned int issue_flags);
+
+#endif

@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: MIT
+/*
+ * IORING_OP_TIMEOUT, TIMEOUT_REMOVE and LINK_TIMEOUT.
+ *
+ * A TIMEOUT is a parked request with a timer.  A count timeout (off > 0)
+ * also completes, with 0, once `off` CQEs have been produced after it,
+ * counted the kernel's way (T15): the target is the CQ sequence at issue
+ * minus expired timeouts plus off, so expired timeouts and CQE_SKIP
+ * completions do not count and every multishot CQE does; it completes in
+ * the same flush as the CQE that satisfied it.  Timer clocks start at
+ * issue, in the submitting thread.
+ *
+ * The ring's timeout list is protected by the completion lock.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "util/usercopy.h"
+
+#define TIMEOUT_CLOCK_MASK (IORING_TIMEOUT_BOOTTIME | IORING_TIMEOUT_REALTIME)
+#define TIMEOUT_UPDATE_MASK (IORING_TIMEOUT_UPDATE | IORING_LINK_TIMEOUT_UPDATE)
+
+static int clock_of(uint32_t flags)
+{
+	if (flags & IORING_TIMEOUT_BOOTTIME)
+		return UU_CLOCK_BOOT;
+	if (flags & IORING_TIMEOUT_REALTIME)
+		return UU_CLOCK_REAL;
+	return UU_CLOCK_MONO;
+}
+
+static int read_ts(uint64_t uaddr, int64_t *ns)
+{
+	struct __kernel_timespec ts;
+	int ret = uu_copy_from_user(&ts, (const void *)(uintptr_t)uaddr,
+				    sizeof(ts));
+
+	if (ret)
+		return ret;
+	if (ts.tv_sec < 0 || ts.tv_nsec < 0)
+		return -EINVAL;
+	if (ts.tv_sec >= INT64_MAX / 1000000000LL)
+		*ns = INT64_MAX;
+	else
+		*ns = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return 0;
+}
+
+static int prep_common(struct uu_req *req, bool is_link)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	uint32_t flags = sqe->timeout_flags;
+	uint32_t off = (uint32_t)sqe->off;
+
+	if (sqe->buf_index || sqe->len != 1 || sqe->splice_fd_in)
+		return -EINVAL;
+	if (off && is_link)
+		return -EINVAL;
+	if (flags & ~(IORING_TIMEOUT_ABS | TIMEOUT_CLOCK_MASK |
+		      IORING_TIMEOUT_ETIME_SUCCESS | IORING_TIMEOUT_MULTISHOT))
+		return -EINVAL;
+	if (__builtin_popcount(flags & TIMEOUT_CLOCK_MASK) > 1)
+		return -EINVAL;
+	/* multishot only makes sense with relative times */
+	if ((flags & IORING_TIMEOUT_MULTISHOT) && (flags & IORING_TIMEOUT_ABS))
+		return -EINVAL;
+	memset(&req->tmo, 0, sizeof(req->tmo));
+	req->tmo.t.heap_idx = -1;
+	req->tmo.off = off;
+	req->tmo.flags = flags;
+	if ((flags & IORING_TIMEOUT_MULTISHOT) && off > 0)
+		req->tmo.repeats = off;
+	req->tmo.t.clock = clock_of(flags);
+	return read_ts(sqe->addr, &req->tmo.ts_ns);
+}
+
+int uu_timeout_prep(struct uu_req *req)
+{
+	return prep_common(req, false);
+}
+
+/* LINK_TIMEOUT: must follow a linked request (checked by core/submit.c,
+ * which knows the chain being assembled). */
+int uu_link_timeout_prep(struct uu_req *req)
+{
+	return prep_common(req, true);
+}
+
+/* Reached only if the request it guards never ran (its chain failed). */
+int uu_link_timeout_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	(void)req;
+	(void)issue_flags;
+	return -ECANCELED;
+}
+
+static bool noseq(const struct uu_req *req)
+{
+	return !req->tmo.off || (req->tmo.flags & IORING_TIMEOUT_MULTISHOT);
+}
+
+static void list_del_tmo(struct uu_ring *r, struct uu_req *req)
+{
+	if (!req->tmo.listed)
+		return;
+	if (req->tmo.prev)
+		req->tmo.prev->tmo.next = req->tmo.next;
+	else
+		r->tmo_head = req->tmo.next;
+	if (req->tmo.next)
+		req->tmo.next->tmo.prev = req->tmo.prev;
+	else
+		r->tmo_tail = req->tmo.prev;
+	req->tmo.prev = req->tmo.next = NULL;
+	req->tmo.listed = false;
+}
+
+static void list_add_tail_tmo(struct uu_ring *r, struct uu_req *req)
+{
+	req->tmo.next = NULL;
+	req->tmo.prev = r->tmo_tail;
+	if (r->tmo_tail)
+		r->tmo_tail->tmo.next = req;
+	else
+		r->tmo_head = req;
+	r->tmo_tail = req;
+	req->tmo.listed = true;
+}
+
+/* insertion by target, so the list head is always the next to fire */
+static void list_add_sorted_tmo(struct uu_ring *r, struct uu_req *req)
+{
+	struct uu_req *pos;
+	uint32_t mine = req->tmo.target - r->cq_last_tm_flush;
+
+	for (pos = r->tmo_tail; pos; pos = pos->tmo.prev) {
+		if (!noseq(pos) && pos->tmo.target - r->cq_last_tm_flush <= mine)
+			break;
+	}
+	if (!pos) {
+		req->tmo.prev = NULL;
+		req->tmo.next = r->tmo_head;
+		if (r->tmo_head)
+			r->tmo_head->tmo.prev = req;
+		else
+			r->tmo_tail = req;
+		r->tmo_head = req;
+	} else {
+		req->tmo.prev = pos;
+		req->tmo.next = pos->tmo.next;
+		if (pos->tmo.next)
+			pos->tmo.next->tmo.prev = req;
+		else
+			r->tmo_tail = req;
+		pos->tmo.next = req;
+	}
+	req->tmo.listed = true;
+}
+
+static void set_expiry(struct uu_req *req)
+{
+	if (req->tmo.flags & IORING_TIMEOUT_ABS)
+		req->tmo.t.expires = req->tmo.ts_ns;
+	else if (req->tmo.ts_ns == INT64_MAX)
+		req->tmo.t.expires = INT64_MAX;
+	else
+		req->tmo.t.expires = uu_clock_now(req->tmo.t.clock) +
+				     req->tmo.ts_ns;
+}
+
+static void timeout_fired(struct uu_timer *t);
+
+int uu_timeout_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	(void)issue_flags;
+	/* the clock starts now, at issue, in the submitting thread */
+	set_expiry(req);
+	return uu_park(req, UU_ISSUE_PARK_TIMEOUT);
+}
+
+/* core/req.c, once req is on the heap and parked */
+void uu_timeout_arm(struct uu_req *req)
+{
+	struct uu_ring *r = req->ring;
+
+	req->tmo.t.fn = timeout_fired;
+	pthread_mutex_lock(&r->completion_lock);
+	if (noseq(req)) {
+		list_add_tail_tmo(r, req);
+	} else {
+		uint32_t tail = r->cq_produced -
+				atomic_load_explicit(&r->cq_timeouts,
+						     memory_order_relaxed);
+
+		req->tmo.target = tail + req->tmo.off;
+		r->cq_last_tm_flush = tail;
+		r->off_timeout_used = true;
+		list_add_sorted_tmo(r, req);
+	}
+	pthread_mutex_unlock(&r->completion_lock);
+	if (uu_timer_arm(&req->tmo.t)) {
+		pthread_mutex_lock(&r->completion_lock);
+		list_del_tmo(r, req);
+		pthread_mutex_unlock(&r->completion_lock);
+		req->res = -ENOMEM;
+		uu_req_finish_async(req);
+	}
+}
+
+/* Post an extra CQE of a multishot timeout; false if the CQ is full. */
+static bool post_more_locked(struct uu_ring *r, struct uu_req *req)
+{
+	if (r->ovf_head || r->cq_cached_tail -
+				   atomic_load_explicit(r->cq_head,
+							memory_order_acquire) >=
+				   r->cq_entries)
+		return false;
+	uu_cq_post_locked(r, req->user_data, -ETIME, IORING_CQE_F_MORE, NULL);
+	uu_cq_commit_locked(r);
+	return true;
+}
+
+static void timeout_fired(struct uu_timer *t)
+{
+	struct uu_req *req = (struct uu_req *)((char *)t -
+					       offsetof(struct uu_req, tmo.t));
+	struct uu_ring *r = req->ring;
+
+	pthread_mutex_lock(&r->completion_lock);
+	if (!req->tmo.listed) {
+		/* completed by count or removed meanwhile */
+		pthread_mutex_unlock(&r->completion_lock);
+		return;
+	}
+	atomic_fetch_add_explicit(&r->cq_timeouts, 1, memory_order_relaxed);
+	if ((req->tmo.flags & IORING_TIMEOUT_MULTISHOT) &&
+	    req->tmo.repeats != 1 && post_more_locked(r, req)) {
+		if (req->tmo.repeats)
+			req->tmo.repeats--;
+		pthread_mutex_unlock(&r->completion_lock);
+		set_expiry(req);
+		if (!uu_timer_arm(&req->tmo.t))
+			return;
+		pthread_mutex_lock(&r->completion_lock);
+	}
+	list_del_tmo(r, req);
+	pthread_mutex_unlock(&r->completion_lock);
+	req->res = -ETIME;
+	if (req->tmo.flags & IORING_TIMEOUT_ETIME_SUCCESS)
+		req->flags |= UU_REQ_RES_NOFAIL;
+	uu_req_finish_async(req);
+}
+
+/*
+ * At CQ commit (completion_lock held): complete count timeouts whose
+ * target was reached.  Their CQE (res 0) is posted right here, in the
+ * same flush; the rest of their completion runs after the batch.
+ */
+void uu_timeouts_flush_locked(struct uu_ring *r)
+{
+	uint32_t seq = r->cq_produced -
+		       atomic_load_explicit(&r->cq_timeouts, memory_order_relaxed);
+	struct uu_req *req, *next;
+
+	for (req = r->tmo_head; req; req = next) {
+		uint32_t needed, got;
+
+		next = req->tmo.next;
+		if (noseq(req))
+			continue;
+		needed = req->tmo.target - r->cq_last_tm_flush;
+		got = seq - r->cq_last_tm_flush;
+		if (got < needed)
+			break;
+		if (!uu_timer_cancel(&req->tmo.t))
+			continue; /* firing right now: the timer wins */
+		list_del_tmo(r, req);
+		atomic_fetch_add_explicit(&r->cq_timeouts, 1, memory_order_relaxed);
+		req->res = 0;
+		if (!(req->flags & UU_REQ_CQE_SKIP))
+			uu_cq_post_locked(r, req->user_data, 0, 0, NULL);
+		req->flags |= UU_REQ_CQE_POSTED;
+		uu_exec_finish_late(req);
+	}
+	r->cq_last_tm_flush = seq;
+}
+
+/* TIMEOUT_REMOVE without UPDATE, and ASYNC_CANCEL: 0, -EALREADY, -ENOENT */
+int uu_timeout_cancel(struct uu_ring *r, uint64_t user_data)
+{
+	struct uu_req *req;
+
+	pthread_mutex_lock(&r->completion_lock);
+	for (req = r->tmo_head; req; req = req->tmo.next)
+		if (req->user_data == user_data)
+			break;
+	if (!req) {
+		pthread_mutex_unlock(&r->completion_lock);
+		return -ENOENT;
+	}
+	if (!uu_timer_cancel(&req->tmo.t)) {
+		pthread_mutex_unlock(&r->completion_lock);
+		return -EALREADY;
+	}
+	list_del_tmo(r, req);
+	pthread_mutex_unlock(&r->completion_lock);
+	req->res = -ECANCELED;
+	uu_exec_finish_late(req);
+	return 0;
+}
+
+static int timeout_update(struct uu_ring *r, uint64_t user_data,
+			  int64_t ts_ns, uint32_t flags)
+{
+	struct uu_req *req;
+
+	pthread_mutex_lock(&r->completion_lock);
+	for (req = r->tmo_head; req; req = req->tmo.next)
+		if (req->user_data == user_data)
+			break;
+	if (!req) {
+		pthread_mutex_unlock(&r->completion_lock);
+		return -ENOENT;
+	}
+	if (!uu_timer_cancel(&req->tmo.t)) {
+		pthread_mutex_unlock(&r->completion_lock);
+		return -EALREADY;
+	}
+	/* an updated timeout is a pure timer: it leaves the count order */
+	list_del_tmo(r, req);
+	req->tmo.off = 0;
+	req->tmo.ts_ns = ts_ns;
+	req->tmo.flags = (req->tmo.flags & ~(IORING_TIMEOUT_ABS |
+					     TIMEOUT_CLOCK_MASK)) |
+			 (flags & (IORING_TIMEOUT_ABS | TIMEOUT_CLOCK_MASK));
+	req->tmo.t.clock = clock_of(flags);
+	list_add_tail_tmo(r, req);
+	pthread_mutex_unlock(&r->completion_lock);
+	set_expiry(req);
+	if (uu_timer_arm(&req->tmo.t)) {
+		pthread_mutex_lock(&r->completion_lock);
+		list_del_tmo(r, req);
+		pthread_mutex_unlock(&r->completion_lock);
+		req->res = -ENOMEM;
+		uu_exec_finish_late(req);
+	}
+	return 0;
+}
+
+int uu_timeout_remove_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	if (req->flags & (UU_REQ_FIXED_FILE | UU_REQ_BUFFER_SELECT))
+		return -EINVAL;
+	if (sqe->buf_index || sqe->len || sqe->splice_fd_in)
+		return -EINVAL;
+	req->tmo_rm.addr = sqe->addr;
+	req->tmo_rm.flags = sqe->timeout_flags;
+	if (req->tmo_rm.flags & TIMEOUT_UPDATE_MASK) {
+		if (__builtin_popcount(req->tmo_rm.flags & TIMEOUT_CLOCK_MASK) > 1)
+			return -EINVAL;
+		if (req->tmo_rm.flags & ~(TIMEOUT_UPDATE_MASK | IORING_TIMEOUT_ABS |
+					  TIMEOUT_CLOCK_MASK))
+			return -EINVAL;
+		return read_ts(sqe->addr2, &req->tmo_rm.ts_ns);
+	}
+	if (req->tmo_rm.flags)
+		return -EINVAL;
+	return 0;
+}
+
+int uu_timeout_remove_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	uint32_t f = req->tmo_rm.flags;
+
+	(void)issue_flags;
+	if (!(f & TIMEOUT_UPDATE_MASK))
+		return uu_timeout_cancel(req->ring, req->tmo_rm.addr);
+	if (f & IORING_LINK_TIMEOUT_UPDATE)
+		return -ENOENT; /* linked timeouts are not updatable yet */
+	return timeout_update(req->ring, req->tmo_rm.addr, req->tmo_rm.ts_ns, f);
+}
+
+/*
+ * LINK_TIMEOUT.  The guarded request ("target") is the one before it in
+ * the chain.  If the target completes inline, the link timeout is never
+ * armed and completes -ECANCELED right after it.  If the target parks,
+ * the timer is armed then; if it fires first, the target is cancelled and
+ * the link timeout completes with -ETIME (or the cancel's error, T7);
+ * otherwise the target's completion disarms it (-ECANCELED).
+ */
+static __thread struct uu_req *firing_lt; /* LT whose callback runs here */
+
+static void link_timeout_fired(struct uu_timer *t)
+{
+	struct uu_req *lt = (struct uu_req *)((char *)t -
+					      offsetof(struct uu_req, tmo.t));
+	struct uu_req *target = lt->tmo.target_req;
+	int ret;
+
+	/* the target may complete inside the cancel (in this thread) and
+	 * ask for our result: -ETIME, which is final if the cancel works */
+	lt->tmo.lt_res = -ETIME;
+	firing_lt = lt;
+	ret = uu_cancel_req(target);
+	firing_lt = NULL;
+	if (ret)
+		lt->tmo.lt_res = ret; /* -EALREADY: running, cannot cancel */
+	__atomic_store_n(&lt->tmo.fired, true, __ATOMIC_RELEASE);
+}
+
+void uu_link_timeout_arm(struct uu_req *target)
+{
+	struct uu_req *lt = target->link;
+
+	lt->tmo.target_req = target;
+	lt->tmo.t.fn = link_timeout_fired;
+	lt->tmo.fired = false;
+	set_expiry(lt);
+	if (uu_timer_arm(&lt->tmo.t))
+		lt->tmo.t.heap_idx = -1;
+}
+
+/*
+ * The target completed: settle the result of the link timeout that
+ * follows it (-ECANCELED if the timer had not fired).  The caller then
+ * completes the link timeout separately, and the chain goes on after it.
+ */
+void uu_link_timeout_disarm(struct uu_req *target)
+{
+	struct uu_req *lt = target->link;
+
+	if (lt->tmo.t.fn != link_timeout_fired || uu_timer_cancel(&lt->tmo.t)) {
+		lt->tmo.lt_res = -ECANCELED; /* never armed, or disarmed */
+		return;
+	}
+	if (firing_lt == lt)
+		return; /* completing inside our own callback: -ETIME */
+	while (!__atomic_load_n(&lt->tmo.fired, __ATOMIC_ACQUIRE))
+		sched_yield(); /* the callback is finishing in the timer */
+}

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Differential tests: TIMEOUT (relative, absolute, clocks, count rule,
+ * multishot, ETIME_SUCCESS), TIMEOUT_REMOVE (cancel, update, errors),
+ * LINK_TIMEOUT and ASYNC_CANCEL, kernel io_uring vs uuring.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dtest.h"
+
+#define MS 1000000LL
+
+static struct io_uring_sqe *prep_timeout(struct tring *r, struct __kernel_timespec *ts,
+					 unsigned int count, unsigned int flags,
+					 uint64_t ud)
+{
+	struct io_uring_sqe *sqe = tring_get_sqe(r);
+
+	tring_prep_rw(sqe, IORING_OP_TIMEOUT, -1, ts, 1, count, ud);
+	sqe->timeout_flags = flags;
+	return sqe;
+}
+
+static int64_t now_ns(clockid_t c)
+{
+	struct timespec t;
+
+	clock_gettime(c, &t);
+	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* a pure timeout fires with -ETIME after about its time */
+static void sc_basic(struct dctx *c)
+{
+	struct __kernel_timespec ts = { 0, 20 * MS };
+	struct tring r;
+	int64_t t;
+
+	if (dring_flags(c, &r, 8, 0))
+		return;
+	prep_timeout(&r, &ts, 0, 0, 1);
+	t = now_ns(CLOCK_MONOTONIC);
+	drec_int(c, tring_submit(&r), "submit");
+	dreap(c, &r, 1, true, "timeout");
+	t = now_ns(CLOCK_MONOTONIC) - t;
+	drec_int(c, t >= 19 * MS && t < 1000 * MS, "fired after ~20 ms");
+	/* ETIME_SUCCESS: same CQE, but a linked NOP still runs */
+	prep_timeout(&r, &ts, 0, IORING_TIMEOUT_ETIME_SUCCESS, 2)->flags |=
+		IOSQE_IO_LINK;
+	tring_prep_nop(tring_get_sqe(&r), 3);
+	drec_int(c, tring_submit(&r), "submit etime_success link");
+	dreap(c, &r, 2, true, "etime_success link");
+	/* a plain timeout failing a link */
+	prep_timeout(&r, &ts, 0, 0, 4)->flags |= IOSQE_IO_LINK;
+	tring_prep_nop(tring_get_sqe(&r), 5);
+	drec_int(c, tring_submit(&r), "submit timeout link");
+	dreap(c, &r, 2, true, "timeout link");
+	tring_exit(&r);
+}
+
+static void sc_abs_and_clocks(struct dctx *c)
+{
+	static const struct {
+		clockid_t id;
+		unsigned int flag;
+	} clocks[] = {
+		{ CLOCK_MONOTONIC, 0 },
+		{ CLOCK_BOOTTIME, IORING_TIMEOUT_BOOTTIME },
+		{ CLOCK_REALTIME, IORING_TIMEOUT_REALTIME },
+	};
+	struct tring r;
+
+	if (dring_flags(c, &r, 8, 0))
+		return;
+	for (unsigned int i = 0; i < 3; i++) {
+		int64_t e = now_ns(clocks[i].id) + 15 * MS, t;
+		struct __kernel_timespec ts = { e / 1000000000LL, e % 1000000000LL };
+
+		prep_timeout(&r, &ts, 0, IORING_TIMEOUT_ABS | clocks[i].flag, 10 + i);
+		t = now_ns(CLOCK_MONOTONIC);
+		drec_int(c, tring_submit(&r), "abs clock %u", i);
+		dreap(c, &r, 1, true, "abs");
+		t = now_ns(CLOCK_MONOTONIC) - t;
+		drec_int(c, t >= 10 * MS && t < 1000 * MS, "abs clock %u in time", i);
+	}
+	/* an absolute time in the past fires at once */
+	{
+		struct __kernel_timespec ts = { 1, 0 };
+
+		prep_timeout(&r, &ts, 0, IORING_TIMEOUT_ABS, 20);
+		drec_int(c, tring_submit(&r), "abs past");
+		dreap(c, &r, 1, true, "abs past");
+	}
+	tring_exit(&r);
+}
+
+static void sc_prep_errors(struct dctx *c)
+{
+	struct __kernel_timespec ts = { 0, MS }, neg = { -1, 0 };
+	struct tring r;
+	struct io_uring_sqe *sqe;
+
+	if (dring_flags(c, &r, 16, IORING_SETUP_SUBMIT_ALL))
+		return;
+	sqe = prep_timeout(&r, &ts, 0, 0, 1);
+	sqe->len = 2; /* must be 1 */
+	prep_timeout(&r, &ts, 0, 1U << 20, 2); /* unknown flag */
+	prep_timeout(&r, &ts, 0, IORING_TIMEOUT_BOOTTIME | IORING_TIMEOUT_REALTIME, 3);
+	prep_timeout(&r, &ts, 0, IORING_TIMEOUT_MULTISHOT | IORING_TIMEOUT_ABS, 4);
+	prep_timeout(&r, &neg, 0, 0, 5);
+	prep_timeout(&r, (void *)dunmapped_addr(), 0, 0, 6);
+	sqe = prep_timeout(&r, &ts, 0, 0, 7);
+	sqe->buf_index = 1;
+	drec_int(c, tring_submit(&r), "submit bad timeouts");
+	dreap(c, &r, 7, false, "bad timeouts");
+	tring_exit(&r);
+}
+
+/* count rule (T15): completes with 0 once `off` CQEs were produced */
+static void sc_count(struct dctx *c)
+{
+	struct __kernel_timespec ts = { 5, 0 };
+	struct tring r;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	prep_timeout(&r, &ts, 2, 0, 1);
+	drec_int(c, tring_submit(&r), "submit count 2");
+	tring_queue_nops(&r, 1, 10, 0);
+	drec_int(c, tring_submit(&r), "one nop");
+	drec_int(c, tring_cq_ready(&r), "ready after one nop");
+	tring_queue_nops(&r, 1, 11, 0);
+	drec_int(c, tring_submit(&r), "second nop");
+	dreap(c, &r, 3, true, "count satisfied");
+	/* CQE_SKIP_SUCCESS completions do not count */
+	prep_timeout(&r, &ts, 1, 0, 2);
+	drec_int(c, tring_submit(&r), "submit count 1");
+	{
+		struct io_uring_sqe *sqe = tring_get_sqe(&r);
+
+		tring_prep_nop(sqe, 12);
+		sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+	}
+	drec_int(c, tring_submit(&r), "skipped nop");
+	drec_int(c, tring_cq_ready(&r), "nothing after a skipped nop");
+	tring_queue_nops(&r, 1, 13, 0);
+	drec_int(c, tring_submit(&r), "nop");
+	dreap(c, &r, 2, true, "count after skip");
+	/* NOPs in the same submission as the timeout count too */
+	prep_timeout(&r, &ts, 2, 0, 3);
+	tring_queue_nops(&r, 2, 14, 0);
+	drec_int(c, tring_submit(&r), "timeout + 2 nops");
+	dreap(c, &r, 3, true, "same batch");
+	tring_exit(&r);
+}
+
+static void sc_multishot(struct dctx *c)
+{
+	struct __kernel_timespec ts = { 0, 10 * MS };
+	struct tring r;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	/* 3 repeats: two CQEs with F_MORE, then a final one */
+	prep_timeout(&r, &ts, 3, IORING_TIMEOUT_MULTISHOT, 1);
+	drec_int(c, tring_submit(&r), "submit multishot x3");
+	dreap(c, &r, 3, true, "multishot x3");
+	drec_int(c, tring_cq_ready(&r), "no more");
+	tring_exit(&r);
+}
+
+static void sc_remove(struct dctx *c)
+{
+	struct __kernel_timespec ts = { 5, 0 }, upd = { 0, 10 * MS };
+	struct io_uring_sqe *sqe;
+	struct tring r;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	prep_timeout(&r, &ts, 0, 0, 1);
+	drec_int(c, tring_submit(&r), "submit");
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 2);
+	sqe->addr = 1;
+	drec_int(c, tring_submit(&r), "remove");
+	dreap(c, &r, 2, true, "removed");
+	/* not found */
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 3);
+	sqe->addr = 12345;
+	drec_int(c, tring_submit(&r), "remove missing");
+	dreap(c, &r, 1, true, "missing");
+	/* bad: len, flags without update */
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 1, 0, 4);
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 5);
+	sqe->timeout_flags = IORING_TIMEOUT_ABS;
+	drec_int(c, tring_submit(&r), "bad removes");
+	dreap(c, &r, 1, true, "bad removes");
+	tring_submit(&r);
+	dreap(c, &r, 1, true, "bad removes 2");
+	/* update a 5 s timeout to 10 ms */
+	prep_timeout(&r, &ts, 0, 0, 6);
+	drec_int(c, tring_submit(&r), "submit long");
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 7);
+	sqe->addr = 6;
+	sqe->addr2 = (uint64_t)(uintptr_t)&upd;
+	sqe->timeout_flags = IORING_TIMEOUT_UPDATE;
+	drec_int(c, tring_submit(&r), "update");
+	dreap(c, &r, 2, true, "updated then fired");
+	tring_exit(&r);
+}
+
+/* LINK_TIMEOUT guarding an inline NOP, a read that parks on a pipe (the
+ * timeout fires and cancels it), and a read that completes in time */
+static void sc_link_timeout(struct dctx *c)
+{
+	struct __kernel_timespec ts = { 0, 20 * MS };
+	struct io_uring_sqe *sqe;
+	struct tring r;
+	char buf[8];
+	int p[2];
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (pipe(p)) {
+		drec_int(c, -errno, "pipe");
+		return;
+	}
+	sqe = tring_get_sqe(&r);
+	tring_prep_nop(sqe, 1);
+	sqe->flags |= IOSQE_IO_LINK;
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 2);
+	drec_int(c, tring_submit(&r), "nop + link timeout");
+	dreap(c, &r, 2, true, "inline target");
+
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 3);
+	sqe->flags |= IOSQE_IO_LINK;
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 4);
+	sqe->flags |= IOSQE_IO_LINK;
+	tring_prep_nop(tring_get_sqe(&r), 5);
+	drec_int(c, tring_submit(&r), "read + link timeout + nop");
+	dreap(c, &r, 3, false, "timed out read");
+
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 6);
+	sqe->flags |= IOSQE_IO_LINK;
+	sqe = tring_get_sqe(&r);
+	ts.tv_sec = 5;
+	tring_prep_rw(sqe, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 7);
+	drec_int(c, tring_submit(&r), "read + long link timeout");
+	drec_int(c, (int)write(p[1], "hello", 5), "write");
+	dreap(c, &r, 2, true, "read in time");
+
+	/* a LINK_TIMEOUT without a chain is invalid */
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 8);
+	drec_int(c, tring_submit(&r), "lone link timeout");
+	dreap(c, &r, 1, true, "lone");
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+}
+
+static void sc_cancel(struct dctx *c)
+{
+	struct __kernel_timespec ts = { 5, 0 };
+	struct io_uring_sqe *sqe;
+	struct tring r;
+	char buf[8];
+	int p[2];
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (pipe(p)) {
+		drec_int(c, -errno, "pipe");
+		return;
+	}
+	/* a read parked on an empty pipe, cancelled by user_data */
+	tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1);
+	drec_int(c, tring_submit(&r), "parked read");
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 2);
+	sqe->addr = 1;
+	drec_int(c, tring_submit(&r), "cancel");
+	dreap(c, &r, 2, false, "cancelled read");
+	/* nothing to cancel */
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 3);
+	sqe->addr = 999;
+	drec_int(c, tring_submit(&r), "cancel missing");
+	dreap(c, &r, 1, true, "missing");
+	/* a timeout, cancelled */
+	prep_timeout(&r, &ts, 0, 0, 4);
+	drec_int(c, tring_submit(&r), "timeout");
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 5);
+	sqe->addr = 4;
+	drec_int(c, tring_submit(&r), "cancel timeout");
+	dreap(c, &r, 2, false, "cancelled timeout");
+	/* CANCEL_ALL by user_data over three reads, then CANCEL_FD/ANY */
+	for (int i = 0; i < 3; i++)
+		tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, p[0], buf,
+			      sizeof(buf), 0, 6);
+	drec_int(c, tring_submit(&r), "three reads");
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 7);
+	sqe->addr = 6;
+	sqe->cancel_flags = IORING_ASYNC_CANCEL_ALL;
+	drec_int(c, tring_submit(&r), "cancel all");
+	dreap(c, &r, 4, false, "cancel all");
+	for (int i = 0; i < 2; i++)
+		tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, p[0], buf,
+			      sizeof(buf), 0, 8 + i);
+	drec_int(c, tring_submit(&r), "two reads");
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_ASYNC_CANCEL, p[0], NULL, 0, 0, 10);
+	sqe->cancel_flags = IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_ALL;
+	drec_int(c, tring_submit(&r), "cancel fd all");
+	dreap(c, &r, 3, false, "cancel fd");
+	/* bad flags */
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_ASYNC_CANCEL, p[0], NULL, 0, 0, 11);
+	sqe->cancel_flags = IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_ANY;
+	drec_int(c, tring_submit(&r), "fd|any");
+	dreap(c, &r, 1, true, "fd|any");
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 12);
+	sqe->cancel_flags = 1U << 20;
+	drec_int(c, tring_submit(&r), "unknown flag");
+	dreap(c, &r, 1, true, "unknown flag");
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+}
+
+static const struct dscenario scenarios[] = {
+	{ "basic", sc_basic, NULL, NULL },
+	{ "abs_and_clocks", sc_abs_and_clocks, NULL, NULL },
+	{ "prep_errors", sc_prep_errors, NULL, NULL },
+	{ "count", sc_count, NULL, NULL },
+	{ "multishot", sc_multishot, NULL, NULL },
+	{ "remove", sc_remove, NULL, NULL },
+	{ "link_timeout", sc_link_timeout, NULL, NULL },
+	{ "cancel", sc_cancel, NULL, NULL },
+};
+
+DTEST_MAIN(scenarios)

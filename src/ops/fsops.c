@@ -17,7 +17,6 @@
  * ftruncate, madvise, and fadvise other than NORMAL/RANDOM/SEQUENTIAL,
  * which the kernel runs inline too) go to io-wq.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

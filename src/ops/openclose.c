@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: MIT
+/*
+ * OPENAT, OPENAT2, CLOSE and PIPE on plain file descriptors.
+ *
+ * The path and open_how are imported at prep (T2).  OPENAT issues
+ * openat(2) and OPENAT2 openat2(2), so a seccomp policy that denies one of
+ * them denies the SQE too.  As in the kernel, an open with O_CREAT, O_TRUNC
+ * or O_TMPFILE goes to io-wq at once, and any other open is first tried in
+ * the submitting thread with O_NONBLOCK, which is then cleared from the new
+ * file: opening a FIFO does not wait for its other end there, a lease
+ * break (EAGAIN) sends the open to io-wq, where it blocks.
+ *
+ * file_index != 0 (direct descriptors) needs the registered file table,
+ * which does not exist yet: the results are those of a ring without one
+ * (uu_fixed_install_none).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "ops/ops.h"
+#include "util/rawsys.h"
+#include "util/usercopy.h"
+
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
+#endif
+#ifndef __O_SYNC
+#define __O_SYNC 04000000
+#endif
+#ifndef O_NOTIFICATION_PIPE
+#define O_NOTIFICATION_PIPE O_EXCL
+#endif
+#ifndef RESOLVE_CACHED
+#define RESOLVE_CACHED 0x20
+#endif
+
+#define OPEN_HOW_SIZE_VER0 24
+
+/* struct open_how (linux/openat2.h) */
+struct uu_open_how {
+	uint64_t flags;
+	uint64_t mode;
+	uint64_t resolve;
+};
+
+/* the flags open(2) knows (VALID_OPEN_FLAGS) and those O_PATH keeps */
+#define UU_VALID_OPEN_FLAGS                                                 \
+	(O_RDONLY | O_WRONLY | O_RDWR | O_CREAT | O_EXCL | O_NOCTTY |        \
+	 O_TRUNC | O_APPEND | O_NDELAY | O_NONBLOCK | __O_SYNC | O_DSYNC |   \
+	 FASYNC | O_DIRECT | O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW |        \
+	 O_NOATIME | O_CLOEXEC | O_PATH | __O_TMPFILE)
+#define UU_O_PATH_FLAGS (O_DIRECTORY | O_NOFOLLOW | O_PATH | O_CLOEXEC)
+
+/* The tail of __io_openat_prep, shared by OPENAT and OPENAT2. */
+static int open_prep_common(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	uint64_t f = req->os.open.flags;
+	char *path;
+	int ret;
+
+	if (sqe->buf_index)
+		return -EINVAL;
+	if (req->flags & UU_REQ_FIXED_FILE)
+		return -EBADF;
+	req->os.open.dfd = sqe->fd;
+	ret = uu_getname(sqe->addr, false, 0, &path);
+	if (ret)
+		return ret;
+	req->os.open.file_slot = sqe->file_index;
+	if (req->os.open.file_slot && (f & O_CLOEXEC)) {
+		free(path);
+		return -EINVAL;
+	}
+	/* the kernel's io_openat_force_async */
+	req->os.open.force_async = f & (O_TRUNC | O_CREAT | __O_TMPFILE);
+	uu_os_take(req, path, NULL);
+	return 0;
+}
+
+int uu_openat_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	uint64_t f = sqe->open_flags & UU_VALID_OPEN_FLAGS;
+
+	req->os.own.mem = req->os.own.mem2 = NULL;
+	/* build_open_how(): what open(2) makes of flags and mode */
+	if (f & O_PATH)
+		f &= UU_O_PATH_FLAGS;
+	req->os.open.flags = f;
+	req->os.open.mode = sqe->len; /* passed to openat(2) as given */
+	req->os.open.resolve = 0;
+	req->os.open.openat2 = false;
+	return open_prep_common(req);
+}
+
+/*
+ * copy_struct_from_user(): a larger struct is accepted if the bytes the
+ * engine does not know are zero (else -E2BIG).
+ */
+static int copy_open_how(struct uu_open_how *how, uint64_t uptr, uint64_t len)
+{
+	unsigned char buf[512];
+	uint64_t off = sizeof(*how);
+
+	while (off < len) {
+		size_t chunk = len - off > sizeof(buf) ? sizeof(buf) :
+							 (size_t)(len - off);
+
+		if (uptr + off < uptr ||
+		    uu_copy_from_user(buf, (const void *)(uintptr_t)(uptr + off),
+				      chunk))
+			return -EFAULT;
+		for (size_t i = 0; i < chunk; i++)
+			if (buf[i])
+				return -E2BIG;
+		off += chunk;
+	}
+	return uu_copy_from_user(how, (const void *)(uintptr_t)uptr,
+				 sizeof(*how));
+}
+
+int uu_openat2_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	struct uu_open_how how;
+	int ret;
+
+	req->os.own.mem = req->os.own.mem2 = NULL;
+	if (sqe->len < OPEN_HOW_SIZE_VER0)
+		return -EINVAL;
+	ret = copy_open_how(&how, sqe->addr2, sqe->len);
+	if (ret)
+		return ret;
+	req->os.open.flags = how.flags;
+	req->os.open.mode = how.mode;
+	req->os.open.resolve = how.resolve;
+	req->os.open.openat2 = true;
+	return open_prep_common(req);
+}
+
+static int do_open(struct uu_req *req, uint64_t extra)
+{
+	const char *path = req->os.own.mem;
+
+	if (req->os.open.openat2) {
+		struct uu_open_how how = {
+			.flags = req->os.open.flags | extra,
+			.mode = req->os.open.mode,
+			.resolve = req->os.open.resolve,
+		};
+
+		return (int)syscall(SYS_openat2, req->os.open.dfd, path, &how,
+				    sizeof(how));
+	}
+	return (int)syscall(SYS_openat, req->os.open.dfd, path,
+			    (int)(req->os.open.flags | extra),
+			    (unsigned int)req->os.open.mode);
+}
+
+int uu_openat_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	bool worker = issue_flags & UU_ISSUE_F_WORKER;
+	bool nonblock = !worker && !(req->os.open.flags & O_PATH);
+	uint64_t extra = 0;
+	int fd, fl;
+
+	/* a FIFO open may wait for the other end for ever: unbounded */
+	if (req->os.open.force_async && !worker)
+		return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
+	if (nonblock)
+		extra |= O_NONBLOCK;
+	if (req->os.open.file_slot)
+		extra |= O_CLOEXEC; /* only ours, for a moment */
+	fd = do_open(req, extra);
+	if (fd < 0) {
+		if (errno == EAGAIN && nonblock &&
+		    !(req->os.open.resolve & RESOLVE_CACHED))
+			return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
+		return -errno;
+	}
+	if (nonblock && !(req->os.open.flags & O_NONBLOCK)) {
+		fl = fcntl(fd, F_GETFL);
+		if (fl >= 0)
+			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	}
+	if (req->os.open.file_slot) {
+		uu_sys_close(fd);
+		return uu_fixed_install_none(req->os.open.file_slot);
+	}
+	return fd;
+}
+
+/* ---- CLOSE ---- */
+
+int uu_close_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	if (sqe->off || sqe->addr || sqe->len || sqe->rw_flags ||
+	    sqe->buf_index)
+		return -EINVAL;
+	if (req->flags & UU_REQ_FIXED_FILE)
+		return -EBADF;
+	req->os.close.fd = sqe->fd;
+	req->os.close.file_slot = sqe->file_index;
+	if (req->os.close.file_slot && req->os.close.fd)
+		return -EINVAL;
+	return 0;
+}
+
+/* An io_uring instance, the kernel's or ours: CLOSE refuses those. */
+static bool is_ring_fd(int fd, const struct stat *st)
+{
+	if (S_ISSOCK(st->st_mode)) {
+		int err;
+		struct uu_ring *r = uu_ring_get(fd, &err);
+
+		if (r)
+			uu_ring_put(r);
+		return r != NULL;
+	}
+	if ((st->st_mode & S_IFMT) == 0) {
+		/* anonymous inode: eventfd, epoll ... or a kernel ring */
+		static const char want[] = "anon_inode:[io_uring]";
+		char p[64], l[sizeof(want) + 1];
+		ssize_t n;
+
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		n = readlink(p, l, sizeof(l));
+		return n == (ssize_t)sizeof(want) - 1 &&
+		       !memcmp(l, want, sizeof(want) - 1);
+	}
+	return false;
+}
+
+int uu_close_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	int fd = req->os.close.fd;
+	struct stat st;
+
+	(void)issue_flags;
+	if (req->os.close.file_slot)
+		return -ENXIO; /* io_fixed_fd_remove without a file table */
+	if (fd < 0 || fstat(fd, &st) || is_ring_fd(fd, &st))
+		return -EBADF;
+	return uu_sys_close(fd);
+}
+
+/* ---- PIPE ---- */
+
+int uu_pipe_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	if (sqe->fd || sqe->off || sqe->addr3)
+		return -EINVAL;
+	req->os.pipe.ufds = sqe->addr;
+	req->os.pipe.flags = (int)sqe->pipe_flags;
+	if (req->os.pipe.flags &
+	    ~(O_CLOEXEC | O_NONBLOCK | O_DIRECT | O_NOTIFICATION_PIPE))
+		return -EINVAL;
+	req->os.pipe.file_slot = sqe->file_index;
+	return 0;
+}
+
+int uu_pipe_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	int fds[2];
+
+	(void)issue_flags;
+	if (req->os.pipe.file_slot) {
+		if (req->os.pipe.flags & O_CLOEXEC)
+			return -EINVAL;
+		if (pipe2(fds, req->os.pipe.flags | O_CLOEXEC))
+			return -errno;
+		uu_sys_close(fds[0]);
+		uu_sys_close(fds[1]);
+		return uu_fixed_install_none(req->os.pipe.file_slot);
+	}
+	/* pipe2 writes the two fds itself: a bad address gives EFAULT and
+	 * leaves no fd behind, as the kernel's io_pipe does */
+	if (syscall(SYS_pipe2, (int *)(uintptr_t)req->os.pipe.ufds,
+		    req->os.pipe.flags))
+		return -errno;
+	return 0;
+}

@@ -23,9 +23,10 @@
  * `exec-static` is how the preload library starts a program that has no
  * PT_INTERP (LD_PRELOAD cannot reach it) under the inherited trap filter
  * (T11): a small ptrace supervisor, a grandchild detached from us, answers
- * the traps of that program with EPERM for io_uring_* (what it would have
- * got without uuring, so it takes its own fallback) and replays the real
- * call for the fd-range rules; then this process execs PATH.
+ * the traps of that program by replaying each trapped call marked to pass
+ * the filter, so the program gets what it would have got without uuring
+ * (EPERM for io_uring under a Docker-like filter: it takes its own
+ * fallback); then this process execs PATH.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -447,27 +448,17 @@ static int answer_trap(pid_t pid)
 		return SIGSYS;
 	if (ptrace(PTRACE_GETREGS, pid, 0, &regs))
 		return SIGSYS;
-	switch (si.si_syscall) {
-	case __NR_io_uring_setup:
-	case __NR_io_uring_enter:
-	case __NR_io_uring_register:
-		regs.rax = (unsigned long long)-EPERM;
-		break;
-	case __NR_mmap:
-		/* replay, marked as let through (the kernel ignores the
-		 * high half of the fd argument) */
+	/* replay the call, marked as let through (the kernel ignores the
+	 * high half of that argument): the program gets what it would have
+	 * got without uuring, e.g. EPERM from a Docker-like filter */
+	if (si.si_syscall == __NR_mmap)
 		regs.r8 = (regs.r8 & 0xffffffffull) |
 			  ((unsigned long long)UU_PASS_MAGIC << 32);
-		regs.rax = (unsigned long long)si.si_syscall;
-		regs.rip -= 2;
-		break;
-	default:
+	else
 		regs.rdi = (regs.rdi & 0xffffffffull) |
 			   ((unsigned long long)UU_PASS_MAGIC << 32);
-		regs.rax = (unsigned long long)si.si_syscall;
-		regs.rip -= 2;
-		break;
-	}
+	regs.rax = (unsigned long long)si.si_syscall;
+	regs.rip -= 2; /* back onto the syscall instruction */
 	if (ptrace(PTRACE_SETREGS, pid, 0, &regs))
 		return SIGSYS;
 	return 0;

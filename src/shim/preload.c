@@ -393,6 +393,15 @@ EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 	return (int)uu_real.syscall(__NR_close_range, first, last, flags);
 }
 
+EXPORT void closefrom(int lowfd)
+{
+	if (uuring_mode() && lowfd >= 0) {
+		uu_shim_close_range((unsigned int)lowfd, ~0u, 0);
+		return;
+	}
+	uu_real.syscall(__NR_close_range, lowfd, ~0u, 0);
+}
+
 /* ---- SIGSYS stays ours ---------------------------------------------- */
 
 EXPORT int sigaction(int sig, const struct sigaction *act,
@@ -428,6 +437,42 @@ EXPORT int __sigaction(int sig, const struct sigaction *act,
 		       struct sigaction *old)
 {
 	return sigaction(sig, act, old);
+}
+
+/* glibc's signal() family reaches rt_sigaction without the PLT */
+static sighandler_t set_handler(int sig, sighandler_t h, int flags)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = h;
+	sa.sa_flags = flags;
+	sigaddset(&sa.sa_mask, sig);
+	if (sigaction(sig, &sa, &old) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+EXPORT sighandler_t signal(int sig, sighandler_t h)
+{
+	return set_handler(sig, h, SA_RESTART);
+}
+
+EXPORT sighandler_t bsd_signal(int sig, sighandler_t h)
+{
+	return set_handler(sig, h, SA_RESTART);
+}
+
+EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = h;
+	sa.sa_flags = SA_NODEFER | SA_RESETHAND;
+	if (sigaction(sig, &sa, &old) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
 }
 
 static const sigset_t *strip_sigsys(int how, const sigset_t *set,

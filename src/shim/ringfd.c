@@ -5,9 +5,10 @@
  * libc interposers (preload.c) and by the SIGSYS handler (trap.c), so
  * everything here is written for signal context: no stdio, no dlsym; the
  * only allocations are the engine's own (see docs/architecture.md,
- * "Interception").  Every system call that may target a ring-range fd goes
- * through the engine's exempt stub (util/rawsys.h), never through libc,
- * so it cannot trap again.
+ * "Interception").  No system call that may target a ring-range fd goes
+ * through libc,
+ * so it cannot trap again: the engine's own calls through its exempt stub
+ * (util/rawsys.h), ours marked with UU_PASS_MAGIC (shim.h).
  *
  * Ring fds are kept in a reserved range [ring_lo, ring_hi) (setup moves
  * them there, dup places copies there): the seccomp filter then traps raw
@@ -17,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -27,6 +29,22 @@
 #ifndef F_DUPFD_CLOEXEC
 #define F_DUPFD_CLOEXEC 1030
 #endif
+
+/* Our own calls on possibly-ring fds: never trapped (shim.h). */
+static int pass_close(int fd)
+{
+	return (int)uu_pass6(__NR_close, fd, 0, 0, 0, 0, 0);
+}
+
+static int pass_dup(int fd)
+{
+	return (int)uu_pass6(__NR_dup, fd, 0, 0, 0, 0, 0);
+}
+
+static int pass_fcntl(int fd, int cmd, long arg)
+{
+	return (int)uu_pass6(__NR_fcntl, fd, cmd, arg, 0, 0, 0);
+}
 
 /* The engine has no "forget this number" call: storing a NULL ring in the
  * slot is exactly that (the slot holds no reference). */
@@ -41,16 +59,29 @@ static void note_max(int fd)
 		__atomic_store_n(&uu_shim.max_ring_fd, fd, __ATOMIC_RELAXED);
 }
 
-/* The ring behind fd (a reference), or NULL.  Cached numbers cost a table
- * lookup; an uncached number is looked up by inode only when it lies in
- * the ring range (anything else would cost an fstat per close). */
+/*
+ * The ring behind fd (a reference), or NULL.  A cached number is checked
+ * against the ring's inode (one fstat: these are rare calls), since the
+ * program may have closed it behind our back (a raw close_range, a raw
+ * close outside the ring range) and reused the number.  An uncached number
+ * is looked up by inode only when it lies in the ring range (anything else
+ * would cost an fstat per close).
+ */
 static struct uu_ring *ring_of(int fd)
 {
 	struct uu_ring *r = uu_ring_get_cached(fd);
+	struct stat st;
 	int err;
 
-	if (r || !uu_in_ring_range(fd))
-		return r;
+	if (r) {
+		if (!fstat(fd, &st) && st.st_ino == r->ring_ino &&
+		    st.st_dev == r->ring_dev)
+			return r;
+		forget_fd(fd); /* stale */
+		uu_ring_put(r);
+	}
+	if (!uu_in_ring_range(fd))
+		return NULL;
 	return uu_ring_get(fd, &err);
 }
 
@@ -74,9 +105,9 @@ static int dup_into_range(int fd, int minfd, bool cloexec)
 
 	if (minfd < uu_shim.ring_lo)
 		minfd = uu_shim.ring_lo;
-	nfd = uu_sys_fcntl(fd, cmd, minfd);
+	nfd = pass_fcntl(fd, cmd, minfd);
 	if (nfd == -EINVAL || nfd == -EMFILE)
-		nfd = uu_sys_fcntl(fd, cmd, 0);
+		nfd = pass_fcntl(fd, cmd, 0);
 	return nfd;
 }
 
@@ -97,12 +128,12 @@ long uu_shim_setup(unsigned int entries, void *params)
 	r = uu_ring_get(fd, &err);
 	if (!r)
 		goto out;
-	nfd = uu_sys_fcntl(fd, F_DUPFD_CLOEXEC, uu_shim.ring_lo);
+	nfd = pass_fcntl(fd, F_DUPFD_CLOEXEC, uu_shim.ring_lo);
 	if (nfd < 0 || !uu_in_ring_range(nfd)) {
 		/* range full or RLIMIT_NOFILE too low: keep the low number
 		 * (raw close/mmap of it are then not seen; documented) */
 		if (nfd >= 0)
-			uu_sys_close(nfd);
+			pass_close(nfd);
 		uu_ring_put(r);
 		goto out;
 	}
@@ -121,7 +152,7 @@ long uu_shim_close(int fd)
 {
 	if (uu_shim_is_ring(fd))
 		return uuring_close(fd);
-	return uu_sys_close(fd);
+	return pass_close(fd);
 }
 
 long uu_shim_dup(int fd)
@@ -130,7 +161,7 @@ long uu_shim_dup(int fd)
 	int nfd;
 
 	if (!r)
-		return uu_sys_dup(fd);
+		return pass_dup(fd);
 	nfd = dup_into_range(fd, 0, false);
 	if (nfd >= 0) {
 		uu_registry_note_fd(r, nfd);
@@ -146,7 +177,7 @@ long uu_shim_fcntl_dupfd(int fd, int cmd, int minfd)
 	int nfd;
 
 	if (!r)
-		return uu_sys_fcntl(fd, cmd, minfd);
+		return pass_fcntl(fd, cmd, minfd);
 	if (minfd < 0) {
 		uu_ring_put(r);
 		return -EINVAL;
@@ -167,15 +198,15 @@ long uu_shim_dup3(int oldfd, int newfd, int flags, bool is_dup2)
 
 	if (is_dup2 && oldfd == newfd) {
 		/* dup2(fd, fd): fd if open, else EBADF */
-		ret = uu_sys_fcntl(oldfd, F_GETFD, 0);
+		ret = pass_fcntl(oldfd, F_GETFD, 0);
 		return ret < 0 ? ret : newfd;
 	}
 	oldr = ring_of(oldfd);
 	newr = ring_of(newfd);
 	if (is_dup2)
-		ret = uu_rawsys6(__NR_dup2, oldfd, newfd, 0, 0, 0, 0);
+		ret = uu_pass6(__NR_dup2, oldfd, newfd, 0, 0, 0, 0);
 	else
-		ret = uu_rawsys6(__NR_dup3, oldfd, newfd, flags, 0, 0, 0);
+		ret = uu_pass6(__NR_dup3, oldfd, newfd, flags, 0, 0, 0);
 	if (ret >= 0) {
 		if (oldr) {
 			uu_registry_note_fd(oldr, newfd);
@@ -221,7 +252,7 @@ long uu_shim_close_range(unsigned int first, unsigned int last,
 			}
 		}
 	}
-	ret = uu_rawsys6(__NR_close_range, first, last, flags, 0, 0, 0);
+	ret = uu_pass6(__NR_close_range, first, last, flags, 0, 0, 0);
 	if (any)
 		uu_registry_sweep();
 	return ret;

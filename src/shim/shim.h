@@ -23,11 +23,15 @@ enum uu_shim_mode {
 #define UU_TRAP_TAG 0x7575u
 
 /*
- * A trapped syscall whose fd argument (args[4] for mmap, args[0]
- * otherwise) carries this in its high 32 bits is let through by the
- * filter.  The kernel truncates those arguments to 32 bits, so the call
- * is unchanged.  The static-exec supervisor (tools/uuring.c) replays
- * trapped calls of a child that has no handler this way.
+ * A trapped syscall whose first int argument (the fd; args[4] for mmap,
+ * args[0] otherwise: fd, entries, signal number) carries this in its high
+ * 32 bits is let through by the filter.  The kernel truncates those
+ * arguments to 32 bits, so the call is unchanged.  This is how the
+ * interception layer issues its own system calls in any process image
+ * (the instruction-pointer exemption names the engine stub's address in
+ * the image that installed the filter, which exec makes stale), and how
+ * the static-exec supervisor (tools/uuring.c) replays the trapped calls of
+ * a program that has no handler.
  */
 #define UU_PASS_MAGIC 0x55755575u
 
@@ -116,5 +120,14 @@ int uu_trap_sigaction(int sig, const struct sigaction *act,
 		      struct sigaction *old);
 long uu_raw_syscall6(long nr, long a1, long a2, long a3, long a4, long a5,
 		     long a6); /* a trappable (non-exempt) raw syscall */
+/* nr(a[0..5]) marked with UU_PASS_MAGIC: never trapped by our filter. */
+long uu_pass(long nr, const long a[6]);
+static inline long uu_pass6(long nr, long a1, long a2, long a3, long a4,
+			    long a5, long a6)
+{
+	const long a[6] = { a1, a2, a3, a4, a5, a6 };
+
+	return uu_pass(nr, a);
+}
 
 #endif

@@ -10,11 +10,13 @@
  *   close, dup, fcntl(F_DUPFD, F_DUPFD_CLOEXEC)    fd (args[0]) in the ring range;
  *   dup2, dup3                                     old or new fd in the ring range;
  *   mmap                                           fd (args[4]) in the ring range;
- *   close_range                                    [first, last] meets the ring range;
- *   rt_sigaction(SIGSYS, ...)                      always (we own SIGSYS);
+ * (close_range and rt_sigaction(SIGSYS) are deliberately not trapped: glibc
+ * issues them in posix_spawn's child with every signal blocked, where a
+ * trap would kill; the libc interposers cover them instead)
  * except when the instruction pointer lies in the engine's exempt stub
- * (uu_exempt_text, util/rawsys.c) or the fd argument's high 32 bits hold
- * UU_PASS_MAGIC (a replay by the static-exec supervisor).  Everything else
+ * (uu_exempt_text, util/rawsys.c) of the image that installed the filter,
+ * or the first int argument's high 32 bits hold UU_PASS_MAGIC (our own
+ * calls, and replays by the static-exec supervisor; see shim.h).  Everything else
  * is allowed, so the filter costs every other system call a few BPF
  * instructions.  It is installed with TSYNC: threads started before are
  * covered too.  TRAP outranks ERRNO, so it wins over a Docker-like filter
@@ -97,9 +99,14 @@ long uu_raw_syscall6(long nr, long a1, long a2, long a3, long a4, long a5,
 	return ret;
 }
 
-static long exempt(long nr, const long a[6])
+long uu_pass(long nr, const long a[6])
 {
-	return uu_rawsys6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
+	int i = nr == __NR_mmap ? 4 : 0;
+
+	b[i] = (long)(((unsigned long)b[i] & 0xffffffffu) |
+		      ((unsigned long)UU_PASS_MAGIC << 32));
+	return uu_raw_syscall6(nr, b[0], b[1], b[2], b[3], b[4], b[5]);
 }
 
 static long sys_getpid(void)
@@ -113,7 +120,7 @@ static void die_of_sigsys(void)
 	struct ksigaction dfl = { .handler = SIG_DFL };
 	uint64_t set = 1ull << (SIGSYS - 1);
 
-	uu_rawsys6(__NR_rt_sigaction, SIGSYS, (long)&dfl, 0, 8, 0, 0);
+	uu_pass6(__NR_rt_sigaction, SIGSYS, (long)&dfl, 0, 8, 0, 0);
 	uu_rawsys6(__NR_rt_sigprocmask, SIG_UNBLOCK, (long)&set, 0, 8, 0, 0);
 	uu_rawsys6(__NR_tgkill, sys_getpid(),
 		   uu_rawsys6(__NR_gettid, 0, 0, 0, 0, 0, 0), SIGSYS, 0, 0, 0);
@@ -135,30 +142,6 @@ static void chain(int sig, siginfo_t *si, void *ctx)
 		((void (*)(int, siginfo_t *, void *))a.handler)(sig, si, ctx);
 	else
 		((void (*)(int))a.handler)(sig);
-}
-
-/* rt_sigaction(SIGSYS, act, oact, size), on the application's behalf. */
-static long emulate_sigaction(const long a[6])
-{
-	struct ksigaction nact;
-	int ret;
-
-	if (a[3] != 8)
-		return -EINVAL;
-	if (a[1]) {
-		ret = uu_copy_from_user(&nact, (const void *)a[1], sizeof(nact));
-		if (ret)
-			return ret;
-	}
-	if (a[2]) {
-		ret = uu_copy_to_user((void *)a[2], &app_sigsys,
-				      sizeof(app_sigsys));
-		if (ret)
-			return ret;
-	}
-	if (a[1])
-		app_sigsys = nact;
-	return 0;
 }
 
 /* Traps served, for tests and benchmarks: uuring_shim_traps(). */
@@ -191,16 +174,19 @@ static void sigsys_handler(int sig, siginfo_t *si, void *ctx)
 	a[4] = g[REG_R8];
 	a[5] = g[REG_R9];
 
-	if (sys_getpid() != uu_shim.pid) {
+	if ((uintptr_t)si->si_call_addr > (uintptr_t)__start_uu_exempt_text &&
+	    (uintptr_t)si->si_call_addr <= (uintptr_t)__stop_uu_exempt_text) {
+		/* the engine's own stub, in an image exec'd after the filter
+		 * was installed (whose exempt range names the old image) */
+		ret = uu_pass(nr, a);
+	} else if (sys_getpid() != uu_shim.pid) {
 		/* a vfork/posix_spawn child sharing our memory, or a raw
 		 * clone that skipped pthread_atfork: leave the engine alone */
-		ret = exempt(nr, a);
-	} else if (nr == __NR_rt_sigaction) {
-		ret = emulate_sigaction(a);
+		ret = uu_pass(nr, a);
 	} else {
 		ret = uu_shim_dispatch(nr, a, &handled);
 		if (!handled)
-			ret = exempt(nr, a);
+			ret = uu_pass(nr, a);
 	}
 	g[REG_RAX] = ret;
 	errno = saved_errno;
@@ -219,8 +205,8 @@ int uu_trap_install_handler(void)
 	uint64_t set = 1ull << (SIGSYS - 1);
 	long ret;
 
-	ret = uu_rawsys6(__NR_rt_sigaction, SIGSYS, (long)&act,
-			 (long)&prev_sigsys, 8, 0, 0);
+	ret = uu_pass6(__NR_rt_sigaction, SIGSYS, (long)&act,
+		       (long)&prev_sigsys, 8, 0, 0);
 	if (ret < 0)
 		return (int)ret;
 	/* What the application sees: SIG_DFL, or SIG_IGN inherited over
@@ -237,7 +223,7 @@ void uu_trap_restore_handler(void)
 {
 	if (!handler_installed)
 		return;
-	uu_rawsys6(__NR_rt_sigaction, SIGSYS, (long)&prev_sigsys, 0, 8, 0, 0);
+	uu_pass6(__NR_rt_sigaction, SIGSYS, (long)&prev_sigsys, 0, 8, 0, 0);
 	handler_installed = false;
 }
 
@@ -361,8 +347,8 @@ static bool build_filter(struct bpf_b *b)
 	uintptr_t stop = (uintptr_t)__stop_uu_exempt_text;
 	int allow = newlab(b), trap = newlab(b), ipchk = newlab(b);
 	int fd0 = newlab(b), fcntl_l = newlab(b), dup2_l = newlab(b);
-	int dup2b = newlab(b), mmap_l = newlab(b), cr = newlab(b);
-	int sigact = newlab(b);
+	int dup2b = newlab(b), mmap_l = newlab(b);
+	int uring = newlab(b);
 
 	if ((start >> 32) != (stop >> 32) || start >= stop)
 		return false; /* cannot express the exempt range */
@@ -370,17 +356,19 @@ static bool build_filter(struct bpf_b *b)
 	ld(b, OFF_ARCH);
 	jmp(b, BPF_JEQ, AUDIT_ARCH_X86_64, NEXT, allow);
 	ld(b, OFF_NR);
-	jmp(b, BPF_JEQ, __NR_io_uring_setup, trap, NEXT);
-	jmp(b, BPF_JEQ, __NR_io_uring_enter, trap, NEXT);
-	jmp(b, BPF_JEQ, __NR_io_uring_register, trap, NEXT);
+	jmp(b, BPF_JEQ, __NR_io_uring_setup, uring, NEXT);
+	jmp(b, BPF_JEQ, __NR_io_uring_enter, uring, NEXT);
+	jmp(b, BPF_JEQ, __NR_io_uring_register, uring, NEXT);
 	jmp(b, BPF_JEQ, __NR_close, fd0, NEXT);
 	jmp(b, BPF_JEQ, __NR_mmap, mmap_l, NEXT);
 	jmp(b, BPF_JEQ, __NR_dup, fd0, NEXT);
 	jmp(b, BPF_JEQ, __NR_dup2, dup2_l, NEXT);
 	jmp(b, BPF_JEQ, __NR_dup3, dup2_l, NEXT);
-	jmp(b, BPF_JEQ, __NR_fcntl, fcntl_l, NEXT);
-	jmp(b, BPF_JEQ, __NR_close_range, cr, NEXT);
-	jmp(b, BPF_JEQ, __NR_rt_sigaction, sigact, allow);
+	jmp(b, BPF_JEQ, __NR_fcntl, fcntl_l, allow);
+
+	bind(b, uring);
+	magic_check(b, 0, allow);
+	jmp(b, BPF_JEQ, 0, trap, trap);
 
 	/* fcntl: only the duplicating commands */
 	bind(b, fcntl_l);
@@ -401,19 +389,6 @@ static bool build_filter(struct bpf_b *b)
 	bind(b, mmap_l);
 	magic_check(b, 4, allow);
 	fd_check(b, 4, ipchk, allow);
-
-	/* close_range(first, last): first < hi && last >= lo */
-	bind(b, cr);
-	magic_check(b, 0, allow);
-	ld(b, OFF_ARG_LO(0));
-	jmp(b, BPF_JGE, (unsigned int)uu_shim.ring_hi, allow, NEXT);
-	ld(b, OFF_ARG_LO(1));
-	jmp(b, BPF_JGE, (unsigned int)uu_shim.ring_lo, ipchk, allow);
-
-	bind(b, sigact);
-	magic_check(b, 0, allow);
-	ld(b, OFF_ARG_LO(0));
-	jmp(b, BPF_JEQ, SIGSYS, ipchk, allow);
 
 	/* exempt: the engine's raw stub */
 	bind(b, ipchk);

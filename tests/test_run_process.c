@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Process life under `uuring run --block-kernel-uring` (raw system calls,
+ * so the trap path): one payload per case, each in a fresh process.
+ *
+ *   fork          the child gets -EPERM on the parent's ring (design, T12)
+ *                 and can make and use its own; the parent is unaffected
+ *   exec          exec of a dynamic program: uuring again, and the filter
+ *                 is not stacked a second time (Seccomp_filters unchanged)
+ *   envclear      execve with an empty environment: LD_PRELOAD put back
+ *   vfork         vfork + execve
+ *   spawn         posix_spawn with an empty environment
+ *   system        system(3) (glibc's internal posix_spawn, all signals
+ *                 blocked in the child), through /bin/sh
+ *   thread        a thread started before the first ring
+ *   sigsys        the program installs its own SIGSYS handler (sigaction
+ *                 and signal()): uuring keeps serving, and a SIGSYS that
+ *                 is not uuring's reaches the program's handler
+ *   sigmask       the program blocks every signal (sigprocmask,
+ *                 pthread_sigmask): SIGSYS stays deliverable
+ *   eintr         a signal during a GETEVENTS wait: -EINTR, no hang
+ *   exec-static   exec of a fully static program (T11): it gets EPERM for
+ *                 io_uring like without uuring, and does not die of SIGSYS
+ *   static-refuse the same with UURING_STATIC_EXEC=refuse: execve fails
+ *                 with EPERM
+ */
+#include <pthread.h>
+#include <spawn.h>
+#include <sys/time.h>
+
+#include "run_ring.h"
+
+extern char **environ;
+
+static int exec_self(const char *what, char *const envp[])
+{
+	char *argv[] = { (char *)ru_self_exe(), (char *)what, NULL };
+
+	execve(argv[0], argv, envp);
+	fprintf(stderr, "execve: %s\n", strerror(errno));
+	return 126;
+}
+
+static int wait_ok(pid_t pid)
+{
+	int st;
+
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return 0;
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "child status %#x\n", st);
+		return 0;
+	}
+	return 1;
+}
+
+static int case_ring(void)
+{
+	int ret = ring_nop_once();
+
+	if (ret)
+		fprintf(stderr, "ring nop: %s\n", strerror(-ret));
+	return ret ? 1 : 0;
+}
+
+static int case_fork(void)
+{
+	struct ring r;
+	struct io_uring_sqe *sqe;
+	pid_t pid;
+	int ret = ring_init(&r, 4);
+
+	if (ret)
+		return 2;
+	pid = fork();
+	if (pid == 0) {
+		ret = enter(r.fd, 0, 0, 0, NULL, 0);
+		if (ret != -EPERM) {
+			fprintf(stderr, "child enter on parent ring: %d\n",
+				ret);
+			_exit(1);
+		}
+		_exit(case_ring());
+	}
+	RU_CHECK(wait_ok(pid), "fork child");
+	sqe = get_sqe(&r);
+	sqe->opcode = IORING_OP_NOP;
+	ret = enter(r.fd, 1, 1, 0, NULL, 0);
+	RU_CHECK(ret == 1, "parent nop after fork: %d", ret);
+	return ru_failures;
+}
+
+static int case_exec(void)
+{
+	char n[32];
+	int i = 0;
+
+	snprintf(n, sizeof(n), "FILTERS=%d", ru_seccomp_filters());
+	/* keep the environment, add FILTERS */
+	for (; environ[i]; i++)
+		;
+	char *env2[i + 2];
+
+	memcpy(env2, environ, (size_t)i * sizeof(char *));
+	env2[i] = n;
+	env2[i + 1] = NULL;
+	return exec_self("exec2", env2);
+}
+
+static int case_exec2(void)
+{
+	const char *f = getenv("FILTERS");
+
+	RU_CHECK(f && atoi(f) == ru_seccomp_filters(),
+		 "seccomp filters before exec %s, after %d", f ? f : "?",
+		 ru_seccomp_filters());
+	return case_ring() || ru_failures;
+}
+
+static int case_envclear(void)
+{
+	char *envp[] = { NULL };
+
+	return exec_self("ring", envp);
+}
+
+static int case_vfork(void)
+{
+	char *argv[] = { (char *)ru_self_exe(), (char *)"ring", NULL };
+	pid_t pid = vfork();
+
+	if (pid == 0) {
+		execv(argv[0], argv);
+		_exit(126);
+	}
+	return wait_ok(pid) ? 0 : 1;
+}
+
+static int case_spawn(void)
+{
+	char *argv[] = { (char *)ru_self_exe(), (char *)"ring", NULL };
+	char *envp[] = { NULL };
+	pid_t pid;
+	int ret = posix_spawn(&pid, argv[0], NULL, NULL, argv, envp);
+
+	RU_CHECK(ret == 0, "posix_spawn: %s", strerror(ret));
+	return ret || !wait_ok(pid);
+}
+
+static int case_system(void)
+{
+	char cmd[PATH_MAX + 64];
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "exec '%s' ring", ru_self_exe());
+	st = system(cmd);
+	RU_CHECK(st == 0, "system: status %#x", st);
+	return st != 0;
+}
+
+static void *thread_fn(void *arg)
+{
+	pthread_barrier_t *b = arg;
+
+	pthread_barrier_wait(b);
+	return (void *)(intptr_t)case_ring();
+}
+
+static int case_thread(void)
+{
+	pthread_barrier_t b;
+	pthread_t t;
+	void *res;
+
+	pthread_barrier_init(&b, NULL, 2);
+	if (pthread_create(&t, NULL, thread_fn, &b))
+		return 2;
+	pthread_barrier_wait(&b);
+	pthread_join(t, &res);
+	return res != NULL;
+}
+
+static volatile sig_atomic_t own_sigsys;
+
+static void on_sigsys(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)si;
+	(void)ctx;
+	own_sigsys++;
+}
+
+static void on_sigsys2(int sig)
+{
+	(void)sig;
+	own_sigsys += 10;
+}
+
+static int case_sigsys(void)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigsys;
+	sa.sa_flags = SA_SIGINFO;
+	sigfillset(&sa.sa_mask);
+	RU_CHECK(!sigaction(SIGSYS, &sa, NULL), "sigaction");
+	RU_CHECK(!sigaction(SIGSYS, NULL, &old) &&
+		 old.sa_sigaction == on_sigsys,
+		 "sigaction does not report the program's handler");
+	RU_CHECK(case_ring() == 0, "ring with own SIGSYS handler");
+	RU_CHECK(own_sigsys == 0, "uuring's traps reached the handler");
+	raise(SIGSYS);
+	RU_CHECK(own_sigsys == 1, "own SIGSYS not delivered (%d)",
+		 (int)own_sigsys);
+	/* signal() reaches the kernel's rt_sigaction from inside libc */
+	RU_CHECK(signal(SIGSYS, on_sigsys2) != SIG_ERR, "signal()");
+	RU_CHECK(case_ring() == 0, "ring after signal(SIGSYS)");
+	raise(SIGSYS);
+	RU_CHECK(own_sigsys == 11, "signal() handler: %d", (int)own_sigsys);
+	return ru_failures;
+}
+
+static void *mask_thread(void *arg)
+{
+	sigset_t all;
+
+	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	return (void *)(intptr_t)case_ring();
+}
+
+static int case_sigmask(void)
+{
+	sigset_t all, cur;
+	pthread_t t;
+	void *res;
+
+	sigfillset(&all);
+	RU_CHECK(!sigprocmask(SIG_SETMASK, &all, NULL), "sigprocmask");
+	sigprocmask(SIG_SETMASK, NULL, &cur);
+	RU_CHECK(!sigismember(&cur, SIGSYS), "SIGSYS got blocked");
+	RU_CHECK(case_ring() == 0, "ring with all signals blocked");
+	if (pthread_create(&t, NULL, mask_thread, NULL))
+		return 2;
+	pthread_join(t, &res);
+	RU_CHECK(res == NULL, "ring in a thread with all signals blocked");
+	return ru_failures;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static int case_eintr(void)
+{
+	struct itimerval it = { .it_value = { .tv_usec = 50000 } };
+	struct sigaction sa;
+	struct ring r;
+	double t0, dt;
+	int ret;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm; /* no SA_RESTART */
+	sigaction(SIGALRM, &sa, NULL);
+	if (ring_init(&r, 4))
+		return 2;
+	setitimer(ITIMER_REAL, &it, NULL);
+	t0 = ru_now();
+	ret = enter(r.fd, 0, 1, 0, NULL, 0);
+	dt = ru_now() - t0;
+	RU_CHECK(ret == -EINTR, "wait interrupted: %d", ret);
+	RU_CHECK(dt < 5, "wait took %.2f s", dt);
+	return ru_failures;
+}
+
+static int case_exec_static(bool refuse)
+{
+	char path[PATH_MAX + 32];
+	char *argv[] = { path, NULL };
+
+	snprintf(path, sizeof(path), "%s/run_static_helper", ru_self_dir());
+	if (refuse)
+		setenv("UURING_STATIC_EXEC", "refuse", 1);
+	execv(path, argv);
+	if (refuse && errno == EPERM)
+		return 0;
+	fprintf(stderr, "execv %s: %s\n", path, strerror(errno));
+	return 1;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(void);
+} cases[] = {
+	{ "fork", case_fork },
+	{ "exec", case_exec },
+	{ "envclear", case_envclear },
+	{ "vfork", case_vfork },
+	{ "spawn", case_spawn },
+	{ "system", case_system },
+	{ "thread", case_thread },
+	{ "sigsys", case_sigsys },
+	{ "sigmask", case_sigmask },
+	{ "eintr", case_eintr },
+};
+
+int main(int argc, char **argv)
+{
+	char helper[PATH_MAX + 32];
+	int st;
+
+	if (argc > 1) {
+		if (!strcmp(argv[1], "ring"))
+			return case_ring();
+		if (!strcmp(argv[1], "exec2"))
+			return case_exec2();
+		if (!strcmp(argv[1], "exec-static"))
+			return case_exec_static(false);
+		if (!strcmp(argv[1], "static-refuse"))
+			return case_exec_static(true);
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			if (!strcmp(argv[1], cases[i].name))
+				return cases[i].fn() ? 1 : 0;
+		return 2;
+	}
+	if (!ru_tool()) {
+		fprintf(stderr, "skip: no uuring tool next to the build\n");
+		return RU_SKIP;
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		st = ru_payload(cases[i].name, NULL, 30);
+		fprintf(stderr, "%-14s %s\n", cases[i].name, st ? "FAIL" : "ok");
+		if (st)
+			ru_describe(cases[i].name, st);
+		RU_CHECK(st == 0, "case %s", cases[i].name);
+	}
+	snprintf(helper, sizeof(helper), "%s/run_static_helper", ru_self_dir());
+	if (access(helper, X_OK)) {
+		fprintf(stderr, "exec-static: no static helper (no libc.a?)\n");
+	} else {
+		st = ru_payload("exec-static", NULL, 30);
+		fprintf(stderr, "%-14s %s\n", "exec-static", st ? "FAIL" : "ok");
+		if (st)
+			ru_describe("exec-static", st);
+		RU_CHECK(st == 0, "case exec-static");
+		st = ru_payload("static-refuse", NULL, 30);
+		fprintf(stderr, "%-14s %s\n", "static-refuse",
+			st ? "FAIL" : "ok");
+		RU_CHECK(st == 0, "case static-refuse");
+	}
+	return ru_failures ? 1 : 0;
+}

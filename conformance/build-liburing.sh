@@ -153,8 +153,16 @@ PY
 		if [ -n "$FLAVOR_SAN" ]; then
 			FLAVOR_CC=$(python3 - "$info" <<'PY'
 import json, sys
-c = json.load(open(sys.argv[1] + "/intro-compilers.json"))
-print(c["host"]["c"]["exelist"][0])
+cc = "cc"
+for t in json.load(open(sys.argv[1] + "/intro-targets.json")):
+    for src in t.get("target_sources", []):
+        if src.get("language") == "c" and src.get("compiler"):
+            cc = src["compiler"][0]
+            break
+    else:
+        continue
+    break
+print(cc)
 PY
 )
 		fi

@@ -18,9 +18,7 @@
  * Flags uuring refuses with -EINVAL for now (documented divergence): the
  * kernel's result for them is not compared.
  */
-#define UU_REFUSED (IORING_SETUP_IOPOLL | IORING_SETUP_SQPOLL |		\
-		    IORING_SETUP_ATTACH_WQ | IORING_SETUP_HYBRID_IOPOLL |	\
-		    IORING_SETUP_SQ_AFF)
+#define UU_REFUSED (IORING_SETUP_IOPOLL | IORING_SETUP_HYBRID_IOPOLL)
 
 /* setup + close; returns the fd (already closed) or -errno */
 static int try_setup(struct dctx *c, unsigned int entries,

@@ -41,7 +41,18 @@ UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 		goto out;
 	}
 	uu_stat_inc(r, enter_calls);
-	if (to_submit) {
+	if (r->sqd) {
+		/* the SQPOLL thread submits; enter only wakes or waits */
+		if (uu_sqpoll_dead(r)) {
+			ret = -EOWNERDEAD;
+			goto out;
+		}
+		if (flags & IORING_ENTER_SQ_WAKEUP)
+			uu_sqd_wake(r->sqd);
+		if (flags & IORING_ENTER_SQ_WAIT)
+			uu_sqpoll_wait_sq(r);
+		ret = (int)to_submit;
+	} else if (to_submit) {
 		pid_t owner = atomic_load_explicit(&r->submitter_tid,
 						   memory_order_relaxed);
 

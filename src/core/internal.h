@@ -38,7 +38,8 @@
 	 IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_NO_MMAP |                  \
 	 IORING_SETUP_NO_SQARRAY | IORING_SETUP_CQE_MIXED |                  \
 	 IORING_SETUP_REGISTERED_FD_ONLY | IORING_SETUP_COOP_TASKRUN |          \
-	 IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_DEFER_TASKRUN)
+	 IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_DEFER_TASKRUN |              \
+	 IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF | IORING_SETUP_ATTACH_WQ)
 
 /*
  * Features advertised: each one has a test of its semantics in tests/.
@@ -52,6 +53,7 @@
 
 struct uu_ring;
 struct uu_req;
+struct uu_sqd;
 
 /* A timer of the timer thread (exec/timer.c). */
 struct uu_timer {
@@ -158,6 +160,10 @@ struct uu_ring {
 	atomic_uint tw_wait_nr;        /* lazy wake: items the sleeping
 					* submitter needs (0: not sleeping) */
 	atomic_int tw_waiter_efd;      /* the submitter's wake eventfd */
+
+	/* ---- SQPOLL (exec/sqpoll.c) ---- */
+	struct uu_sqd *sqd;
+	_Atomic uint32_t sq_space_seq; /* futex: SQ_WAIT sleepers */
 
 	/* ---- readiness of the ring fd ---- */
 	atomic_bool signalled;
@@ -485,6 +491,13 @@ struct uu_wait_args {
 int uu_cq_wait(struct uu_ring *ring, unsigned int min_events,
 	       unsigned int flags, const void *argp, size_t argsz);
 void uu_wake_waiters(struct uu_ring *ring);
+
+/* ---- SQPOLL (exec/sqpoll.c) ---- */
+int uu_sqpoll_setup(struct uu_ring *ring, struct io_uring_params *p);
+void uu_sqpoll_detach(struct uu_ring *ring);
+void uu_sqd_wake(struct uu_sqd *sqd);
+bool uu_sqpoll_dead(struct uu_ring *ring);
+void uu_sqpoll_wait_sq(struct uu_ring *ring);
 
 /* ---- register (core/register.c) ---- */
 int uu_do_register(struct uu_ring *ring, unsigned int opcode, void *arg,

@@ -375,8 +375,8 @@ void uu_exec_flush(struct uu_exec *s)
 			if (!s->late_head)
 				s->late_tail = NULL;
 			if (!(req->flags & UU_REQ_NOT_PARKED) &&
-			    (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN) &&
-			    !s->submitter)
+			    ((req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN) ||
+			     req->ring->sqd) && !s->submitter)
 				uu_req_finish_async(req);
 			else
 				finish_parked(s, req);
@@ -537,6 +537,15 @@ void uu_req_finish_async(struct uu_req *req)
 {
 	if (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN) {
 		defer_push(req);
+		return;
+	}
+	if (req->ring->sqd) {
+		/* SQPOLL: the thread runs completions, a capped batch per
+		 * loop (seed 000) */
+		uu_mpscq_push(&req->ring->defer_tw, &req->tw_node);
+		atomic_fetch_add_explicit(&req->ring->tw_pending, 1,
+					  memory_order_seq_cst);
+		uu_sqd_wake(req->ring->sqd);
 		return;
 	}
 	finish_now(req, false);

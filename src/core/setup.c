@@ -107,9 +107,29 @@ UU_EXPORT int uuring_setup(unsigned int entries, struct io_uring_params *up)
 		return ret;
 
 	uu_registry_sweep(); /* rings whose last fd was closed behind our back */
+	if ((p.flags & IORING_SETUP_ATTACH_WQ) && !(p.flags & IORING_SETUP_SQPOLL)) {
+		/* io-wq pools are per thread here: attaching only checks
+		 * that wq_fd is a ring, with the kernel's errors */
+		int err;
+		struct uu_ring *other = uu_ring_get((int)p.wq_fd, &err);
+
+		if (!other)
+			return err == -EBADF ? -ENXIO : -EINVAL;
+		uu_ring_put(other);
+	}
 	fd = uu_ring_create(&r, entries, &p);
 	if (fd < 0)
 		return fd;
+	if (p.flags & IORING_SETUP_SQPOLL) {
+		ret = uu_sqpoll_setup(r, &p);
+		if (ret) {
+			if (ret == -EBADF)
+				ret = -ENXIO;
+			uu_sys_close(fd);
+			uu_ring_put(r);
+			return ret;
+		}
+	}
 	uu_thread_has_tctx = true;
 	if (p.flags & IORING_SETUP_REGISTERED_FD_ONLY) {
 		fd = uu_fd_to_reserved(fd);
@@ -119,6 +139,7 @@ UU_EXPORT int uuring_setup(unsigned int entries, struct io_uring_params *up)
 	if (!ret)
 		ret = uu_registry_add(r, fd);
 	if (ret) {
+		uu_sqpoll_detach(r);
 		uu_sys_close(fd);
 		uu_ring_put(r);
 		return ret;

@@ -95,11 +95,17 @@ uint64_t uu_os_tag(const struct uu_req *req)
 	return h | 1; /* never 0 */
 }
 
+void uu_os_init(struct uu_req *req)
+{
+	req->os.hdr.mem = req->os.hdr.mem2 = NULL;
+	req->os.hdr.issued = false;
+	req->os.hdr.tag = uu_os_tag(req);
+}
+
 void uu_os_take(struct uu_req *req, void *mem, void *mem2)
 {
-	req->os.own.mem = mem;
-	req->os.own.mem2 = mem2;
-	req->os.own.tag = uu_os_tag(req);
+	req->os.hdr.mem = mem;
+	req->os.hdr.mem2 = mem2;
 }
 
 /*
@@ -113,18 +119,46 @@ void uu_os_take(struct uu_req *req, void *mem, void *mem2)
  * CQE_SKIP_SUCCESS can cause (-EOPNOTSUPP); that case keeps the blocks (a
  * leak rather than a double free).
  */
+static bool os_mine(struct uu_req *req)
+{
+	return req->os.hdr.tag == uu_os_tag(req);
+}
+
 void uu_os_release(struct uu_req *req)
 {
-	struct uu_os_own *o = &req->os.own;
+	struct uu_os_hdr *h = &req->os.hdr;
 
-	if ((o->mem || o->mem2) && o->tag == uu_os_tag(req) &&
+	if ((h->mem || h->mem2) && os_mine(req) &&
 	    !(req->res == -EOPNOTSUPP && (req->sqe.flags & IOSQE_IO_DRAIN) &&
 	      req->ring->drain_disabled)) {
-		free(o->mem);
-		free(o->mem2);
+		free(h->mem);
+		free(h->mem2);
 	}
-	o->mem = o->mem2 = NULL;
-	o->tag = 0;
+	h->mem = h->mem2 = NULL;
+	h->issued = false;
+	h->tag = 0;
+}
+
+/*
+ * The kernel's statx, path, sync, truncate, madvise and xattr opcodes set
+ * the CQE result without marking the request failed (no req_set_fail), so
+ * their errors neither break a link chain nor defeat CQE_SKIP_SUCCESS.
+ * The core marks every negative result failed; cleanup runs before the
+ * CQE is posted and before the chain continues, so it undoes that here
+ * for a result the opcode produced itself (not a prep error or a
+ * cancellation).
+ */
+void uu_os_release_nofail(struct uu_req *req)
+{
+	if (req->os.hdr.issued && req->res < 0 &&
+	    (req->flags & UU_REQ_FAIL) && os_mine(req)) {
+		req->flags &= ~UU_REQ_FAIL;
+		if (req->flags & UU_REQ_SKIP_LINK_CQES) {
+			req->flags &= ~UU_REQ_SKIP_LINK_CQES;
+			req->flags |= UU_REQ_CQE_SKIP;
+		}
+	}
+	uu_os_release(req);
 }
 
 int uu_fixed_install_none(uint32_t file_slot)
@@ -137,12 +171,19 @@ static inline int sys_ret(long ret)
 	return ret < 0 ? -errno : (int)ret;
 }
 
-static inline void os_clear(struct uu_req *req)
+/* a final result produced by the opcode (see uu_os_release_nofail) */
+static inline int done(struct uu_req *req, int res)
 {
-	req->os.own.mem = req->os.own.mem2 = NULL;
+	req->os.hdr.issued = true;
+	return res;
 }
 
-/* Imports one or two paths into req->os.own. */
+static inline int sys_done(struct uu_req *req, long ret)
+{
+	return done(req, sys_ret(ret));
+}
+
+/* Imports one or two paths into req->os.hdr. */
 static int get_paths(struct uu_req *req, uint64_t p1, bool empty1,
 		     uint64_t p2, bool two)
 {
@@ -169,7 +210,7 @@ int uu_statx_prep(struct uu_req *req)
 {
 	const struct io_uring_sqe *sqe = &req->sqe;
 
-	os_clear(req);
+	uu_os_init(req);
 	if (sqe->buf_index || sqe->splice_fd_in)
 		return -EINVAL;
 	if (req->flags & UU_REQ_FIXED_FILE)
@@ -185,8 +226,8 @@ int uu_statx_prep(struct uu_req *req)
 int uu_statx_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	(void)issue_flags;
-	return sys_ret(syscall(SYS_statx, req->os.statx.dfd,
-			       (const char *)req->os.own.mem,
+	return sys_done(req, syscall(SYS_statx, req->os.statx.dfd,
+			       (const char *)req->os.hdr.mem,
 			       req->os.statx.flags, req->os.statx.mask,
 			       (void *)(uintptr_t)req->os.statx.ubuf));
 }
@@ -197,7 +238,7 @@ int uu_renameat_prep(struct uu_req *req)
 {
 	const struct io_uring_sqe *sqe = &req->sqe;
 
-	os_clear(req);
+	uu_os_init(req);
 	if (sqe->buf_index || sqe->splice_fd_in)
 		return -EINVAL;
 	if (req->flags & UU_REQ_FIXED_FILE)
@@ -211,10 +252,10 @@ int uu_renameat_prep(struct uu_req *req)
 int uu_renameat_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	(void)issue_flags;
-	return sys_ret(syscall(SYS_renameat2, req->os.path.old_dfd,
-			       (const char *)req->os.own.mem,
+	return sys_done(req, syscall(SYS_renameat2, req->os.path.old_dfd,
+			       (const char *)req->os.hdr.mem,
 			       req->os.path.new_dfd,
-			       (const char *)req->os.own.mem2,
+			       (const char *)req->os.hdr.mem2,
 			       (unsigned int)req->os.path.flags));
 }
 
@@ -222,7 +263,7 @@ int uu_unlinkat_prep(struct uu_req *req)
 {
 	const struct io_uring_sqe *sqe = &req->sqe;
 
-	os_clear(req);
+	uu_os_init(req);
 	if (sqe->off || sqe->len || sqe->buf_index || sqe->splice_fd_in)
 		return -EINVAL;
 	if (req->flags & UU_REQ_FIXED_FILE)
@@ -237,8 +278,8 @@ int uu_unlinkat_prep(struct uu_req *req)
 int uu_unlinkat_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	(void)issue_flags;
-	return sys_ret(syscall(SYS_unlinkat, req->os.path.old_dfd,
-			       (const char *)req->os.own.mem,
+	return sys_done(req, syscall(SYS_unlinkat, req->os.path.old_dfd,
+			       (const char *)req->os.hdr.mem,
 			       req->os.path.flags));
 }
 
@@ -246,7 +287,7 @@ int uu_mkdirat_prep(struct uu_req *req)
 {
 	const struct io_uring_sqe *sqe = &req->sqe;
 
-	os_clear(req);
+	uu_os_init(req);
 	if (sqe->off || sqe->rw_flags || sqe->buf_index || sqe->splice_fd_in)
 		return -EINVAL;
 	if (req->flags & UU_REQ_FIXED_FILE)
@@ -259,8 +300,8 @@ int uu_mkdirat_prep(struct uu_req *req)
 int uu_mkdirat_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	(void)issue_flags;
-	return sys_ret(syscall(SYS_mkdirat, req->os.path.old_dfd,
-			       (const char *)req->os.own.mem,
+	return sys_done(req, syscall(SYS_mkdirat, req->os.path.old_dfd,
+			       (const char *)req->os.hdr.mem,
 			       (unsigned int)req->os.path.flags));
 }
 
@@ -268,7 +309,7 @@ int uu_symlinkat_prep(struct uu_req *req)
 {
 	const struct io_uring_sqe *sqe = &req->sqe;
 
-	os_clear(req);
+	uu_os_init(req);
 	if (sqe->len || sqe->rw_flags || sqe->buf_index || sqe->splice_fd_in)
 		return -EINVAL;
 	if (req->flags & UU_REQ_FIXED_FILE)
@@ -280,16 +321,16 @@ int uu_symlinkat_prep(struct uu_req *req)
 int uu_symlinkat_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	(void)issue_flags;
-	return sys_ret(syscall(SYS_symlinkat, (const char *)req->os.own.mem,
+	return sys_done(req, syscall(SYS_symlinkat, (const char *)req->os.hdr.mem,
 			       req->os.path.new_dfd,
-			       (const char *)req->os.own.mem2));
+			       (const char *)req->os.hdr.mem2));
 }
 
 int uu_linkat_prep(struct uu_req *req)
 {
 	const struct io_uring_sqe *sqe = &req->sqe;
 
-	os_clear(req);
+	uu_os_init(req);
 	if (sqe->buf_index || sqe->splice_fd_in)
 		return -EINVAL;
 	if (req->flags & UU_REQ_FIXED_FILE)
@@ -304,19 +345,38 @@ int uu_linkat_prep(struct uu_req *req)
 int uu_linkat_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	(void)issue_flags;
-	return sys_ret(syscall(SYS_linkat, req->os.path.old_dfd,
-			       (const char *)req->os.own.mem,
+	return sys_done(req, syscall(SYS_linkat, req->os.path.old_dfd,
+			       (const char *)req->os.hdr.mem,
 			       req->os.path.new_dfd,
-			       (const char *)req->os.own.mem2,
+			       (const char *)req->os.hdr.mem2,
 			       req->os.path.flags));
 }
 
 /* ---- FALLOCATE, FADVISE, MADVISE, FTRUNCATE, SYNC_FILE_RANGE ---- */
 
+/*
+ * The kernel resolves req->fd before issue: a closed fd, or an O_PATH one
+ * (fget refuses those), fails the request like any issue error, which the
+ * opcode's own EBADF (fallocate on a read-only fd) does not.  A request
+ * that went to io-wq holds a dup already (a closed fd failed there).
+ */
+int uu_file_check(struct uu_req *req)
+{
+	int fl;
+
+	if (req->flags & UU_REQ_FIXED_FILE)
+		return -EBADF; /* no registered files */
+	fl = fcntl(req->fd, F_GETFL);
+	if (fl < 0 || (fl & O_PATH))
+		return -EBADF;
+	return 0;
+}
+
 int uu_fallocate_prep(struct uu_req *req)
 {
 	const struct io_uring_sqe *sqe = &req->sqe;
 
+	uu_os_init(req);
 	if (sqe->buf_index || sqe->rw_flags || sqe->splice_fd_in)
 		return -EINVAL;
 	req->os.fsync.off = sqe->off;
@@ -327,23 +387,31 @@ int uu_fallocate_prep(struct uu_req *req)
 
 int uu_fallocate_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	if (req->flags & UU_REQ_FIXED_FILE)
-		return -EBADF; /* no registered files */
-	if (!(issue_flags & UU_ISSUE_F_WORKER))
+	int ret;
+
+	if (!(issue_flags & UU_ISSUE_F_WORKER)) {
+		if (req->flags & UU_REQ_FIXED_FILE)
+			return -EBADF;
 		return uu_park(req, UU_ISSUE_PUNT);
-	return sys_ret(syscall(SYS_fallocate, req->fd, req->os.fsync.mode,
-			       (off_t)req->os.fsync.off,
-			       (off_t)req->os.fsync.len));
+	}
+	ret = uu_file_check(req);
+	if (ret)
+		return ret;
+	return sys_done(req, syscall(SYS_fallocate, req->fd,
+				     req->os.fsync.mode,
+				     (off_t)req->os.fsync.off,
+				     (off_t)req->os.fsync.len));
 }
 
+/* 6.12+: a 64-bit length in addr, else the 32-bit one in len */
 int uu_fadvise_prep(struct uu_req *req)
 {
 	const struct io_uring_sqe *sqe = &req->sqe;
 
-	if (sqe->buf_index || sqe->addr || sqe->splice_fd_in)
+	if (sqe->buf_index || sqe->splice_fd_in)
 		return -EINVAL;
 	req->os.fsync.off = sqe->off;
-	req->os.fsync.len = sqe->len;
+	req->os.fsync.len = sqe->addr ? sqe->addr : sqe->len;
 	req->os.fsync.mode = (int)sqe->fadvise_advice;
 	return 0;
 }
@@ -358,18 +426,21 @@ int uu_fadvise_issue(struct uu_req *req, unsigned int issue_flags)
 	if (advice != POSIX_FADV_NORMAL && advice != POSIX_FADV_RANDOM &&
 	    advice != POSIX_FADV_SEQUENTIAL && !(issue_flags & UU_ISSUE_F_WORKER))
 		return uu_park(req, UU_ISSUE_PUNT);
+	/* every error fails the request here: no fd check needed */
 	return sys_ret(syscall(SYS_fadvise64, req->fd, (off_t)req->os.fsync.off,
 			       (off_t)req->os.fsync.len, advice));
 }
 
+/* 6.12+: a 64-bit length in off, else the 32-bit one in len */
 int uu_madvise_prep(struct uu_req *req)
 {
 	const struct io_uring_sqe *sqe = &req->sqe;
 
-	if (sqe->buf_index || sqe->off || sqe->splice_fd_in)
+	uu_os_init(req);
+	if (sqe->buf_index || sqe->splice_fd_in)
 		return -EINVAL;
 	req->os.fsync.off = sqe->addr;
-	req->os.fsync.len = sqe->len;
+	req->os.fsync.len = sqe->off ? sqe->off : sqe->len;
 	req->os.fsync.mode = (int)sqe->fadvise_advice;
 	return 0;
 }
@@ -378,14 +449,16 @@ int uu_madvise_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	if (!(issue_flags & UU_ISSUE_F_WORKER))
 		return uu_park(req, UU_ISSUE_PUNT);
-	return sys_ret(syscall(SYS_madvise, (uintptr_t)req->os.fsync.off,
-			       (size_t)req->os.fsync.len, req->os.fsync.mode));
+	return sys_done(req, syscall(SYS_madvise, (uintptr_t)req->os.fsync.off,
+				     (size_t)req->os.fsync.len,
+				     req->os.fsync.mode));
 }
 
 int uu_ftruncate_prep(struct uu_req *req)
 {
 	const struct io_uring_sqe *sqe = &req->sqe;
 
+	uu_os_init(req);
 	if (sqe->rw_flags || sqe->addr || sqe->len || sqe->buf_index ||
 	    sqe->splice_fd_in || sqe->addr3)
 		return -EINVAL;
@@ -395,17 +468,25 @@ int uu_ftruncate_prep(struct uu_req *req)
 
 int uu_ftruncate_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	if (req->flags & UU_REQ_FIXED_FILE)
-		return -EBADF;
-	if (!(issue_flags & UU_ISSUE_F_WORKER))
+	int ret;
+
+	if (!(issue_flags & UU_ISSUE_F_WORKER)) {
+		if (req->flags & UU_REQ_FIXED_FILE)
+			return -EBADF;
 		return uu_park(req, UU_ISSUE_PUNT);
-	return sys_ret(syscall(SYS_ftruncate, req->fd, (off_t)req->os.fsync.off));
+	}
+	ret = uu_file_check(req);
+	if (ret)
+		return ret;
+	return sys_done(req, syscall(SYS_ftruncate, req->fd,
+				     (off_t)req->os.fsync.off));
 }
 
 int uu_sfr_prep(struct uu_req *req)
 {
 	const struct io_uring_sqe *sqe = &req->sqe;
 
+	uu_os_init(req);
 	if (sqe->addr || sqe->buf_index || sqe->splice_fd_in)
 		return -EINVAL;
 	req->os.fsync.off = sqe->off;
@@ -414,14 +495,21 @@ int uu_sfr_prep(struct uu_req *req)
 	return 0;
 }
 
+/* sync_file_range waits for the device: always a worker */
 int uu_sfr_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	if (req->flags & UU_REQ_FIXED_FILE)
-		return -EBADF;
-	/* sync_file_range waits for the device: always a worker */
-	if (!(issue_flags & UU_ISSUE_F_WORKER))
+	int ret;
+
+	if (!(issue_flags & UU_ISSUE_F_WORKER)) {
+		if (req->flags & UU_REQ_FIXED_FILE)
+			return -EBADF;
 		return uu_park(req, UU_ISSUE_PUNT);
-	return sys_ret(syscall(SYS_sync_file_range, req->fd,
-			       (off_t)req->os.fsync.off, (off_t)req->os.fsync.len,
-			       (unsigned int)req->os.fsync.mode));
+	}
+	ret = uu_file_check(req);
+	if (ret)
+		return ret;
+	return sys_done(req, syscall(SYS_sync_file_range, req->fd,
+				     (off_t)req->os.fsync.off,
+				     (off_t)req->os.fsync.len,
+				     (unsigned int)req->os.fsync.mode));
 }

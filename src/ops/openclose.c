@@ -91,7 +91,7 @@ int uu_openat_prep(struct uu_req *req)
 	const struct io_uring_sqe *sqe = &req->sqe;
 	uint64_t f = sqe->open_flags & UU_VALID_OPEN_FLAGS;
 
-	req->os.own.mem = req->os.own.mem2 = NULL;
+	uu_os_init(req);
 	/* build_open_how(): what open(2) makes of flags and mode */
 	if (f & O_PATH)
 		f &= UU_O_PATH_FLAGS;
@@ -134,7 +134,7 @@ int uu_openat2_prep(struct uu_req *req)
 	struct uu_open_how how;
 	int ret;
 
-	req->os.own.mem = req->os.own.mem2 = NULL;
+	uu_os_init(req);
 	if (sqe->len < OPEN_HOW_SIZE_VER0)
 		return -EINVAL;
 	ret = copy_open_how(&how, sqe->addr2, sqe->len);
@@ -149,7 +149,7 @@ int uu_openat2_prep(struct uu_req *req)
 
 static int do_open(struct uu_req *req, uint64_t extra)
 {
-	const char *path = req->os.own.mem;
+	const char *path = req->os.hdr.mem;
 
 	if (req->os.open.openat2) {
 		struct uu_open_how how = {

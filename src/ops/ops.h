@@ -34,12 +34,20 @@ int uu_getname(uint64_t uptr, bool allow_empty, size_t prefix, char **out);
 
 /* Tag of the SQE a request was prepped from (see ops/opstate.h). */
 uint64_t uu_os_tag(const struct uu_req *req);
+/* Starts req->os.hdr for this SQE: the first thing a prep does. */
+void uu_os_init(struct uu_req *req);
 /* Makes the request the owner of the blocks prep allocated (either may
  * be NULL). */
 void uu_os_take(struct uu_req *req, void *mem, void *mem2);
-/* Frees req->os.own.mem if this request owns it; the cleanup of every
- * opcode whose state has an own. */
+/* Frees req->os.hdr's blocks if this request owns them: the cleanup of
+ * the opcodes that allocate at prep. */
 void uu_os_release(struct uu_req *req);
+/* The same, for the opcodes whose errors do not fail a link chain. */
+void uu_os_release_nofail(struct uu_req *req);
+
+/* The kernel's file lookup for needs_file opcodes: -EBADF for a fixed
+ * file, a closed fd or an O_PATH fd (ops/fsops.c). */
+int uu_file_check(struct uu_req *req);
 
 /*
  * The result of installing into the registered file table when none is

@@ -5,12 +5,15 @@
  * issue.  Kept apart from core/internal.h so that opcode families can grow
  * without touching the core's request layout.
  *
- * Whatever an SQE points to (paths, open_how, xattr names and values) is
- * copied at prep into heap blocks, own.mem and own.mem2, released by the
- * opcode's cleanup (uu_os_release).  own.tag records which SQE they belong
- * to: the core may run cleanup on a request whose prep never ran (an SQE
- * refused before prep), whose union still holds an older request's state
- * (see uu_os_release in ops/fsops.c).
+ * Every state starts with struct uu_os_hdr.  Whatever an SQE points to
+ * (paths, xattr names and values, futex vectors) is copied at prep into
+ * heap blocks, hdr.mem and hdr.mem2, released by the opcode's cleanup
+ * (uu_os_release).  hdr.tag records which SQE the state belongs to: the
+ * core may run cleanup on a request whose prep never ran (an SQE refused
+ * before prep), whose union still holds an older request's state (see
+ * uu_os_release in ops/fsops.c).  hdr.issued says the opcode produced the
+ * result itself (uu_os_done), for the opcodes whose errors do not break a
+ * link chain in the kernel (uu_os_release_nofail).
  */
 #ifndef UURING_OPSTATE_H
 #define UURING_OPSTATE_H
@@ -20,19 +23,18 @@
 
 #define UU_XATTR_NAME_LEN 256 /* XATTR_NAME_MAX + 1 */
 
-/* A heap block owned by the request (first member of the states that
- * have one). */
-struct uu_os_own {
+struct uu_os_hdr {
 	void *mem, *mem2;
-	uint64_t tag;            /* uu_os_tag() of the SQE that filled them */
+	uint64_t tag;            /* uu_os_tag() of the SQE prep ran for */
+	bool issued;
 };
 
 union uu_op_state {
-	struct uu_os_own own;
+	struct uu_os_hdr hdr;
 
-	/* OPENAT, OPENAT2: path in own.mem */
+	/* OPENAT, OPENAT2: path in hdr.mem */
 	struct {
-		struct uu_os_own own;
+		struct uu_os_hdr hdr;
 		uint64_t flags, mode, resolve; /* struct open_how */
 		int dfd;
 		uint32_t file_slot;
@@ -42,20 +44,22 @@ union uu_op_state {
 
 	/* CLOSE */
 	struct {
+		struct uu_os_hdr hdr;
 		int fd;
 		uint32_t file_slot;
 	} close;
 
 	/* PIPE */
 	struct {
+		struct uu_os_hdr hdr;
 		uint64_t ufds;           /* int[2] in user memory */
 		int flags;
 		uint32_t file_slot;
 	} pipe;
 
-	/* STATX: path in own.mem */
+	/* STATX: path in hdr.mem */
 	struct {
-		struct uu_os_own own;
+		struct uu_os_hdr hdr;
 		uint64_t ubuf;           /* struct statx in user memory */
 		int dfd;
 		uint32_t mask;
@@ -63,18 +67,18 @@ union uu_op_state {
 	} statx;
 
 	/* RENAMEAT, LINKAT, SYMLINKAT, UNLINKAT, MKDIRAT: the (old) path in
-	 * own.mem, the new one in own.mem2 */
+	 * hdr.mem, the new one in hdr.mem2 */
 	struct {
-		struct uu_os_own own;
+		struct uu_os_hdr hdr;
 		int old_dfd, new_dfd;
 		int flags;               /* rename/link/unlink flags, mkdir mode */
 	} path;
 
-	/* FGETXATTR, FSETXATTR, GETXATTR, SETXATTR: own.mem holds the name
+	/* FGETXATTR, FSETXATTR, GETXATTR, SETXATTR: hdr.mem holds the name
 	 * (UU_XATTR_NAME_LEN bytes) then the path of GETXATTR/SETXATTR;
-	 * own.mem2 the value of a set */
+	 * hdr.mem2 the value of a set */
 	struct {
-		struct uu_os_own own;
+		struct uu_os_hdr hdr;
 		uint64_t uvalue;         /* get: the user's buffer */
 		uint32_t size;
 		int flags;
@@ -83,6 +87,7 @@ union uu_op_state {
 
 	/* FALLOCATE, SYNC_FILE_RANGE, FTRUNCATE, FADVISE, MADVISE */
 	struct {
+		struct uu_os_hdr hdr;
 		uint64_t off;            /* MADVISE: the address */
 		uint64_t len;
 		int mode;                /* fallocate mode, sfr flags, advice */
@@ -90,22 +95,23 @@ union uu_op_state {
 
 	/* SPLICE, TEE */
 	struct {
+		struct uu_os_hdr hdr;
 		int64_t off_in, off_out;
 		uint32_t len;
 		uint32_t flags;
 		int fd_in;
 	} splice;
 
-	/* FUTEX_WAIT, FUTEX_WAKE, FUTEX_WAITV: the waitv array in own.mem */
+	/* FUTEX_WAIT, FUTEX_WAKE, FUTEX_WAITV: the waitv array in hdr.mem */
 	struct {
-		struct uu_os_own own;
+		struct uu_os_hdr hdr;
 		uint64_t uaddr;
 		uint64_t val, mask;
 		uint32_t flags;          /* FUTEX2_* */
 		uint32_t nr;             /* WAITV entries */
 	} futex;
 
-	uint64_t raw[8];
+	uint64_t raw[10];
 };
 
 #endif

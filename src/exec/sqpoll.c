@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SQPOLL: a thread that takes SQEs off the rings without the application
+ * entering (IORING_SETUP_SQPOLL), shared by rings set up with ATTACH_WQ.
+ *
+ * Loop (seed 000): for each attached ring, submit what the SQ holds
+ * (at most 8 SQEs per ring per loop when several rings share the
+ * thread, for fairness), then run at most UURING_SQPOLL_TW_CAP (default
+ * 32) completions of parked requests (the task_work the kernel hands to
+ * the SQPOLL thread), and spin while there was work in the last
+ * sq_thread_idle (default 1 s).  The clock is read only every 64 idle
+ * loops, never per loop.  Then sleep:
+ *
+ *   thread:  seq = wake_seq; set IORING_SQ_NEED_WAKEUP; seq_cst fence;
+ *            re-read every SQ tail and the task_work count; sleep on
+ *            futex(wake_seq, seq) only if all are empty
+ *   app:     store SQ tail (release); full fence; read NEED_WAKEUP;
+ *            if set, enter(IORING_ENTER_SQ_WAKEUP): wake_seq++; FUTEX_WAKE
+ *
+ * Either the thread sees the new tail or the application sees the flag
+ * (Dekker pair, T13).  The thread is named iou-sqp-<tid>, runs with every
+ * async signal blocked (T8), and is created by the setting-up thread, so
+ * it submits with that thread's credentials (T9, as the kernel's SQPOLL
+ * uses the creds of setup time).
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+
+#define SQPOLL_CAP_ENTRIES 8
+
+struct uu_sqd {
+	atomic_int refs;
+	pthread_mutex_t lock;        /* rings, nr */
+	struct uu_ring **rings;
+	unsigned int nr, cap;
+	_Atomic uint32_t wake_seq;   /* futex word */
+	atomic_bool sleeping;
+	atomic_bool stop;
+	atomic_bool dead;
+	int64_t idle_ns;
+	int cpu;                     /* -1: unpinned */
+	pid_t tgid;
+	unsigned int tw_cap;
+};
+
+static long futex(_Atomic uint32_t *uaddr, int op, uint32_t val,
+		  const struct timespec *ts)
+{
+	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+void uu_sqd_wake(struct uu_sqd *sqd)
+{
+	atomic_fetch_add_explicit(&sqd->wake_seq, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&sqd->sleeping, memory_order_seq_cst))
+		futex(&sqd->wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+static unsigned int sq_entries_pending(struct uu_ring *r)
+{
+	return atomic_load_explicit(r->sq_tail, memory_order_acquire) -
+	       r->sq_cached_head;
+}
+
+/* One pass over the rings; returns the number of SQEs and items done. */
+static unsigned int sqpoll_pass(struct uu_sqd *sqd)
+{
+	unsigned int work = 0;
+
+	pthread_mutex_lock(&sqd->lock);
+	for (unsigned int i = 0; i < sqd->nr; i++) {
+		struct uu_ring *r = sqd->rings[i];
+		unsigned int n;
+
+		if (atomic_load_explicit(&r->disabled, memory_order_acquire))
+			continue;
+		n = sq_entries_pending(r);
+		if (n) {
+			int ret;
+
+			if (sqd->nr > 1 && n > SQPOLL_CAP_ENTRIES)
+				n = SQPOLL_CAP_ENTRIES;
+			pthread_mutex_lock(&r->uring_lock);
+			ret = uu_submit_sqes(r, n);
+			pthread_mutex_unlock(&r->uring_lock);
+			if (ret > 0) {
+				uu_stat_add(r, route_sqpoll, (unsigned int)ret);
+				work += (unsigned int)ret;
+			}
+			/* SQ_WAIT sleepers: there is room now */
+			atomic_fetch_add_explicit(&r->sq_space_seq, 1,
+						  memory_order_release);
+			futex(&r->sq_space_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+		}
+		if (atomic_load_explicit(&r->tw_pending, memory_order_acquire))
+			work += uu_tw_run_deferred(r, sqd->tw_cap);
+	}
+	pthread_mutex_unlock(&sqd->lock);
+	return work;
+}
+
+static bool anything_pending(struct uu_sqd *sqd)
+{
+	bool any = false;
+
+	pthread_mutex_lock(&sqd->lock);
+	for (unsigned int i = 0; i < sqd->nr && !any; i++) {
+		struct uu_ring *r = sqd->rings[i];
+
+		any = (sq_entries_pending(r) &&
+		       !atomic_load(&r->disabled)) ||
+		      atomic_load(&r->tw_pending);
+	}
+	pthread_mutex_unlock(&sqd->lock);
+	return any;
+}
+
+static void set_need_wakeup(struct uu_sqd *sqd, bool on)
+{
+	pthread_mutex_lock(&sqd->lock);
+	for (unsigned int i = 0; i < sqd->nr; i++) {
+		if (on)
+			atomic_fetch_or_explicit(sqd->rings[i]->sq_flags,
+						 IORING_SQ_NEED_WAKEUP,
+						 memory_order_relaxed);
+		else
+			atomic_fetch_and_explicit(sqd->rings[i]->sq_flags,
+						  ~(uint32_t)IORING_SQ_NEED_WAKEUP,
+						  memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&sqd->lock);
+}
+
+static void *sqpoll_main(void *arg)
+{
+	struct uu_sqd *sqd = arg;
+	int64_t idle_until;
+	unsigned int idle_loops = 0;
+	char name[16];
+
+	snprintf(name, sizeof(name), "iou-sqp-%d", (int)uu_gettid());
+	pthread_setname_np(pthread_self(), name);
+	if (sqd->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(sqd->cpu, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	idle_until = now_ns() + sqd->idle_ns;
+	while (!atomic_load_explicit(&sqd->stop, memory_order_acquire)) {
+		uint32_t seq;
+
+		if (sqpoll_pass(sqd)) {
+			/* spin while there was work in the last idle period;
+			 * the clock is read once per loop that did work */
+			idle_until = now_ns() + sqd->idle_ns;
+			idle_loops = 0;
+			continue;
+		}
+		if (++idle_loops % 64 || now_ns() < idle_until) {
+			sched_yield();
+			continue;
+		}
+		/* go to sleep: the Dekker pair described at the top */
+		seq = atomic_load_explicit(&sqd->wake_seq, memory_order_acquire);
+		atomic_store_explicit(&sqd->sleeping, true, memory_order_seq_cst);
+		set_need_wakeup(sqd, true);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (!anything_pending(sqd) &&
+		    !atomic_load_explicit(&sqd->stop, memory_order_acquire))
+			futex(&sqd->wake_seq, FUTEX_WAIT_PRIVATE, seq, NULL);
+		atomic_store_explicit(&sqd->sleeping, false, memory_order_relaxed);
+		set_need_wakeup(sqd, false);
+		idle_until = now_ns() + sqd->idle_ns;
+		idle_loops = 0;
+	}
+	/* draining: run what is left so parked requests can finish */
+	while (sqpoll_pass(sqd))
+		;
+	atomic_store(&sqd->dead, true);
+	pthread_mutex_lock(&sqd->lock);
+	for (unsigned int i = 0; i < sqd->nr; i++)
+		atomic_fetch_or(sqd->rings[i]->sq_flags, IORING_SQ_NEED_WAKEUP);
+	pthread_mutex_unlock(&sqd->lock);
+	return NULL;
+}
+
+static unsigned int tw_cap(void)
+{
+	const char *v = getenv("UURING_SQPOLL_TW_CAP");
+	int n = v ? atoi(v) : 0;
+
+	return n > 0 ? (unsigned int)n : 32;
+}
+
+static int sqd_add_ring(struct uu_sqd *sqd, struct uu_ring *r)
+{
+	pthread_mutex_lock(&sqd->lock);
+	if (sqd->nr == sqd->cap) {
+		unsigned int cap = sqd->cap ? 2 * sqd->cap : 4;
+		struct uu_ring **n = realloc(sqd->rings, cap * sizeof(*n));
+
+		if (!n) {
+			pthread_mutex_unlock(&sqd->lock);
+			return -ENOMEM;
+		}
+		sqd->rings = n;
+		sqd->cap = cap;
+	}
+	sqd->rings[sqd->nr++] = r;
+	atomic_fetch_add(&r->refs, 1); /* the thread uses the ring */
+	pthread_mutex_unlock(&sqd->lock);
+	return 0;
+}
+
+/*
+ * io_sq_offload_create: attach to the SQPOLL thread of p->wq_fd's ring
+ * (ATTACH_WQ, same process) or start a new one.  0 or -errno.
+ */
+int uu_sqpoll_setup(struct uu_ring *r, struct io_uring_params *p)
+{
+	struct uu_sqd *sqd = NULL;
+	int64_t idle = p->sq_thread_idle ?
+		(int64_t)p->sq_thread_idle * 1000000LL : 1000000000LL;
+	int ret;
+
+	if (p->flags & IORING_SETUP_ATTACH_WQ) {
+		int err;
+		struct uu_ring *other = uu_ring_get((int)p->wq_fd, &err);
+
+		if (!other)
+			return err == -EOPNOTSUPP ? -EINVAL : err;
+		if (other->sqd && other->sqd->tgid == getpid() &&
+		    !atomic_load(&other->sqd->dead)) {
+			sqd = other->sqd;
+			atomic_fetch_add(&sqd->refs, 1);
+		}
+		uu_ring_put(other);
+	}
+	if (sqd) {
+		if (idle > sqd->idle_ns)
+			sqd->idle_ns = idle;
+		ret = sqd_add_ring(sqd, r);
+		if (ret)
+			return ret;
+		r->sqd = sqd;
+		uu_sqd_wake(sqd);
+		return 0;
+	}
+	if (p->flags & IORING_SETUP_SQ_AFF) {
+		long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+		if ((long)p->sq_thread_cpu >= ncpu)
+			return -EINVAL;
+	}
+	sqd = calloc(1, sizeof(*sqd));
+	if (!sqd)
+		return -ENOMEM;
+	atomic_init(&sqd->refs, 1);
+	pthread_mutex_init(&sqd->lock, NULL);
+	sqd->idle_ns = idle;
+	sqd->cpu = (p->flags & IORING_SETUP_SQ_AFF) ? (int)p->sq_thread_cpu : -1;
+	sqd->tgid = getpid();
+	sqd->tw_cap = tw_cap();
+	ret = sqd_add_ring(sqd, r);
+	if (!ret) {
+		sigset_t all, old;
+		pthread_t th;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		ret = -pthread_create(&th, NULL, sqpoll_main, sqd);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (!ret)
+			pthread_detach(th);
+	}
+	if (ret) {
+		free(sqd->rings);
+		free(sqd);
+		return ret;
+	}
+	r->sqd = sqd;
+	return 0;
+}
+
+/* The ring is going away: leave the thread; the last ring stops it. */
+void uu_sqpoll_detach(struct uu_ring *r)
+{
+	struct uu_sqd *sqd = r->sqd;
+	bool found = false, last;
+
+	if (!sqd)
+		return;
+	pthread_mutex_lock(&sqd->lock);
+	for (unsigned int i = 0; i < sqd->nr; i++) {
+		if (sqd->rings[i] == r) {
+			sqd->rings[i] = sqd->rings[--sqd->nr];
+			found = true;
+			break;
+		}
+	}
+	last = sqd->nr == 0;
+	pthread_mutex_unlock(&sqd->lock);
+	if (last) {
+		atomic_store(&sqd->stop, true);
+		uu_sqd_wake(sqd);
+	}
+	if (found)
+		uu_ring_put(r);
+	/* the sqd itself is leaked after stop: the thread may still be
+	 * leaving its loop (a few hundred bytes per SQPOLL thread) */
+}
+
+bool uu_sqpoll_dead(struct uu_ring *r)
+{
+	return atomic_load_explicit(&r->sqd->dead, memory_order_acquire);
+}
+
+/* IORING_ENTER_SQ_WAIT: until the SQ has room */
+void uu_sqpoll_wait_sq(struct uu_ring *r)
+{
+	for (;;) {
+		uint32_t seq = atomic_load_explicit(&r->sq_space_seq,
+						    memory_order_acquire);
+		struct timespec ts = { 0, 10000000 };
+
+		if (atomic_load_explicit(r->sq_tail, memory_order_acquire) -
+			    atomic_load_explicit(r->sq_head, memory_order_acquire) <
+		    r->sq_entries || uu_sqpoll_dead(r))
+			return;
+		uu_sqd_wake(r->sqd);
+		futex(&r->sq_space_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
+	}
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Differential tests of IORING_SETUP_SQPOLL: submission without enter,
+ * IORING_SQ_NEED_WAKEUP after sq_thread_idle and IORING_ENTER_SQ_WAKEUP,
+ * enter's return value, ATTACH_WQ sharing and its errors, SQ_AFF, reads
+ * and parked pipe reads through the SQPOLL thread, the iou-sqp thread.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dtest.h"
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Waits (polling the CQ, never entering) for n CQEs; returns how many. */
+static unsigned int poll_cq(struct tring *r, unsigned int n, int ms)
+{
+	int64_t end = now_ms() + ms;
+
+	while (tring_cq_ready(r) < n && now_ms() < end)
+		usleep(200);
+	return tring_cq_ready(r);
+}
+
+/* The SQPOLL submission protocol: publish the tail, full fence, and wake
+ * the thread only if it asked for it (IORING_SQ_NEED_WAKEUP). */
+static void sq_submit(struct tring *r)
+{
+	tring_flush(r);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (tring_sq_flags(r) & IORING_SQ_NEED_WAKEUP)
+		tring_enter(r, 0, 0, IORING_ENTER_SQ_WAKEUP, NULL, 0);
+}
+
+static int sq_ring(struct dctx *c, struct tring *r, unsigned int idle_ms,
+		   unsigned int extra, int wq_fd)
+{
+	struct io_uring_params p;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SQPOLL | extra;
+	p.sq_thread_idle = idle_ms;
+	p.wq_fd = (unsigned int)wq_fd;
+	return dring(c, r, 8, &p, "sqpoll ring");
+}
+
+static void sc_no_enter(struct dctx *c)
+{
+	struct tring r;
+
+	if (sq_ring(c, &r, 1000, 0, 0))
+		return;
+	tring_queue_nops(&r, 4, 1, 0);
+	sq_submit(&r);
+	drec_int(c, poll_cq(&r, 4, 2000), "CQEs without enter");
+	dreap(c, &r, 4, true, "nops");
+	/* enter returns to_submit and waits as usual */
+	tring_queue_nops(&r, 2, 10, 0);
+	drec_int(c, tring_submit_and_wait(&r, 2), "enter(2, wait 2)");
+	dreap(c, &r, 2, true, "waited");
+	tring_exit(&r);
+}
+
+static void sc_need_wakeup(struct dctx *c)
+{
+	struct tring r;
+	unsigned int f;
+
+	if (sq_ring(c, &r, 10, 0, 0))
+		return;
+	tring_queue_nops(&r, 1, 1, 0);
+	sq_submit(&r);
+	drec_int(c, poll_cq(&r, 1, 2000), "first CQE");
+	dreap(c, &r, 1, true, "first");
+	usleep(300000); /* well past sq_thread_idle */
+	f = tring_sq_flags(&r);
+	drec_int(c, !!(f & IORING_SQ_NEED_WAKEUP), "NEED_WAKEUP after idle");
+	tring_queue_nops(&r, 1, 2, 0);
+	tring_flush(&r);
+	usleep(50000);
+	drec_int(c, tring_cq_ready(&r), "asleep: nothing without a wakeup");
+	drec_int(c, tring_enter(&r, 0, 0, IORING_ENTER_SQ_WAKEUP, NULL, 0),
+		 "enter(SQ_WAKEUP)");
+	drec_int(c, poll_cq(&r, 1, 2000), "woken: CQE");
+	dreap(c, &r, 1, true, "after wakeup");
+	tring_exit(&r);
+}
+
+static void sc_attach(struct dctx *c)
+{
+	struct tring a, b, x;
+	char name[64];
+
+	if (sq_ring(c, &a, 1000, 0, 0))
+		return;
+	if (!sq_ring(c, &b, 1000, IORING_SETUP_ATTACH_WQ, a.fd)) {
+		tring_queue_nops(&a, 3, 1, 0);
+		tring_queue_nops(&b, 3, 11, 0);
+		sq_submit(&a);
+		sq_submit(&b);
+		drec_int(c, poll_cq(&a, 3, 2000), "ring a CQEs");
+		drec_int(c, poll_cq(&b, 3, 2000), "ring b CQEs");
+		dreap(c, &a, 3, true, "a");
+		dreap(c, &b, 3, true, "b");
+		tring_exit(&b);
+	}
+	/* attach to a bad fd, to a non-ring fd */
+	{
+		struct io_uring_params p;
+		int fd;
+
+		memset(&p, 0, sizeof(p));
+		p.flags = IORING_SETUP_SQPOLL | IORING_SETUP_ATTACH_WQ;
+		p.wq_fd = 9999;
+		fd = c->be->setup(8, &p);
+		drec_int(c, fd < 0 ? fd : 0, "attach to a closed fd");
+		if (fd >= 0)
+			c->be->close(fd);
+		p.wq_fd = 0;
+		snprintf(name, sizeof(name), "/dev/null");
+		p.wq_fd = (unsigned int)open(name, O_RDONLY);
+		fd = c->be->setup(8, &p);
+		drec_int(c, fd < 0 ? fd : 0, "attach to /dev/null");
+		if (fd >= 0)
+			c->be->close(fd);
+		close((int)p.wq_fd);
+		/* SQ_AFF: a CPU that does not exist */
+		memset(&p, 0, sizeof(p));
+		p.flags = IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF;
+		p.sq_thread_cpu = 4096;
+		fd = c->be->setup(8, &p);
+		drec_int(c, fd < 0 ? fd : 0, "SQ_AFF cpu 4096");
+		if (fd >= 0)
+			c->be->close(fd);
+		p.sq_thread_cpu = 0;
+		fd = c->be->setup(8, &p);
+		drec_int(c, fd < 0 ? fd : 0, "SQ_AFF cpu 0");
+		if (fd >= 0)
+			c->be->close(fd);
+		/* SQPOLL with DEFER_TASKRUN / COOP_TASKRUN: invalid */
+		memset(&p, 0, sizeof(p));
+		p.flags = IORING_SETUP_SQPOLL | IORING_SETUP_COOP_TASKRUN;
+		fd = c->be->setup(8, &p);
+		drec_int(c, fd < 0 ? fd : 0, "SQPOLL + COOP");
+		if (fd >= 0)
+			c->be->close(fd);
+	}
+	(void)x;
+	tring_exit(&a);
+}
+
+static int count_sqp_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char path[300], comm[64] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%.200s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "iou-sqp-", 8))
+			n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+static void sc_io(struct dctx *c)
+{
+	struct io_uring_sqe *sqe;
+	struct tring r;
+	char buf[64], pbuf[8];
+	int fd, p[2];
+
+	if (sq_ring(c, &r, 1000, 0, 0))
+		return;
+	usleep(20000); /* let the thread start and name itself */
+	drec_int(c, count_sqp_threads(), "iou-sqp threads");
+	fd = dtmpfile(c, 4096, 7);
+	if (fd < 0 || pipe(p))
+		return;
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_READ, fd, buf, sizeof(buf), 100, 1);
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_READ, p[0], pbuf, sizeof(pbuf), 0, 2);
+	sq_submit(&r);
+	drec_int(c, poll_cq(&r, 1, 2000), "file read done, pipe read parked");
+	drec_int(c, (int)write(p[1], "abc", 3), "write pipe");
+	drec_int(c, poll_cq(&r, 2, 2000), "pipe read done");
+	dreap(c, &r, 2, false, "reads");
+	close(fd);
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+}
+
+static const struct dscenario scenarios[] = {
+	{ "no_enter", sc_no_enter, NULL, NULL },
+	{ "need_wakeup", sc_need_wakeup, NULL, NULL },
+	{ "attach", sc_attach, NULL, NULL },
+	{ "io", sc_io, NULL, NULL },
+};
+
+DTEST_MAIN(scenarios)

@@ -8,19 +8,26 @@
 #                                      audit, pass list candidates, counts
 #   run-conformance.sh passlist BUILD  the tests on passlist-api.txt, on
 #                                      uuring only; exit 1 if one fails
+#   run-conformance.sh intercept BUILD  as api, but the uuring column is
+#                                      the UNMODIFIED liburing build run
+#                                      under `BUILD/tools/uuring run
+#                                      --mode=force --block-kernel-uring`
+#   run-conformance.sh intercept-passlist BUILD
+#                                      as passlist, under interception
 #
 # BUILD is uuring's Meson build directory (src/libuuring.a is linked into
 # the tests).  Environment: TIMEOUT (per test, default 60 s), TESTS (api
 # mode: run only these), UURING_NOURING=0 (do not block the kernel's
-# io_uring while the uuring build runs), WORK, PREFIX, JOBS (see
-# build-liburing.sh).
+# io_uring while the uuring build runs), WORK, PREFIX, JOBS, LIBURING_SRC
+# (see build-liburing.sh).
 set -euo pipefail
 
 MODE=${1:-}
 BUILD=${2:-build}
 case $MODE in
-api|passlist) ;;
-*) echo "usage: $0 api|passlist [BUILD]" >&2; exit 2;;
+api|passlist) INTERCEPT=0;;
+intercept|intercept-passlist) INTERCEPT=1;;
+*) echo "usage: $0 api|passlist|intercept|intercept-passlist [BUILD]" >&2; exit 2;;
 esac
 
 # shellcheck source=conformance/build-liburing.sh
@@ -77,8 +84,31 @@ skip_key() {
 }
 
 uuring_wrapper() {
-	if [ "$NOURING" != 0 ]; then
+	if [ $INTERCEPT = 1 ]; then
+		# uuring run installs the EPERM filter itself
+		echo "$(cd "$BUILD" && pwd)/tools/uuring run --mode=force --block-kernel-uring --"
+	elif [ "$NOURING" != 0 ]; then
 		echo "$BIN_DIR/nouring"
+	fi
+}
+
+# Builds the tests named (or all) for the uuring column and sets UT_DIR,
+# the directory they run in, and ULOG, the name of their log directory:
+# the routed build (api), or the unmodified one (intercept).
+build_column() {
+	if [ $INTERCEPT = 1 ]; then
+		[ -x "$BUILD/tools/uuring" ] ||
+			die "$BUILD/tools/uuring not found: build uuring first (make build)"
+		build_flavor "$BUILD"
+		[ -z "$FLAVOR_SAN" ] ||
+			die "intercept modes want a build without sanitizers (the preload library cannot be injected into uninstrumented tests)"
+		build_kernel "$@"
+		UT_DIR=$KERNEL_DIR/test
+		ULOG=intercept
+	else
+		build_uuring "$BUILD" "$@"
+		UT_DIR=$UURING_DIR/test
+		ULOG=uuring
 	fi
 }
 
@@ -102,21 +132,21 @@ mode_passlist() {
 		[ ! -f "$SRC_DIR/test/$name.c" ] && [ ! -f "$SRC_DIR/test/$name.cc" ] ||
 			known+=("$name")
 	done
-	build_uuring "$BUILD" "${known[@]}" none
+	build_column "${known[@]}" none
 	[ -z "$FLAVOR_SAN" ] || asan_env
-	mkdir -p "$WORK/logs/passlist"
+	mkdir -p "$WORK/logs/passlist-$ULOG"
 	wrap=$(uuring_wrapper)
 	echo "conformance: ${#names[@]} liburing $LIBURING_VERSION tests of passlist-api.txt on uuring" \
-		"(${wrap:+kernel io_uring blocked, }timeout ${TIMEOUT}s)"
+		"(${wrap:+kernel io_uring blocked, }$([ $INTERCEPT = 0 ] || echo "unmodified liburing under uuring run, ")timeout ${TIMEOUT}s)"
 	for name in "${names[@]}"; do
-		local logf=$WORK/logs/passlist/$name.log extra
-		if [ ! -x "$UURING_DIR/test/$name.t" ]; then
+		local logf=$WORK/logs/passlist-$ULOG/$name.log extra
+		if [ ! -x "$UT_DIR/$name.t" ]; then
 			echo "FAIL $name: no such test in liburing $LIBURING_VERSION"
 			fail=$((fail + 1)); failed+=("$name")
 			continue
 		fi
 		# shellcheck disable=SC2086
-		run_test "$UURING_DIR/test" "$name" "$logf" $wrap
+		run_test "$UT_DIR" "$name" "$logf" $wrap
 		extra=$(skip_lines "$logf")
 		if [ "$RESULT" = pass ] && [ -z "$extra" ]; then
 			echo "PASS $name (${SECS}s)"
@@ -148,8 +178,8 @@ mode_api() {
 			"($("$BIN_DIR/kernel-probe" || true)): kernel column n/a"
 	fi
 	build_kernel all
-	build_uuring "$BUILD" all
-	install_uuring "$BUILD" >/dev/null 2>&1 || [ -n "$FLAVOR_SAN" ] ||
+	build_column all
+	[ $INTERCEPT = 1 ] || install_uuring "$BUILD" >/dev/null 2>&1 || [ -n "$FLAVOR_SAN" ] ||
 		echo "conformance: warning: installing liburing-uuring into $PREFIX failed"
 	[ -z "$FLAVOR_SAN" ] || asan_env
 	wrap=$(uuring_wrapper)
@@ -158,14 +188,15 @@ mode_api() {
 		read -r -a names <<< "$TESTS"
 		names=("${names[@]%.t}")
 	else
-		mapfile -t names < <(cd "$UURING_DIR/test" && ls -- *.t | sed 's/\.t$//')
+		mapfile -t names < <(cd "$UT_DIR" && ls -- *.t | sed 's/\.t$//')
 	fi
 	total=${#names[@]}
-	rm -rf "$WORK/logs/kernel" "$WORK/logs/uuring"
-	mkdir -p "$WORK/logs/kernel" "$WORK/logs/uuring"
-	report=$WORK/report-api.txt
+	rm -rf "$WORK/logs/kernel" "$WORK/logs/$ULOG"
+	mkdir -p "$WORK/logs/kernel" "$WORK/logs/$ULOG"
+	report=$WORK/report-$MODE.txt
 
-	echo "liburing $LIBURING_VERSION test suite: kernel $(uname -r) vs uuring ($BUILD)," \
+	echo "liburing $LIBURING_VERSION test suite: kernel $(uname -r) vs uuring ($BUILD$([ $INTERCEPT = 0 ] ||
+		echo ": the unmodified liburing build under uuring run --mode=force"))," \
 		"timeout ${TIMEOUT}s${wrap:+, kernel io_uring blocked for uuring}"
 	echo
 	printf '%-24s %-10s %-10s %s\n' test kernel uuring "time (kernel/uuring)"
@@ -179,15 +210,15 @@ mode_api() {
 			K[$name]=n/a KSEC[$name]=-
 		fi
 		# shellcheck disable=SC2086
-		run_test "$UURING_DIR/test" "$name" "$WORK/logs/uuring/$name.log" $wrap
+		run_test "$UT_DIR" "$name" "$WORK/logs/$ULOG/$name.log" $wrap
 		U[$name]=$RESULT USEC[$name]=$SECS
 		EXTRA[$name]=
 		if [ "$RESULT" = pass ]; then
 			if [ $kernel -eq 1 ]; then
 				EXTRA[$name]=$(comm -13 <(skip_key "$WORK/logs/kernel/$name.log") \
-					<(skip_key "$WORK/logs/uuring/$name.log"))
+					<(skip_key "$WORK/logs/$ULOG/$name.log"))
 			else
-				EXTRA[$name]=$(skip_key "$WORK/logs/uuring/$name.log")
+				EXTRA[$name]=$(skip_key "$WORK/logs/$ULOG/$name.log")
 			fi
 			[ -z "${EXTRA[$name]}" ] || U[$name]="pass(skipped-parts)"
 		fi
@@ -200,7 +231,7 @@ mode_api() {
 	for name in "${names[@]}"; do
 		local kl ul kkey line
 		kl=$([ $kernel -eq 0 ] || skip_lines "$WORK/logs/kernel/$name.log")
-		ul=$(skip_lines "$WORK/logs/uuring/$name.log")
+		ul=$(skip_lines "$WORK/logs/$ULOG/$name.log")
 		[ -n "$kl$ul" ] || continue
 		echo "--- $name [kernel ${K[$name]}, uuring ${U[$name]}]"
 		[ -z "$kl" ] || sed 's/^/      kernel: /' <<< "$kl"
@@ -226,7 +257,7 @@ mode_api() {
 		if [ $kernel -eq 1 ]; then
 			[ "${K[$name]}" = pass ] || continue
 			[ "$(skip_key "$WORK/logs/kernel/$name.log")" = \
-			  "$(skip_key "$WORK/logs/uuring/$name.log")" ] || continue
+			  "$(skip_key "$WORK/logs/$ULOG/$name.log")" ] || continue
 		fi
 		cands+=("$name")
 	done
@@ -251,7 +282,7 @@ mode_api() {
 	printf '%s\n' "${cands[@]}" | fmt -w 100
 	local noisy=()
 	for name in "${cands[@]}"; do
-		[ -z "$(skip_lines "$WORK/logs/uuring/$name.log")" ] || noisy+=("$name")
+		[ -z "$(skip_lines "$WORK/logs/$ULOG/$name.log")" ] || noisy+=("$name")
 	done
 	echo "of which with the same skip lines on both (passlist mode allows none): ${noisy[*]:-none}"
 	echo "not candidates, as they also pass with io_uring blocked (${#blind[@]}): ${blind[*]:-none}"
@@ -273,7 +304,7 @@ mode_api() {
 		echo "on the list but not candidates now: none"
 	fi
 	echo
-	echo "logs: $WORK/logs/{kernel,uuring}/TEST.log; this report: $report"
+	echo "logs: $WORK/logs/{kernel,$ULOG}/TEST.log; this report: $report"
 	echo "uuring: $npass passed, $nfail failed, $nskip skipped"
 	# Fail only when a test of the kept list regressed.
 	if [ -n "$drop" ] && [ -z "${TESTS:-}" ]; then
@@ -283,6 +314,6 @@ mode_api() {
 }
 
 case $MODE in
-api) mkdir -p "$WORK"; mode_api 2>&1 | tee "$WORK/report-api.txt";;
-passlist) mode_passlist;;
+api|intercept) mkdir -p "$WORK"; mode_api 2>&1 | tee "$WORK/report-$MODE.txt";;
+passlist|intercept-passlist) mode_passlist;;
 esac

@@ -87,11 +87,15 @@ static inline const char *ru_self_exe(void)
 	return exe;
 }
 
-/* BUILD/tools/uuring, or NULL */
+/* BUILD/tools/uuring, or NULL (not built; or a sanitizer build, whose
+ * preload library cannot be injected into uninstrumented programs) */
 static inline const char *ru_tool(void)
 {
 	static char tool[PATH_MAX + 32];
 
+#ifdef RU_SANITIZED
+	return NULL;
+#endif
 	if (!tool[0])
 		snprintf(tool, sizeof(tool), "%s/../tools/uuring",
 			 ru_self_dir());

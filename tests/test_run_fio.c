@@ -99,7 +99,7 @@ int main(void)
 		return RU_SKIP;
 	}
 	if (!ru_tool()) {
-		fprintf(stderr, "skip: no uuring tool next to the build\n");
+		fprintf(stderr, "skip: no usable uuring tool (not built, or a sanitizer build)\n");
 		return RU_SKIP;
 	}
 	if (!mkdtemp(dir))

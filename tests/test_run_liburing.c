@@ -137,7 +137,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "blocked"))
 		return blocked_only();
 	if (!ru_tool()) {
-		fprintf(stderr, "skip: no uuring tool next to the build\n");
+		fprintf(stderr, "skip: no usable uuring tool (not built, or a sanitizer build)\n");
 		return RU_SKIP;
 	}
 	/* control: the EPERM filter alone, no uuring */

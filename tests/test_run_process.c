@@ -327,7 +327,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!ru_tool()) {
-		fprintf(stderr, "skip: no uuring tool next to the build\n");
+		fprintf(stderr, "skip: no usable uuring tool (not built, or a sanitizer build)\n");
 		return RU_SKIP;
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

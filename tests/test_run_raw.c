@@ -129,7 +129,7 @@ int main(int argc, char **argv)
 		return payload();
 	}
 	if (!ru_tool()) {
-		fprintf(stderr, "skip: no uuring tool next to the build\n");
+		fprintf(stderr, "skip: no usable uuring tool (not built, or a sanitizer build)\n");
 		return RU_SKIP;
 	}
 	st = ru_payload("raw", "--mode=auto", 30);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Differential tests of the file-family opcodes on plain fds: OPENAT,
- * OPENAT2, CLOSE, PIPE (this part), each with its success paths and its
- * prep and issue errors (SQE fields that must be zero, flags, bad
+ * OPENAT2, CLOSE, PIPE, STATX, MKDIRAT, UNLINKAT, RENAMEAT, SYMLINKAT,
+ * LINKAT, FALLOCATE, FADVISE, MADVISE, FTRUNCATE, SYNC_FILE_RANGE, each
+ * with its success paths and its prep and issue errors (SQE fields that must be zero, flags, bad
  * pointers, bad fds, direct descriptors without a file table).  Every
  * scenario works in its own directory under /tmp, which it removes.
  * Results that are fd numbers are recorded relative to the lowest free fd.
@@ -15,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <linux/falloc.h>
+#include <linux/stat.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -713,6 +716,782 @@ static void sc_pipe(struct dctx *c)
 	tring_exit(&r);
 }
 
+/* ---- STATX ---- */
+
+static void record_statx(struct dctx *c, const struct statx *sx, int fd,
+			 const char *label)
+{
+	struct stat st;
+
+	fstat(fd, &st);
+	drec_int(c, sx->stx_mask & STATX_BASIC_STATS, "%s: mask", label);
+	drec_int(c, (long)sx->stx_size, "%s: size", label);
+	drec_int(c, sx->stx_mode, "%s: mode", label);
+	drec_int(c, sx->stx_ino == st.st_ino, "%s: ino", label);
+}
+
+static void sc_statx(struct dctx *c)
+{
+	struct scratch s;
+	struct io_uring_sqe t;
+	struct tring r;
+	struct statx sx;
+	int fd;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (scratch_init(c, &s))
+		goto out;
+	mkfile(&s, "f", "hello world");
+	fd = openat(s.dfd, "f", O_RDONLY);
+	symlinkat("f", s.dfd, "sl");
+	memset(&sx, 0, sizeof(sx));
+	t = mk(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, P(&sx), 1);
+	run1(c, &r, &t, false, "statx f");
+	record_statx(c, &sx, fd, "f");
+	memset(&sx, 0, sizeof(sx));
+	t = mk(IORING_OP_STATX, fd, P(""), STATX_SIZE, P(&sx), 2);
+	t.statx_flags = AT_EMPTY_PATH;
+	run1(c, &r, &t, false, "statx AT_EMPTY_PATH");
+	drec_int(c, (long)sx.stx_size, "empty path: size");
+	memset(&sx, 0, sizeof(sx));
+	t = mk(IORING_OP_STATX, s.dfd, P("sl"), STATX_BASIC_STATS, P(&sx), 3);
+	t.statx_flags = AT_SYMLINK_NOFOLLOW;
+	run1(c, &r, &t, false, "statx symlink nofollow");
+	drec_int(c, S_ISLNK(sx.stx_mode), "is a symlink");
+	memset(&sx, 0, sizeof(sx));
+	t = mk(IORING_OP_STATX, s.dfd, P("sl"), STATX_BASIC_STATS, P(&sx), 4);
+	t.flags = IOSQE_ASYNC;
+	run1(c, &r, &t, false, "statx ASYNC (follows)");
+	record_statx(c, &sx, fd, "ASYNC");
+	t = mk(IORING_OP_STATX, AT_FDCWD, P(s.path), STATX_TYPE, P(&sx), 5);
+	t.statx_flags = AT_STATX_DONT_SYNC;
+	run1(c, &r, &t, false, "statx dir at AT_FDCWD");
+	drec_int(c, S_ISDIR(sx.stx_mode), "is a dir");
+	/* issue errors */
+	t = mk(IORING_OP_STATX, s.dfd, P("missing"), STATX_BASIC_STATS,
+	       P(&sx), 10);
+	run1(c, &r, &t, false, "missing");
+	t = mk(IORING_OP_STATX, 9999, P("f"), STATX_BASIC_STATS, P(&sx), 11);
+	run1(c, &r, &t, false, "bad dfd");
+	t = mk(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, 0, 12);
+	run1(c, &r, &t, false, "NULL statx buffer");
+	t = mk(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS,
+	       P(dprot_none_page()), 13);
+	run1(c, &r, &t, false, "PROT_NONE statx buffer");
+	t = mk(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, P(&sx), 14);
+	t.statx_flags = 0x80000000;
+	run1(c, &r, &t, false, "unknown flags");
+	t = mk(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, P(&sx), 15);
+	t.statx_flags = AT_STATX_FORCE_SYNC | AT_STATX_DONT_SYNC;
+	run1(c, &r, &t, false, "both sync types");
+	t = mk(IORING_OP_STATX, s.dfd, P("f"), 0x80000000U, P(&sx), 16);
+	run1(c, &r, &t, false, "STATX__RESERVED mask");
+	t = mk(IORING_OP_STATX, s.dfd, P("f/x"), STATX_BASIC_STATS, P(&sx), 17);
+	run1(c, &r, &t, false, "not a directory");
+	/* prep errors */
+	t = mk(IORING_OP_STATX, s.dfd, P(""), STATX_BASIC_STATS, P(&sx), 20);
+	run1(c, &r, &t, false, "empty path");
+	t = mk(IORING_OP_STATX, fd, 0, STATX_BASIC_STATS, P(&sx), 21);
+	t.statx_flags = AT_EMPTY_PATH;
+	run1(c, &r, &t, false, "NULL path + AT_EMPTY_PATH");
+	t = mk(IORING_OP_STATX, s.dfd, 0, STATX_BASIC_STATS, P(&sx), 22);
+	run1(c, &r, &t, false, "NULL path");
+	t = mk(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, P(&sx), 23);
+	t.buf_index = 1;
+	run1(c, &r, &t, false, "buf_index");
+	t = mk(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, P(&sx), 24);
+	t.splice_fd_in = 1;
+	run1(c, &r, &t, false, "splice_fd_in");
+	t = mk(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, P(&sx), 25);
+	t.flags = IOSQE_FIXED_FILE;
+	run1(c, &r, &t, false, "FIXED_FILE");
+	t = mk(IORING_OP_STATX, s.dfd, 0, STATX_BASIC_STATS, P(&sx), 26);
+	t.flags = IOSQE_FIXED_FILE;
+	t.buf_index = 1;
+	run1(c, &r, &t, false, "FIXED_FILE + buf_index + NULL path");
+	close(fd);
+	scratch_fini(&s);
+out:
+	tring_exit(&r);
+}
+
+/* ---- MKDIRAT, UNLINKAT ---- */
+
+static void sc_mkdir_unlink(struct dctx *c)
+{
+	struct scratch s;
+	struct io_uring_sqe t;
+	struct tring r;
+	struct stat st;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (scratch_init(c, &s))
+		goto out;
+	umask(022);
+	t = mk(IORING_OP_MKDIRAT, s.dfd, P("d"), 0777, 0, 1);
+	run1(c, &r, &t, false, "mkdir d");
+	drec_int(c, fstatat(s.dfd, "d", &st, 0), "stat d");
+	drec_int(c, st.st_mode, "mode d");
+	t = mk(IORING_OP_MKDIRAT, s.dfd, P("e"), 0x10000 | 0710, 0, 2);
+	run1(c, &r, &t, false, "mkdir e, mode above 16 bits");
+	fstatat(s.dfd, "e", &st, 0);
+	drec_int(c, st.st_mode, "mode e");
+	t = mk(IORING_OP_MKDIRAT, s.dfd, P("d"), 0755, 0, 3);
+	run1(c, &r, &t, false, "mkdir existing");
+	t = mk(IORING_OP_MKDIRAT, s.dfd, P("x/y"), 0755, 0, 4);
+	run1(c, &r, &t, false, "mkdir in missing dir");
+	t = mk(IORING_OP_MKDIRAT, 9999, P("z"), 0755, 0, 5);
+	run1(c, &r, &t, false, "mkdir bad dfd");
+	t = mk(IORING_OP_MKDIRAT, s.dfd, P("z"), 0755, 0, 6);
+	t.flags = IOSQE_ASYNC;
+	run1(c, &r, &t, false, "mkdir ASYNC");
+	/* mkdir prep */
+	t = mk(IORING_OP_MKDIRAT, s.dfd, P("p"), 0755, 1, 7);
+	run1(c, &r, &t, false, "mkdir off");
+	t = mk(IORING_OP_MKDIRAT, s.dfd, P("p"), 0755, 0, 8);
+	t.rw_flags = 1;
+	run1(c, &r, &t, false, "mkdir rw_flags");
+	t = mk(IORING_OP_MKDIRAT, s.dfd, P("p"), 0755, 0, 9);
+	t.buf_index = 1;
+	run1(c, &r, &t, false, "mkdir buf_index");
+	t = mk(IORING_OP_MKDIRAT, s.dfd, P("p"), 0755, 0, 10);
+	t.splice_fd_in = 1;
+	run1(c, &r, &t, false, "mkdir splice_fd_in");
+	t = mk(IORING_OP_MKDIRAT, s.dfd, P("p"), 0755, 0, 11);
+	t.flags = IOSQE_FIXED_FILE;
+	run1(c, &r, &t, false, "mkdir FIXED_FILE");
+	t = mk(IORING_OP_MKDIRAT, s.dfd, P(dunmapped_addr()), 0755, 0, 12);
+	run1(c, &r, &t, false, "mkdir unmapped path");
+	t = mk(IORING_OP_MKDIRAT, s.dfd, P(""), 0755, 0, 13);
+	run1(c, &r, &t, false, "mkdir empty path");
+	drec_int(c, faccessat(s.dfd, "p", F_OK, 0), "p not created");
+
+	/* UNLINKAT */
+	mkfile(&s, "f", "x");
+	mkfile(&s, "d/inner", "x");
+	t = mk(IORING_OP_UNLINKAT, s.dfd, P("d"), 0, 0, 20);
+	run1(c, &r, &t, false, "unlink a dir");
+	t = mk(IORING_OP_UNLINKAT, s.dfd, P("d"), 0, 0, 21);
+	t.unlink_flags = AT_REMOVEDIR;
+	run1(c, &r, &t, false, "rmdir non-empty");
+	t = mk(IORING_OP_UNLINKAT, s.dfd, P("f"), 0, 0, 22);
+	t.unlink_flags = AT_REMOVEDIR;
+	run1(c, &r, &t, false, "rmdir a file");
+	t = mk(IORING_OP_UNLINKAT, s.dfd, P("d/inner"), 0, 0, 23);
+	run1(c, &r, &t, false, "unlink d/inner");
+	t = mk(IORING_OP_UNLINKAT, s.dfd, P("d"), 0, 0, 24);
+	t.unlink_flags = AT_REMOVEDIR;
+	run1(c, &r, &t, false, "rmdir d");
+	t = mk(IORING_OP_UNLINKAT, s.dfd, P("f"), 0, 0, 25);
+	t.flags = IOSQE_ASYNC;
+	run1(c, &r, &t, false, "unlink f ASYNC");
+	t = mk(IORING_OP_UNLINKAT, s.dfd, P("f"), 0, 0, 26);
+	run1(c, &r, &t, false, "unlink missing");
+	t = mk(IORING_OP_UNLINKAT, 9999, P("f"), 0, 0, 27);
+	run1(c, &r, &t, false, "unlink bad dfd");
+	/* unlink prep */
+	t = mk(IORING_OP_UNLINKAT, s.dfd, P("e"), 0, 0, 30);
+	t.unlink_flags = AT_REMOVEDIR | 1;
+	run1(c, &r, &t, false, "unlink bad flags");
+	t = mk(IORING_OP_UNLINKAT, s.dfd, P("e"), 0, 1, 31);
+	run1(c, &r, &t, false, "unlink off");
+	t = mk(IORING_OP_UNLINKAT, s.dfd, P("e"), 1, 0, 32);
+	run1(c, &r, &t, false, "unlink len");
+	t = mk(IORING_OP_UNLINKAT, s.dfd, P("e"), 0, 0, 33);
+	t.buf_index = 1;
+	run1(c, &r, &t, false, "unlink buf_index");
+	t = mk(IORING_OP_UNLINKAT, s.dfd, P("e"), 0, 0, 34);
+	t.splice_fd_in = 1;
+	run1(c, &r, &t, false, "unlink splice_fd_in");
+	t = mk(IORING_OP_UNLINKAT, s.dfd, P("e"), 0, 0, 35);
+	t.flags = IOSQE_FIXED_FILE;
+	run1(c, &r, &t, false, "unlink FIXED_FILE");
+	t = mk(IORING_OP_UNLINKAT, s.dfd, 0, 0, 0, 36);
+	t.unlink_flags = 2;
+	run1(c, &r, &t, false, "unlink bad flags + NULL path");
+	t = mk(IORING_OP_UNLINKAT, s.dfd, 0, 0, 0, 37);
+	run1(c, &r, &t, false, "unlink NULL path");
+	drec_int(c, faccessat(s.dfd, "e", F_OK, 0), "e still there");
+	scratch_fini(&s);
+out:
+	tring_exit(&r);
+}
+
+/* ---- RENAMEAT ---- */
+
+static void sc_rename(struct dctx *c)
+{
+	struct scratch s;
+	struct io_uring_sqe t;
+	struct tring r;
+	char buf[16];
+	int fd;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (scratch_init(c, &s))
+		goto out;
+	mkfile(&s, "a", "A");
+	mkfile(&s, "b", "B");
+	t = mk(IORING_OP_RENAMEAT, s.dfd, P("a"), (uint32_t)s.dfd, P("c"), 1);
+	run1(c, &r, &t, false, "rename a c");
+	drec_int(c, faccessat(s.dfd, "c", F_OK, 0), "c exists");
+	t = mk(IORING_OP_RENAMEAT, s.dfd, P("c"), (uint32_t)s.dfd, P("b"), 2);
+	t.rename_flags = RENAME_NOREPLACE;
+	run1(c, &r, &t, false, "rename NOREPLACE onto b");
+	t = mk(IORING_OP_RENAMEAT, s.dfd, P("c"), (uint32_t)s.dfd, P("b"), 3);
+	t.rename_flags = RENAME_EXCHANGE;
+	run1(c, &r, &t, false, "rename EXCHANGE c b");
+	fd = openat(s.dfd, "b", O_RDONLY);
+	memset(buf, 0, sizeof(buf));
+	drec_int(c, read(fd, buf, 1), "read b");
+	drec_int(c, buf[0], "b holds");
+	close(fd);
+	t = mk(IORING_OP_RENAMEAT, s.dfd, P("c"), (uint32_t)s.dfd, P("b"), 4);
+	t.flags = IOSQE_ASYNC;
+	run1(c, &r, &t, false, "rename ASYNC c b");
+	t = mk(IORING_OP_RENAMEAT, s.dfd, P("c"), (uint32_t)s.dfd, P("d"), 5);
+	run1(c, &r, &t, false, "rename missing");
+	t = mk(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, P("d"), 6);
+	t.rename_flags = 0x100;
+	run1(c, &r, &t, false, "rename bad flags");
+	t = mk(IORING_OP_RENAMEAT, s.dfd, P("b"), 9999, P("d"), 7);
+	run1(c, &r, &t, false, "rename bad new dfd");
+	t = mk(IORING_OP_RENAMEAT, 9999, P("b"), (uint32_t)s.dfd, P("d"), 8);
+	run1(c, &r, &t, false, "rename bad old dfd");
+	t = mk(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)AT_FDCWD,
+	       P("/proc/self/nope"), 9);
+	run1(c, &r, &t, false, "rename across file systems");
+	/* prep */
+	t = mk(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, P("d"), 10);
+	t.buf_index = 1;
+	run1(c, &r, &t, false, "rename buf_index");
+	t = mk(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, P("d"), 11);
+	t.splice_fd_in = 1;
+	run1(c, &r, &t, false, "rename splice_fd_in");
+	t = mk(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, P("d"), 12);
+	t.flags = IOSQE_FIXED_FILE;
+	run1(c, &r, &t, false, "rename FIXED_FILE");
+	t = mk(IORING_OP_RENAMEAT, s.dfd, 0, (uint32_t)s.dfd, P("d"), 13);
+	run1(c, &r, &t, false, "rename NULL old");
+	t = mk(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, 0, 14);
+	run1(c, &r, &t, false, "rename NULL new");
+	t = mk(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, P(""), 15);
+	run1(c, &r, &t, false, "rename empty new");
+	t = mk(IORING_OP_RENAMEAT, s.dfd, P(""), (uint32_t)s.dfd, 0, 16);
+	run1(c, &r, &t, false, "rename empty old, NULL new");
+	drec_int(c, faccessat(s.dfd, "b", F_OK, 0), "b still there");
+	scratch_fini(&s);
+out:
+	tring_exit(&r);
+}
+
+/* ---- SYMLINKAT, LINKAT ---- */
+
+static void sc_links(struct dctx *c)
+{
+	struct scratch s;
+	struct io_uring_sqe t;
+	struct tring r;
+	struct stat st;
+	char buf[64];
+	ssize_t n;
+	int fd;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (scratch_init(c, &s))
+		goto out;
+	mkfile(&s, "f", "x");
+	t = mk(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl"), 1);
+	run1(c, &r, &t, false, "symlink sl -> f");
+	n = readlinkat(s.dfd, "sl", buf, sizeof(buf));
+	drec_int(c, n == 1 && buf[0] == 'f', "readlink sl");
+	t = mk(IORING_OP_SYMLINKAT, s.dfd, P("dangling/x"), 0, P("sl2"), 2);
+	t.flags = IOSQE_ASYNC;
+	run1(c, &r, &t, false, "symlink dangling ASYNC");
+	t = mk(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl"), 3);
+	run1(c, &r, &t, false, "symlink existing");
+	t = mk(IORING_OP_SYMLINKAT, 9999, P("f"), 0, P("sl3"), 4);
+	run1(c, &r, &t, false, "symlink bad dfd");
+	t = mk(IORING_OP_SYMLINKAT, s.dfd, P("f"), 1, P("sl3"), 5);
+	run1(c, &r, &t, false, "symlink len");
+	t = mk(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl3"), 6);
+	t.rw_flags = 1;
+	run1(c, &r, &t, false, "symlink rw_flags");
+	t = mk(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl3"), 7);
+	t.buf_index = 1;
+	run1(c, &r, &t, false, "symlink buf_index");
+	t = mk(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl3"), 8);
+	t.splice_fd_in = 1;
+	run1(c, &r, &t, false, "symlink splice_fd_in");
+	t = mk(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl3"), 9);
+	t.flags = IOSQE_FIXED_FILE;
+	run1(c, &r, &t, false, "symlink FIXED_FILE");
+	t = mk(IORING_OP_SYMLINKAT, s.dfd, P(""), 0, P("sl3"), 10);
+	run1(c, &r, &t, false, "symlink empty target");
+	t = mk(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, 0, 11);
+	run1(c, &r, &t, false, "symlink NULL new");
+	t = mk(IORING_OP_SYMLINKAT, s.dfd, P(dunmapped_addr()), 0, P("s"), 12);
+	run1(c, &r, &t, false, "symlink unmapped target");
+
+	/* LINKAT */
+	t = mk(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl"), 20);
+	run1(c, &r, &t, false, "link hl");
+	fstatat(s.dfd, "f", &st, 0);
+	drec_int(c, st.st_nlink, "nlink");
+	t = mk(IORING_OP_LINKAT, s.dfd, P("sl"), (uint32_t)s.dfd, P("hl2"), 21);
+	t.hardlink_flags = AT_SYMLINK_FOLLOW;
+	run1(c, &r, &t, false, "link follow sl");
+	fstatat(s.dfd, "hl2", &st, AT_SYMLINK_NOFOLLOW);
+	drec_int(c, S_ISREG(st.st_mode), "hl2 is the file");
+	t = mk(IORING_OP_LINKAT, s.dfd, P("sl"), (uint32_t)s.dfd, P("hl3"), 22);
+	t.flags = IOSQE_ASYNC;
+	run1(c, &r, &t, false, "link sl itself ASYNC");
+	fstatat(s.dfd, "hl3", &st, AT_SYMLINK_NOFOLLOW);
+	drec_int(c, S_ISLNK(st.st_mode), "hl3 is a symlink");
+	fd = openat(s.dfd, "f", O_RDONLY);
+	t = mk(IORING_OP_LINKAT, fd, P(""), (uint32_t)s.dfd, P("hl4"), 23);
+	t.hardlink_flags = AT_EMPTY_PATH;
+	run1(c, &r, &t, false, "link AT_EMPTY_PATH");
+	t = mk(IORING_OP_LINKAT, fd, P(""), (uint32_t)s.dfd, P("hl5"), 24);
+	run1(c, &r, &t, false, "link empty path");
+	close(fd);
+	t = mk(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl"), 25);
+	run1(c, &r, &t, false, "link existing");
+	t = mk(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl6"), 26);
+	t.hardlink_flags = 0x1;
+	run1(c, &r, &t, false, "link bad flags");
+	t = mk(IORING_OP_LINKAT, s.dfd, P("f"), 9999, P("hl6"), 27);
+	run1(c, &r, &t, false, "link bad new dfd");
+	t = mk(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl6"), 28);
+	t.buf_index = 1;
+	run1(c, &r, &t, false, "link buf_index");
+	t = mk(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl6"), 29);
+	t.splice_fd_in = 1;
+	run1(c, &r, &t, false, "link splice_fd_in");
+	t = mk(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl6"), 30);
+	t.flags = IOSQE_FIXED_FILE;
+	run1(c, &r, &t, false, "link FIXED_FILE");
+	t = mk(IORING_OP_LINKAT, s.dfd, 0, (uint32_t)s.dfd, P("hl6"), 31);
+	run1(c, &r, &t, false, "link NULL old");
+	t = mk(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P(""), 32);
+	t.hardlink_flags = AT_EMPTY_PATH;
+	run1(c, &r, &t, false, "link empty new (AT_EMPTY_PATH)");
+	scratch_fini(&s);
+out:
+	tring_exit(&r);
+}
+
+/* a chain of path operations, and paths imported at submission (T2) */
+static void sc_path_chain(struct dctx *c)
+{
+	struct scratch s;
+	struct io_uring_sqe *sqe;
+	struct tring r;
+	struct statx sx;
+	char p1[32], p2[32];
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (scratch_init(c, &s))
+		goto out;
+	strcpy(p1, "dir");
+	strcpy(p2, "dir/file");
+	sqe = tring_get_sqe(&r);
+	*sqe = mk(IORING_OP_MKDIRAT, s.dfd, P(p1), 0755, 0, 1);
+	sqe->flags = IOSQE_IO_LINK;
+	sqe = tring_get_sqe(&r);
+	*sqe = mk(IORING_OP_OPENAT, s.dfd, P(p2), 0644, 0, 2);
+	sqe->open_flags = O_CREAT | O_WRONLY | O_CLOEXEC;
+	sqe->flags = IOSQE_IO_LINK;
+	sqe = tring_get_sqe(&r);
+	*sqe = mk(IORING_OP_SYMLINKAT, s.dfd, P("file"), 0, P("dir/sl"), 3);
+	sqe->flags = IOSQE_IO_LINK;
+	sqe = tring_get_sqe(&r);
+	*sqe = mk(IORING_OP_RENAMEAT, s.dfd, P("dir/sl"), (uint32_t)s.dfd,
+		  P("dir/sl2"), 4);
+	sqe->flags = IOSQE_IO_LINK;
+	sqe = tring_get_sqe(&r);
+	*sqe = mk(IORING_OP_STATX, s.dfd, P("dir/sl2"), STATX_TYPE, P(&sx), 5);
+	sqe->flags = IOSQE_IO_LINK;
+	sqe = tring_get_sqe(&r);
+	*sqe = mk(IORING_OP_UNLINKAT, s.dfd, P("dir/sl"), 0, 0, 6);
+	sqe->flags = IOSQE_IO_LINK;
+	sqe = tring_get_sqe(&r);
+	*sqe = mk(IORING_OP_UNLINKAT, s.dfd, P("dir/sl2"), 0, 0, 7);
+	drec_int(c, tring_submit(&r), "submit chain");
+	/* the paths were imported at submission */
+	strcpy(p1, "XXX");
+	strcpy(p2, "XXX/YYY");
+	{
+		struct tcqe cqe[7];
+		unsigned int n = tring_reap_wait(&r, cqe, 7, 2000000000LL);
+
+		if (n > 1 && cqe[1].user_data == 2 && cqe[1].res >= 0) {
+			close(cqe[1].res);
+			cqe[1].res = FD_OTHER;
+		}
+		drec_cqes(c, cqe, n, true, "chain");
+	}
+	drec_int(c, S_ISREG(sx.stx_mode), "statx followed the link");
+	drec_int(c, faccessat(s.dfd, "dir/file", F_OK, 0), "dir/file");
+	drec_int(c, faccessat(s.dfd, "XXX", F_OK, 0), "no XXX");
+	scratch_fini(&s);
+out:
+	tring_exit(&r);
+}
+
+/* ---- FALLOCATE, FTRUNCATE, SYNC_FILE_RANGE, FADVISE ---- */
+
+static void sc_fallocate(struct dctx *c)
+{
+	struct scratch s;
+	struct io_uring_sqe t;
+	struct tring r;
+	struct stat st;
+	int fd, ro, p[2];
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (scratch_init(c, &s))
+		goto out;
+	mkfile(&s, "f", "");
+	fd = openat(s.dfd, "f", O_RDWR);
+	ro = openat(s.dfd, "f", O_RDONLY);
+	if (pipe(p))
+		abort();
+	/* FALLOCATE: len in addr, mode in len */
+	t = mk(IORING_OP_FALLOCATE, fd, 8192, 0, 0, 1);
+	run1(c, &r, &t, false, "fallocate 8192");
+	fstat(fd, &st);
+	drec_int(c, st.st_size, "size");
+	t = mk(IORING_OP_FALLOCATE, fd, 4096, FALLOC_FL_KEEP_SIZE, 16384, 2);
+	run1(c, &r, &t, false, "fallocate KEEP_SIZE");
+	fstat(fd, &st);
+	drec_int(c, st.st_size, "size kept");
+	t = mk(IORING_OP_FALLOCATE, fd, 4096,
+	       FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 3);
+	run1(c, &r, &t, false, "punch hole");
+	t = mk(IORING_OP_FALLOCATE, fd, 4096, FALLOC_FL_PUNCH_HOLE, 0, 4);
+	run1(c, &r, &t, false, "punch hole without KEEP_SIZE");
+	t = mk(IORING_OP_FALLOCATE, fd, 0, 0, 0, 5);
+	run1(c, &r, &t, false, "len 0");
+	t = mk(IORING_OP_FALLOCATE, fd, 100, 0, (uint64_t)-1, 6);
+	run1(c, &r, &t, false, "offset -1");
+	t = mk(IORING_OP_FALLOCATE, ro, 100, 0, 0, 7);
+	run1(c, &r, &t, false, "read-only fd");
+	t = mk(IORING_OP_FALLOCATE, p[1], 100, 0, 0, 8);
+	run1(c, &r, &t, false, "pipe");
+	t = mk(IORING_OP_FALLOCATE, 9999, 100, 0, 0, 9);
+	run1(c, &r, &t, false, "bad fd");
+	t = mk(IORING_OP_FALLOCATE, fd, 100, 0x10000, 0, 10);
+	run1(c, &r, &t, false, "unknown mode");
+	t = mk(IORING_OP_FALLOCATE, fd, 100, 0, 0, 11);
+	t.flags = IOSQE_FIXED_FILE;
+	run1(c, &r, &t, false, "FIXED_FILE");
+	t = mk(IORING_OP_FALLOCATE, fd, 100, 0, 0, 12);
+	t.buf_index = 1;
+	run1(c, &r, &t, false, "buf_index");
+	t = mk(IORING_OP_FALLOCATE, fd, 100, 0, 0, 13);
+	t.rw_flags = 1;
+	run1(c, &r, &t, false, "rw_flags");
+	t = mk(IORING_OP_FALLOCATE, fd, 100, 0, 0, 14);
+	t.splice_fd_in = 1;
+	run1(c, &r, &t, false, "splice_fd_in");
+	t = mk(IORING_OP_FALLOCATE, fd, 100, 0, 0, 15);
+	t.addr3 = 1;
+	run1(c, &r, &t, false, "addr3");
+	t = mk(IORING_OP_FALLOCATE, 9999, 100, 0, 0, 16);
+	t.rw_flags = 1;
+	run1(c, &r, &t, false, "bad fd + rw_flags");
+	t = mk(IORING_OP_FALLOCATE, fd, 20000, 0, 0, 17);
+	t.flags = IOSQE_ASYNC;
+	run1(c, &r, &t, false, "ASYNC");
+
+	/* FTRUNCATE: length in off */
+	t = mk(IORING_OP_FTRUNCATE, fd, 0, 0, 100, 20);
+	run1(c, &r, &t, false, "ftruncate 100");
+	fstat(fd, &st);
+	drec_int(c, st.st_size, "size after ftruncate");
+	t = mk(IORING_OP_FTRUNCATE, fd, 0, 0, 1 << 20, 21);
+	t.flags = IOSQE_ASYNC;
+	run1(c, &r, &t, false, "ftruncate grow ASYNC");
+	fstat(fd, &st);
+	drec_int(c, st.st_size, "size after grow");
+	t = mk(IORING_OP_FTRUNCATE, fd, 0, 0, (uint64_t)-1, 22);
+	run1(c, &r, &t, false, "ftruncate -1");
+	t = mk(IORING_OP_FTRUNCATE, ro, 0, 0, 0, 23);
+	run1(c, &r, &t, false, "ftruncate read-only fd");
+	t = mk(IORING_OP_FTRUNCATE, p[1], 0, 0, 0, 24);
+	run1(c, &r, &t, false, "ftruncate pipe");
+	t = mk(IORING_OP_FTRUNCATE, 9999, 0, 0, 0, 25);
+	run1(c, &r, &t, false, "ftruncate bad fd");
+	t = mk(IORING_OP_FTRUNCATE, s.dfd, 0, 0, 0, 26);
+	run1(c, &r, &t, false, "ftruncate directory");
+	t = mk(IORING_OP_FTRUNCATE, fd, 0, 0, 0, 27);
+	t.flags = IOSQE_FIXED_FILE;
+	run1(c, &r, &t, false, "ftruncate FIXED_FILE");
+	t = mk(IORING_OP_FTRUNCATE, fd, 1, 0, 0, 28);
+	run1(c, &r, &t, false, "ftruncate addr");
+	t = mk(IORING_OP_FTRUNCATE, fd, 0, 1, 0, 29);
+	run1(c, &r, &t, false, "ftruncate len");
+	t = mk(IORING_OP_FTRUNCATE, fd, 0, 0, 0, 30);
+	t.rw_flags = 1;
+	run1(c, &r, &t, false, "ftruncate rw_flags");
+	t = mk(IORING_OP_FTRUNCATE, fd, 0, 0, 0, 31);
+	t.buf_index = 1;
+	run1(c, &r, &t, false, "ftruncate buf_index");
+	t = mk(IORING_OP_FTRUNCATE, fd, 0, 0, 0, 32);
+	t.splice_fd_in = 1;
+	run1(c, &r, &t, false, "ftruncate splice_fd_in");
+	t = mk(IORING_OP_FTRUNCATE, fd, 0, 0, 0, 33);
+	t.addr3 = 1;
+	run1(c, &r, &t, false, "ftruncate addr3");
+	fstat(fd, &st);
+	drec_int(c, st.st_size, "size unchanged");
+
+	/* SYNC_FILE_RANGE */
+	t = mk(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 40);
+	t.sync_range_flags = SYNC_FILE_RANGE_WRITE;
+	run1(c, &r, &t, false, "sfr WRITE");
+	t = mk(IORING_OP_SYNC_FILE_RANGE, fd, 0, 4096, 4096, 41);
+	t.sync_range_flags = SYNC_FILE_RANGE_WAIT_BEFORE |
+			     SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
+	run1(c, &r, &t, false, "sfr all flags");
+	t = mk(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 42);
+	t.sync_range_flags = 0x80;
+	run1(c, &r, &t, false, "sfr bad flags");
+	t = mk(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, (uint64_t)-5, 43);
+	run1(c, &r, &t, false, "sfr negative offset");
+	t = mk(IORING_OP_SYNC_FILE_RANGE, p[1], 0, 0, 0, 44);
+	run1(c, &r, &t, false, "sfr pipe");
+	t = mk(IORING_OP_SYNC_FILE_RANGE, 9999, 0, 0, 0, 45);
+	run1(c, &r, &t, false, "sfr bad fd");
+	t = mk(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 46);
+	t.flags = IOSQE_FIXED_FILE;
+	run1(c, &r, &t, false, "sfr FIXED_FILE");
+	t = mk(IORING_OP_SYNC_FILE_RANGE, fd, 1, 0, 0, 47);
+	run1(c, &r, &t, false, "sfr addr");
+	t = mk(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 48);
+	t.buf_index = 1;
+	run1(c, &r, &t, false, "sfr buf_index");
+	t = mk(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 49);
+	t.splice_fd_in = 1;
+	run1(c, &r, &t, false, "sfr splice_fd_in");
+
+	/* FADVISE: len is 32 bits */
+	t = mk(IORING_OP_FADVISE, fd, 0, 4096, 0, 60);
+	t.fadvise_advice = POSIX_FADV_SEQUENTIAL;
+	run1(c, &r, &t, false, "fadvise SEQUENTIAL");
+	t = mk(IORING_OP_FADVISE, fd, 0, 0, 0, 61);
+	t.fadvise_advice = POSIX_FADV_WILLNEED;
+	run1(c, &r, &t, false, "fadvise WILLNEED");
+	t = mk(IORING_OP_FADVISE, fd, 0, 8192, 4096, 62);
+	t.fadvise_advice = POSIX_FADV_DONTNEED;
+	run1(c, &r, &t, false, "fadvise DONTNEED");
+	t = mk(IORING_OP_FADVISE, fd, 0, 0, 0, 63);
+	t.fadvise_advice = POSIX_FADV_NOREUSE;
+	t.flags = IOSQE_ASYNC;
+	run1(c, &r, &t, false, "fadvise NOREUSE ASYNC");
+	t = mk(IORING_OP_FADVISE, fd, 0, 0, 0, 64);
+	t.fadvise_advice = 99;
+	run1(c, &r, &t, false, "fadvise bad advice");
+	t = mk(IORING_OP_FADVISE, fd, 0, 0, (uint64_t)-4096, 65);
+	t.fadvise_advice = POSIX_FADV_NORMAL;
+	run1(c, &r, &t, false, "fadvise negative offset");
+	t = mk(IORING_OP_FADVISE, p[0], 0, 0, 0, 66);
+	run1(c, &r, &t, false, "fadvise pipe");
+	t = mk(IORING_OP_FADVISE, 9999, 0, 0, 0, 67);
+	run1(c, &r, &t, false, "fadvise bad fd");
+	t = mk(IORING_OP_FADVISE, fd, 0, 0, 0, 68);
+	t.flags = IOSQE_FIXED_FILE;
+	run1(c, &r, &t, false, "fadvise FIXED_FILE");
+	t = mk(IORING_OP_FADVISE, fd, 1, 0, 0, 69);
+	run1(c, &r, &t, false, "fadvise addr");
+	t = mk(IORING_OP_FADVISE, fd, 0, 0, 0, 70);
+	t.buf_index = 1;
+	run1(c, &r, &t, false, "fadvise buf_index");
+	t = mk(IORING_OP_FADVISE, fd, 0, 0, 0, 71);
+	t.splice_fd_in = 1;
+	run1(c, &r, &t, false, "fadvise splice_fd_in");
+	close(fd);
+	close(ro);
+	close(p[0]);
+	close(p[1]);
+	scratch_fini(&s);
+out:
+	tring_exit(&r);
+}
+
+/* ---- MADVISE ---- */
+
+static void sc_madvise(struct dctx *c)
+{
+	struct io_uring_sqe t;
+	struct tring r;
+	long pg = sysconf(_SC_PAGESIZE);
+	char *m;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	m = mmap(NULL, (size_t)pg * 4, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	memset(m, 'm', (size_t)pg * 4);
+	t = mk(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg * 2, 0, 1);
+	t.fadvise_advice = MADV_DONTNEED;
+	run1(c, &r, &t, false, "madvise DONTNEED");
+	drec_int(c, m[0] == 0 && m[pg] == 0 && m[2 * pg] == 'm',
+		 "pages dropped");
+	t = mk(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg * 4, 0, 2);
+	t.fadvise_advice = MADV_WILLNEED;
+	t.flags = IOSQE_ASYNC;
+	run1(c, &r, &t, false, "madvise WILLNEED ASYNC");
+	t = mk(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg, 0, 3);
+	t.fadvise_advice = 12345;
+	run1(c, &r, &t, false, "madvise bad advice");
+	t = mk(IORING_OP_MADVISE, 0, P(m + 1), (uint32_t)pg, 0, 4);
+	t.fadvise_advice = MADV_NORMAL;
+	run1(c, &r, &t, false, "madvise unaligned");
+	t = mk(IORING_OP_MADVISE, 0, P(dunmapped_addr()), (uint32_t)pg, 0, 5);
+	t.fadvise_advice = MADV_NORMAL;
+	run1(c, &r, &t, false, "madvise unmapped");
+	t = mk(IORING_OP_MADVISE, 0, P(m), 0, 0, 6);
+	t.fadvise_advice = MADV_NORMAL;
+	run1(c, &r, &t, false, "madvise len 0");
+	t = mk(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg, 0, 7);
+	t.flags = IOSQE_FIXED_FILE;
+	run1(c, &r, &t, false, "madvise FIXED_FILE (no file)");
+	t = mk(IORING_OP_MADVISE, 77, P(m), (uint32_t)pg, 0, 8);
+	run1(c, &r, &t, false, "madvise fd set");
+	t = mk(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg, 1, 9);
+	run1(c, &r, &t, false, "madvise off");
+	t = mk(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg, 0, 10);
+	t.buf_index = 1;
+	run1(c, &r, &t, false, "madvise buf_index");
+	t = mk(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg, 0, 11);
+	t.splice_fd_in = 1;
+	run1(c, &r, &t, false, "madvise splice_fd_in");
+	munmap(m, (size_t)pg * 4);
+	tring_exit(&r);
+}
+
+/*
+ * Which errors fail a link chain.  The kernel's statx, path, sync,
+ * truncate and madvise opcodes (and the xattr ones) set their result
+ * without failing the request, so the chain goes on and CQE_SKIP_SUCCESS
+ * still skips the CQE; OPENAT, CLOSE, PIPE, FADVISE fail it.  A bad fd
+ * (resolved before issue) and prep errors fail it for every opcode.
+ */
+static void sc_link_fail(struct dctx *c)
+{
+	struct scratch s;
+	struct tring r;
+	struct statx sx;
+	int fd, ro, opath, p[2];
+	unsigned int i, n, nsqe = 0;
+	struct io_uring_sqe cases[32];
+	const char *names[32];
+
+	/* SUBMIT_ALL: the prep failures do not stop the batches */
+	if (dring_flags(c, &r, 64, IORING_SETUP_SUBMIT_ALL))
+		return;
+	if (scratch_init(c, &s))
+		goto out;
+	mkfile(&s, "f", "data");
+	fd = openat(s.dfd, "f", O_RDWR);
+	ro = openat(s.dfd, "f", O_RDONLY);
+	opath = openat(s.dfd, "f", O_PATH);
+	if (pipe(p))
+		abort();
+#define CASE(nm, ...) do { cases[nsqe] = mk(__VA_ARGS__); names[nsqe++] = nm; } while (0)
+	CASE("statx missing", IORING_OP_STATX, s.dfd, P("nope"), 0x7ff, P(&sx), 1);
+	CASE("mkdir existing", IORING_OP_MKDIRAT, s.dfd, P("f"), 0755, 0, 2);
+	CASE("unlink missing", IORING_OP_UNLINKAT, s.dfd, P("nope"), 0, 0, 3);
+	CASE("rename missing", IORING_OP_RENAMEAT, s.dfd, P("nope"),
+	     (uint32_t)s.dfd, P("x"), 4);
+	CASE("symlink existing", IORING_OP_SYMLINKAT, s.dfd, P("t"), 0, P("f"), 5);
+	CASE("link existing", IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd,
+	     P("f"), 6);
+	CASE("fallocate read-only fd", IORING_OP_FALLOCATE, ro, 10, 0, 0, 7);
+	CASE("fallocate closed fd", IORING_OP_FALLOCATE, 9999, 10, 0, 0, 8);
+	CASE("fallocate O_PATH fd", IORING_OP_FALLOCATE, opath, 10, 0, 0, 9);
+	CASE("ftruncate -1", IORING_OP_FTRUNCATE, fd, 0, 0, (uint64_t)-1, 10);
+	CASE("ftruncate pipe", IORING_OP_FTRUNCATE, p[1], 0, 0, 0, 11);
+	CASE("sfr pipe", IORING_OP_SYNC_FILE_RANGE, p[1], 0, 0, 0, 12);
+	CASE("sfr O_PATH fd", IORING_OP_SYNC_FILE_RANGE, opath, 0, 0, 0, 13);
+	CASE("madvise unaligned", IORING_OP_MADVISE, 0, P(&sx) | 1, 4096, 0, 14);
+	CASE("fadvise pipe", IORING_OP_FADVISE, p[0], 0, 0, 0, 15);
+	CASE("openat missing", IORING_OP_OPENAT, s.dfd, P("nope"), 0, 0, 16);
+	CASE("close closed fd", IORING_OP_CLOSE, 9999, 0, 0, 0, 17);
+	CASE("pipe bad address", IORING_OP_PIPE, 0, 8, 0, 0, 18);
+	CASE("unlink bad flags (prep)", IORING_OP_UNLINKAT, s.dfd, P("f"), 0, 0, 19);
+	cases[nsqe - 1].unlink_flags = 0x4;
+	CASE("statx FIXED_FILE (prep)", IORING_OP_STATX, s.dfd, P("f"), 0x7ff,
+	     P(&sx), 20);
+	cases[nsqe - 1].flags = IOSQE_FIXED_FILE;
+	CASE("ftruncate FIXED_FILE", IORING_OP_FTRUNCATE, fd, 0, 0, 0, 21);
+	cases[nsqe - 1].flags = IOSQE_FIXED_FILE;
+	CASE("statx ok", IORING_OP_STATX, s.dfd, P("f"), 0x7ff, P(&sx), 22);
+#undef CASE
+	/* each as the head of a two-request chain */
+	for (i = 0; i < nsqe; i++) {
+		struct io_uring_sqe *sqe = tring_get_sqe(&r);
+		struct tcqe cqe[2];
+
+		*sqe = cases[i];
+		sqe->flags |= IOSQE_IO_LINK;
+		tring_prep_nop(tring_get_sqe(&r), 100 + i);
+		drec_int(c, tring_submit(&r), "%s: submit", names[i]);
+		n = tring_reap_wait(&r, cqe, 2, 2000000000LL);
+		drec_cqes(c, cqe, n, true, "%s, then NOP", names[i]);
+	}
+	/* each with CQE_SKIP_SUCCESS, all in one batch, then a NOP */
+	for (i = 0; i < nsqe; i++) {
+		struct io_uring_sqe *sqe = tring_get_sqe(&r);
+
+		*sqe = cases[i];
+		sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+	}
+	tring_prep_nop(tring_get_sqe(&r), 999);
+	drec_int(c, tring_submit(&r), "skip batch: submit");
+	{
+		struct tcqe cqe[40];
+
+		n = tring_reap_wait(&r, cqe, nsqe + 1, 300000000LL);
+		drec_cqes(c, cqe, n, false, "skip batch");
+	}
+	/* a CQE_SKIP_SUCCESS chain: a no-fail error in the middle */
+	{
+		struct io_uring_sqe *sqe;
+		struct tcqe cqe[4];
+
+		sqe = tring_get_sqe(&r);
+		*sqe = mk(IORING_OP_MKDIRAT, s.dfd, P("f"), 0755, 0, 200);
+		sqe->flags = IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
+		sqe = tring_get_sqe(&r);
+		*sqe = mk(IORING_OP_OPENAT, s.dfd, P("nope"), 0, 0, 201);
+		sqe->flags = IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
+		sqe = tring_get_sqe(&r);
+		*sqe = mk(IORING_OP_STATX, s.dfd, P("f"), 0x7ff, P(&sx), 202);
+		sqe->flags = IOSQE_CQE_SKIP_SUCCESS;
+		tring_prep_nop(tring_get_sqe(&r), 203);
+		drec_int(c, tring_submit(&r), "skip chain: submit");
+		n = tring_reap_wait(&r, cqe, 4, 300000000LL);
+		drec_cqes(c, cqe, n, false, "skip chain");
+	}
+	close(fd);
+	close(ro);
+	close(opath);
+	close(p[0]);
+	close(p[1]);
+	scratch_fini(&s);
+out:
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "openat", sc_openat, NULL },
 	{ "openat_prep", sc_openat_prep, NULL },
@@ -721,6 +1500,14 @@ static const struct dscenario scenarios[] = {
 	{ "close", sc_close, NULL },
 	{ "open_close_link", sc_open_close_link, NULL },
 	{ "pipe", sc_pipe, NULL },
+	{ "statx", sc_statx, NULL },
+	{ "mkdir_unlink", sc_mkdir_unlink, NULL },
+	{ "rename", sc_rename, NULL },
+	{ "links", sc_links, NULL },
+	{ "path_chain", sc_path_chain, NULL },
+	{ "fallocate_ftruncate_sfr_fadvise", sc_fallocate, NULL },
+	{ "madvise", sc_madvise, NULL },
+	{ "link_fail", sc_link_fail, NULL },
 };
 
 DTEST_MAIN(scenarios)

@@ -199,8 +199,8 @@ mode_api() {
 		echo ": the unmodified liburing build under uuring run --mode=force"))," \
 		"timeout ${TIMEOUT}s${wrap:+, kernel io_uring blocked for uuring}"
 	echo
-	printf '%-24s %-10s %-10s %s\n' test kernel uuring "time (kernel/uuring)"
-	printf '%-24s %-10s %-10s %s\n' ---- ------ ------ --------------------
+	printf '%-24s %-8s %-20s %s\n' test kernel uuring "time (kernel/uuring)"
+	printf '%-24s %-8s %-20s %s\n' ---- ------ ------ --------------------
 	for name in "${names[@]}"; do
 		n=$((n + 1))
 		if [ $kernel -eq 1 ]; then
@@ -222,7 +222,7 @@ mode_api() {
 			fi
 			[ -z "${EXTRA[$name]}" ] || U[$name]="pass(skipped-parts)"
 		fi
-		printf '%-24s %-10s %-10s %s\n' "$name" "${K[$name]}" "${U[$name]}" \
+		printf '%-24s %-8s %-20s %s\n' "$name" "${K[$name]}" "${U[$name]}" \
 			"${KSEC[$name]}/${USEC[$name]}s"
 	done
 

@@ -224,6 +224,7 @@ struct uu_req {
 	uint8_t parked_on;        /* UU_PARKED_*: where it waits */
 	bool wq_running;          /* an io-wq worker took it */
 	bool on_park_list;        /* counted in inflight, holds a ring ref */
+	pid_t submit_tid;         /* the submitting thread (signals, T9) */
 	struct uu_req *late_next; /* exec's list of reqs finished late */
 	struct uu_ring *ring;
 	unsigned int flags;       /* UU_REQ_* */

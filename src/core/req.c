@@ -215,7 +215,7 @@ static int take_file_ref(struct uu_req *req)
 
 	if (!uu_opdefs[req->opcode].needs_file || req->fd_owned || req->fd < 0)
 		return 0;
-	fd = uu_sys_fcntl(req->fd, F_DUPFD_CLOEXEC, 0);
+	fd = uu_fd_dup_reserved(req->fd);
 	if (fd < 0)
 		return fd;
 	req->fd = fd;

@@ -32,6 +32,7 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 	req->fd_owned = false;
 	req->wq = NULL;
 	req->on_park_list = false;
+	req->submit_tid = uu_gettid();
 	if (sqe_flags & IOSQE_IO_LINK)
 		req->flags |= UU_REQ_LINK;
 	if (sqe_flags & IOSQE_IO_HARDLINK)

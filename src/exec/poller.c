@@ -30,13 +30,17 @@
 #include "util/rawsys.h"
 
 #define HASH_SIZE 256
-#define INTEREST (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLPRI | EPOLLET)
+#define INTEREST                                                         \
+	(EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLPRI | EPOLLRDNORM |        \
+	 EPOLLRDBAND | EPOLLWRNORM | EPOLLWRBAND | EPOLLET)
 #define ALWAYS (EPOLLERR | EPOLLHUP | POLLNVAL | EPOLLRDHUP)
 
 struct uu_pollfile {
 	struct uu_pollfile *hnext;
 	dev_t dev;
 	ino_t ino;
+	int accmode;                   /* the two ends of a pipe share an
+					* inode but not readiness */
 	int fd;                        /* engine dup registered in epoll */
 	struct uu_req *head, *tail;    /* waiters, FIFO */
 	struct uu_pollfile *recheck_next;
@@ -146,12 +150,16 @@ static int arm(struct uu_req *req)
 	pthread_once(&poller_once, poller_start);
 	if (!P.up)
 		return -ENOMEM;
-	if (fstat(req->fd, &st))
+	int accmode = fcntl(req->fd, F_GETFL);
+
+	if (fstat(req->fd, &st) || accmode < 0)
 		return -EBADF;
+	accmode &= O_ACCMODE;
 	h = hash_of(st.st_dev, st.st_ino);
 	pthread_mutex_lock(&P.lock);
 	for (pf = P.hash[h]; pf; pf = pf->hnext)
-		if (pf->dev == st.st_dev && pf->ino == st.st_ino)
+		if (pf->dev == st.st_dev && pf->ino == st.st_ino &&
+		    pf->accmode == accmode)
 			break;
 	if (!pf) {
 		pf = calloc(1, sizeof(*pf));
@@ -161,7 +169,8 @@ static int arm(struct uu_req *req)
 		}
 		pf->dev = st.st_dev;
 		pf->ino = st.st_ino;
-		pf->fd = uu_sys_fcntl(req->fd, F_DUPFD_CLOEXEC, 0);
+		pf->accmode = accmode;
+		pf->fd = uu_fd_dup_reserved(req->fd);
 		ev.data.ptr = pf;
 		if (pf->fd < 0 || epoll_ctl(P.epfd, EPOLL_CTL_ADD, pf->fd, &ev)) {
 			int err = pf->fd < 0 ? pf->fd : -errno;
@@ -332,7 +341,9 @@ static void *poller_main(void *arg)
 			struct uu_pollfile *pf = rc;
 			struct pollfd pfd = { .fd = pf->fd,
 					      .events = POLLIN | POLLOUT | POLLPRI |
-							POLLRDHUP };
+							POLLRDHUP | POLLRDNORM |
+							POLLWRNORM | POLLRDBAND |
+							POLLWRBAND };
 			struct uu_req *done = NULL;
 
 			if (poll(&pfd, 1, 0) < 0)
@@ -386,8 +397,12 @@ int uu_poll_add_issue(struct uu_req *req, unsigned int issue_flags)
 		return -EBADF;
 	/* files without a poll method (regular files, directories) are
 	 * always ready, where epoll_ctl would refuse them (T16) */
-	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode))
-		return (int)(DEFAULT_POLLMASK & req->poll.events);
+	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode)) {
+		uint32_t m = DEFAULT_POLLMASK & req->poll.events;
+
+		/* no wait queue and nothing ready: the kernel says -EINVAL */
+		return m ? (int)m : -EINVAL;
+	}
 	return uu_park(req, UU_ISSUE_PARK_POLLREQ);
 }
 
@@ -398,7 +413,9 @@ int uu_poll_arm_request(struct uu_req *req)
 
 	if (ret == -EPERM) {
 		/* no poll support (e.g. /dev/null): always ready */
-		req->res = (int)(DEFAULT_POLLMASK & req->poll.events);
+		uint32_t m = DEFAULT_POLLMASK & req->poll.events;
+
+		req->res = m ? (int)m : -EINVAL;
 		return 1;
 	}
 	if (ret) {
@@ -476,8 +493,11 @@ int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 	}
 	if (update) {
 		if (req->poll_upd.update_events) {
-			target->poll.events = req->poll_upd.events;
-			target->poll.multishot = req->poll_upd.multishot;
+			/* only the event mask changes; one-shot or multishot
+			 * stays what the POLL_ADD said */
+			target->poll.events = (target->poll.events & ~0xffffu) |
+					      (req->poll_upd.events & 0xffff) |
+					      ALWAYS;
 		}
 		if (req->poll_upd.update_user_data)
 			target->user_data = req->poll_upd.new_user_data;

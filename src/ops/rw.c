@@ -12,6 +12,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -209,6 +211,21 @@ static ssize_t finish_short_read(struct uu_req *req, off_t pos, ssize_t done)
 	return done;
 }
 
+/*
+ * A write to a widowed pipe or socket fails with EPIPE and sends SIGPIPE
+ * to the writer.  The kernel's writer is the submitting task (a parked
+ * write is retried in its context); here the retry ran in an engine
+ * thread, whose signals are blocked, so the signal is sent on to the
+ * submitting thread.
+ */
+static void raise_sigpipe(struct uu_req *req)
+{
+	int saved = errno;
+
+	syscall(SYS_tgkill, getpid(), req->submit_tid, SIGPIPE);
+	errno = saved;
+}
+
 /* How a file that cannot do this I/O without blocking is waited for. */
 enum rw_class { RW_BLOCK_INLINE, RW_POLL, RW_WORKER, RW_BAD };
 
@@ -329,5 +346,9 @@ int uu_read_issue(struct uu_req *req, unsigned int issue_flags)
 
 int uu_write_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	return do_rw(req, true, issue_flags);
+	int ret = do_rw(req, true, issue_flags);
+
+	if (ret == -EPIPE && uu_gettid() != req->submit_tid)
+		raise_sigpipe(req);
+	return ret;
 }

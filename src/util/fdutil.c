@@ -24,6 +24,18 @@ int uu_fd_to_reserved(int fd)
 	return nfd;
 }
 
+int uu_fd_dup_reserved(int fd)
+{
+	struct rlimit rl;
+	int base = 0;
+
+	/* the engine's dups must not take the low numbers the application
+	 * expects open() to return next */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur > UU_RESERVED_FD_BASE)
+		base = UU_RESERVED_FD_BASE;
+	return uu_sys_fcntl(fd, F_DUPFD_CLOEXEC, base);
+}
+
 ino_t uu_fd_ino(int fd)
 {
 	struct stat st;

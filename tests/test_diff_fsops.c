@@ -2,7 +2,8 @@
 /*
  * Differential tests of the file-family opcodes on plain fds: OPENAT,
  * OPENAT2, CLOSE, PIPE, STATX, MKDIRAT, UNLINKAT, RENAMEAT, SYMLINKAT,
- * LINKAT, FALLOCATE, FADVISE, MADVISE, FTRUNCATE, SYNC_FILE_RANGE, each
+ * LINKAT, FALLOCATE, FADVISE, MADVISE, FTRUNCATE, SYNC_FILE_RANGE,
+ * FGETXATTR, GETXATTR, FSETXATTR, SETXATTR, each
  * with its success paths and its prep and issue errors (SQE fields that must be zero, flags, bad
  * pointers, bad fds, direct descriptors without a file table).  Every
  * scenario works in its own directory under /tmp, which it removes.
@@ -21,6 +22,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "dtest.h"
@@ -1492,6 +1494,187 @@ out:
 	tring_exit(&r);
 }
 
+/* ---- FGETXATTR, GETXATTR, FSETXATTR, SETXATTR ---- */
+
+static void sc_xattr(struct dctx *c)
+{
+	struct scratch s;
+	struct io_uring_sqe t;
+	struct tring r;
+	char val[128], fpath[128], *big, name300[300];
+	int fd, opath, ret;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (scratch_init(c, &s))
+		goto out;
+	mkfile(&s, "f", "x");
+	snprintf(fpath, sizeof(fpath), "%s/f", s.path);
+	fd = openat(s.dfd, "f", O_RDWR);
+	opath = openat(s.dfd, "f", O_PATH);
+	/* FSETXATTR: name addr, value addr2, size len, path addr3 */
+	t = mk(IORING_OP_FSETXATTR, fd, P("user.a"), 5, P("hello"), 1);
+	ret = run1(c, &r, &t, false, "fsetxattr user.a");
+	if (ret == -EOPNOTSUPP) {
+		dnote(c, "no user xattrs on /tmp");
+		goto done;
+	}
+	memset(val, 0, sizeof(val));
+	drec_int(c, fgetxattr(fd, "user.a", val, sizeof(val)), "fgetxattr");
+	drec_int(c, strcmp(val, "hello"), "value");
+	t = mk(IORING_OP_FSETXATTR, fd, P("user.a"), 3, P("new"), 2);
+	t.xattr_flags = XATTR_CREATE;
+	run1(c, &r, &t, false, "fsetxattr CREATE existing");
+	t = mk(IORING_OP_FSETXATTR, fd, P("user.b"), 3, P("new"), 3);
+	t.xattr_flags = XATTR_REPLACE;
+	run1(c, &r, &t, false, "fsetxattr REPLACE missing");
+	t = mk(IORING_OP_FSETXATTR, fd, P("user.e"), 0, 0, 4);
+	t.flags = IOSQE_ASYNC;
+	run1(c, &r, &t, false, "fsetxattr empty value ASYNC");
+	t = mk(IORING_OP_FSETXATTR, fd, P("bogus.a"), 1, P("v"), 5);
+	run1(c, &r, &t, false, "fsetxattr bad namespace");
+	t = mk(IORING_OP_FSETXATTR, opath, P("user.a"), 1, P("v"), 6);
+	run1(c, &r, &t, false, "fsetxattr O_PATH fd");
+	t = mk(IORING_OP_FSETXATTR, 9999, P("user.a"), 1, P("v"), 7);
+	run1(c, &r, &t, false, "fsetxattr bad fd");
+	/* prep */
+	t = mk(IORING_OP_FSETXATTR, fd, P("user.a"), 1, P("v"), 8);
+	t.xattr_flags = 4;
+	run1(c, &r, &t, false, "fsetxattr bad flags");
+	t = mk(IORING_OP_FSETXATTR, fd, P(""), 1, P("v"), 9);
+	run1(c, &r, &t, false, "fsetxattr empty name");
+	memset(name300, 'n', sizeof(name300));
+	memcpy(name300, "user.", 5);
+	name300[299] = 0;
+	t = mk(IORING_OP_FSETXATTR, fd, P(name300), 1, P("v"), 10);
+	run1(c, &r, &t, false, "fsetxattr 299-byte name");
+	name300[255] = 0;
+	t = mk(IORING_OP_FSETXATTR, fd, P(name300), 1, P("v"), 11);
+	run1(c, &r, &t, false, "fsetxattr 255-byte name");
+	name300[255] = 'n';
+	name300[256] = 0;
+	t = mk(IORING_OP_FSETXATTR, fd, P(name300), 1, P("v"), 12);
+	run1(c, &r, &t, false, "fsetxattr 256-byte name");
+	t = mk(IORING_OP_FSETXATTR, fd, 0, 1, P("v"), 13);
+	run1(c, &r, &t, false, "fsetxattr NULL name");
+	t = mk(IORING_OP_FSETXATTR, fd, P("user.a"), 65537, P("v"), 14);
+	run1(c, &r, &t, false, "fsetxattr size 65537");
+	t = mk(IORING_OP_FSETXATTR, fd, P("user.a"), 16, 0, 15);
+	run1(c, &r, &t, false, "fsetxattr NULL value");
+	t = mk(IORING_OP_FSETXATTR, fd, P("user.a"), 16, 0, 16);
+	t.xattr_flags = 8;
+	run1(c, &r, &t, false, "fsetxattr bad flags + NULL value");
+	t = mk(IORING_OP_FSETXATTR, fd, 0, 65537, 0, 17);
+	run1(c, &r, &t, false, "fsetxattr NULL name + size 65537");
+	t = mk(IORING_OP_FSETXATTR, fd, P("user.a"), 1, P("v"), 18);
+	t.flags = IOSQE_FIXED_FILE;
+	run1(c, &r, &t, false, "fsetxattr FIXED_FILE");
+	big = calloc(1, 65536);
+	t = mk(IORING_OP_FSETXATTR, fd, P("user.big"), 65536, P(big), 19);
+	run1(c, &r, &t, false, "fsetxattr 64 KiB value");
+	free(big);
+
+	/* SETXATTR: path in addr3 */
+	t = mk(IORING_OP_SETXATTR, 0, P("user.p"), 2, P("pv"), 20);
+	t.addr3 = P(fpath);
+	run1(c, &r, &t, false, "setxattr user.p");
+	t = mk(IORING_OP_SETXATTR, 0, P("user.p"), 2, P("pv"), 21);
+	t.addr3 = P("relative-missing");
+	run1(c, &r, &t, false, "setxattr missing path");
+	t = mk(IORING_OP_SETXATTR, 0, P("user.p"), 2, P("pv"), 22);
+	t.addr3 = P("");
+	run1(c, &r, &t, false, "setxattr empty path");
+	t = mk(IORING_OP_SETXATTR, 0, P("user.p"), 2, P("pv"), 23);
+	run1(c, &r, &t, false, "setxattr NULL path");
+	t = mk(IORING_OP_SETXATTR, 0, P("user.p"), 2, 0, 24);
+	run1(c, &r, &t, false, "setxattr NULL value + NULL path");
+	t = mk(IORING_OP_SETXATTR, 0, P("user.p"), 2, P("pv"), 25);
+	t.addr3 = P(fpath);
+	t.flags = IOSQE_FIXED_FILE;
+	run1(c, &r, &t, false, "setxattr FIXED_FILE");
+	t = mk(IORING_OP_SETXATTR, 77, P("user.q"), 2, P("qv"), 26);
+	t.addr3 = P(fpath);
+	t.buf_index = 3;
+	run1(c, &r, &t, false, "setxattr fd and buf_index set");
+
+	/* FGETXATTR: value buffer addr2, size len */
+	memset(val, 0, sizeof(val));
+	t = mk(IORING_OP_FGETXATTR, fd, P("user.a"), sizeof(val), P(val), 30);
+	run1(c, &r, &t, false, "fgetxattr user.a");
+	drec_int(c, strcmp(val, "hello"), "value");
+	t = mk(IORING_OP_FGETXATTR, fd, P("user.a"), 0, 0, 31);
+	run1(c, &r, &t, false, "fgetxattr size query");
+	t = mk(IORING_OP_FGETXATTR, fd, P("user.a"), 2, P(val), 32);
+	run1(c, &r, &t, false, "fgetxattr too small");
+	t = mk(IORING_OP_FGETXATTR, fd, P("user.zz"), sizeof(val), P(val), 33);
+	t.flags = IOSQE_ASYNC;
+	run1(c, &r, &t, false, "fgetxattr missing ASYNC");
+	t = mk(IORING_OP_FGETXATTR, fd, P("user.a"), sizeof(val), 0, 34);
+	run1(c, &r, &t, false, "fgetxattr NULL buffer");
+	t = mk(IORING_OP_FGETXATTR, fd, P("user.a"), 100000, P(val), 35);
+	run1(c, &r, &t, false, "fgetxattr size 100000");
+	t = mk(IORING_OP_FGETXATTR, opath, P("user.a"), sizeof(val), P(val), 36);
+	run1(c, &r, &t, false, "fgetxattr O_PATH fd");
+	t = mk(IORING_OP_FGETXATTR, 9999, P("user.a"), sizeof(val), P(val), 37);
+	run1(c, &r, &t, false, "fgetxattr bad fd");
+	t = mk(IORING_OP_FGETXATTR, fd, P("user.a"), sizeof(val), P(val), 38);
+	t.xattr_flags = 1;
+	run1(c, &r, &t, false, "fgetxattr flags");
+	t = mk(IORING_OP_FGETXATTR, fd, P(""), sizeof(val), P(val), 39);
+	run1(c, &r, &t, false, "fgetxattr empty name");
+	t = mk(IORING_OP_FGETXATTR, fd, P(dunmapped_addr()), sizeof(val),
+	       P(val), 40);
+	run1(c, &r, &t, false, "fgetxattr unmapped name");
+	t = mk(IORING_OP_FGETXATTR, fd, P(name300), sizeof(val), P(val), 41);
+	run1(c, &r, &t, false, "fgetxattr 256-byte name");
+	t = mk(IORING_OP_FGETXATTR, fd, P("user.a"), sizeof(val), P(val), 42);
+	t.flags = IOSQE_FIXED_FILE;
+	t.xattr_flags = 1;
+	run1(c, &r, &t, false, "fgetxattr FIXED_FILE + flags");
+
+	/* GETXATTR */
+	memset(val, 0, sizeof(val));
+	t = mk(IORING_OP_GETXATTR, 0, P("user.p"), sizeof(val), P(val), 50);
+	t.addr3 = P(fpath);
+	run1(c, &r, &t, false, "getxattr user.p");
+	drec_int(c, strcmp(val, "pv"), "value p");
+	t = mk(IORING_OP_GETXATTR, 0, P("user.p"), sizeof(val), P(val), 51);
+	t.addr3 = P("");
+	run1(c, &r, &t, false, "getxattr empty path");
+	t = mk(IORING_OP_GETXATTR, 0, P("user.p"), sizeof(val), P(val), 52);
+	run1(c, &r, &t, false, "getxattr NULL path");
+	t = mk(IORING_OP_GETXATTR, 0, P(""), sizeof(val), P(val), 53);
+	run1(c, &r, &t, false, "getxattr empty name, NULL path");
+	t = mk(IORING_OP_GETXATTR, 0, P("user.p"), sizeof(val), P(val), 54);
+	t.addr3 = P("/nonexistent/x");
+	run1(c, &r, &t, false, "getxattr missing path");
+	t = mk(IORING_OP_GETXATTR, 0, P("user.p"), sizeof(val),
+	       P(dprot_none_page()), 55);
+	t.addr3 = P(fpath);
+	run1(c, &r, &t, false, "getxattr PROT_NONE buffer");
+	/* a chain: the errors do not break it */
+	{
+		struct io_uring_sqe *sqe = tring_get_sqe(&r);
+
+		*sqe = mk(IORING_OP_FGETXATTR, fd, P("user.nope"), sizeof(val),
+			  P(val), 60);
+		sqe->flags = IOSQE_IO_LINK;
+		sqe = tring_get_sqe(&r);
+		*sqe = mk(IORING_OP_GETXATTR, 0, P("user.p"), 1, P(val), 61);
+		sqe->addr3 = P(fpath);
+		sqe->flags = IOSQE_IO_LINK;
+		tring_prep_nop(tring_get_sqe(&r), 62);
+		drec_int(c, tring_submit(&r), "xattr chain: submit");
+		dreap(c, &r, 3, true, "xattr chain");
+	}
+done:
+	close(fd);
+	close(opath);
+	scratch_fini(&s);
+out:
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "openat", sc_openat, NULL },
 	{ "openat_prep", sc_openat_prep, NULL },
@@ -1508,6 +1691,7 @@ static const struct dscenario scenarios[] = {
 	{ "fallocate_ftruncate_sfr_fadvise", sc_fallocate, NULL },
 	{ "madvise", sc_madvise, NULL },
 	{ "link_fail", sc_link_fail, NULL },
+	{ "xattr", sc_xattr, NULL },
 };
 
 DTEST_MAIN(scenarios)

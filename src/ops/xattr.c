@@ -69,7 +69,9 @@ static int getxattr_prep(struct uu_req *req, bool with_path)
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	uu_os_init(req);
-	if (req->flags & UU_REQ_FIXED_FILE)
+	/* the path variant refuses a fixed file; the fd one finds out when
+	 * it resolves the file, at issue */
+	if (with_path && (req->flags & UU_REQ_FIXED_FILE))
 		return -EBADF;
 	req->os.xattr.uvalue = sqe->addr2;
 	req->os.xattr.size = sqe->len;
@@ -134,7 +136,7 @@ static int setxattr_prep(struct uu_req *req, bool with_path)
 	int ret;
 
 	uu_os_init(req);
-	if (req->flags & UU_REQ_FIXED_FILE)
+	if (with_path && (req->flags & UU_REQ_FIXED_FILE))
 		return -EBADF;
 	req->os.xattr.size = size;
 	req->os.xattr.flags = (int)sqe->xattr_flags;

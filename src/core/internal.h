@@ -310,6 +310,7 @@ extern const struct uu_opdef uu_opdefs[IORING_OP_LAST];
 
 /* issue_flags */
 #define UU_ISSUE_F_WORKER 1u /* in an io-wq worker: blocking is allowed */
+#define UU_ISSUE_F_CONT 2u   /* a link continuation (core-internal) */
 
 /*
  * An issue function that would block parks the request instead of

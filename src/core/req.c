@@ -308,6 +308,11 @@ static bool issue_one(struct uu_exec *s, struct uu_req **reqp, bool *heap,
 	else
 		res = def->issue(req, issue_flags);
 	if (req->park) {
+		/* a chain continuation parks: the CQEs of the members before
+		 * it must be out first, since it may complete on another
+		 * thread at once (CQE order within a chain) */
+		if (issue_flags & UU_ISSUE_F_CONT)
+			compl_flush(s);
 		if (park(reqp, heap, req->park, &res))
 			return false;
 		req = *reqp;
@@ -359,7 +364,7 @@ static void run_task_work(struct uu_exec *s)
 			}
 			continue;
 		}
-		queue_req(s, req, true, 0);
+		queue_req(s, req, true, UU_ISSUE_F_CONT);
 	}
 }
 

@@ -49,6 +49,7 @@ struct uu_wq_acct {
 
 struct uu_iowq {
 	atomic_int refs;          /* owner thread + queued work + workers */
+	atomic_bool exiting;      /* the owner thread is gone */
 	pid_t owner_tid;
 	struct uu_wq_acct acct[2]; /* [0] bounded, [1] unbounded */
 };
@@ -79,9 +80,21 @@ static void wq_thread_exit(void *arg)
 {
 	struct uu_iowq *wq = arg;
 
-	/* the pool lives on while work or workers hold references; idle
-	 * workers exit on their timeout */
+	/* like the kernel's io-wq at task exit: idle workers leave now,
+	 * busy ones once their work is done (the pool lives on while work
+	 * or workers hold references) */
 	thread_wq = NULL;
+	atomic_store(&wq->exiting, true);
+	for (int i = 0; i < 2; i++) {
+		struct uu_wq_acct *a = &wq->acct[i];
+
+		pthread_mutex_lock(&a->workers_lock);
+		for (struct uu_worker *w = a->free_list; w; w = w->next_free) {
+			atomic_store_explicit(&w->wake, 1, memory_order_release);
+			futex(&w->wake, FUTEX_WAKE_PRIVATE, 1, NULL);
+		}
+		pthread_mutex_unlock(&a->workers_lock);
+	}
 	uu_iowq_put(wq);
 }
 
@@ -209,13 +222,18 @@ static void *worker_main(void *arg)
 			continue;
 		}
 		/* pairs with the enqueuer's store of wake = 1 before FUTEX_WAKE */
-		ret = futex(&w->wake, FUTEX_WAIT_PRIVATE, 0, &ts);
-		if (ret == 0 || atomic_load(&w->wake))
-			continue; /* woken: it took us off the free list */
-		if (errno != ETIMEDOUT)
-			continue;
+		if (!atomic_load(&wq->exiting)) {
+			ret = futex(&w->wake, FUTEX_WAIT_PRIVATE, 0, &ts);
+			if (!atomic_load(&wq->exiting)) {
+				if (ret == 0 || atomic_load(&w->wake))
+					continue; /* woken off the free list */
+				if (errno != ETIMEDOUT)
+					continue;
+			}
+		}
 		pthread_mutex_lock(&a->workers_lock);
-		if (w->on_free_list && a->nr_workers > 1) {
+		if (w->on_free_list &&
+		    (a->nr_workers > 1 || atomic_load(&wq->exiting))) {
 			struct uu_worker **pp = &a->free_list;
 
 			while (*pp != w)

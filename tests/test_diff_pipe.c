@@ -1,0 +1,982 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Differential tests: reads and writes that would block on pipes,
+ * sockets, eventfds and ttys.  The kernel arms poll and completes them
+ * when the file becomes ready; enter never blocks.  Covered: a read on an
+ * empty pipe completed by a later write, O_NONBLOCK files (still wait),
+ * a write to a full pipe, several readers queued on one pipe, EOF when the
+ * writer closes, a write to a pipe whose reader goes away (-EPIPE and
+ * SIGPIPE), socketpairs (stream, datagram), eventfd, a pty, links and
+ * drain around parked requests, the application closing its fd while a
+ * read is parked (T4: the request keeps its file), the application's fd
+ * numbers, and ring teardown with parked requests.
+ *
+ * Every scenario body runs isolated (disolated) with a time limit.  On the
+ * uuring side only, the statistics must show the requests parked on the
+ * readiness engine (route_poll).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dtest.h"
+#include "uuring.h"
+
+#define LIMIT_MS 5000
+#define SEC 1000000000LL
+#define MS 1000000LL
+
+static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
+				 const void *addr, unsigned int len,
+				 uint64_t off, uint64_t ud, uint8_t flags)
+{
+	struct io_uring_sqe *s = tring_get_sqe(r);
+
+	tring_prep_rw(s, op, fd, addr, len, off, ud);
+	s->flags = flags;
+	return s;
+}
+
+static void nop(struct tring *r, uint64_t ud, uint8_t flags)
+{
+	prep(r, IORING_OP_NOP, -1, NULL, 0, 0, ud, flags);
+}
+
+static void submit(struct dctx *c, struct tring *r, const char *label)
+{
+	drec_int(c, tring_submit(r), "%s: submit", label);
+}
+
+/* Records that no CQE arrives within ms (the request stays parked). */
+static void none(struct dctx *c, struct tring *r, int ms, const char *label)
+{
+	int ret = tring_wait(r, 1, ms * MS);
+
+	drec_int(c, ret == -ETIME ? 0 : 1, "%s: a CQE within %d ms", label, ms);
+	drec_int(c, tring_cq_ready(r), "%s: CQEs ready", label);
+}
+
+static unsigned int reap(struct dctx *c, struct tring *r, struct tcqe *out,
+			 unsigned int n, bool ordered, const char *label)
+{
+	unsigned int got = tring_reap_wait(r, out, n, 2 * SEC);
+
+	drec_cqes(c, out, got, ordered, "%s", label);
+	return got;
+}
+
+static int reap1(struct dctx *c, struct tring *r, const char *label)
+{
+	struct tcqe q;
+
+	return reap(c, r, &q, 1, true, label) ? q.res : -99999;
+}
+
+static void wr(int fd, const void *b, size_t n)
+{
+	if (write(fd, b, n) != (ssize_t)n)
+		abort();
+}
+
+static int fill_pipe(int fd)
+{
+	char b[4096];
+	int fl = fcntl(fd, F_GETFL), total = 0;
+	ssize_t n;
+
+	memset(b, 'f', sizeof(b));
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	while ((n = write(fd, b, sizeof(b))) > 0)
+		total += (int)n;
+	fcntl(fd, F_SETFL, fl);
+	return total;
+}
+
+static int drain_fd(int fd)
+{
+	char b[4096];
+	int fl = fcntl(fd, F_GETFL), total = 0;
+	ssize_t n;
+
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	while ((n = read(fd, b, sizeof(b))) > 0)
+		total += (int)n;
+	fcntl(fd, F_SETFL, fl);
+	return total;
+}
+
+static struct uuring_stats stats_of(struct dctx *c, struct tring *r)
+{
+	struct uuring_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (!c->is_kernel)
+		uuring_get_stats(r->fd, &st, sizeof(st));
+	return st;
+}
+
+static void isolated(struct dctx *c, long (*body)(struct dctx *, void *),
+		     const char *name)
+{
+	long ret = disolated(c, body, NULL, LIMIT_MS);
+	char b[32];
+
+	if (ret)
+		dnote(c, "%s: %s", name, derrname(ret, b, sizeof(b)));
+	drec_int(c, ret, "%s: isolated run (0 = finished)", name);
+}
+
+#define ISOLATED(sc, body)					\
+	static void sc(struct dctx *c)				\
+	{							\
+		isolated(c, body, #body);			\
+	}
+
+/* ---- a read on an empty pipe completes when data is written ---- */
+
+static long body_read_later(struct dctx *c, void *arg)
+{
+	static const struct { int op; uint8_t flags; const char *name; } v[] = {
+		{ IORING_OP_READ, 0, "READ" },
+		{ IORING_OP_READV, 0, "READV" },
+		{ IORING_OP_READ, IOSQE_ASYNC, "READ ASYNC" },
+		{ IORING_OP_READV, IOSQE_ASYNC, "READV ASYNC" },
+	};
+	struct uuring_stats s0, s1;
+	char buf[64], msg[16];
+	struct iovec iov[2];
+	struct tring r;
+	unsigned int i;
+	int p[2];
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	s0 = stats_of(c, &r);
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		memset(buf, 0, sizeof(buf));
+		iov[0].iov_base = buf;
+		iov[0].iov_len = 3;
+		iov[1].iov_base = buf + 3;
+		iov[1].iov_len = sizeof(buf) - 3;
+		if (v[i].op == IORING_OP_READ)
+			prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf),
+			     12345, i, v[i].flags);
+		else
+			prep(&r, IORING_OP_READV, p[0], iov, 2, 12345, i,
+			     v[i].flags);
+		submit(c, &r, v[i].name);
+		none(c, &r, 30, v[i].name);
+		snprintf(msg, sizeof(msg), "hello %u", i);
+		wr(p[1], msg, strlen(msg));
+		reap1(c, &r, v[i].name);
+		drec_int(c, !strcmp(buf, msg), "%s: data", v[i].name);
+	}
+	s1 = stats_of(c, &r);
+	if (!c->is_kernel)
+		dcheck(c, s1.route_poll - s0.route_poll >= 4,
+		       "4 parked pipe reads: route_poll +%llu",
+		       (unsigned long long)(s1.route_poll - s0.route_poll));
+	/* a zero-length read on an empty pipe completes at once */
+	prep(&r, IORING_OP_READ, p[0], buf, 0, 0, 10, 0);
+	submit(c, &r, "zero-length read");
+	reap1(c, &r, "zero-length read");
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_read_later, body_read_later)
+
+/* enter returns while the read waits; a thread writes later */
+struct later {
+	int fd;
+	int delay_ms;
+	int written;
+};
+
+static void *writer(void *arg)
+{
+	struct later *w = arg;
+
+	usleep((useconds_t)w->delay_ms * 1000);
+	__atomic_store_n(&w->written, 1, __ATOMIC_SEQ_CST);
+	wr(w->fd, "hello", 5);
+	return NULL;
+}
+
+static long body_not_blocking(struct dctx *c, void *arg)
+{
+	struct later w;
+	struct tring r;
+	pthread_t th;
+	char buf[16];
+	int p[2], k;
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	for (k = 0; k < 3; k++) {
+		const char *lbl = k == 0 ? "blocking pipe" :
+				  k == 1 ? "O_NONBLOCK pipe" : "ASYNC";
+
+		if (k == 1)
+			fcntl(p[0], F_SETFL, O_NONBLOCK);
+		w.fd = p[1];
+		w.delay_ms = 150;
+		w.written = 0;
+		pthread_create(&th, NULL, writer, &w);
+		prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, k,
+		     k == 2 ? IOSQE_ASYNC : 0);
+		submit(c, &r, lbl);
+		drec_int(c, __atomic_load_n(&w.written, __ATOMIC_SEQ_CST),
+			 "%s: enter returned only after the write", lbl);
+		reap1(c, &r, lbl);
+		pthread_join(th, NULL);
+	}
+	/* submit and wait in one enter: returns with the CQE */
+	w.written = 0;
+	pthread_create(&th, NULL, writer, &w);
+	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 9, 0);
+	tring_flush(&r);
+	{
+		struct io_uring_getevents_arg a;
+		struct __kernel_timespec ts = { 2, 0 };
+
+		memset(&a, 0, sizeof(a));
+		a.ts = (uint64_t)(uintptr_t)&ts;
+		drec_int(c, tring_enter(&r, 1, 1, IORING_ENTER_GETEVENTS |
+					IORING_ENTER_EXT_ARG, &a, sizeof(a)),
+			 "submit+wait");
+	}
+	drec_int(c, tring_cq_ready(&r), "CQE ready when submit+wait returns");
+	reap1(c, &r, "submit+wait read");
+	pthread_join(th, NULL);
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_not_blocking, body_not_blocking)
+
+/* O_NONBLOCK pipes still wait (FMODE_NOWAIT); RWF_NOWAIT does not */
+static long body_nonblock(struct dctx *c, void *arg)
+{
+	char buf[4096];
+	struct tring r;
+	int p[2], fl0, fl1;
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe2(p, O_NONBLOCK))
+		return 0;
+	fl0 = fcntl(p[0], F_GETFL);
+	fl1 = fcntl(p[1], F_GETFL);
+	prep(&r, IORING_OP_READ, p[0], buf, 100, 0, 1, 0);
+	submit(c, &r, "O_NONBLOCK read");
+	none(c, &r, 30, "O_NONBLOCK read");
+	drec_int(c, fcntl(p[0], F_GETFL) == fl0,
+		 "file status flags untouched while parked");
+	wr(p[1], "abc", 3);
+	reap1(c, &r, "O_NONBLOCK read");
+	prep(&r, IORING_OP_READ, p[0], buf, 100, 0, 2, 0)->rw_flags =
+		RWF_NOWAIT;
+	submit(c, &r, "RWF_NOWAIT read");
+	reap1(c, &r, "RWF_NOWAIT read");
+	prep(&r, IORING_OP_READ, p[0], buf, 100, 0, 3, IOSQE_ASYNC)->rw_flags =
+		RWF_NOWAIT;
+	submit(c, &r, "ASYNC RWF_NOWAIT read");
+	reap1(c, &r, "ASYNC RWF_NOWAIT read");
+
+	drec_int(c, fill_pipe(p[1]), "pipe capacity");
+	memset(buf, 'w', sizeof(buf));
+	prep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 4, 0);
+	submit(c, &r, "O_NONBLOCK write to full pipe");
+	none(c, &r, 30, "O_NONBLOCK write to full pipe");
+	prep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 5, 0)->rw_flags =
+		RWF_NOWAIT;
+	submit(c, &r, "RWF_NOWAIT write to full pipe");
+	reap1(c, &r, "RWF_NOWAIT write to full pipe");
+	drec_int(c, read(p[0], buf, 4096), "read one page");
+	reap1(c, &r, "O_NONBLOCK write completes");
+	drec_int(c, fcntl(p[1], F_GETFL) == fl1, "write end flags untouched");
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_nonblock, body_nonblock)
+
+/* ---- writes to a full pipe ---- */
+
+static long body_full(struct dctx *c, void *arg)
+{
+	char *big = malloc(200000), buf[4096];
+	struct iovec iov[2];
+	struct tring r;
+	int p[2], cap;
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	memset(big, 'b', 200000);
+	cap = fill_pipe(p[1]);
+	drec_int(c, cap, "pipe capacity");
+	prep(&r, IORING_OP_WRITE, p[1], big, 100, 0, 1, 0);
+	submit(c, &r, "write to full pipe");
+	none(c, &r, 30, "write to full pipe");
+	drec_int(c, read(p[0], buf, 4096), "read one page");
+	reap1(c, &r, "write to full pipe");
+
+	/* writev, ASYNC */
+	fill_pipe(p[1]);
+	iov[0].iov_base = big;
+	iov[0].iov_len = 10;
+	iov[1].iov_base = big;
+	iov[1].iov_len = 20;
+	prep(&r, IORING_OP_WRITEV, p[1], iov, 2, 0, 2, IOSQE_ASYNC);
+	submit(c, &r, "async writev to full pipe");
+	none(c, &r, 30, "async writev to full pipe");
+	drec_int(c, read(p[0], buf, 4096), "read one page");
+	reap1(c, &r, "async writev to full pipe");
+	drain_fd(p[0]);
+
+	/* larger than the pipe: a short write, not a wait */
+	prep(&r, IORING_OP_WRITE, p[1], big, 200000, 0, 3, 0);
+	submit(c, &r, "200000-byte write on an empty pipe");
+	reap1(c, &r, "200000-byte write on an empty pipe");
+	drec_int(c, drain_fd(p[0]), "bytes in the pipe");
+	/* half full, write more than the rest */
+	wr(p[1], big, 8192);
+	prep(&r, IORING_OP_WRITE, p[1], big, 100000, 0, 4, 0);
+	submit(c, &r, "100000-byte write on a partly full pipe");
+	reap1(c, &r, "100000-byte write on a partly full pipe");
+	drec_int(c, drain_fd(p[0]), "bytes in the pipe");
+	/* several writers queued on one full pipe, completed by one drain */
+	fill_pipe(p[1]);
+	prep(&r, IORING_OP_WRITE, p[1], big, 50, 0, 5, 0);
+	prep(&r, IORING_OP_WRITE, p[1], big, 60, 0, 6, 0);
+	prep(&r, IORING_OP_WRITE, p[1], big, 70, 0, 7, IOSQE_ASYNC);
+	submit(c, &r, "three queued writers");
+	none(c, &r, 30, "three queued writers");
+	drec_int(c, drain_fd(p[0]) >= cap, "drained");
+	{
+		struct tcqe q[3];
+
+		reap(c, &r, q, 3, false, "three queued writers");
+	}
+	close(p[0]);
+	close(p[1]);
+	free(big);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_full, body_full)
+
+/* ---- several readers queued on one pipe ---- */
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+static int cmp_chunk(const void *a, const void *b)
+{
+	return memcmp(a, b, 10);
+}
+
+static long body_multi(struct dctx *c, void *arg)
+{
+	char bufs[4][10], want[40];
+	struct tcqe q[4];
+	struct tring r;
+	unsigned int i, n;
+	int p[2], res[4];
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	for (i = 0; i < 4; i++)
+		prep(&r, IORING_OP_READ, p[0], bufs[i], 10, 0, i,
+		     i == 3 ? IOSQE_ASYNC : 0);
+	submit(c, &r, "4 readers");
+	none(c, &r, 30, "4 readers");
+	for (i = 0; i < 40; i++)
+		want[i] = (char)('A' + i);
+	wr(p[1], want, 40);
+	n = reap(c, &r, q, 4, false, "4 readers, one 40-byte write");
+	/* which reader got which 10 bytes is not defined: compare the set */
+	qsort(bufs, 4, 10, cmp_chunk);
+	drec_int(c, n == 4 && !memcmp(bufs, want, 40),
+		 "the 4 reads hold the 40 bytes, in 10-byte chunks");
+
+	/* 3 readers, 15 bytes: 10 + 5, the third keeps waiting */
+	for (i = 0; i < 3; i++)
+		prep(&r, IORING_OP_READ, p[0], bufs[i], 10, 0, 10 + i, 0);
+	submit(c, &r, "3 readers");
+	none(c, &r, 30, "3 readers");
+	wr(p[1], want, 15);
+	n = tring_reap_wait(&r, q, 2, 2 * SEC);
+	for (i = 0; i < n; i++)
+		res[i] = q[i].res;
+	qsort(res, n, sizeof(int), cmp_int);
+	drec_int(c, n, "3 readers, 15 bytes: CQEs");
+	for (i = 0; i < n; i++)
+		drec_int(c, res[i], "3 readers, 15 bytes: sorted res %u", i);
+	none(c, &r, 30, "third reader");
+	wr(p[1], want, 5);
+	n = tring_reap_wait(&r, q, 1, 2 * SEC);
+	drec_int(c, n ? q[0].res : -99999, "third reader res");
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_multi, body_multi)
+
+/* ---- the writer closes: EOF ---- */
+
+static long body_eof(struct dctx *c, void *arg)
+{
+	char buf[3][16];
+	struct iovec iov = { buf[2], 16 };
+	struct tcqe q[3];
+	struct tring r;
+	int p[2];
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	prep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 1, 0);
+	submit(c, &r, "read");
+	none(c, &r, 30, "read");
+	close(p[1]);
+	reap1(c, &r, "read after the writer closed");
+	close(p[0]);
+
+	if (pipe(p))
+		return 0;
+	prep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 2, 0);
+	prep(&r, IORING_OP_READ, p[0], buf[1], 16, 0, 3, IOSQE_ASYNC);
+	prep(&r, IORING_OP_READV, p[0], &iov, 1, 0, 4, 0);
+	submit(c, &r, "three readers");
+	none(c, &r, 30, "three readers");
+	close(p[1]);
+	reap(c, &r, q, 3, false, "three readers at EOF");
+	/* and a new read after EOF completes at once */
+	prep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 5, 0);
+	submit(c, &r, "read at EOF");
+	reap1(c, &r, "read at EOF");
+	close(p[0]);
+
+	/* data then EOF: the data first, then 0 */
+	if (pipe(p))
+		return 0;
+	prep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 6, 0);
+	submit(c, &r, "read before data+close");
+	wr(p[1], "xyz", 3);
+	close(p[1]);
+	reap1(c, &r, "read gets the data");
+	prep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 7, 0);
+	submit(c, &r, "then EOF");
+	reap1(c, &r, "then EOF");
+	close(p[0]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_eof, body_eof)
+
+/* ---- the reader goes away: -EPIPE, and SIGPIPE to the submitter ---- */
+
+static volatile sig_atomic_t sigpipes;
+
+static void on_sigpipe(int sig)
+{
+	(void)sig;
+	sigpipes++;
+}
+
+static long body_widowed(struct dctx *c, void *arg)
+{
+	struct sigaction sa;
+	char buf[128];
+	struct tring r;
+	int p[2];
+
+	(void)arg;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigpipe;
+	sigaction(SIGPIPE, &sa, NULL);
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	/* inline: the pipe has no reader when the write is issued */
+	close(p[0]);
+	sigpipes = 0;
+	prep(&r, IORING_OP_WRITE, p[1], buf, 10, 0, 1, 0);
+	submit(c, &r, "write, no reader");
+	reap1(c, &r, "write, no reader");
+	drec_int(c, sigpipes, "SIGPIPEs (inline write)");
+	close(p[1]);
+
+	/* parked on a full pipe, then the reader closes */
+	if (pipe(p))
+		return 0;
+	fill_pipe(p[1]);
+	sigpipes = 0;
+	prep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 2, 0);
+	submit(c, &r, "write to full pipe");
+	none(c, &r, 30, "write to full pipe");
+	close(p[0]);
+	reap1(c, &r, "parked write, reader closed");
+	usleep(20 * 1000);
+	drec_int(c, sigpipes, "SIGPIPEs (parked write)");
+	close(p[1]);
+
+	/* the same, ASYNC */
+	if (pipe(p))
+		return 0;
+	fill_pipe(p[1]);
+	sigpipes = 0;
+	prep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 3, IOSQE_ASYNC);
+	submit(c, &r, "async write to full pipe");
+	none(c, &r, 30, "async write to full pipe");
+	close(p[0]);
+	reap1(c, &r, "parked async write, reader closed");
+	close(p[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_widowed, body_widowed)
+
+/* ---- sockets ---- */
+
+static long body_sockets(struct dctx *c, void *arg)
+{
+	char buf[4096], big[4096];
+	struct tcqe q[2];
+	struct tring r;
+	int sv[2];
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0))
+		return 0;
+	memset(big, 's', sizeof(big));
+	/* stream */
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		return 0;
+	prep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 1, 0);
+	submit(c, &r, "stream read");
+	none(c, &r, 30, "stream read");
+	wr(sv[1], "ping", 4);
+	reap1(c, &r, "stream read");
+	drec_int(c, !memcmp(buf, "ping", 4), "stream data");
+	/* both directions parked at once */
+	prep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 2, 0);
+	prep(&r, IORING_OP_READ, sv[1], buf + 100, 100, 0, 3, IOSQE_ASYNC);
+	submit(c, &r, "reads on both ends");
+	none(c, &r, 30, "reads on both ends");
+	wr(sv[1], "to0", 3);
+	wr(sv[0], "to1!", 4);
+	reap(c, &r, q, 2, false, "reads on both ends");
+	/* a write that waits for buffer space */
+	{
+		int fl = fcntl(sv[0], F_GETFL);
+		ssize_t n;
+
+		fcntl(sv[0], F_SETFL, fl | O_NONBLOCK);
+		do
+			n = write(sv[0], big, sizeof(big));
+		while (n > 0);
+		fcntl(sv[0], F_SETFL, fl);
+	}
+	prep(&r, IORING_OP_WRITE, sv[0], big, 100, 0, 4, 0);
+	submit(c, &r, "write to full socket");
+	none(c, &r, 30, "write to full socket");
+	drain_fd(sv[1]);
+	reap1(c, &r, "write to full socket");
+	drain_fd(sv[1]);
+	/* peer shutdown / close: EOF */
+	prep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 5, 0);
+	submit(c, &r, "read, then peer SHUT_WR");
+	none(c, &r, 30, "read, then peer SHUT_WR");
+	shutdown(sv[1], SHUT_WR);
+	reap1(c, &r, "read, then peer SHUT_WR");
+	prep(&r, IORING_OP_READ, sv[1], buf, sizeof(buf), 0, 6, 0);
+	submit(c, &r, "read, then peer close");
+	none(c, &r, 30, "read, then peer close");
+	close(sv[0]);
+	reap1(c, &r, "read, then peer close");
+	close(sv[1]);
+
+	/*
+	 * datagrams: one read per datagram.  Which of two queued reads gets
+	 * the first datagram is not defined (the kernel wakes the last one
+	 * queued first), so the buffers are equal and the results a set.
+	 */
+	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv))
+		return 0;
+	prep(&r, IORING_OP_READ, sv[0], buf, 100, 0, 7, 0);
+	prep(&r, IORING_OP_READ, sv[0], buf + 100, 100, 0, 8, 0);
+	submit(c, &r, "datagram reads");
+	none(c, &r, 30, "datagram reads");
+	wr(sv[1], "0123456789", 10);
+	wr(sv[1], "abc", 3);
+	{
+		unsigned int n = tring_reap_wait(&r, q, 2, 2 * SEC);
+		int res[2] = { n > 0 ? q[0].res : -1, n > 1 ? q[1].res : -1 };
+
+		drec_int(c, n, "datagram reads: CQEs");
+		qsort(res, 2, sizeof(int), cmp_int);
+		drec_int(c, res[0], "datagram reads: smaller res");
+		drec_int(c, res[1], "datagram reads: larger res");
+	}
+	/* a datagram larger than the buffer is truncated */
+	prep(&r, IORING_OP_READ, sv[0], buf, 4, 0, 9, 0);
+	submit(c, &r, "short datagram read");
+	none(c, &r, 30, "short datagram read");
+	wr(sv[1], "0123456789", 10);
+	reap1(c, &r, "short datagram read");
+	close(sv[0]);
+	close(sv[1]);
+
+	/* seqpacket, ASYNC */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv))
+		return 0;
+	prep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 10, IOSQE_ASYNC);
+	submit(c, &r, "seqpacket read");
+	none(c, &r, 30, "seqpacket read");
+	wr(sv[1], "packet", 6);
+	reap1(c, &r, "seqpacket read");
+	close(sv[0]);
+	close(sv[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_sockets, body_sockets)
+
+/* ---- eventfd and pty ---- */
+
+static long body_eventfd_pty(struct dctx *c, void *arg)
+{
+	uint64_t v = 0, one = 7;
+	char buf[64];
+	struct tring r;
+	int efd, m, s;
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0))
+		return 0;
+	efd = eventfd(0, EFD_CLOEXEC);
+	prep(&r, IORING_OP_READ, efd, &v, 8, 0, 1, 0);
+	submit(c, &r, "eventfd read");
+	none(c, &r, 30, "eventfd read");
+	wr(efd, &one, 8);
+	reap1(c, &r, "eventfd read");
+	drec_int(c, (long)v, "eventfd value");
+	prep(&r, IORING_OP_READ, efd, &v, 4, 0, 2, 0);
+	submit(c, &r, "eventfd read of 4 bytes");
+	reap1(c, &r, "eventfd read of 4 bytes");
+	close(efd);
+
+	m = posix_openpt(O_RDWR | O_NOCTTY);
+	drec_int(c, m >= 0, "posix_openpt");
+	if (m < 0 || grantpt(m) || unlockpt(m))
+		goto out;
+	s = open(ptsname(m), O_RDWR | O_NOCTTY);
+	if (s < 0)
+		goto out;
+	prep(&r, IORING_OP_READ, m, buf, sizeof(buf), 0, 3, 0);
+	submit(c, &r, "pty master read");
+	none(c, &r, 30, "pty master read");
+	wr(s, "hi\n", 3);
+	reap1(c, &r, "pty master read");
+	prep(&r, IORING_OP_READ, s, buf, sizeof(buf), 0, 4, 0);
+	submit(c, &r, "pty slave read");
+	none(c, &r, 30, "pty slave read");
+	wr(m, "line\n", 5);
+	reap1(c, &r, "pty slave read");
+	close(s);
+	close(m);
+out:
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_eventfd_pty, body_eventfd_pty)
+
+/* ---- links and drain around parked requests ---- */
+
+static long body_links(struct dctx *c, void *arg)
+{
+	char buf[16], out[16];
+	struct tcqe q[4];
+	struct tring r;
+	int p[2], fd;
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	fd = dtmpfile(c, 0, 0);
+	/* read (parks) -> write to a file -> nop, all in order */
+	prep(&r, IORING_OP_READ, p[0], buf, 5, 0, 1, IOSQE_IO_LINK);
+	prep(&r, IORING_OP_WRITE, fd, buf, 5, 0, 2, IOSQE_IO_LINK);
+	nop(&r, 3, 0);
+	submit(c, &r, "read->write->nop");
+	none(c, &r, 30, "read->write->nop");
+	wr(p[1], "chain", 5);
+	reap(c, &r, q, 3, true, "read->write->nop");
+	drec_int(c, pread(fd, out, 5, 0) == 5 && !memcmp(out, "chain", 5),
+		 "the linked write saw the read's data");
+	/* a short read (EOF-free, 2 of 5 bytes) breaks the chain */
+	prep(&r, IORING_OP_READ, p[0], buf, 5, 0, 4, IOSQE_IO_LINK);
+	nop(&r, 5, 0);
+	submit(c, &r, "short pipe read link");
+	none(c, &r, 30, "short pipe read link");
+	wr(p[1], "ab", 2);
+	reap(c, &r, q, 2, true, "short pipe read link");
+	/* nop -> async read (parks) -> nop */
+	nop(&r, 6, IOSQE_IO_LINK);
+	prep(&r, IORING_OP_READ, p[0], buf, 3, 0, 7,
+	     IOSQE_IO_LINK | IOSQE_ASYNC);
+	nop(&r, 8, 0);
+	submit(c, &r, "nop->async read->nop");
+	none(c, &r, 30, "nop->async read->nop");
+	wr(p[1], "xyz", 3);
+	reap(c, &r, q, 3, true, "nop->async read->nop");
+	/* hardlink: EOF (0 bytes, short) does not break it */
+	prep(&r, IORING_OP_READ, p[0], buf, 3, 0, 9, IOSQE_IO_HARDLINK);
+	nop(&r, 10, 0);
+	submit(c, &r, "read at EOF hardlink");
+	none(c, &r, 30, "read at EOF hardlink");
+	close(p[1]);
+	reap(c, &r, q, 2, true, "read at EOF hardlink");
+	close(p[0]);
+
+	/* drain waits for a parked read; what follows waits for the drain */
+	if (pipe(p))
+		return 0;
+	prep(&r, IORING_OP_READ, p[0], buf, 5, 0, 20, 0);
+	nop(&r, 21, IOSQE_IO_DRAIN);
+	nop(&r, 22, 0);
+	submit(c, &r, "parked read, drain, nop");
+	none(c, &r, 30, "parked read, drain, nop");
+	wr(p[1], "drain", 5);
+	reap(c, &r, q, 3, true, "parked read, drain, nop");
+	/* drain after a parked write on a full pipe, async */
+	fill_pipe(p[1]);
+	prep(&r, IORING_OP_WRITE, p[1], buf, 5, 0, 23, IOSQE_ASYNC);
+	nop(&r, 24, IOSQE_IO_DRAIN | IOSQE_ASYNC);
+	submit(c, &r, "parked async write, drain");
+	none(c, &r, 30, "parked async write, drain");
+	drain_fd(p[0]);
+	reap(c, &r, q, 2, true, "parked async write, drain");
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_links, body_links)
+
+/* ---- T4: the application closes its fd while a read is parked ---- */
+
+static long body_close_parked(struct dctx *c, void *arg)
+{
+	char buf[16], b2[16];
+	struct tring r;
+	int p[2], q[2], p0, ret;
+
+	(void)arg;
+	signal(SIGPIPE, SIG_IGN);
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	memset(buf, 0, sizeof(buf));
+	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
+	submit(c, &r, "read");
+	none(c, &r, 30, "read");
+	p0 = p[0];
+	close(p[0]);
+	/* the number is reused by a new pipe */
+	if (pipe(q))
+		return 0;
+	drec_int(c, q[0] == p0, "new pipe reuses the closed number");
+	wr(q[1], "other", 5);
+	wr(p[1], "first", 5);
+	reap1(c, &r, "parked read after its fd was closed");
+	drec_int(c, !memcmp(buf, "first", 5), "data from the original pipe");
+	ret = (int)read(q[0], b2, sizeof(b2));
+	drec_int(c, ret == 5 && !memcmp(b2, "other", 5),
+		 "the new pipe's data untouched");
+	/* the request was the last reader: the pipe is widowed now */
+	usleep(20 * 1000);
+	ret = (int)write(p[1], "x", 1);
+	drec_int(c, ret < 0 ? -errno : ret, "write with no reader left");
+	close(p[1]);
+	close(q[0]);
+	close(q[1]);
+
+	/* close and dup2 another file over the number, ASYNC read */
+	if (pipe(p))
+		return 0;
+	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2, IOSQE_ASYNC);
+	submit(c, &r, "async read");
+	none(c, &r, 30, "async read");
+	{
+		int z = open("/dev/zero", O_RDONLY);
+
+		dup2(z, p[0]);
+		close(z);
+	}
+	wr(p[1], "second", 6);
+	reap1(c, &r, "async read after dup2 over its fd");
+	drec_int(c, !memcmp(buf, "second", 6), "async read data");
+	close(p[0]);
+
+	close(p[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_close_parked, body_close_parked)
+
+/*
+ * The kernel's requests hold file references, not file descriptors: a
+ * parked request leaves the application's fd table as it was, so the
+ * next open() gets the same number it would get without io_uring.
+ */
+static long body_fd_numbers(struct dctx *c, void *arg)
+{
+	char buf[16];
+	struct tring r;
+	int p[2], fd, base;
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	fd = open("/dev/null", O_RDONLY);
+	base = fd;
+	close(fd);
+	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
+	submit(c, &r, "parked read");
+	none(c, &r, 30, "parked read");
+	fd = open("/dev/null", O_RDONLY);
+	drec_int(c, fd - base, "next fd number while a read is parked (+0 = lowest free)");
+	close(fd);
+	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2, IOSQE_ASYNC);
+	submit(c, &r, "second parked read");
+	none(c, &r, 30, "second parked read");
+	fd = open("/dev/null", O_RDONLY);
+	drec_int(c, fd - base, "next fd number, two reads parked");
+	close(fd);
+	wr(p[1], "0123456789abcdefghijklmnopqrstuv", 32);
+	{
+		struct tcqe q[2];
+
+		reap(c, &r, q, 2, false, "both reads");
+	}
+	usleep(20 * 1000);
+	fd = open("/dev/null", O_RDONLY);
+	drec_int(c, fd - base, "next fd number after they completed");
+	close(fd);
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_fd_numbers, body_fd_numbers)
+
+/* ---- many parked reads on many pipes ---- */
+
+static long body_many(struct dctx *c, void *arg)
+{
+	enum { N = 48 };
+	struct uuring_stats s0, s1;
+	int p[N][2], i;
+	char buf[N][8];
+	struct tcqe q[N];
+	struct tring r;
+
+	(void)arg;
+	if (dring_flags(c, &r, 64, 0))
+		return 0;
+	s0 = stats_of(c, &r);
+	for (i = 0; i < N; i++) {
+		if (pipe(p[i]))
+			return 0;
+		prep(&r, IORING_OP_READ, p[i][0], buf[i], 8, 0, i,
+		     i & 1 ? IOSQE_ASYNC : 0);
+	}
+	submit(c, &r, "48 reads on 48 pipes");
+	none(c, &r, 30, "48 reads");
+	for (i = N - 1; i >= 0; i--)
+		wr(p[i][1], &i, sizeof(i));
+	reap(c, &r, q, N, false, "48 reads");
+	s1 = stats_of(c, &r);
+	if (!c->is_kernel)
+		dcheck(c, s1.route_poll - s0.route_poll >= N,
+		       "48 parked reads: route_poll +%llu",
+		       (unsigned long long)(s1.route_poll - s0.route_poll));
+	for (i = 0; i < N; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_many, body_many)
+
+/* ---- ring teardown with parked requests ---- */
+
+static long body_teardown(struct dctx *c, void *arg)
+{
+	char buf[16];
+	struct tring r;
+	int p[2], ret;
+
+	(void)arg;
+	signal(SIGPIPE, SIG_IGN);
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
+	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2, IOSQE_ASYNC);
+	submit(c, &r, "two parked reads");
+	none(c, &r, 30, "two parked reads");
+	tring_exit(&r);
+	usleep(100 * 1000);
+	/* the cancelled reads took nothing */
+	wr(p[1], "after", 5);
+	ret = (int)drain_fd(p[0]);
+	drec_int(c, ret, "bytes left for the application after teardown");
+	/* and hold no reference to the pipe any more */
+	close(p[0]);
+	ret = (int)write(p[1], "x", 1);
+	drec_int(c, ret < 0 ? -errno : ret, "write after the last reader closed");
+	close(p[1]);
+	return 0;
+}
+ISOLATED(sc_teardown, body_teardown)
+
+static const struct dscenario scenarios[] = {
+	{ "pipe_read_later", sc_read_later, NULL },
+	{ "pipe_enter_not_blocking", sc_not_blocking, NULL },
+	{ "pipe_nonblock", sc_nonblock, NULL },
+	{ "pipe_full_write", sc_full, NULL },
+	{ "pipe_multi_readers", sc_multi, NULL },
+	{ "pipe_eof", sc_eof, NULL },
+	{ "pipe_widowed_write", sc_widowed, NULL },
+	{ "sockets", sc_sockets, NULL },
+	{ "eventfd_pty", sc_eventfd_pty, NULL },
+	{ "parked_links_drain", sc_links, NULL },
+	{ "close_while_parked", sc_close_parked, NULL },
+	{ "fd_numbers", sc_fd_numbers, NULL },
+	{ "many_pipes", sc_many, NULL },
+	{ "teardown_parked", sc_teardown, NULL },
+};
+
+DTEST_MAIN(scenarios)

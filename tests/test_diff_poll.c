@@ -1,0 +1,964 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Differential tests: IORING_OP_POLL_ADD and IORING_OP_POLL_REMOVE.
+ * One-shot polls on pipes, sockets and eventfds; files without a poll
+ * method (regular files, directories, /dev/null) which complete at once
+ * with the default mask where epoll would refuse them (T16); multishot
+ * polls (one CQE per wakeup with IORING_CQE_F_MORE, ended by a CQE
+ * without it, also when the CQ overflows: T14); POLL_REMOVE (cancel, not
+ * found, update of events and user_data); the prep error paths; polls in
+ * links and under drain; both ends of one pipe polled at once.
+ *
+ * Every scenario body runs isolated (disolated) with a time limit.  The
+ * CQE order of one multishot request is compared (the kernel defines it);
+ * otherwise unrelated completions are compared as multisets.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dtest.h"
+#include "uuring.h"
+
+#define LIMIT_MS 4000
+#define SEC 1000000000LL
+#define MS 1000000LL
+
+static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
+				 const void *addr, unsigned int len,
+				 uint64_t off, uint64_t ud, uint8_t flags)
+{
+	struct io_uring_sqe *s = tring_get_sqe(r);
+
+	tring_prep_rw(s, op, fd, addr, len, off, ud);
+	s->flags = flags;
+	return s;
+}
+
+static struct io_uring_sqe *poll_add(struct tring *r, int fd,
+				     uint32_t events, uint32_t flags,
+				     uint64_t ud, uint8_t sqe_flags)
+{
+	struct io_uring_sqe *s = prep(r, IORING_OP_POLL_ADD, fd, NULL, flags,
+				      0, ud, sqe_flags);
+
+	s->poll32_events = events;
+	return s;
+}
+
+static struct io_uring_sqe *poll_remove(struct tring *r, uint64_t target,
+					uint32_t flags, uint64_t new_ud,
+					uint32_t events, uint64_t ud)
+{
+	struct io_uring_sqe *s = prep(r, IORING_OP_POLL_REMOVE, -1, NULL,
+				      flags, new_ud, ud, 0);
+
+	s->addr = target;
+	s->poll32_events = events;
+	return s;
+}
+
+static void nop(struct tring *r, uint64_t ud, uint8_t flags)
+{
+	prep(r, IORING_OP_NOP, -1, NULL, 0, 0, ud, flags);
+}
+
+static void submit(struct dctx *c, struct tring *r, const char *label)
+{
+	drec_int(c, tring_submit(r), "%s: submit", label);
+}
+
+static void none(struct dctx *c, struct tring *r, int ms, const char *label)
+{
+	int ret = tring_wait(r, 1, ms * MS);
+
+	drec_int(c, ret == -ETIME ? 0 : 1, "%s: a CQE within %d ms", label, ms);
+	drec_int(c, tring_cq_ready(r), "%s: CQEs ready", label);
+}
+
+static unsigned int reap(struct dctx *c, struct tring *r, unsigned int n,
+			 bool ordered, const char *label)
+{
+	struct tcqe q[64];
+	unsigned int got = tring_reap_wait(r, q, n, 2 * SEC);
+
+	drec_cqes(c, q, got, ordered, "%s", label);
+	return got;
+}
+
+static int reap1_within(struct dctx *c, struct tring *r, int64_t ns,
+			const char *label)
+{
+	struct tcqe q;
+	unsigned int got = tring_reap_wait(r, &q, 1, ns);
+
+	drec_cqes(c, &q, got, true, "%s", label);
+	return got ? q.res : -99999;
+}
+
+static int reap1(struct dctx *c, struct tring *r, const char *label)
+{
+	return reap1_within(c, r, 2 * SEC, label);
+}
+
+/* submit one request and record its CQE (it must complete at once) */
+static int now(struct dctx *c, struct tring *r, const char *label)
+{
+	submit(c, r, label);
+	return reap1(c, r, label);
+}
+
+static void wr(int fd, const void *b, size_t n)
+{
+	if (write(fd, b, n) != (ssize_t)n)
+		abort();
+}
+
+static void fill_pipe(int fd)
+{
+	char b[4096];
+	int fl = fcntl(fd, F_GETFL);
+
+	memset(b, 'f', sizeof(b));
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	while (write(fd, b, sizeof(b)) > 0)
+		;
+	fcntl(fd, F_SETFL, fl);
+}
+
+static void drain_fd(int fd)
+{
+	char b[4096];
+	int fl = fcntl(fd, F_GETFL);
+
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	while (read(fd, b, sizeof(b)) > 0)
+		;
+	fcntl(fd, F_SETFL, fl);
+}
+
+static struct uuring_stats stats_of(struct dctx *c, struct tring *r)
+{
+	struct uuring_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (!c->is_kernel)
+		uuring_get_stats(r->fd, &st, sizeof(st));
+	return st;
+}
+
+static void isolated(struct dctx *c, long (*body)(struct dctx *, void *),
+		     const char *name)
+{
+	long ret = disolated(c, body, NULL, LIMIT_MS);
+	char b[32];
+
+	if (ret)
+		dnote(c, "%s: %s", name, derrname(ret, b, sizeof(b)));
+	drec_int(c, ret, "%s: isolated run (0 = finished)", name);
+}
+
+#define ISOLATED(sc, body)					\
+	static void sc(struct dctx *c)				\
+	{							\
+		isolated(c, body, #body);			\
+	}
+
+/* ---- one-shot polls ---- */
+
+static long body_oneshot_pipe(struct dctx *c, void *arg)
+{
+	struct uuring_stats s0, s1;
+	struct tring r;
+	char buf[4096];
+	int p[2];
+
+	(void)arg;
+	signal(SIGPIPE, SIG_IGN);
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	s0 = stats_of(c, &r);
+	poll_add(&r, p[0], POLLIN, 0, 1, 0);
+	submit(c, &r, "POLLIN, empty pipe");
+	none(c, &r, 30, "POLLIN, empty pipe");
+	wr(p[1], "x", 1);
+	reap1(c, &r, "POLLIN after a write");
+	s1 = stats_of(c, &r);
+	if (!c->is_kernel)
+		dcheck(c, s1.route_poll - s0.route_poll >= 1,
+		       "a waiting POLL_ADD: route_poll +%llu",
+		       (unsigned long long)(s1.route_poll - s0.route_poll));
+	poll_add(&r, p[0], POLLIN | POLLRDNORM | POLLOUT, 0, 2, 0);
+	now(c, &r, "POLLIN|RDNORM|OUT, data waiting");
+	poll_add(&r, p[1], POLLOUT | POLLWRNORM, 0, 3, 0);
+	now(c, &r, "POLLOUT|WRNORM on the write end");
+	poll_add(&r, p[1], POLLIN, 0, 4, 0);
+	submit(c, &r, "POLLIN on the write end");
+	none(c, &r, 30, "POLLIN on the write end");
+	poll_remove(&r, 4, 0, 0, 0, 5);
+	submit(c, &r, "remove it");
+	reap(c, &r, 2, false, "remove it");
+	drain_fd(p[0]);
+
+	/* full pipe: POLLOUT waits for a page to be read */
+	fill_pipe(p[1]);
+	poll_add(&r, p[1], POLLOUT, 0, 6, 0);
+	submit(c, &r, "POLLOUT, full pipe");
+	none(c, &r, 30, "POLLOUT, full pipe");
+	drec_int(c, read(p[0], buf, sizeof(buf)), "read a page");
+	reap1(c, &r, "POLLOUT after a read");
+	drain_fd(p[0]);
+
+	/* ASYNC poll */
+	poll_add(&r, p[0], POLLIN, 0, 7, IOSQE_ASYNC);
+	submit(c, &r, "ASYNC POLLIN");
+	none(c, &r, 30, "ASYNC POLLIN");
+	wr(p[1], "y", 1);
+	reap1(c, &r, "ASYNC POLLIN");
+	drain_fd(p[0]);
+
+	/* CQE_SKIP_SUCCESS on a one-shot poll: no CQE */
+	poll_add(&r, p[0], POLLIN, 0, 8, IOSQE_CQE_SKIP_SUCCESS);
+	submit(c, &r, "skip-success POLLIN");
+	wr(p[1], "z", 1);
+	none(c, &r, 50, "skip-success POLLIN");
+	drain_fd(p[0]);
+
+	/* the writer closes: POLLHUP, even when not asked for */
+	poll_add(&r, p[0], POLLIN, 0, 9, 0);
+	poll_add(&r, p[0], 0, 0, 10, 0);
+	poll_add(&r, p[0], POLLPRI, 0, 11, 0);
+	submit(c, &r, "POLLIN, 0, POLLPRI on the read end");
+	none(c, &r, 30, "POLLIN, 0, POLLPRI on the read end");
+	close(p[1]);
+	reap(c, &r, 3, false, "writer closed");
+	poll_add(&r, p[0], POLLIN | POLLRDHUP, 0, 12, 0);
+	now(c, &r, "POLLIN|RDHUP on a widowed read end");
+	close(p[0]);
+
+	/* the reader closes: POLLERR on the write end */
+	if (pipe(p))
+		return 0;
+	fill_pipe(p[1]);
+	poll_add(&r, p[1], POLLOUT, 0, 13, 0);
+	submit(c, &r, "POLLOUT, full pipe");
+	none(c, &r, 30, "POLLOUT, full pipe");
+	close(p[0]);
+	reap1(c, &r, "reader closed");
+	poll_add(&r, p[1], POLLIN, 0, 14, 0);
+	now(c, &r, "POLLIN on a widowed write end");
+	close(p[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_oneshot_pipe, body_oneshot_pipe)
+
+static long body_oneshot_other(struct dctx *c, void *arg)
+{
+	uint64_t one = 1;
+	struct tring r;
+	int sv[2], efd;
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0))
+		return 0;
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		return 0;
+	poll_add(&r, sv[0], POLLIN, 0, 1, 0);
+	submit(c, &r, "socket POLLIN");
+	none(c, &r, 30, "socket POLLIN");
+	wr(sv[1], "hi", 2);
+	reap1(c, &r, "socket POLLIN after send");
+	poll_add(&r, sv[0], POLLOUT | POLLIN | POLLRDNORM | POLLWRNORM, 0, 2, 0);
+	now(c, &r, "socket IN|OUT|RDNORM|WRNORM");
+	poll_add(&r, sv[1], POLLRDHUP, 0, 3, 0);
+	submit(c, &r, "socket POLLRDHUP");
+	none(c, &r, 30, "socket POLLRDHUP");
+	shutdown(sv[0], SHUT_WR);
+	reap1(c, &r, "POLLRDHUP after the peer's SHUT_WR");
+	poll_add(&r, sv[1], POLLIN, 0, 4, 0);
+	now(c, &r, "POLLIN after the peer's SHUT_WR");
+	poll_add(&r, sv[0], POLLIN, 0, 5, 0);
+	submit(c, &r, "POLLIN, peer closes");
+	none(c, &r, 30, "POLLIN, peer closes");
+	close(sv[1]);
+	reap1(c, &r, "POLLIN, peer closed");
+	close(sv[0]);
+
+	efd = eventfd(0, EFD_CLOEXEC);
+	poll_add(&r, efd, POLLIN, 0, 6, 0);
+	submit(c, &r, "eventfd POLLIN");
+	none(c, &r, 30, "eventfd POLLIN");
+	wr(efd, &one, 8);
+	reap1(c, &r, "eventfd POLLIN after a write");
+	poll_add(&r, efd, POLLOUT | POLLIN, 0, 7, 0);
+	now(c, &r, "eventfd IN|OUT");
+	close(efd);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_oneshot_other, body_oneshot_other)
+
+/*
+ * Files without a poll method (regular files, directories, /dev/null,
+ * /dev/zero, procfs): always ready with DEFAULT_POLLMASK
+ * (IN|OUT|RDNORM|WRNORM), where epoll_ctl says EPERM (T16).
+ */
+static long body_nopoll_files(struct dctx *c, void *arg)
+{
+	static const struct { const char *path; int flags; } files[] = {
+		{ "/tmp", O_RDONLY | O_DIRECTORY },
+		{ "/dev/null", O_RDWR },
+		{ "/dev/zero", O_RDONLY },
+		{ "/proc/self/status", O_RDONLY },
+	};
+	static const struct { uint32_t ev, flags; const char *name; } m[] = {
+		{ POLLIN, 0, "POLLIN" },
+		{ POLLOUT, 0, "POLLOUT" },
+		{ POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM | POLLPRI, 0,
+		  "IN|OUT|RDNORM|WRNORM|PRI" },
+		{ POLLPRI, 0, "POLLPRI only" },
+		{ 0, 0, "no events" },
+		{ POLLRDHUP | POLLERR, 0, "RDHUP|ERR" },
+		{ POLLIN, IORING_POLL_ADD_MULTI, "multishot POLLIN" },
+		{ POLLPRI, IORING_POLL_ADD_MULTI, "multishot POLLPRI" },
+	};
+	char label[96];
+	struct tring r;
+	unsigned int i, j;
+	int fd;
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0))
+		return 0;
+	for (i = 0; i < sizeof(files) / sizeof(files[0]) + 2; i++) {
+		const char *name;
+
+		if (i == 0) {
+			fd = dtmpfile(c, 100, 1);
+			name = "ext4 file";
+		} else if (i == 1) {
+			fd = dtmpfile_at(c, "/dev/shm", 100, 1);
+			name = "tmpfs file";
+		} else {
+			fd = open(files[i - 2].path, files[i - 2].flags);
+			name = files[i - 2].path;
+		}
+		for (j = 0; j < sizeof(m) / sizeof(m[0]); j++) {
+			snprintf(label, sizeof(label), "%s: %s", name,
+				 m[j].name);
+			poll_add(&r, fd, m[j].ev, m[j].flags, j, 0);
+			submit(c, &r, label);
+			if (reap1_within(c, &r, 200 * MS, label) == -99999) {
+				/* still armed: take it away */
+				poll_remove(&r, j, 0, 0, 0, 99);
+				submit(c, &r, label);
+				reap(c, &r, 2, false, label);
+			}
+		}
+		close(fd);
+	}
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_nopoll_files, body_nopoll_files)
+
+/* ---- multishot ---- */
+
+static long body_multishot(struct dctx *c, void *arg)
+{
+	uint64_t one = 1;
+	struct tring r;
+	int p[2], efd, i;
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	poll_add(&r, p[0], POLLIN, IORING_POLL_ADD_MULTI, 1, 0);
+	submit(c, &r, "multishot POLLIN");
+	none(c, &r, 30, "multishot POLLIN");
+	for (i = 0; i < 3; i++) {
+		char label[64];
+
+		snprintf(label, sizeof(label), "write %d (pipe not drained)",
+			 i);
+		wr(p[1], "m", 1);
+		reap1(c, &r, label);
+	}
+	drain_fd(p[0]);
+	none(c, &r, 30, "no wakeup, no CQE");
+	wr(p[1], "n", 1);
+	reap1(c, &r, "write after a drain");
+	poll_remove(&r, 1, 0, 0, 0, 2);
+	submit(c, &r, "remove multishot");
+	reap(c, &r, 2, false, "remove multishot");
+	drain_fd(p[0]);
+
+	/* ready when armed: the first CQE comes at once */
+	wr(p[1], "d", 1);
+	poll_add(&r, p[0], POLLIN, IORING_POLL_ADD_MULTI, 3, 0);
+	submit(c, &r, "multishot, data waiting");
+	reap1(c, &r, "multishot, data waiting");
+	none(c, &r, 30, "multishot, data waiting, no new edge");
+	wr(p[1], "e", 1);
+	reap1(c, &r, "multishot, one more write");
+	/* the writer closes: POLLHUP, and then? */
+	close(p[1]);
+	reap1(c, &r, "multishot, writer closed");
+	none(c, &r, 30, "multishot, after writer closed");
+	poll_remove(&r, 3, 0, 0, 0, 4);
+	submit(c, &r, "remove after HUP");
+	reap(c, &r, tring_wait(&r, 2, 50 * MS) == 0 ? 2 : 1, false,
+	     "remove after HUP");
+	close(p[0]);
+
+	/* POLLOUT multishot on a pipe: one CQE, no further edges */
+	if (pipe(p))
+		return 0;
+	poll_add(&r, p[1], POLLOUT, IORING_POLL_ADD_MULTI, 5, 0);
+	submit(c, &r, "multishot POLLOUT");
+	reap1(c, &r, "multishot POLLOUT");
+	wr(p[1], "q", 1);
+	none(c, &r, 30, "multishot POLLOUT after a write");
+	poll_remove(&r, 5, 0, 0, 0, 6);
+	submit(c, &r, "remove POLLOUT multishot");
+	reap(c, &r, 2, false, "remove POLLOUT multishot");
+	close(p[0]);
+	close(p[1]);
+
+	/* eventfd: one CQE per write */
+	efd = eventfd(0, EFD_CLOEXEC);
+	poll_add(&r, efd, POLLIN, IORING_POLL_ADD_MULTI, 7, 0);
+	submit(c, &r, "eventfd multishot");
+	for (i = 0; i < 4; i++) {
+		wr(efd, &one, 8);
+		reap1(c, &r, "eventfd write");
+	}
+	none(c, &r, 30, "eventfd, no write");
+	poll_remove(&r, 7, 0, 0, 0, 8);
+	submit(c, &r, "remove eventfd multishot");
+	reap(c, &r, 2, false, "remove eventfd multishot");
+	close(efd);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_multishot, body_multishot)
+
+/*
+ * T14: a multishot poll that cannot post because the CQ is full is
+ * terminated: its last CQE (without F_MORE) goes to the overflow list.
+ */
+static long body_multishot_overflow(struct dctx *c, void *arg)
+{
+	struct io_uring_params p;
+	struct tring r;
+	int pp[2], i;
+
+	(void)arg;
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_CQSIZE;
+	p.cq_entries = 2;
+	if (dring(c, &r, 2, &p, "ring setup, CQ of 2") || pipe(pp))
+		return 0;
+	poll_add(&r, pp[0], POLLIN, IORING_POLL_ADD_MULTI, 1, 0);
+	submit(c, &r, "multishot POLLIN");
+	for (i = 0; i < 4; i++) {
+		wr(pp[1], "o", 1);
+		usleep(40 * 1000);
+		drec_int(c, tring_cq_ready(&r), "after write %d: CQEs ready", i);
+		drec_int(c, !!(tring_sq_flags(&r) & IORING_SQ_CQ_OVERFLOW),
+			 "after write %d: CQ_OVERFLOW", i);
+	}
+	reap(c, &r, 2, true, "the CQ");
+	drec_int(c, tring_wait(&r, 1, 100 * MS), "wait flushes the overflow");
+	reap(c, &r, 1, true, "the overflowed CQE");
+	none(c, &r, 30, "terminated");
+	poll_remove(&r, 1, 0, 0, 0, 2);
+	now(c, &r, "remove the terminated poll");
+
+	/* the same on a CQ that the application keeps reaping */
+	drain_fd(pp[0]);
+	poll_add(&r, pp[0], POLLIN, IORING_POLL_ADD_MULTI, 3, 0);
+	submit(c, &r, "multishot, reaped");
+	for (i = 0; i < 5; i++) {
+		wr(pp[1], "p", 1);
+		reap1(c, &r, "reaped wakeup");
+	}
+	poll_remove(&r, 3, 0, 0, 0, 4);
+	submit(c, &r, "remove");
+	reap(c, &r, 2, false, "remove");
+	close(pp[0]);
+	close(pp[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_multishot_overflow, body_multishot_overflow)
+
+/* ---- POLL_REMOVE ---- */
+
+static long body_remove(struct dctx *c, void *arg)
+{
+	char buf[8];
+	struct tring r;
+	int p[2];
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	poll_add(&r, p[0], POLLIN, 0, 1, 0);
+	submit(c, &r, "poll");
+	poll_remove(&r, 1, 0, 0, 0, 2);
+	submit(c, &r, "remove found");
+	reap(c, &r, 2, false, "remove found");
+	poll_remove(&r, 1, 0, 0, 0, 3);
+	now(c, &r, "remove again");
+	poll_remove(&r, 12345, 0, 0, 0, 4);
+	now(c, &r, "remove unknown user_data");
+	/* one SQE batch: add and remove */
+	poll_add(&r, p[0], POLLIN, 0, 5, 0);
+	poll_remove(&r, 5, 0, 0, 0, 6);
+	submit(c, &r, "add+remove in one enter");
+	reap(c, &r, 2, false, "add+remove in one enter");
+	/* a completed poll is not found */
+	wr(p[1], "x", 1);
+	poll_add(&r, p[0], POLLIN, 0, 7, 0);
+	now(c, &r, "ready poll");
+	poll_remove(&r, 7, 0, 0, 0, 8);
+	now(c, &r, "remove completed");
+	drain_fd(p[0]);
+	/* a parked READ is not a poll */
+	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 9, 0);
+	submit(c, &r, "parked read");
+	poll_remove(&r, 9, 0, 0, 0, 10);
+	now(c, &r, "remove a parked read's user_data");
+	wr(p[1], "y", 1);
+	reap1(c, &r, "the read");
+	/* user_data 0 */
+	poll_add(&r, p[0], POLLIN, 0, 0, 0);
+	submit(c, &r, "poll ud 0");
+	poll_remove(&r, 0, 0, 0, 0, 11);
+	submit(c, &r, "remove ud 0");
+	reap(c, &r, 2, false, "remove ud 0");
+	/* removal with CQE_SKIP_SUCCESS on the remove */
+	poll_add(&r, p[0], POLLIN, 0, 12, 0);
+	submit(c, &r, "poll 12");
+	poll_remove(&r, 12, 0, 0, 0, 13)->flags = IOSQE_CQE_SKIP_SUCCESS;
+	submit(c, &r, "skip-success remove");
+	reap1(c, &r, "skip-success remove");
+	none(c, &r, 30, "skip-success remove");
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_remove, body_remove)
+
+/* a fresh ring and pipe for each case, so one case cannot leak into the
+ * next */
+static int fresh(struct dctx *c, struct tring *r, int p[2], bool first)
+{
+	if (!first) {
+		tring_exit(r);
+		close(p[0]);
+		close(p[1]);
+	}
+	if (dring_flags(c, r, 16, 0))
+		return -1;
+	return pipe(p);
+}
+
+static long body_update(struct dctx *c, void *arg)
+{
+	const uint32_t UE = IORING_POLL_UPDATE_EVENTS;
+	const uint32_t UU = IORING_POLL_UPDATE_USER_DATA;
+	const uint32_t MU = IORING_POLL_ADD_MULTI;
+	struct tring r;
+	int p[2];
+
+	(void)arg;
+	if (fresh(c, &r, p, true))
+		return 0;
+	/* new user_data */
+	poll_add(&r, p[0], POLLIN, 0, 1, 0);
+	submit(c, &r, "poll 1");
+	poll_remove(&r, 1, UU, 11, 0, 2);
+	now(c, &r, "update user_data 1 -> 11");
+	poll_remove(&r, 1, 0, 0, 0, 3);
+	now(c, &r, "remove the old user_data");
+	wr(p[1], "a", 1);
+	reap1(c, &r, "fires with the new user_data");
+
+	/* new events: POLLPRI (never) -> POLLIN */
+	if (fresh(c, &r, p, false))
+		return 0;
+	poll_add(&r, p[0], POLLPRI, 0, 4, 0);
+	submit(c, &r, "POLLPRI poll");
+	poll_remove(&r, 4, UE, 0, POLLIN, 5);
+	now(c, &r, "update events to POLLIN");
+	none(c, &r, 30, "updated, not ready");
+	wr(p[1], "b", 1);
+	reap1(c, &r, "updated poll fires");
+
+	/* updated to events that are ready now (data waiting) */
+	if (fresh(c, &r, p, false))
+		return 0;
+	wr(p[1], "b", 1);
+	poll_add(&r, p[0], POLLPRI, 0, 6, 0);
+	submit(c, &r, "POLLPRI poll, data waiting");
+	none(c, &r, 30, "POLLPRI poll, data waiting");
+	poll_remove(&r, 6, UE, 0, POLLIN, 7);
+	submit(c, &r, "update to a ready POLLIN");
+	reap(c, &r, 2, false, "update to a ready POLLIN");
+
+	/* both at once */
+	if (fresh(c, &r, p, false))
+		return 0;
+	poll_add(&r, p[0], POLLPRI, 0, 8, 0);
+	submit(c, &r, "poll 8");
+	poll_remove(&r, 8, UE | UU, 18, POLLIN, 9);
+	now(c, &r, "update events and user_data");
+	wr(p[1], "c", 1);
+	reap1(c, &r, "fires as 18");
+
+	/* not found */
+	poll_remove(&r, 4242, UE, 0, POLLIN, 10);
+	now(c, &r, "update unknown user_data");
+
+	/* multishot updated without IORING_POLL_ADD_MULTI: the kernel keeps
+	 * the behaviour flags and updates only the event mask */
+	if (fresh(c, &r, p, false))
+		return 0;
+	poll_add(&r, p[0], POLLPRI, MU, 20, 0);
+	submit(c, &r, "multishot POLLPRI");
+	poll_remove(&r, 20, UE, 0, POLLIN, 21);
+	now(c, &r, "update multishot, no MULTI flag");
+	wr(p[1], "d", 1);
+	reap1_within(c, &r, 200 * MS, "first wakeup");
+	wr(p[1], "e", 1);
+	reap1_within(c, &r, 200 * MS, "second wakeup");
+
+	/* one-shot updated with IORING_POLL_ADD_MULTI: stays one-shot */
+	if (fresh(c, &r, p, false))
+		return 0;
+	poll_add(&r, p[0], POLLPRI, 0, 30, 0);
+	submit(c, &r, "one-shot POLLPRI");
+	poll_remove(&r, 30, UE | MU, 0, POLLIN, 31);
+	now(c, &r, "update one-shot with MULTI");
+	wr(p[1], "f", 1);
+	reap1_within(c, &r, 200 * MS, "first wakeup");
+	wr(p[1], "g", 1);
+	none(c, &r, 30, "second wakeup");
+
+	/* update of the user_data only, multishot keeps going */
+	if (fresh(c, &r, p, false))
+		return 0;
+	poll_add(&r, p[0], POLLIN, MU, 40, 0);
+	submit(c, &r, "multishot 40");
+	poll_remove(&r, 40, UU, 41, 0, 42);
+	now(c, &r, "update multishot user_data");
+	wr(p[1], "h", 1);
+	reap1(c, &r, "multishot as 41");
+	poll_remove(&r, 41, 0, 0, 0, 43);
+	submit(c, &r, "remove 41");
+	reap(c, &r, 2, false, "remove 41");
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_update, body_update)
+
+/* ---- prep errors ---- */
+
+static long body_errors(struct dctx *c, void *arg)
+{
+	struct io_uring_sqe *s;
+	struct tring r;
+	int p[2];
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	poll_add(&r, -1, POLLIN, 0, 1, 0);
+	now(c, &r, "POLL_ADD fd -1");
+	poll_add(&r, 9999, POLLIN, 0, 2, 0);
+	now(c, &r, "POLL_ADD fd 9999");
+	poll_add(&r, p[0], POLLIN, 0, 3, IOSQE_FIXED_FILE);
+	now(c, &r, "POLL_ADD fixed file, none registered");
+	poll_add(&r, p[0], POLLIN, IORING_POLL_UPDATE_EVENTS, 4, 0);
+	now(c, &r, "POLL_ADD len UPDATE_EVENTS");
+	poll_add(&r, p[0], POLLIN, IORING_POLL_ADD_LEVEL, 5, 0);
+	now(c, &r, "POLL_ADD len ADD_LEVEL");
+	poll_add(&r, p[0], POLLIN, 1u << 31, 6, 0);
+	now(c, &r, "POLL_ADD len bit 31");
+	poll_add(&r, p[0], POLLIN, IORING_POLL_ADD_MULTI, 7,
+		 IOSQE_CQE_SKIP_SUCCESS);
+	now(c, &r, "multishot + CQE_SKIP_SUCCESS");
+	poll_add(&r, p[0], POLLIN, 0, 8, 0)->off = 1;
+	now(c, &r, "POLL_ADD off 1");
+	poll_add(&r, p[0], POLLIN, 0, 9, 0)->addr = 0x1000;
+	now(c, &r, "POLL_ADD addr");
+	poll_add(&r, p[0], POLLIN, 0, 10, 0)->buf_index = 1;
+	now(c, &r, "POLL_ADD buf_index");
+	poll_add(&r, p[0], POLLIN, 0, 11, 0)->ioprio = 1;
+	now(c, &r, "POLL_ADD ioprio");
+	poll_add(&r, p[0], POLLIN, 0, 12, IOSQE_BUFFER_SELECT);
+	now(c, &r, "POLL_ADD BUFFER_SELECT");
+	poll_add(&r, p[0], POLLIN, 0, 13, 0)->personality = 3;
+	now(c, &r, "POLL_ADD personality");
+	s = poll_add(&r, p[0], POLLIN, 0, 14, 0);
+	s->splice_fd_in = 5;
+	submit(c, &r, "POLL_ADD splice_fd_in (ignored?)");
+	if (reap1_within(c, &r, 200 * MS, "POLL_ADD splice_fd_in") ==
+	    -99999) {
+		poll_remove(&r, 14, 0, 0, 0, 15);
+		submit(c, &r, "remove it");
+		reap(c, &r, 2, false, "remove it");
+	}
+	poll_add(&r, p[0], 0xffffffffu, 0, 16, 0);
+	submit(c, &r, "POLL_ADD all event bits");
+	if (reap1_within(c, &r, 200 * MS, "POLL_ADD all event bits") ==
+	    -99999) {
+		poll_remove(&r, 16, 0, 0, 0, 17);
+		submit(c, &r, "remove it");
+		reap(c, &r, 2, false, "remove it");
+	}
+
+	poll_remove(&r, 1, 0, 0, 0, 20)->buf_index = 1;
+	now(c, &r, "POLL_REMOVE buf_index");
+	poll_remove(&r, 1, 0, 0, 0, 21)->splice_fd_in = 1;
+	now(c, &r, "POLL_REMOVE splice_fd_in");
+	poll_remove(&r, 1, IORING_POLL_ADD_MULTI, 0, 0, 22);
+	now(c, &r, "POLL_REMOVE len MULTI only");
+	poll_remove(&r, 1, 1u << 3, 0, 0, 23);
+	now(c, &r, "POLL_REMOVE len bit 3");
+	poll_remove(&r, 1, 0, 7, 0, 24);
+	now(c, &r, "POLL_REMOVE off without UPDATE_USER_DATA");
+	poll_remove(&r, 1, 0, 0, POLLIN, 25);
+	now(c, &r, "POLL_REMOVE events without UPDATE_EVENTS");
+	poll_remove(&r, 1, 0, 0, 0, 26)->ioprio = 1;
+	now(c, &r, "POLL_REMOVE ioprio");
+	poll_remove(&r, 1, 0, 0, 0, 27)->fd = 12345;
+	now(c, &r, "POLL_REMOVE fd ignored");
+	poll_remove(&r, 1, IORING_POLL_UPDATE_USER_DATA, 0, 0, 28);
+	now(c, &r, "POLL_REMOVE update user_data to 0, not found");
+	poll_remove(&r, 1, 0, 0, 0, 29)->flags = IOSQE_FIXED_FILE;
+	now(c, &r, "POLL_REMOVE FIXED_FILE");
+
+	/* a failing poll in a link chain cancels the rest */
+	poll_add(&r, 9999, POLLIN, 0, 30, IOSQE_IO_LINK);
+	nop(&r, 31, 0);
+	submit(c, &r, "bad poll in a chain");
+	reap(c, &r, 2, true, "bad poll in a chain");
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_errors, body_errors)
+
+/* ---- links and drain ---- */
+
+static long body_links(struct dctx *c, void *arg)
+{
+	struct tring r;
+	int p[2];
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	poll_add(&r, p[0], POLLIN, 0, 1, IOSQE_IO_LINK);
+	nop(&r, 2, IOSQE_IO_LINK);
+	poll_add(&r, p[1], POLLOUT, 0, 3, 0);
+	submit(c, &r, "poll -> nop -> poll");
+	none(c, &r, 30, "poll -> nop -> poll");
+	wr(p[1], "x", 1);
+	reap(c, &r, 3, true, "poll -> nop -> poll");
+	drain_fd(p[0]);
+	/* a removed poll breaks its chain */
+	poll_add(&r, p[0], POLLIN, 0, 4, IOSQE_IO_LINK);
+	nop(&r, 5, 0);
+	submit(c, &r, "poll -> nop");
+	poll_remove(&r, 4, 0, 0, 0, 6);
+	submit(c, &r, "remove the head");
+	reap(c, &r, 3, false, "removed head");
+	/* drain waits for a pending poll */
+	poll_add(&r, p[0], POLLIN, 0, 7, 0);
+	nop(&r, 8, IOSQE_IO_DRAIN);
+	nop(&r, 9, 0);
+	submit(c, &r, "poll, drain, nop");
+	none(c, &r, 30, "poll, drain, nop");
+	wr(p[1], "y", 1);
+	reap(c, &r, 3, true, "poll, drain, nop");
+	drain_fd(p[0]);
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_links, body_links)
+
+/* ---- many polls, two rings, both ends of one pipe ---- */
+
+static long body_many(struct dctx *c, void *arg)
+{
+	enum { N = 32 };
+	struct tring r, r2;
+	int p[N][2], i, q[2];
+
+	(void)arg;
+	if (dring_flags(c, &r, 64, 0))
+		return 0;
+	for (i = 0; i < N; i++) {
+		if (pipe(p[i]))
+			return 0;
+		poll_add(&r, p[i][0], POLLIN, 0, i, 0);
+	}
+	submit(c, &r, "32 polls");
+	none(c, &r, 30, "32 polls");
+	for (i = N - 1; i >= 0; i--)
+		wr(p[i][1], "z", 1);
+	reap(c, &r, N, false, "32 polls");
+	for (i = 0; i < N; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+
+	/* two polls on one fd, and a second ring polling it too */
+	if (pipe(q) || dring_flags(c, &r2, 16, 0))
+		return 0;
+	poll_add(&r, q[0], POLLIN, 0, 100, 0);
+	poll_add(&r, q[0], POLLIN | POLLRDNORM, 0, 101, 0);
+	submit(c, &r, "two polls, one fd");
+	poll_add(&r2, q[0], POLLIN, IORING_POLL_ADD_MULTI, 200, 0);
+	submit(c, &r2, "a second ring");
+	none(c, &r, 30, "two polls, one fd");
+	wr(q[1], "w", 1);
+	reap(c, &r, 2, false, "two polls, one fd");
+	reap(c, &r2, 1, true, "second ring");
+	tring_exit(&r2);
+	close(q[0]);
+	close(q[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_many, body_many)
+
+/*
+ * The two ends of a pipe are two open files sharing one inode: a request
+ * waiting on one end must not make a poll of the other end look at the
+ * wrong file.
+ */
+static long body_both_ends(struct dctx *c, void *arg)
+{
+	char buf[8];
+	struct tring r;
+	int p[2];
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	/* a read waits on the read end; the (empty) pipe is writable */
+	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
+	submit(c, &r, "read on the read end");
+	none(c, &r, 30, "read on the read end");
+	poll_add(&r, p[1], POLLOUT, 0, 2, 0);
+	submit(c, &r, "POLLOUT on the write end");
+	reap1_within(c, &r, 300 * MS, "POLLOUT on the write end, read parked");
+	wr(p[1], "1", 1);
+	reap1_within(c, &r, 300 * MS, "the read");
+	close(p[0]);
+	close(p[1]);
+
+	/* a multishot POLLOUT keeps the write end armed; then a read */
+	if (pipe(p))
+		return 0;
+	poll_add(&r, p[1], POLLOUT, IORING_POLL_ADD_MULTI, 3, 0);
+	submit(c, &r, "multishot POLLOUT on the write end");
+	reap1(c, &r, "multishot POLLOUT");
+	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 4, 0);
+	submit(c, &r, "read on the read end");
+	none(c, &r, 30, "read on the read end");
+	wr(p[1], "2", 1);
+	reap1_within(c, &r, 300 * MS, "the read, write end armed");
+	poll_remove(&r, 3, 0, 0, 0, 5);
+	submit(c, &r, "remove");
+	reap(c, &r, 2, false, "remove");
+	close(p[0]);
+	close(p[1]);
+
+	/* POLLIN on the read end and POLLOUT on a full pipe's write end */
+	if (pipe(p))
+		return 0;
+	poll_add(&r, p[0], POLLIN, 0, 6, 0);
+	submit(c, &r, "POLLIN on the read end");
+	none(c, &r, 30, "POLLIN on the read end");
+	fill_pipe(p[1]);
+	reap1(c, &r, "POLLIN after filling");
+	poll_add(&r, p[1], POLLOUT, 0, 7, 0);
+	poll_add(&r, p[0], POLLIN, IORING_POLL_ADD_MULTI, 8, 0);
+	submit(c, &r, "POLLOUT on the full write end, POLLIN multishot");
+	reap1(c, &r, "multishot POLLIN, data waiting");
+	none(c, &r, 30, "POLLOUT, full");
+	drain_fd(p[0]);
+	reap1_within(c, &r, 300 * MS, "POLLOUT after draining");
+	poll_remove(&r, 8, 0, 0, 0, 9);
+	submit(c, &r, "remove");
+	reap(c, &r, 2, false, "remove");
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_both_ends, body_both_ends)
+
+/* T4: a poll keeps its file when the application closes the fd */
+static long body_close(struct dctx *c, void *arg)
+{
+	struct tring r;
+	int p[2], fd, base;
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	base = open("/dev/null", O_RDONLY);
+	close(base);
+	poll_add(&r, p[0], POLLIN, 0, 1, 0);
+	submit(c, &r, "poll");
+	none(c, &r, 30, "poll");
+	fd = open("/dev/null", O_RDONLY);
+	drec_int(c, fd - base, "next fd number while a poll waits (+0 = lowest free)");
+	close(fd);
+	close(p[0]);
+	wr(p[1], "x", 1);
+	reap1(c, &r, "poll after its fd was closed");
+	close(p[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_close, body_close)
+
+static const struct dscenario scenarios[] = {
+	{ "poll_oneshot_pipe", sc_oneshot_pipe, NULL },
+	{ "poll_oneshot_socket_eventfd", sc_oneshot_other, NULL },
+	{ "poll_nopoll_files", sc_nopoll_files, NULL },
+	{ "poll_multishot", sc_multishot, NULL },
+	{ "poll_multishot_overflow", sc_multishot_overflow, NULL },
+	{ "poll_remove", sc_remove, NULL },
+	{ "poll_update", sc_update, NULL },
+	{ "poll_errors", sc_errors, NULL },
+	{ "poll_links_drain", sc_links, NULL },
+	{ "poll_many", sc_many, NULL },
+	{ "poll_both_pipe_ends", sc_both_ends, NULL },
+	{ "poll_close_fd", sc_close, NULL },
+};
+
+DTEST_MAIN(scenarios)

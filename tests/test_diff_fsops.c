@@ -3,7 +3,7 @@
  * Differential tests of the file-family opcodes on plain fds: OPENAT,
  * OPENAT2, CLOSE, PIPE, STATX, MKDIRAT, UNLINKAT, RENAMEAT, SYMLINKAT,
  * LINKAT, FALLOCATE, FADVISE, MADVISE, FTRUNCATE, SYNC_FILE_RANGE,
- * FGETXATTR, GETXATTR, FSETXATTR, SETXATTR, each
+ * FGETXATTR, GETXATTR, FSETXATTR, SETXATTR, SPLICE, TEE, each
  * with its success paths and its prep and issue errors (SQE fields that must be zero, flags, bad
  * pointers, bad fds, direct descriptors without a file table).  Every
  * scenario works in its own directory under /tmp, which it removes.
@@ -17,11 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <linux/falloc.h>
 #include <linux/stat.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -87,6 +89,11 @@ static void mkfile(struct scratch *s, const char *name, const char *data)
 			perror("write");
 		close(fd);
 	}
+}
+
+static int ioctl_fionread(int fd, int *n)
+{
+	return ioctl(fd, FIONREAD, n);
 }
 
 static int lowest_free_fd(void)
@@ -1675,6 +1682,267 @@ out:
 	tring_exit(&r);
 }
 
+/* ---- SPLICE, TEE ---- */
+
+static long pipe_bytes(int fd)
+{
+	int n = 0;
+
+	return ioctl_fionread(fd, &n) ? -1 : n;
+}
+
+static void sc_splice(struct dctx *c)
+{
+	struct scratch s;
+	struct io_uring_sqe t;
+	struct tring r;
+	int fd, ro, wo, p1[2], p2[2];
+	char buf[64];
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (scratch_init(c, &s))
+		goto out;
+	mkfile(&s, "f", "0123456789abcdefghij");
+	fd = openat(s.dfd, "f", O_RDWR);
+	ro = openat(s.dfd, "f", O_RDONLY);
+	wo = openat(s.dfd, "f", O_WRONLY);
+	if (pipe(p1) || pipe(p2))
+		abort();
+	/* SPLICE: in = splice_fd_in at splice_off_in, out = fd at off */
+	t = mk(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 1);
+	t.splice_fd_in = fd;
+	t.splice_off_in = 3;
+	run1(c, &r, &t, false, "file@3 -> pipe");
+	drec_int(c, pipe_bytes(p1[0]), "pipe holds");
+	drec_int(c, lseek(fd, 0, SEEK_CUR), "file position");
+	t = mk(IORING_OP_SPLICE, p1[1], 0, 4, (uint64_t)-1, 2);
+	t.splice_fd_in = fd;
+	t.splice_off_in = (uint64_t)-1;
+	run1(c, &r, &t, false, "file@pos -> pipe");
+	drec_int(c, lseek(fd, 0, SEEK_CUR), "file position advanced");
+	t = mk(IORING_OP_SPLICE, fd, 0, 9, 30, 3);
+	t.splice_fd_in = p1[0];
+	t.splice_off_in = (uint64_t)-1;
+	run1(c, &r, &t, false, "pipe -> file@30");
+	memset(buf, 0, sizeof(buf));
+	drec_int(c, pread(fd, buf, sizeof(buf), 0), "file size");
+	drec_int(c, memcmp(buf + 30, "345670123", 9), "spliced data");
+	/* pipe -> pipe, short, then TEE */
+	if (write(p1[1], "abcdef", 6) != 6)
+		abort();
+	t = mk(IORING_OP_SPLICE, p2[1], 0, 100, (uint64_t)-1, 4);
+	t.splice_fd_in = p1[0];
+	t.splice_off_in = (uint64_t)-1;
+	run1(c, &r, &t, false, "pipe -> pipe, short");
+	if (write(p1[1], "XYZ", 3) != 3)
+		abort();
+	t = mk(IORING_OP_TEE, p2[1], 0, 3, 0, 5);
+	t.splice_fd_in = p1[0];
+	run1(c, &r, &t, false, "tee 3");
+	drec_int(c, pipe_bytes(p1[0]), "tee source keeps");
+	drec_int(c, pipe_bytes(p2[0]), "tee dest holds");
+	t = mk(IORING_OP_TEE, p2[1], 0, 100, 0, 6);
+	t.splice_fd_in = p1[0];
+	t.flags = IOSQE_ASYNC;
+	run1(c, &r, &t, false, "tee short ASYNC");
+	if (read(p1[0], buf, sizeof(buf)) < 0 || read(p2[0], buf, sizeof(buf)) < 0)
+		abort();
+	/* len 0 */
+	t = mk(IORING_OP_SPLICE, p2[1], 0, 0, (uint64_t)-1, 7);
+	t.splice_fd_in = p1[0];
+	t.splice_off_in = (uint64_t)-1;
+	run1(c, &r, &t, false, "splice len 0");
+	t = mk(IORING_OP_SPLICE, p2[1], 0, 0, (uint64_t)-1, 8);
+	t.splice_fd_in = 9999;
+	run1(c, &r, &t, false, "splice len 0, bad in");
+	t = mk(IORING_OP_SPLICE, 9999, 0, 0, (uint64_t)-1, 9);
+	t.splice_fd_in = p1[0];
+	run1(c, &r, &t, false, "splice len 0, bad out");
+	t = mk(IORING_OP_SPLICE, p2[1], 0, 0, (uint64_t)-1, 10);
+	t.splice_fd_in = p1[1];
+	run1(c, &r, &t, false, "splice len 0, in not readable");
+	t = mk(IORING_OP_TEE, p2[1], 0, 0, 0, 11);
+	t.splice_fd_in = fd;
+	run1(c, &r, &t, false, "tee len 0, in a file");
+	/* errors */
+	t = mk(IORING_OP_SPLICE, p2[1], 0, 5, (uint64_t)-1, 12);
+	t.splice_fd_in = p1[0];
+	t.splice_off_in = 0;
+	run1(c, &r, &t, false, "offset on a pipe");
+	t = mk(IORING_OP_SPLICE, p2[1], 0, 5, (uint64_t)-1, 13);
+	t.splice_fd_in = p1[1];
+	t.splice_off_in = (uint64_t)-1;
+	run1(c, &r, &t, false, "in not readable");
+	t = mk(IORING_OP_SPLICE, wo, 0, 5, 0, 14);
+	t.splice_fd_in = ro;
+	t.splice_off_in = 0;
+	run1(c, &r, &t, false, "file -> file");
+	t = mk(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 15);
+	t.splice_fd_in = fd;
+	t.splice_off_in = (uint64_t)-2;
+	run1(c, &r, &t, false, "offset -2");
+	t = mk(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 16);
+	t.splice_fd_in = 9999;
+	run1(c, &r, &t, false, "bad in");
+	t = mk(IORING_OP_SPLICE, 9999, 0, 5, (uint64_t)-1, 17);
+	t.splice_fd_in = fd;
+	run1(c, &r, &t, false, "bad out");
+	t = mk(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 18);
+	t.splice_fd_in = 0;
+	t.splice_flags = SPLICE_F_FD_IN_FIXED;
+	run1(c, &r, &t, false, "FD_IN_FIXED, no table");
+	t = mk(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 19);
+	t.splice_fd_in = fd;
+	t.flags = IOSQE_FIXED_FILE;
+	run1(c, &r, &t, false, "FIXED_FILE");
+	t = mk(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 20);
+	t.splice_fd_in = fd;
+	t.splice_flags = 0x10;
+	run1(c, &r, &t, false, "bad flags");
+	t = mk(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 21);
+	t.splice_fd_in = fd;
+	t.buf_index = 1;
+	run1(c, &r, &t, false, "buf_index");
+	t = mk(IORING_OP_TEE, p2[1], 0, 5, 1, 22);
+	t.splice_fd_in = p1[0];
+	run1(c, &r, &t, false, "tee off");
+	t = mk(IORING_OP_TEE, p2[1], 0, 5, 0, 23);
+	t.splice_fd_in = p1[0];
+	t.splice_off_in = 1;
+	run1(c, &r, &t, false, "tee splice_off_in");
+	t = mk(IORING_OP_TEE, p2[1], 0, 5, 0, 24);
+	t.splice_fd_in = fd;
+	run1(c, &r, &t, false, "tee from a file");
+	t = mk(IORING_OP_TEE, p2[1], 0, 5, 0, 25);
+	t.splice_fd_in = p1[0];
+	t.splice_flags = SPLICE_F_NONBLOCK;
+	run1(c, &r, &t, false, "tee empty NONBLOCK");
+	t = mk(IORING_OP_SPLICE, p2[1], 0, 5, (uint64_t)-1, 26);
+	t.splice_fd_in = p1[0];
+	t.splice_off_in = (uint64_t)-1;
+	t.splice_flags = SPLICE_F_NONBLOCK;
+	run1(c, &r, &t, false, "splice empty NONBLOCK");
+	/* short splice fails the chain; a full one does not */
+	{
+		struct io_uring_sqe *sqe;
+
+		if (write(p1[1], "12", 2) != 2)
+			abort();
+		sqe = tring_get_sqe(&r);
+		*sqe = mk(IORING_OP_SPLICE, p2[1], 0, 1, (uint64_t)-1, 30);
+		sqe->splice_fd_in = p1[0];
+		sqe->splice_off_in = (uint64_t)-1;
+		sqe->flags = IOSQE_IO_LINK;
+		sqe = tring_get_sqe(&r);
+		*sqe = mk(IORING_OP_SPLICE, p2[1], 0, 5, (uint64_t)-1, 31);
+		sqe->splice_fd_in = p1[0];
+		sqe->splice_off_in = (uint64_t)-1;
+		sqe->flags = IOSQE_IO_LINK;
+		tring_prep_nop(tring_get_sqe(&r), 32);
+		drec_int(c, tring_submit(&r), "chain: submit");
+		dreap(c, &r, 3, true, "full, short, canceled");
+	}
+	close(fd);
+	close(ro);
+	close(wo);
+	close(p1[0]);
+	close(p1[1]);
+	close(p2[0]);
+	close(p2[1]);
+	scratch_fini(&s);
+out:
+	tring_exit(&r);
+}
+
+/*
+ * splice(2) clears FMODE_NOWAIT on the pipes it is given (pipe_clear_nowait,
+ * 6.5+), the kernel's io_splice does not: after uuring's SPLICE, a
+ * RWF_NOWAIT read of that pipe fails with EOPNOTSUPP instead of EAGAIN.
+ */
+static void sc_splice_nowait(struct dctx *c)
+{
+	struct io_uring_sqe t;
+	struct tring r;
+	struct iovec iov;
+	int p1[2], p2[2];
+	char buf[8];
+	ssize_t n;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (pipe(p1) || pipe(p2) || write(p1[1], "ab", 2) != 2)
+		abort();
+	t = mk(IORING_OP_SPLICE, p2[1], 0, 2, (uint64_t)-1, 1);
+	t.splice_fd_in = p1[0];
+	t.splice_off_in = (uint64_t)-1;
+	run1(c, &r, &t, false, "splice pipe -> pipe");
+	iov.iov_base = buf;
+	iov.iov_len = 1;
+	n = preadv2(p1[0], &iov, 1, -1, RWF_NOWAIT);
+	drec_int(c, n < 0 ? -errno : n, "NOWAIT read of the empty source");
+	close(p1[0]);
+	close(p1[1]);
+	close(p2[0]);
+	close(p2[1]);
+	tring_exit(&r);
+}
+
+/* a splice or tee from an empty pipe waits for data (io-wq in both) */
+static void sc_splice_wait(struct dctx *c)
+{
+	struct io_uring_sqe *sqe;
+	struct tring r;
+	struct tcqe cqe[2];
+	int p1[2], p2[2], op;
+	unsigned int n;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	for (op = 0; op < 2; op++) {
+		if (pipe(p1) || pipe(p2))
+			abort();
+		sqe = tring_get_sqe(&r);
+		*sqe = mk(op ? IORING_OP_TEE : IORING_OP_SPLICE, p2[1], 0, 64,
+			  0, 1);
+		sqe->splice_fd_in = p1[0];
+		if (!op) {
+			sqe->splice_off_in = (uint64_t)-1;
+			sqe->off = (uint64_t)-1;
+		}
+		drec_int(c, tring_submit(&r), "submit");
+		n = tring_reap_wait(&r, cqe, 1, 100000000LL);
+		drec_int(c, n, "CQEs before data");
+		if (write(p1[1], "hello", 5) != 5)
+			abort();
+		n += tring_reap_wait(&r, cqe + n, 1, 2000000000LL);
+		drec_cqes(c, cqe, n, true, "%s after data", op ? "tee" : "splice");
+		drec_int(c, pipe_bytes(p2[0]), "data arrived");
+		/* and again with the writer gone: end of file */
+		sqe = tring_get_sqe(&r);
+		*sqe = mk(op ? IORING_OP_TEE : IORING_OP_SPLICE, p2[1], 0, 64,
+			  0, 2);
+		sqe->splice_fd_in = p1[0];
+		if (!op) {
+			sqe->splice_off_in = (uint64_t)-1;
+			sqe->off = (uint64_t)-1;
+		}
+		if (!op)
+			close(p1[1]);
+		else if (read(p1[0], cqe, 5) != 5)
+			abort();
+		if (op)
+			close(p1[1]);
+		drec_int(c, tring_submit(&r), "submit at EOF");
+		n = tring_reap_wait(&r, cqe, 1, 2000000000LL);
+		drec_cqes(c, cqe, n, true, "%s at EOF", op ? "tee" : "splice");
+		close(p1[0]);
+		close(p2[0]);
+		close(p2[1]);
+	}
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "openat", sc_openat, NULL },
 	{ "openat_prep", sc_openat_prep, NULL },
@@ -1692,6 +1960,10 @@ static const struct dscenario scenarios[] = {
 	{ "madvise", sc_madvise, NULL },
 	{ "link_fail", sc_link_fail, NULL },
 	{ "xattr", sc_xattr, NULL },
+	{ "splice", sc_splice, NULL },
+	{ "splice_wait", sc_splice_wait, NULL },
+	{ "splice_nowait", sc_splice_nowait, NULL,
+	  "splice(2) clears FMODE_NOWAIT on its pipes (see the scenario)" },
 };
 
 DTEST_MAIN(scenarios)

@@ -109,31 +109,30 @@ void uu_os_take(struct uu_req *req, void *mem, void *mem2)
 }
 
 /*
- * The core calls an opcode's cleanup at completion, also for an SQE it
- * refused before prep ran (bad flags, personality ...).  Then req->os is
- * whatever the submission slot held before: stack garbage, or the state of
- * an earlier request that was moved to the heap and owns its blocks.  The
- * tag tells them apart: it must match this request's SQE.  The one case
- * the tag cannot see is a byte-identical SQE refused by the core where
- * the earlier one was accepted, which only IO_DRAIN after a
- * CQE_SKIP_SUCCESS can cause (-EOPNOTSUPP); that case keeps the blocks (a
- * leak rather than a double free).
+ * The tag guards against running cleanup on a state prep did not fill (a
+ * request whose prep never ran, its union holding an older request's
+ * state, stack garbage, or blocks another request owns): it must match
+ * this request's SQE.  A prep that fails frees what it allocated itself
+ * (uu_os_drop).
  */
 static bool os_mine(struct uu_req *req)
 {
 	return req->os.hdr.tag == uu_os_tag(req);
 }
 
+void uu_os_drop(struct uu_req *req)
+{
+	free(req->os.hdr.mem);
+	free(req->os.hdr.mem2);
+	req->os.hdr.mem = req->os.hdr.mem2 = NULL;
+}
+
 void uu_os_release(struct uu_req *req)
 {
 	struct uu_os_hdr *h = &req->os.hdr;
 
-	if ((h->mem || h->mem2) && os_mine(req) &&
-	    !(req->res == -EOPNOTSUPP && (req->sqe.flags & IOSQE_IO_DRAIN) &&
-	      req->ring->drain_disabled)) {
-		free(h->mem);
-		free(h->mem2);
-	}
+	if ((h->mem || h->mem2) && os_mine(req))
+		uu_os_drop(req);
 	h->mem = h->mem2 = NULL;
 	h->issued = false;
 	h->tag = 0;

@@ -39,6 +39,8 @@ void uu_os_init(struct uu_req *req);
 /* Makes the request the owner of the blocks prep allocated (either may
  * be NULL). */
 void uu_os_take(struct uu_req *req, void *mem, void *mem2);
+/* Frees req->os.hdr's blocks: for a prep that fails after allocating. */
+void uu_os_drop(struct uu_req *req);
 /* Frees req->os.hdr's blocks if this request owns them: the cleanup of
  * the opcodes that allocate at prep. */
 void uu_os_release(struct uu_req *req);

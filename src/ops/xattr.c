@@ -55,8 +55,10 @@ static int prep_name_path(struct uu_req *req, bool with_path)
 
 		/* getname_flags(LOOKUP_FOLLOW): "" is -ENOENT */
 		ret = uu_getname(sqe->addr3, false, UU_XATTR_NAME_LEN, &both);
-		if (ret)
-			return ret; /* the name is freed by cleanup */
+		if (ret) {
+			uu_os_drop(req);
+			return ret;
+		}
 		memcpy(both, blk, UU_XATTR_NAME_LEN);
 		free(blk);
 		req->os.hdr.mem = both;
@@ -146,18 +148,18 @@ static int setxattr_prep(struct uu_req *req, bool with_path)
 	if (ret)
 		return ret;
 	if (size) {
+		ret = -E2BIG;
 		if (size > UU_XATTR_SIZE_MAX)
-			return -E2BIG;
+			goto fail;
+		ret = -ENOMEM;
 		val = malloc(size);
 		if (!val)
-			return -ENOMEM;
+			goto fail;
+		req->os.hdr.mem2 = val;
 		ret = uu_copy_from_user(val, (const void *)(uintptr_t)sqe->addr2,
 					size);
-		if (ret) {
-			free(val);
-			return ret;
-		}
-		req->os.hdr.mem2 = val;
+		if (ret)
+			goto fail;
 	}
 	if (!with_path)
 		return 0;
@@ -168,12 +170,15 @@ static int setxattr_prep(struct uu_req *req, bool with_path)
 		req->os.xattr.has_path = true;
 		ret = uu_getname(sqe->addr3, false, UU_XATTR_NAME_LEN, &both);
 		if (ret)
-			return ret;
+			goto fail;
 		memcpy(both, req->os.hdr.mem, UU_XATTR_NAME_LEN);
 		free(req->os.hdr.mem);
 		req->os.hdr.mem = both;
 	}
 	return 0;
+fail:
+	uu_os_drop(req);
+	return ret;
 }
 
 int uu_fsetxattr_prep(struct uu_req *req)

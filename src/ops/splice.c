@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SPLICE and TEE on plain fds.
+ *
+ * The kernel runs both in io-wq and resolves splice_fd_in there, by
+ * number, when the request runs.  uuring first tries the call in the
+ * submitting thread with SPLICE_F_NONBLOCK (never waiting on a pipe, a
+ * socket or a FIFO there); if that would block, the request goes to io-wq
+ * (unbounded: a pipe may stay empty for ever), which makes the call the
+ * application asked for, blocking unless it asked otherwise.  Data moved
+ * by the first try is the result: a blocking splice returns as soon as it
+ * moved something too.
+ *
+ * As in the kernel, offset -1 means "the file position" and a result
+ * other than the full length fails a link chain; SPLICE_F_FD_IN_FIXED
+ * needs the registered file table (none yet: -EBADF).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "ops/ops.h"
+
+#ifndef SPLICE_F_NONBLOCK
+#define SPLICE_F_NONBLOCK 0x02
+#endif
+#define UU_SPLICE_F_ALL 0x0f /* MOVE | NONBLOCK | MORE | GIFT */
+
+static int splice_prep_common(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	req->os.splice.len = sqe->len;
+	req->os.splice.flags = sqe->splice_flags;
+	if (req->os.splice.flags & ~(SPLICE_F_FD_IN_FIXED | UU_SPLICE_F_ALL))
+		return -EINVAL;
+	req->os.splice.fd_in = sqe->splice_fd_in;
+	return 0;
+}
+
+int uu_splice_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	req->os.splice.off_in = (int64_t)sqe->splice_off_in;
+	req->os.splice.off_out = (int64_t)sqe->off;
+	return splice_prep_common(req);
+}
+
+int uu_tee_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	if (sqe->splice_off_in || sqe->off)
+		return -EINVAL;
+	return splice_prep_common(req);
+}
+
+/* fget(splice_fd_in): a closed or O_PATH fd is -EBADF */
+static int check_in(struct uu_req *req)
+{
+	int fl;
+
+	if (req->os.splice.flags & SPLICE_F_FD_IN_FIXED)
+		return -EBADF; /* no registered files */
+	fl = fcntl(req->os.splice.fd_in, F_GETFL);
+	return fl < 0 || (fl & O_PATH) ? -EBADF : 0;
+}
+
+static long do_call(struct uu_req *req, bool tee, unsigned int flags)
+{
+	int64_t off_in = req->os.splice.off_in, off_out = req->os.splice.off_out;
+
+	if (tee)
+		return syscall(SYS_tee, req->os.splice.fd_in, req->fd,
+			       (size_t)req->os.splice.len, flags);
+	return syscall(SYS_splice, req->os.splice.fd_in,
+		       off_in == -1 ? NULL : &off_in, req->fd,
+		       off_out == -1 ? NULL : &off_out,
+		       (size_t)req->os.splice.len, flags);
+}
+
+static int splice_issue(struct uu_req *req, unsigned int issue_flags,
+			bool tee)
+{
+	unsigned int flags = req->os.splice.flags & ~SPLICE_F_FD_IN_FIXED;
+	bool worker = issue_flags & UU_ISSUE_F_WORKER;
+	long n;
+	int ret;
+
+	/* the files are resolved first: out (req->fd), then in */
+	if (req->flags & UU_REQ_FIXED_FILE)
+		return -EBADF;
+	if (!req->os.splice.len) {
+		ret = uu_file_check(req);
+		return ret ? ret : check_in(req);
+	}
+	if (req->os.splice.flags & SPLICE_F_FD_IN_FIXED)
+		return -EBADF;
+	for (;;) {
+		n = do_call(req, tee, worker ? flags : flags | SPLICE_F_NONBLOCK);
+		if (n >= 0 || errno != EINTR)
+			break;
+	}
+	if (n < 0) {
+		if (errno == EAGAIN && !worker && !(flags & SPLICE_F_NONBLOCK))
+			return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
+		return -errno;
+	}
+	if ((uint64_t)n != req->os.splice.len)
+		req->flags |= UU_REQ_SHORT;
+	return (int)n;
+}
+
+int uu_splice_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	return splice_issue(req, issue_flags, false);
+}
+
+int uu_tee_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	return splice_issue(req, issue_flags, true);
+}

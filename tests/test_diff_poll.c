@@ -920,6 +920,63 @@ static long body_both_ends(struct dctx *c, void *arg)
 }
 ISOLATED(sc_both_ends, body_both_ends)
 
+/*
+ * A multishot poll armed on a file that is ready posts one CQE for that
+ * readiness, then one per wakeup: arming right after other poll activity
+ * (a read and a poll completed on another pipe) must not report the
+ * same readiness twice.
+ */
+static long body_armed_ready(struct dctx *c, void *arg)
+{
+	struct tcqe q[8];
+	struct tring r;
+	int i, p[2], bad = 0;
+	char b[8];
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0))
+		return 0;
+	for (i = 0; i < 50; i++) {
+		unsigned int n;
+
+		if (pipe(p))
+			return 0;
+		prep(&r, IORING_OP_READ, p[0], b, sizeof(b), 0, 1, 0);
+		tring_submit(&r);
+		usleep(2 * 1000);
+		poll_add(&r, p[1], POLLOUT, 0, 4, 0);
+		tring_submit(&r);
+		tring_reap_wait(&r, q, 1, SEC);
+		wr(p[1], "1", 1);
+		tring_reap_wait(&r, q, 1, SEC);
+		close(p[0]);
+		close(p[1]);
+		if (pipe(p))
+			return 0;
+		poll_add(&r, p[1], POLLOUT, IORING_POLL_ADD_MULTI, 2, 0);
+		tring_submit(&r);
+		tring_reap_wait(&r, q, 1, SEC);
+		usleep(10 * 1000);
+		n = tring_reap(&r, q, 8);
+		if (n) {
+			bad++;
+			if (bad == 1)
+				dnote(c, "iteration %d: %u more CQEs, first ud=%llu res=%d flags=0x%x",
+				      i, n, (unsigned long long)q[0].user_data,
+				      q[0].res, q[0].flags);
+		}
+		poll_remove(&r, 2, 0, 0, 0, 3);
+		tring_submit(&r);
+		tring_reap_wait(&r, q, 2, SEC);
+		close(p[0]);
+		close(p[1]);
+	}
+	drec_int(c, bad, "iterations with a second CQE and no new wakeup");
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_armed_ready, body_armed_ready)
+
 /* T4: a poll keeps its file when the application closes the fd */
 static long body_close(struct dctx *c, void *arg)
 {
@@ -958,6 +1015,7 @@ static const struct dscenario scenarios[] = {
 	{ "poll_links_drain", sc_links, NULL },
 	{ "poll_many", sc_many, NULL },
 	{ "poll_both_pipe_ends", sc_both_ends, NULL },
+	{ "poll_multishot_armed_ready", sc_armed_ready, NULL },
 	{ "poll_close_fd", sc_close, NULL },
 };
 

@@ -38,11 +38,31 @@ static void *raw_mmap(void *addr, size_t len, int prot, int flags, int fd,
  * A second mapping of the ring's shared pages (mremap with old size 0);
  * see docs/architecture.md "Mapping, and the kernel's aliasing".
  */
+/*
+ * Under ThreadSanitizer the application gets the engine's own mapping
+ * instead of a second one: TSan tracks memory by virtual address and
+ * cannot see that two mappings alias, so the release/acquire pairs on the
+ * ring words would look like no synchronisation at all (false reports).
+ * uuring_munmap then leaves engine mappings alone.  Test builds only.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define UU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UU_TSAN 1
+#endif
+#endif
+
 static void *map_region(void *src, size_t region, void *addr, size_t len,
 			int prot, int flags)
 {
 	void *p;
 
+#ifdef UU_TSAN
+	if (!(flags & MAP_FIXED) && len && len <= region &&
+	    (prot & (PROT_READ | PROT_WRITE)) == (PROT_READ | PROT_WRITE))
+		return src;
+#endif
 	(void)region; /* like the kernel, a longer mapping is allowed; only the
 		       * region's pages are backed */
 	if (!len)
@@ -96,6 +116,10 @@ UU_EXPORT void *uuring_mmap(void *addr, size_t length, int prot, int flags,
 
 UU_EXPORT int uuring_munmap(void *addr, size_t length)
 {
+#ifdef UU_TSAN
+	if (uu_registry_is_engine_mapping(addr))
+		return 0;
+#endif
 	return munmap(addr, length) ? -errno : 0;
 }
 

@@ -201,6 +201,7 @@ enum {
 				       * links (TIMEOUT_ETIME_SUCCESS) */
 	UU_REQ_ARM_LTIMEOUT = 1u << 13, /* next in chain is a LINK_TIMEOUT */
 	UU_REQ_NOT_PARKED = 1u << 14, /* finished late but never parked */
+	UU_REQ_PREPPED = 1u << 15,   /* prep succeeded: cleanup applies */
 };
 
 #define UU_INLINE_IOVS 8
@@ -397,6 +398,7 @@ struct uu_exec {
 	bool submitter;                   /* the thread inside enter */
 	struct uu_req *late_head, *late_tail; /* finish after the batch */
 	struct uu_exec *prev;             /* enclosing context, this thread */
+	unsigned int ring_puts;           /* ring refs to drop at the end */
 	struct {
 		unsigned int nr;
 		struct {
@@ -451,6 +453,7 @@ int uu_registry_forget_fd(int fd);   /* returns 1 if fd was a ring */
 void uu_registry_sweep(void);
 void uu_registry_note_fd(struct uu_ring *ring, int fd);
 int uu_registry_close(int fd);
+bool uu_registry_is_engine_mapping(const void *addr);
 struct uu_ring *uu_ring_alloc(void);
 void uu_ring_recycle(struct uu_ring *ring);
 extern atomic_uint uu_fork_generation;

@@ -33,6 +33,7 @@ void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter)
 	s->head = s->last = NULL;
 	s->tw_head = s->tw_tail = NULL;
 	s->late_head = s->late_tail = NULL;
+	s->ring_puts = 0;
 	s->cb.nr = 0;
 	s->submitter = submitter;
 	s->prev = uu_current_exec;
@@ -46,6 +47,10 @@ void uu_exec_end(struct uu_exec *s)
 {
 	uu_exec_flush(s);
 	uu_current_exec = s->prev;
+	while (s->ring_puts) {
+		s->ring_puts--;
+		uu_ring_put(s->ring);
+	}
 }
 
 /*
@@ -119,8 +124,10 @@ static void req_complete(struct uu_exec *s, struct uu_req *req)
 {
 	const struct uu_opdef *def = &uu_opdefs[req->opcode];
 
-	if (def->cleanup)
+	if (def->cleanup && (req->flags & UU_REQ_PREPPED)) {
 		def->cleanup(req);
+		req->flags &= ~UU_REQ_PREPPED;
+	}
 	if (req->flags & UU_REQ_CQE_SKIP)
 		return;
 	uu_exec_post(s, req->user_data, req->res, req->cflags, req->big);
@@ -229,6 +236,19 @@ static int take_file_ref(struct uu_req *req)
  * set when it completed after all.  A parked request holds a reference to
  * its ring and counts in ring->inflight.
  */
+static uint8_t park_place(int how)
+{
+	switch (how) {
+	case UU_ISSUE_PUNT:
+	case UU_ISSUE_PUNT_UNBOUND:
+		return UU_PARKED_IOWQ;
+	case UU_ISSUE_PARK_TIMEOUT:
+		return UU_PARKED_TIMEOUT;
+	default:
+		return UU_PARKED_POLL;
+	}
+}
+
 static bool park(struct uu_req **reqp, bool *heap, int how, int *res)
 {
 	struct uu_req *req = *reqp;
@@ -253,8 +273,14 @@ static bool park(struct uu_req **reqp, bool *heap, int how, int *res)
 		atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&r->inflight, 1, memory_order_relaxed);
 		req->on_park_list = true;
-		req->parked_on = UU_PARKED_NONE;
+		req->parked_on = park_place(how);
 		uu_park_list_add(req);
+	} else {
+		/* re-parked by a worker (pollable file): cancels look at
+		 * parked_on under park_lock */
+		pthread_mutex_lock(&r->park_lock);
+		req->parked_on = park_place(how);
+		pthread_mutex_unlock(&r->park_lock);
 	}
 	/* a LINK_TIMEOUT guards this request from now on */
 	if ((req->flags & UU_REQ_ARM_LTIMEOUT) && req->link &&
@@ -266,15 +292,12 @@ static bool park(struct uu_req **reqp, bool *heap, int how, int *res)
 	case UU_ISSUE_PUNT:
 	case UU_ISSUE_PUNT_UNBOUND:
 		uu_stat_inc(r, route_iowq);
-		req->parked_on = UU_PARKED_IOWQ;
 		uu_iowq_enqueue(req, how == UU_ISSUE_PUNT_UNBOUND);
 		return true;
 	case UU_ISSUE_PARK_TIMEOUT:
-		req->parked_on = UU_PARKED_TIMEOUT;
 		uu_timeout_arm(req);
 		return true;
 	case UU_ISSUE_PARK_POLLREQ:
-		req->parked_on = UU_PARKED_POLL;
 		if (!uu_poll_arm_request(req)) {
 			uu_stat_inc(r, route_poll);
 			return true;
@@ -284,7 +307,6 @@ static bool park(struct uu_req **reqp, bool *heap, int how, int *res)
 		return true;
 	default:
 		uu_stat_inc(r, route_poll);
-		req->parked_on = UU_PARKED_POLL;
 		uu_poll_arm(req, how == UU_ISSUE_PARK_POLLIN ? UU_POLL_IN :
 							      UU_POLL_OUT);
 		return true;
@@ -477,8 +499,9 @@ static void finish_parked(struct uu_exec *s, struct uu_req *req)
 	if (req->flags & UU_REQ_CQE_POSTED) {
 		const struct uu_opdef *def = &uu_opdefs[req->opcode];
 
-		if (def->cleanup)
+		if (def->cleanup && (req->flags & UU_REQ_PREPPED))
 			def->cleanup(req);
+		req->flags &= ~UU_REQ_PREPPED;
 	} else {
 		req_complete(s, req);
 	}
@@ -491,7 +514,9 @@ static void finish_parked(struct uu_exec *s, struct uu_req *req)
 		uu_exec_flush(s);
 		process_defer(r, s);
 	}
-	uu_ring_put(r); /* the parked request's reference */
+	/* the parked request's ring reference: dropped by uu_exec_end,
+	 * after this context has posted its last CQE on the ring */
+	s->ring_puts++;
 }
 
 static void finish_now(struct uu_req *req, bool submitter)
@@ -515,6 +540,9 @@ static void defer_push(struct uu_req *req)
 	struct uu_ring *r = req->ring;
 	unsigned int n, want;
 
+	/* once pushed, req (and its ring reference) belong to the submitter:
+	 * hold our own reference for the wake-up below */
+	atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
 	uu_mpscq_push(&r->defer_tw, &req->tw_node);
 	n = atomic_fetch_add_explicit(&r->tw_pending, 1, memory_order_seq_cst) + 1;
 	if (n == 1 && (r->setup_flags & IORING_SETUP_TASKRUN_FLAG))
@@ -536,6 +564,7 @@ static void defer_push(struct uu_req *req)
 			/* non-blocking eventfd: cannot fill up */
 		}
 	}
+	uu_ring_put(r);
 }
 
 void uu_req_finish_async(struct uu_req *req)
@@ -546,11 +575,15 @@ void uu_req_finish_async(struct uu_req *req)
 	}
 	if (req->ring->sqd) {
 		/* SQPOLL: the thread runs completions, a capped batch per
-		 * loop (seed 000) */
-		uu_mpscq_push(&req->ring->defer_tw, &req->tw_node);
-		atomic_fetch_add_explicit(&req->ring->tw_pending, 1,
-					  memory_order_seq_cst);
-		uu_sqd_wake(req->ring->sqd);
+		 * loop (seed 000).  Once pushed, req belongs to that thread:
+		 * read nothing from it afterwards. */
+		struct uu_ring *r = req->ring;
+
+		atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
+		uu_mpscq_push(&r->defer_tw, &req->tw_node);
+		atomic_fetch_add_explicit(&r->tw_pending, 1, memory_order_seq_cst);
+		uu_sqd_wake(r->sqd);
+		uu_ring_put(r);
 		return;
 	}
 	finish_now(req, false);

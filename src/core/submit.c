@@ -74,7 +74,14 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 		return -EINVAL; /* no personalities can be registered yet */
 	if (sqe_flags & IOSQE_BUFFER_SELECT)
 		req->flags |= UU_REQ_BUFFER_SELECT;
-	return def->prep ? def->prep(req) : 0;
+	if (def->prep) {
+		int ret = def->prep(req);
+
+		if (ret)
+			return ret;
+	}
+	req->flags |= UU_REQ_PREPPED;
+	return 0;
 }
 
 /* io_submit_fail_init */

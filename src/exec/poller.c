@@ -183,6 +183,11 @@ static int arm(struct uu_req *req)
 		}
 		pf->hnext = P.hash[h];
 		P.hash[h] = pf;
+		/* EPOLL_CTL_ADD reports the current readiness itself: no
+		 * recheck, or a multishot would see one readiness twice */
+		waiter_append(pf, req);
+		pthread_mutex_unlock(&P.lock);
+		return 0;
 	}
 	waiter_append(pf, req);
 	if (!pf->on_recheck) {

@@ -402,15 +402,19 @@ static void link_timeout_fired(struct uu_timer *t)
 	struct uu_req *target = lt->tmo.target_req;
 	int ret;
 
-	/* the target may complete inside the cancel (in this thread) and
-	 * ask for our result: -ETIME, which is final if the cancel works */
+	struct uu_exec s;
+
+	/* a cancelled target completes in this context's late list, after
+	 * our result is final (it frees the link timeout) */
+	uu_exec_init(&s, target->ring, false);
 	lt->tmo.lt_res = -ETIME;
 	firing_lt = lt;
 	ret = uu_cancel_req(target);
-	firing_lt = NULL;
 	if (ret)
 		lt->tmo.lt_res = ret; /* -EALREADY: running, cannot cancel */
 	__atomic_store_n(&lt->tmo.fired, true, __ATOMIC_RELEASE);
+	uu_exec_end(&s);
+	firing_lt = NULL;
 }
 
 void uu_link_timeout_arm(struct uu_req *target)

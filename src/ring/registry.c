@@ -278,6 +278,20 @@ static void check_last_close(struct uu_ring *r)
 	pthread_mutex_unlock(&live_lock);
 }
 
+/* Is addr the start of a live ring's engine mapping?  (TSan builds) */
+bool uu_registry_is_engine_mapping(const void *addr)
+{
+	struct live_node *n;
+	bool found = false;
+
+	pthread_mutex_lock(&live_lock);
+	for (n = live_list; n && !found; n = n->next)
+		found = !n->ring->user_mem &&
+			(n->ring->rings_mem == addr || n->ring->sqes_mem == addr);
+	pthread_mutex_unlock(&live_lock);
+	return found;
+}
+
 void uu_registry_sweep(void)
 {
 	struct live_node **pp;

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+/*
+ * WAITID: waitid(2) for the submitting process's children (which in len,
+ * the id in fd, the options in file_index, the siginfo in addr2).
+ *
+ * As the kernel's io_waitid, the wait is first tried when the request is
+ * issued (in the submitting thread, with WNOHANG added); if no child is
+ * ready it waits in io-wq (the kernel arms a wait-queue callback).  A
+ * child's state change stays until it is reaped, so nothing is missed in
+ * between.  Only the six siginfo fields the kernel writes are written
+ * (si_signo, si_errno, si_code, si_pid, si_uid, si_status), all zero when
+ * WNOHANG finds nothing.  A waitid that waits with __WNOTHREAD would wait
+ * for the io-wq worker's own children, of which it has none: such a
+ * request is completed by the first try only (documented divergence).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "ops/ops.h"
+#include "util/usercopy.h"
+
+#ifndef __WNOTHREAD
+#define __WNOTHREAD 0x20000000
+#endif
+
+int uu_waitid_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	if (sqe->addr || sqe->buf_index || sqe->addr3 || sqe->waitid_flags)
+		return -EINVAL;
+	req->os.waitid.which = (int)sqe->len;
+	req->os.waitid.upid = sqe->fd;
+	req->os.waitid.options = (int)sqe->file_index;
+	req->os.waitid.uinfop = sqe->addr2;
+	return 0;
+}
+
+/* io_waitid_copy_si: the fields waitid(2) writes, at their offsets */
+static int copy_si(uint64_t uinfop, const siginfo_t *si, int signo)
+{
+	int32_t head[3] = { signo, 0, signo ? si->si_code : 0 };
+	int32_t body[3] = { 0, 0, 0 };
+
+	if (!uinfop)
+		return 0;
+	if (signo) {
+		body[0] = si->si_pid;
+		body[1] = (int32_t)si->si_uid;
+		body[2] = si->si_status;
+	}
+	if (uu_copy_to_user((void *)(uintptr_t)uinfop, head, sizeof(head)) ||
+	    uu_copy_to_user((char *)(uintptr_t)uinfop +
+			    offsetof(siginfo_t, si_pid), body, sizeof(body)))
+		return -EFAULT;
+	return 0;
+}
+
+int uu_waitid_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	bool worker = issue_flags & UU_ISSUE_F_WORKER;
+	int options = req->os.waitid.options;
+	bool nohang = options & WNOHANG;
+	siginfo_t si;
+	long ret;
+
+	if (!worker)
+		options |= WNOHANG;
+	memset(&si, 0, sizeof(si));
+	do {
+		ret = syscall(SYS_waitid, req->os.waitid.which,
+			      req->os.waitid.upid, &si, options, NULL);
+	} while (ret < 0 && errno == EINTR && worker);
+	if (ret < 0)
+		return -errno;
+	/* WNOHANG and nothing ready: si_pid stays 0 */
+	if (!si.si_pid && !nohang && !worker &&
+	    !(req->os.waitid.options & __WNOTHREAD))
+		return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
+	return copy_si(req->os.waitid.uinfop, &si, si.si_pid ? SIGCHLD : 0);
+}

@@ -256,9 +256,19 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 	OP(IORING_OP_SEND_ZC, "SEND_ZC"),
 	OP(IORING_OP_SENDMSG_ZC, "SENDMSG_ZC"),
 	OP(IORING_OP_READ_MULTISHOT, "READ_MULTISHOT"),
-	OP(IORING_OP_WAITID, "WAITID"),
+	[IORING_OP_WAITID] = {
+		.name = "WAITID",
+		.supported = true,
+		.prep = uu_waitid_prep,
+		.issue = uu_waitid_issue,
+	},
 	OP(IORING_OP_FUTEX_WAIT, "FUTEX_WAIT"),
-	OP(IORING_OP_FUTEX_WAKE, "FUTEX_WAKE"),
+	[IORING_OP_FUTEX_WAKE] = {
+		.name = "FUTEX_WAKE",
+		.supported = true,
+		.prep = uu_futex_prep,
+		.issue = uu_futex_wake_issue,
+	},
 	OP(IORING_OP_FUTEX_WAITV, "FUTEX_WAITV"),
 	OP(IORING_OP_FIXED_FD_INSTALL, "FIXED_FD_INSTALL"),
 	[IORING_OP_FTRUNCATE] = {

@@ -102,14 +102,20 @@ union uu_op_state {
 		int fd_in;
 	} splice;
 
-	/* FUTEX_WAIT, FUTEX_WAKE, FUTEX_WAITV: the waitv array in hdr.mem */
+	/* FUTEX_WAKE */
 	struct {
 		struct uu_os_hdr hdr;
 		uint64_t uaddr;
 		uint64_t val, mask;
 		uint32_t flags;          /* FUTEX2_* */
-		uint32_t nr;             /* WAITV entries */
 	} futex;
+
+	/* WAITID */
+	struct {
+		struct uu_os_hdr hdr;
+		uint64_t uinfop;         /* siginfo_t in user memory */
+		int which, upid, options;
+	} waitid;
 
 	uint64_t raw[10];
 };

@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Differential tests: FUTEX_WAKE (futex2 flags, bitsets, counts, a waiter
+ * in another thread) and WAITID (exited, stopped, still running children,
+ * WNOHANG, WNOWAIT, pidfds, a wait that blocks until the child exits),
+ * with their prep and issue errors.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dtest.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+#define F2_U8 0x00
+#define F2_U32 0x02
+#define F2_U64 0x03
+#define F2_NUMA 0x04
+#define F2_MPOL 0x08
+#define F2_PRIVATE 0x80
+#define MATCH_ANY 0xffffffffULL
+
+#define NOP_UD 0xfeedULL
+
+#define P(x) ((uint64_t)(uintptr_t)(x))
+
+static struct io_uring_sqe mk(int op, int fd, uint64_t addr, uint32_t len,
+			      uint64_t off, uint64_t ud)
+{
+	struct io_uring_sqe s;
+
+	memset(&s, 0, sizeof(s));
+	s.opcode = (uint8_t)op;
+	s.fd = fd;
+	s.addr = addr;
+	s.len = len;
+	s.off = off;
+	s.user_data = ud;
+	return s;
+}
+
+/* FUTEX_WAKE: uaddr in addr, count in addr2, bitset in addr3, flags in fd */
+static struct io_uring_sqe wake(void *uaddr, uint64_t nr, uint64_t mask,
+				uint32_t flags, uint64_t ud)
+{
+	struct io_uring_sqe s = mk(IORING_OP_FUTEX_WAKE, (int)flags, P(uaddr),
+				   0, nr, ud);
+
+	s.addr3 = mask;
+	return s;
+}
+
+/*
+ * Submits a copy of *t followed by a NOP and records the CQEs (multiset)
+ * and the number submitted: a prep error stops the submission there.
+ */
+static int run1(struct dctx *c, struct tring *r, const struct io_uring_sqe *t,
+		const char *label)
+{
+	struct io_uring_sqe *sqe = tring_get_sqe(r);
+	struct tcqe cqe[2];
+	unsigned int n, i;
+	int ret, res = -99999;
+
+	memcpy(sqe, t, sizeof(*sqe));
+	tring_prep_nop(tring_get_sqe(r), NOP_UD);
+	ret = tring_submit(r);
+	drec_int(c, ret, "%s: submitted", label);
+	if (ret == 1)
+		ret = 1 + tring_enter(r, 1, 0, 0, NULL, 0);
+	n = tring_reap_wait(r, cqe, 2, 2000000000LL);
+	for (i = 0; i < n; i++)
+		if (cqe[i].user_data != NOP_UD)
+			res = cqe[i].res;
+	drec_cqes(c, cqe, n, false, "%s", label);
+	return res;
+}
+
+/* ---- FUTEX_WAKE ---- */
+
+struct waiter {
+	_Atomic uint32_t word;
+	uint32_t bitset;
+	int op;                 /* FUTEX_WAIT_BITSET (| PRIVATE) */
+	atomic_int done;
+	long ret;
+};
+
+static void *waiter_fn(void *arg)
+{
+	struct waiter *w = arg;
+
+	do {
+		w->ret = syscall(SYS_futex, &w->word, w->op, 0, NULL, NULL,
+				 w->bitset);
+	} while (w->ret < 0 && errno == EINTR);
+	atomic_store(&w->done, 1);
+	return NULL;
+}
+
+/* Wakes w with t until a waiter is woken (the thread may not sleep yet):
+ * records the attempt that woke it and whether the thread returned. */
+static void wake_waiter(struct dctx *c, struct tring *r, struct waiter *w,
+			struct io_uring_sqe t, const char *label)
+{
+	struct timespec ts = { 0, 1000000 };
+	struct tcqe cqe;
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		*tring_get_sqe(r) = t;
+		tring_submit(r);
+		if (tring_reap_wait(r, &cqe, 1, 2000000000LL) != 1)
+			break;
+		if (cqe.res != 0)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	drec_cqes(c, &cqe, 1, true, "%s", label);
+	for (i = 0; i < 2000 && !atomic_load(&w->done); i++)
+		nanosleep(&ts, NULL);
+	drec_int(c, atomic_load(&w->done), "%s: waiter returned", label);
+}
+
+static void sc_futex_wake(struct dctx *c)
+{
+	struct waiter w;
+	struct tring r;
+	pthread_t th;
+	uint32_t word = 0;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	/* nobody waits */
+	run1(c, &r, (struct io_uring_sqe[]){ wake(&word, 1, MATCH_ANY,
+		F2_U32 | F2_PRIVATE, 1) }, "no waiter");
+	run1(c, &r, (struct io_uring_sqe[]){ wake(&word, 0, MATCH_ANY,
+		F2_U32 | F2_PRIVATE, 2) }, "nr 0");
+	run1(c, &r, (struct io_uring_sqe[]){ wake(&word, 1, MATCH_ANY,
+		F2_U32, 3) }, "shared, no waiter");
+	run1(c, &r, (struct io_uring_sqe[]){ wake(&word, 0xffffffffULL,
+		MATCH_ANY, F2_U32 | F2_PRIVATE, 4) }, "nr 0xffffffff");
+	run1(c, &r, (struct io_uring_sqe[]){ wake(&word, 1, MATCH_ANY,
+		F2_U32 | F2_NUMA | F2_PRIVATE, 5) }, "NUMA");
+	run1(c, &r, (struct io_uring_sqe[]){ wake(&word, 1, MATCH_ANY,
+		F2_U32 | F2_MPOL | F2_PRIVATE, 6) }, "MPOL");
+	run1(c, &r, (struct io_uring_sqe[]){ wake(&word, 1, MATCH_ANY,
+		F2_U32 | F2_MPOL | F2_NUMA | F2_PRIVATE, 7) }, "MPOL | NUMA");
+
+	/* a private waiter with bitset 0x1 in another thread */
+	memset(&w, 0, sizeof(w));
+	w.bitset = 0x1;
+	w.op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
+	pthread_create(&th, NULL, waiter_fn, &w);
+	usleep(20000);
+	/* a shared wake does not reach a private waiter; nor a bitset that
+	 * does not intersect */
+	run1(c, &r, (struct io_uring_sqe[]){ wake(&w.word, 1, MATCH_ANY,
+		F2_U32, 10) }, "shared wake, private waiter");
+	run1(c, &r, (struct io_uring_sqe[]){ wake(&w.word, 1, 0x2,
+		F2_U32 | F2_PRIVATE, 11) }, "bitset 0x2 vs 0x1");
+	drec_int(c, atomic_load(&w.done), "waiter still waits");
+	wake_waiter(c, &r, &w, wake(&w.word, 5, 0x3, F2_U32 | F2_PRIVATE, 12),
+		    "bitset 0x3 wakes it");
+	pthread_join(th, NULL);
+	drec_int(c, w.ret, "waiter result");
+
+	/* a shared waiter, woken with IOSQE_ASYNC */
+	memset(&w, 0, sizeof(w));
+	w.bitset = FUTEX_BITSET_MATCH_ANY;
+	w.op = FUTEX_WAIT_BITSET;
+	pthread_create(&th, NULL, waiter_fn, &w);
+	{
+		struct io_uring_sqe t = wake(&w.word, 1, MATCH_ANY, F2_U32, 13);
+
+		t.flags = IOSQE_ASYNC;
+		wake_waiter(c, &r, &w, t, "shared waiter, ASYNC wake");
+	}
+	pthread_join(th, NULL);
+
+	/* issue errors */
+	run1(c, &r, (struct io_uring_sqe[]){ wake(&word, 1, 0,
+		F2_U32 | F2_PRIVATE, 20) }, "bitset 0");
+	run1(c, &r, (struct io_uring_sqe[]){ wake(dunmapped_addr(), 1,
+		MATCH_ANY, F2_U32 | F2_PRIVATE, 21) }, "unmapped");
+	run1(c, &r, (struct io_uring_sqe[]){ wake((char *)&word + 1, 1,
+		MATCH_ANY, F2_U32 | F2_PRIVATE, 22) }, "unaligned");
+	run1(c, &r, (struct io_uring_sqe[]){ wake(NULL, 1, MATCH_ANY,
+		F2_U32 | F2_PRIVATE, 23) }, "NULL");
+	/* prep errors */
+	run1(c, &r, (struct io_uring_sqe[]){ wake(&word, 1, MATCH_ANY,
+		F2_U8 | F2_PRIVATE, 30) }, "size u8");
+	run1(c, &r, (struct io_uring_sqe[]){ wake(&word, 1, MATCH_ANY,
+		F2_U64 | F2_PRIVATE, 31) }, "size u64");
+	run1(c, &r, (struct io_uring_sqe[]){ wake(&word, 1, MATCH_ANY,
+		F2_U32 | 0x40, 32) }, "unknown flag 0x40");
+	run1(c, &r, (struct io_uring_sqe[]){ wake(&word, 1, MATCH_ANY,
+		F2_U32 | 0x100, 33) }, "unknown flag 0x100");
+	run1(c, &r, (struct io_uring_sqe[]){ wake(&word, 1ULL << 32,
+		MATCH_ANY, F2_U32 | F2_PRIVATE, 34) }, "nr above 32 bits");
+	run1(c, &r, (struct io_uring_sqe[]){ wake(&word, 1, 1ULL << 32,
+		F2_U32 | F2_PRIVATE, 35) }, "bitset above 32 bits");
+	{
+		struct io_uring_sqe t = wake(&word, 1, MATCH_ANY,
+					     F2_U32 | F2_PRIVATE, 36);
+
+		t.len = 1;
+		run1(c, &r, &t, "len");
+		t = wake(&word, 1, MATCH_ANY, F2_U32 | F2_PRIVATE, 37);
+		t.futex_flags = 1;
+		run1(c, &r, &t, "futex_flags");
+		t = wake(&word, 1, MATCH_ANY, F2_U32 | F2_PRIVATE, 38);
+		t.buf_index = 1;
+		run1(c, &r, &t, "buf_index");
+		t = wake(&word, 1, MATCH_ANY, F2_U32 | F2_PRIVATE, 39);
+		t.file_index = 1;
+		run1(c, &r, &t, "file_index");
+		t = wake(&word, 1, MATCH_ANY, F2_U32 | F2_PRIVATE, 40);
+		t.flags = IOSQE_FIXED_FILE;
+		run1(c, &r, &t, "FIXED_FILE");
+		/* a failed wake fails its chain */
+		t = wake(&word, 1, 0, F2_U32 | F2_PRIVATE, 41);
+		t.flags = IOSQE_IO_LINK;
+		run1(c, &r, &t, "bitset 0, linked");
+	}
+	tring_exit(&r);
+}
+
+/* ---- WAITID ---- */
+
+/* WAITID: which in len, id in fd, options in file_index, infop in addr2 */
+static struct io_uring_sqe waitid_sqe(int which, int id, int options,
+				      void *infop, uint64_t ud)
+{
+	struct io_uring_sqe s = mk(IORING_OP_WAITID, id, 0, (uint32_t)which,
+				   P(infop), ud);
+
+	s.file_index = (uint32_t)options;
+	return s;
+}
+
+static void record_si(struct dctx *c, const siginfo_t *si, pid_t pid,
+		      const char *label)
+{
+	drec_int(c, si->si_signo, "%s: si_signo", label);
+	drec_int(c, si->si_errno, "%s: si_errno", label);
+	drec_int(c, si->si_code, "%s: si_code", label);
+	drec_int(c, si->si_pid == pid, "%s: si_pid", label);
+	drec_int(c, si->si_uid == getuid(), "%s: si_uid", label);
+	drec_int(c, si->si_status, "%s: si_status", label);
+	/* a field the kernel does not write keeps its fill */
+	drec_int(c, ((unsigned char *)si)[100], "%s: byte 100", label);
+}
+
+static pid_t child(int status, int delay_ms)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (delay_ms)
+			usleep((useconds_t)delay_ms * 1000);
+		_exit(status);
+	}
+	return pid;
+}
+
+static void sc_waitid(struct dctx *c)
+{
+	struct tring r;
+	siginfo_t si;
+	pid_t pid;
+	int pidfd, st;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	/* no children at all */
+	run1(c, &r, (struct io_uring_sqe[]){ waitid_sqe(P_ALL, 0, WEXITED,
+		&si, 1) }, "P_ALL, no children");
+	/* an exited child */
+	pid = child(7, 0);
+	usleep(20000);
+	memset(&si, 0xa5, sizeof(si));
+	run1(c, &r, (struct io_uring_sqe[]){ waitid_sqe(P_PID, pid, WEXITED,
+		&si, 2) }, "exited child");
+	record_si(c, &si, pid, "exited");
+	/* WNOHANG, child still running: zeros */
+	pid = child(3, 100);
+	memset(&si, 0xa5, sizeof(si));
+	run1(c, &r, (struct io_uring_sqe[]){ waitid_sqe(P_PID, pid,
+		WEXITED | WNOHANG, &si, 3) }, "WNOHANG, running");
+	record_si(c, &si, 0, "WNOHANG");
+	/* a wait that blocks until the child exits */
+	memset(&si, 0xa5, sizeof(si));
+	run1(c, &r, (struct io_uring_sqe[]){ waitid_sqe(P_ALL, 0, WEXITED,
+		&si, 4) }, "blocking P_ALL");
+	record_si(c, &si, pid, "blocking");
+	/* WNOWAIT leaves it waitable; NULL infop */
+	pid = child(9, 0);
+	usleep(20000);
+	run1(c, &r, (struct io_uring_sqe[]){ waitid_sqe(P_PID, pid,
+		WEXITED | WNOWAIT, NULL, 5) }, "WNOWAIT, NULL infop");
+	drec_int(c, waitpid(pid, &st, WNOHANG) == pid, "still waitable");
+	drec_int(c, WEXITSTATUS(st), "status");
+	/* a pidfd, with IOSQE_ASYNC */
+	pid = child(11, 30);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	{
+		struct io_uring_sqe t = waitid_sqe(P_PIDFD, pidfd, WEXITED,
+						   &si, 6);
+
+		t.flags = IOSQE_ASYNC;
+		memset(&si, 0xa5, sizeof(si));
+		run1(c, &r, &t, "P_PIDFD ASYNC");
+		record_si(c, &si, pid, "pidfd");
+	}
+	close(pidfd);
+	/* a stopped child */
+	pid = fork();
+	if (pid == 0) {
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	memset(&si, 0xa5, sizeof(si));
+	run1(c, &r, (struct io_uring_sqe[]){ waitid_sqe(P_PID, pid, WSTOPPED,
+		&si, 7) }, "stopped child");
+	record_si(c, &si, pid, "stopped");
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	/* issue errors */
+	pid = child(1, 0);
+	usleep(20000);
+	run1(c, &r, (struct io_uring_sqe[]){ waitid_sqe(P_PID, pid, WEXITED,
+		dunmapped_addr(), 8) }, "unmapped infop");
+	drec_int(c, waitpid(pid, &st, WNOHANG), "reaped anyway");
+	run1(c, &r, (struct io_uring_sqe[]){ waitid_sqe(P_ALL, 0, 0, &si,
+		9) }, "no WEXITED/WSTOPPED/WCONTINUED");
+	run1(c, &r, (struct io_uring_sqe[]){ waitid_sqe(P_ALL, 0,
+		WEXITED | 0x100, &si, 10) }, "unknown option");
+	run1(c, &r, (struct io_uring_sqe[]){ waitid_sqe(99, 0, WEXITED, &si,
+		11) }, "unknown which");
+	run1(c, &r, (struct io_uring_sqe[]){ waitid_sqe(P_PID, 0, WEXITED,
+		&si, 12) }, "P_PID 0");
+	run1(c, &r, (struct io_uring_sqe[]){ waitid_sqe(P_PIDFD, 9999,
+		WEXITED, &si, 13) }, "P_PIDFD bad fd");
+	run1(c, &r, (struct io_uring_sqe[]){ waitid_sqe(P_PID, 1, WEXITED,
+		&si, 14) }, "not our child");
+	/* prep errors */
+	{
+		struct io_uring_sqe t = waitid_sqe(P_ALL, 0, WEXITED, &si, 20);
+
+		t.addr = 1;
+		run1(c, &r, &t, "addr");
+		t = waitid_sqe(P_ALL, 0, WEXITED, &si, 21);
+		t.buf_index = 1;
+		run1(c, &r, &t, "buf_index");
+		t = waitid_sqe(P_ALL, 0, WEXITED, &si, 22);
+		t.addr3 = 1;
+		run1(c, &r, &t, "addr3");
+		t = waitid_sqe(P_ALL, 0, WEXITED, &si, 23);
+		t.waitid_flags = 1;
+		run1(c, &r, &t, "waitid_flags");
+	}
+	tring_exit(&r);
+}
+
+static const struct dscenario scenarios[] = {
+	{ "futex_wake", sc_futex_wake, NULL },
+	{ "waitid", sc_waitid, NULL },
+};
+
+DTEST_MAIN(scenarios)

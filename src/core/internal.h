@@ -161,6 +161,17 @@ struct uu_ring {
 					* submitter needs (0: not sleeping) */
 	atomic_int tw_waiter_efd;      /* the submitter's wake eventfd */
 
+	/* ---- registered resources (core/rsrc.c) ---- */
+	pthread_mutex_t files_lock;    /* the table pointer, for lookups */
+	struct uu_fixed_file {
+		int fd;                /* engine dup, -1 = empty */
+		uint64_t tag;
+	} *files;
+	unsigned int nr_files, alloc_start, alloc_end;
+	atomic_int evfd;               /* CQ eventfd (engine dup) or -1 */
+	bool evfd_async;
+	uint32_t evfd_last_tail;       /* completion_lock */
+
 	/* ---- SQPOLL (exec/sqpoll.c) ---- */
 	struct uu_sqd *sqd;
 	_Atomic uint32_t sq_space_seq; /* futex: SQ_WAIT sleepers */
@@ -496,6 +507,14 @@ struct uu_wait_args {
 int uu_cq_wait(struct uu_ring *ring, unsigned int min_events,
 	       unsigned int flags, const void *argp, size_t argsz);
 void uu_wake_waiters(struct uu_ring *ring);
+
+/* ---- registered resources (core/rsrc.c) ---- */
+int uu_rsrc_register(struct uu_ring *ring, unsigned int opcode, void *arg,
+		     unsigned int nr_args);
+void uu_eventfd_signal_locked(struct uu_ring *ring, uint32_t tail);
+int uu_fixed_file(struct uu_ring *ring, unsigned int idx);
+void uu_rsrc_free(struct uu_ring *ring);
+extern __thread bool uu_in_iowq_worker;
 
 /* ---- SQPOLL (exec/sqpoll.c) ---- */
 int uu_sqpoll_setup(struct uu_ring *ring, struct io_uring_params *p);

@@ -212,6 +212,26 @@ int uu_do_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		return uu_register_ring_fds(r, arg, nr_args);
 	case IORING_UNREGISTER_RING_FDS:
 		return uu_unregister_ring_fds(arg, nr_args);
+	case IORING_REGISTER_FILES:
+	case IORING_UNREGISTER_FILES:
+	case IORING_REGISTER_FILES_UPDATE:
+	case IORING_REGISTER_FILES2:
+	case IORING_REGISTER_FILES_UPDATE2:
+	case IORING_REGISTER_FILE_ALLOC_RANGE:
+	case IORING_REGISTER_EVENTFD:
+	case IORING_REGISTER_EVENTFD_ASYNC:
+	case IORING_UNREGISTER_EVENTFD: {
+		int ret;
+
+		/* like the kernel's uring_lock: no inline issue sees a
+		 * table change halfway */
+		pthread_mutex_lock(&r->uring_lock);
+		pthread_mutex_lock(&r->files_lock);
+		ret = uu_rsrc_register(r, opcode, arg, nr_args);
+		pthread_mutex_unlock(&r->files_lock);
+		pthread_mutex_unlock(&r->uring_lock);
+		return ret;
+	}
 	default:
 		/* not built yet: what a kernel without it answers */
 		return -EINVAL;

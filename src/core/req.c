@@ -325,6 +325,25 @@ static bool issue_one(struct uu_exec *s, struct uu_req **reqp, bool *heap,
 	int res;
 
 	req->park = UU_ISSUE_DONE;
+	if ((req->flags & UU_REQ_FIXED_FILE) && def->needs_file) {
+		/* resolved at issue (FEAT_LINKED_FILE): from here on the op
+		 * sees a plain fd; off the submitting thread it takes its
+		 * own reference, since the table may change meanwhile */
+		int fd = uu_fixed_file(req->ring, (unsigned int)req->fd);
+
+		if (fd >= 0 && !s->submitter) {
+			fd = uu_fd_dup_reserved(fd);
+			if (fd >= 0)
+				req->fd_owned = true;
+		}
+		if (fd < 0) {
+			req->res = -EBADF;
+			uu_req_set_fail(req);
+			return true;
+		}
+		req->fd = fd;
+		req->flags &= ~UU_REQ_FIXED_FILE;
+	}
 	if ((req->flags & UU_REQ_ASYNC) && !(issue_flags & UU_ISSUE_F_WORKER))
 		res = uu_park(req, UU_ISSUE_PUNT);
 	else

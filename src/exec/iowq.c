@@ -56,6 +56,7 @@ struct uu_iowq {
 
 static __thread struct uu_iowq *thread_wq;
 __thread bool uu_engine_thread; /* poller/timer: no pool of its own */
+__thread bool uu_in_iowq_worker;
 static pthread_key_t wq_key;
 static pthread_once_t wq_once = PTHREAD_ONCE_INIT;
 
@@ -183,6 +184,7 @@ static void *worker_main(void *arg)
 	char name[16];
 
 	uu_engine_thread = true;
+	uu_in_iowq_worker = true;
 	thread_wq = wq; /* continuations punted from here stay in this pool */
 	snprintf(name, sizeof(name), "iou-wrk-%d", (int)wq->owner_tid);
 	pthread_setname_np(pthread_self(), name);

@@ -37,10 +37,10 @@ int uu_nop_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	(void)issue_flags;
 	if (req->nop.flags & IORING_NOP_FILE) {
-		/* no registered file table exists yet */
-		if (req->nop.flags & IORING_NOP_FIXED_FILE)
-			return -EBADF;
-		if (fcntl(req->nop.fd, F_GETFD) < 0)
+		if (req->nop.flags & IORING_NOP_FIXED_FILE) {
+			if (uu_fixed_file(req->ring, (unsigned int)req->nop.fd) < 0)
+				return -EBADF;
+		} else if (fcntl(req->nop.fd, F_GETFD) < 0)
 			return -EBADF;
 	}
 	if (req->nop.flags & IORING_NOP_FIXED_BUFFER)

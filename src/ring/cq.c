@@ -152,6 +152,7 @@ void uu_cq_commit_locked(struct uu_ring *r)
 	/* release: CQE contents are visible before the new tail (pairs with
 	 * the application's load-acquire of cq tail) */
 	atomic_store_explicit(r->cq_tail, r->cq_cached_tail, memory_order_release);
+	uu_eventfd_signal_locked(r, r->cq_cached_tail);
 	/*
 	 * Dekker pair with the waiter (wait/cqwait.c, register_waiter): the
 	 * waiter increments nr_sleepers, fences, then reads cq tail; we store

@@ -220,6 +220,8 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 	pthread_mutex_init(&r->wait_lock, NULL);
 	pthread_mutex_init(&r->drain_lock, NULL);
 	pthread_mutex_init(&r->park_lock, NULL);
+	pthread_mutex_init(&r->files_lock, NULL);
+	atomic_store(&r->evfd, -1);
 	uu_mpscq_init(&r->defer_tw);
 	atomic_store(&r->tw_waiter_efd, -1);
 	atomic_store_explicit(&r->refs, 1, memory_order_release);
@@ -252,6 +254,7 @@ void uu_ring_free(struct uu_ring *r)
 		uu_sys_close(r->peer_fd);
 	if (r->wq_default)
 		uu_iowq_put(r->wq_default);
+	uu_rsrc_free(r);
 	for (o = r->ovf_head; o; o = next) {
 		next = o->next;
 		free(o);
@@ -261,6 +264,7 @@ void uu_ring_free(struct uu_ring *r)
 	pthread_mutex_destroy(&r->wait_lock);
 	pthread_mutex_destroy(&r->drain_lock);
 	pthread_mutex_destroy(&r->park_lock);
+	pthread_mutex_destroy(&r->files_lock);
 	uu_ring_recycle(r);
 }
 

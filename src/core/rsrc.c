@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Registered resources: the fixed-file table (REGISTER_FILES, FILES2,
+ * FILES_UPDATE(2), FILE_ALLOC_RANGE) and the CQ eventfd (REGISTER_EVENTFD,
+ * EVENTFD_ASYNC).
+ *
+ * A registered file is an engine dup of the application's fd in the
+ * reserved range (the kernel holds a struct file reference; T4): closing
+ * the application's fd does not affect it.  Table changes happen under
+ * the ring's uring_lock, like the kernel's, so an inline issue (also under
+ * uring_lock) never sees a slot change under it; a request that parks
+ * takes its own dup of the file (core/req.c), so replacing or
+ * unregistering a slot cannot redirect it either.
+ *
+ * RSRC tags: the tag CQE of a replaced or unregistered file is posted at
+ * once — in-flight users hold their own dup, so the file they use stays
+ * alive regardless.  (The kernel posts it after the last user; FEAT_RSRC_TAGS
+ * is not advertised.)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "core/internal.h"
+#include "util/fdutil.h"
+#include "util/rawsys.h"
+#include "util/usercopy.h"
+
+#define MAX_FIXED_FILES (1U << 20)
+
+static void post_tag(struct uu_ring *r, uint64_t tag)
+{
+	if (!tag)
+		return;
+	pthread_mutex_lock(&r->completion_lock);
+	uu_cq_post_locked(r, tag, 0, 0, NULL);
+	uu_cq_commit_locked(r);
+	pthread_mutex_unlock(&r->completion_lock);
+}
+
+static void slot_clear(struct uu_ring *r, unsigned int i)
+{
+	if (r->files[i].fd >= 0) {
+		uu_sys_close(r->files[i].fd);
+		post_tag(r, r->files[i].tag);
+	}
+	r->files[i].fd = -1;
+	r->files[i].tag = 0;
+}
+
+/* The fd the application names, as a registered file: a dup, or -errno.
+ * A ring fd cannot be registered (the kernel refuses io_uring files). */
+static int import_fd(int fd)
+{
+	struct stat st;
+	int err;
+
+	struct uu_ring *ring;
+
+	if (fd < 0 || fstat(fd, &st))
+		return -EBADF;
+	ring = uu_ring_get(fd, &err);
+	if (ring) {
+		uu_ring_put(ring);
+		return -EBADF;
+	}
+	return uu_fd_dup_reserved(fd);
+}
+
+static int table_alloc(struct uu_ring *r, unsigned int nr)
+{
+	struct rlimit rl;
+
+	if (!nr)
+		return -EINVAL;
+	if (nr > MAX_FIXED_FILES)
+		return -EMFILE;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    nr > rl.rlim_cur)
+		return -EMFILE;
+	r->files = calloc(nr, sizeof(*r->files));
+	if (!r->files)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < nr; i++)
+		r->files[i].fd = -1;
+	r->nr_files = nr;
+	r->alloc_start = 0;
+	r->alloc_end = nr;
+	return 0;
+}
+
+static void table_free(struct uu_ring *r)
+{
+	for (unsigned int i = 0; i < r->nr_files; i++)
+		slot_clear(r, i);
+	free(r->files);
+	r->files = NULL;
+	r->nr_files = 0;
+}
+
+/* fds: user array of nr ints (NULL with sparse), tags: user array or 0 */
+static int register_files(struct uu_ring *r, const void *fds, uint64_t tags,
+			  unsigned int nr)
+{
+	int ret;
+
+	if (r->files)
+		return -EBUSY;
+	ret = table_alloc(r, nr);
+	if (ret)
+		return ret;
+	for (unsigned int i = 0; fds && i < nr; i++) {
+		int32_t fd;
+		uint64_t tag = 0;
+
+		ret = uu_copy_from_user(&fd, (const char *)fds + 4 * (size_t)i, 4);
+		if (!ret && tags)
+			ret = uu_copy_from_user(&tag, (const void *)(uintptr_t)(tags + 8 * (uint64_t)i), 8);
+		if (ret)
+			goto fail;
+		if (fd == -1) { /* sparse; FILES_SKIP is for updates only */
+			if (tag) {
+				ret = -EINVAL; /* a tag needs a file */
+				goto fail;
+			}
+			continue;
+		}
+		ret = import_fd(fd);
+		if (ret < 0)
+			goto fail;
+		r->files[i].fd = ret;
+		r->files[i].tag = tag;
+	}
+	return 0;
+fail:
+	for (unsigned int i = 0; i < r->nr_files; i++) {
+		if (r->files[i].fd >= 0)
+			uu_sys_close(r->files[i].fd);
+		r->files[i].fd = -1;
+	}
+	free(r->files);
+	r->files = NULL;
+	r->nr_files = 0;
+	return ret;
+}
+
+static int update_files(struct uu_ring *r, unsigned int off, const void *fds,
+			uint64_t tags, unsigned int nr)
+{
+	unsigned int done;
+	int ret = 0;
+
+	if (!r->files)
+		return -ENXIO;
+	if (off > r->nr_files || nr > r->nr_files - off)
+		return -EINVAL;
+	for (done = 0; done < nr; done++) {
+		int32_t fd;
+		uint64_t tag = 0;
+		unsigned int i = off + done;
+
+		ret = uu_copy_from_user(&fd, (const char *)fds + 4 * (size_t)done, 4);
+		if (!ret && tags)
+			ret = uu_copy_from_user(&tag, (const void *)(uintptr_t)(tags + 8 * (uint64_t)done), 8);
+		if (ret)
+			break;
+		if (fd == IORING_REGISTER_FILES_SKIP)
+			continue;
+		if (fd == -1) {
+			if (tag) {
+				ret = -EINVAL;
+				break;
+			}
+			slot_clear(r, i);
+			continue;
+		}
+		ret = import_fd(fd);
+		if (ret < 0)
+			break;
+		slot_clear(r, i);
+		r->files[i].fd = ret;
+		r->files[i].tag = tag;
+		ret = 0;
+	}
+	return done ? (int)done : ret;
+}
+
+/* uu_do_register dispatches here (uring_lock held) */
+int uu_rsrc_register(struct uu_ring *r, unsigned int opcode, void *arg,
+		     unsigned int nr_args)
+{
+	switch (opcode) {
+	case IORING_REGISTER_FILES:
+		return register_files(r, arg, 0, nr_args);
+	case IORING_UNREGISTER_FILES:
+		if (arg || nr_args)
+			return -EINVAL;
+		if (!r->files)
+			return -ENXIO;
+		table_free(r);
+		return 0;
+	case IORING_REGISTER_FILES_UPDATE: {
+		struct io_uring_files_update up;
+		int ret;
+
+		if (!nr_args)
+			return -EINVAL;
+		ret = uu_copy_from_user(&up, arg, sizeof(up));
+		if (ret)
+			return ret;
+		if (up.resv)
+			return -EINVAL;
+		return update_files(r, up.offset, (const void *)(uintptr_t)up.fds,
+				    0, nr_args);
+	}
+	case IORING_REGISTER_FILES2: {
+		struct io_uring_rsrc_register rr;
+		int ret;
+
+		if (nr_args != sizeof(rr))
+			return -EINVAL;
+		ret = uu_copy_from_user(&rr, arg, sizeof(rr));
+		if (ret)
+			return ret;
+		if (rr.resv2 || (rr.flags & ~IORING_RSRC_REGISTER_SPARSE))
+			return -EINVAL;
+		if (rr.flags & IORING_RSRC_REGISTER_SPARSE) {
+			if (rr.data || rr.tags)
+				return -EINVAL;
+			return register_files(r, NULL, 0, rr.nr);
+		}
+		return register_files(r, (const void *)(uintptr_t)rr.data,
+				      rr.tags, rr.nr);
+	}
+	case IORING_REGISTER_FILES_UPDATE2: {
+		struct io_uring_rsrc_update2 up;
+		int ret;
+
+		if (nr_args != sizeof(up))
+			return -EINVAL;
+		ret = uu_copy_from_user(&up, arg, sizeof(up));
+		if (ret)
+			return ret;
+		if (up.resv || up.resv2)
+			return -EINVAL;
+		return update_files(r, up.offset, (const void *)(uintptr_t)up.data,
+				    up.tags, up.nr);
+	}
+	case IORING_REGISTER_FILE_ALLOC_RANGE: {
+		struct io_uring_file_index_range range;
+		int ret;
+
+		if (nr_args)
+			return -EINVAL;
+		ret = uu_copy_from_user(&range, arg, sizeof(range));
+		if (ret)
+			return ret;
+		if (range.resv)
+			return -EINVAL;
+		if (!r->files)
+			return -ENXIO;
+		if (range.len > r->nr_files || range.off > r->nr_files - range.len)
+			return -EINVAL;
+		r->alloc_start = range.off;
+		r->alloc_end = range.off + range.len;
+		return 0;
+	}
+	case IORING_REGISTER_EVENTFD:
+	case IORING_REGISTER_EVENTFD_ASYNC: {
+		int32_t fd;
+		int ret, dup;
+
+		if (nr_args != 1)
+			return -EINVAL;
+		if (atomic_load(&r->evfd) >= 0)
+			return -EBUSY;
+		ret = uu_copy_from_user(&fd, arg, sizeof(fd));
+		if (ret)
+			return ret;
+		if (fd < 0 || fcntl(fd, F_GETFD) < 0)
+			return -EBADF;
+		{
+			/* eventfd_ctx_fdget: anything but an eventfd is -EINVAL */
+			char path[64], link[64] = "";
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+			n = readlink(path, link, sizeof(link) - 1);
+			if (n < 0 || strncmp(link, "anon_inode:[eventfd]", 20))
+				return -EINVAL;
+		}
+		dup = uu_fd_dup_reserved(fd);
+		if (dup < 0)
+			return dup;
+		r->evfd_async = opcode == IORING_REGISTER_EVENTFD_ASYNC;
+		r->evfd_last_tail = atomic_load(r->cq_tail);
+		atomic_store(&r->evfd, dup);
+		return 0;
+	}
+	case IORING_UNREGISTER_EVENTFD: {
+		int fd;
+
+		if (arg || nr_args)
+			return -EINVAL;
+		fd = atomic_exchange(&r->evfd, -1);
+		if (fd < 0)
+			return -ENXIO;
+		uu_sys_close(fd);
+		return 0;
+	}
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * The CQ eventfd (T17): signalled once per CQ commit that moved the tail,
+ * unless the application set IORING_CQ_EVENTFD_DISABLED; with
+ * EVENTFD_ASYNC only for completions posted by io-wq workers.  Called by
+ * uu_cq_commit_locked with the completion lock held.
+ */
+void uu_eventfd_signal_locked(struct uu_ring *r, uint32_t tail)
+{
+	int fd = atomic_load_explicit(&r->evfd, memory_order_acquire);
+	uint64_t one = 1;
+
+	if (fd < 0 || tail == r->evfd_last_tail)
+		return;
+	r->evfd_last_tail = tail;
+	if (atomic_load_explicit(r->cq_flags, memory_order_relaxed) &
+	    IORING_CQ_EVENTFD_DISABLED)
+		return;
+	if (r->evfd_async && !uu_in_iowq_worker)
+		return;
+	if (write(fd, &one, sizeof(one)) < 0) {
+		/* an eventfd at its maximum: the kernel drops it too */
+	}
+}
+
+/* A fixed file of the ring as an fd for this request, or -EBADF.  The
+ * caller holds uring_lock or dups the result before dropping it. */
+int uu_fixed_file(struct uu_ring *r, unsigned int idx)
+{
+	int fd;
+
+	pthread_mutex_lock(&r->files_lock);
+	fd = (r->files && idx < r->nr_files) ? r->files[idx].fd : -1;
+	pthread_mutex_unlock(&r->files_lock);
+	return fd >= 0 ? fd : -EBADF;
+}
+
+void uu_rsrc_free(struct uu_ring *r)
+{
+	int fd = atomic_exchange(&r->evfd, -1);
+
+	if (fd >= 0)
+		uu_sys_close(fd);
+	if (r->files) {
+		for (unsigned int i = 0; i < r->nr_files; i++)
+			if (r->files[i].fd >= 0)
+				uu_sys_close(r->files[i].fd);
+		free(r->files);
+		r->files = NULL;
+	}
+}

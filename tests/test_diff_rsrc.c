@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Differential tests: registered files (REGISTER_FILES, FILES2 sparse,
+ * FILES_UPDATE, FILES_UPDATE2, FILE_ALLOC_RANGE, UNREGISTER, fixed-file
+ * I/O, errors) and the CQ eventfd (REGISTER_EVENTFD, EVENTFD_ASYNC,
+ * IORING_CQ_EVENTFD_DISABLED, signalled once per commit).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "dtest.h"
+
+static int reg(struct dctx *c, struct tring *r, unsigned int op, void *arg,
+	       unsigned int nr)
+{
+	return c->be->reg((unsigned int)r->fd, op, arg, nr);
+}
+
+static void sc_files(struct dctx *c)
+{
+	struct tring r;
+	int fd = dtmpfile(c, 8192, 3), fds[4], bad[2] = { 9999, -1 };
+	char buf[32];
+	struct io_uring_sqe *sqe;
+
+	if (fd < 0 || dring_flags(c, &r, 16, 0))
+		return;
+	fds[0] = fd;
+	fds[1] = -1;
+	fds[2] = -1;
+	fds[3] = fd;
+	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, NULL, 0), "unregister none");
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES, fds, 0), "register 0");
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES, bad, 2), "register bad fd");
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES, dunmapped_addr(), 2), "register fault");
+	{
+		int ringfd = r.fd;
+
+		drec_int(c, reg(c, &r, IORING_REGISTER_FILES, &ringfd, 1), "register the ring fd");
+	}
+	fds[2] = IORING_REGISTER_FILES_SKIP;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES, fds, 4), "register with SKIP");
+	fds[2] = -1;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES, fds, 4), "register 4");
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES, fds, 4), "register again");
+	/* fixed-file reads: slot 0 and 3 ok, 1 and 2 empty, 7 out of range */
+	for (int i = 0; i < 4; i++) {
+		sqe = tring_get_sqe(&r);
+		tring_prep_rw(sqe, IORING_OP_READ, i, buf, sizeof(buf), 100, 10 + i);
+		sqe->flags |= IOSQE_FIXED_FILE;
+	}
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_READ, 7, buf, sizeof(buf), 100, 17);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	drec_int(c, tring_submit(&r), "fixed reads");
+	dreap(c, &r, 5, true, "fixed reads");
+	/* the registered file outlives the application's fd */
+	close(fd);
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_READ, 0, buf, sizeof(buf), 0, 20);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	drec_int(c, tring_submit(&r), "read after close");
+	dreap(c, &r, 1, true, "read after close");
+	/* update: slot 1 := slot-0 file (dup), slot 0 cleared */
+	{
+		int nfd = dtmpfile(c, 4096, 9);
+		int set[2] = { -1, nfd };
+		struct io_uring_files_update up = { .offset = 0,
+			.fds = (uint64_t)(uintptr_t)set };
+
+		drec_int(c, reg(c, &r, IORING_REGISTER_FILES_UPDATE, &up, 2), "update 2");
+		up.offset = 3;
+		drec_int(c, reg(c, &r, IORING_REGISTER_FILES_UPDATE, &up, 2), "update out of range");
+		up.offset = 0;
+		up.resv = 1;
+		drec_int(c, reg(c, &r, IORING_REGISTER_FILES_UPDATE, &up, 1), "update resv");
+		for (int i = 0; i < 2; i++) {
+			sqe = tring_get_sqe(&r);
+			tring_prep_rw(sqe, IORING_OP_READ, i, buf, 8, 0, 30 + i);
+			sqe->flags |= IOSQE_FIXED_FILE;
+		}
+		drec_int(c, tring_submit(&r), "reads after update");
+		dreap(c, &r, 2, true, "reads after update");
+		close(nfd);
+	}
+	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, NULL, 0), "unregister");
+	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, NULL, 0), "unregister twice");
+	tring_exit(&r);
+}
+
+static void sc_files2(struct dctx *c)
+{
+	struct io_uring_rsrc_register rr;
+	struct io_uring_rsrc_update2 up;
+	struct io_uring_file_index_range range;
+	struct tring r;
+	int fd = dtmpfile(c, 4096, 5);
+	char buf[16];
+	struct io_uring_sqe *sqe;
+
+	if (fd < 0 || dring_flags(c, &r, 16, 0))
+		return;
+	memset(&rr, 0, sizeof(rr));
+	rr.nr = 8;
+	rr.flags = IORING_RSRC_REGISTER_SPARSE;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES2, &rr, sizeof(rr) - 1), "files2 bad size");
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES2, &rr, sizeof(rr)), "files2 sparse 8");
+	memset(&up, 0, sizeof(up));
+	up.offset = 5;
+	up.data = (uint64_t)(uintptr_t)&fd;
+	up.nr = 1;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES_UPDATE2, &up, sizeof(up)), "update2 slot 5");
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_READ, 5, buf, sizeof(buf), 0, 1);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_READ, 4, buf, sizeof(buf), 0, 2);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	drec_int(c, tring_submit(&r), "sparse reads");
+	dreap(c, &r, 2, true, "sparse reads");
+	memset(&range, 0, sizeof(range));
+	range.off = 2;
+	range.len = 4;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILE_ALLOC_RANGE, &range, 0), "alloc range");
+	range.len = 9;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILE_ALLOC_RANGE, &range, 0), "alloc range too big");
+	range.len = 1;
+	range.resv = 1;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILE_ALLOC_RANGE, &range, 0), "alloc range resv");
+	close(fd);
+	tring_exit(&r);
+}
+
+static void sc_eventfd(struct dctx *c)
+{
+	struct tring r;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), bad = 9999, nfd;
+	uint64_t v;
+
+	if (efd < 0 || dring_flags(c, &r, 16, 0))
+		return;
+	nfd = open("/dev/null", O_RDONLY);
+	drec_int(c, reg(c, &r, IORING_UNREGISTER_EVENTFD, NULL, 0), "unregister none");
+	drec_int(c, reg(c, &r, IORING_REGISTER_EVENTFD, &efd, 2), "nr 2");
+	drec_int(c, reg(c, &r, IORING_REGISTER_EVENTFD, &bad, 1), "bad fd");
+	drec_int(c, reg(c, &r, IORING_REGISTER_EVENTFD, &nfd, 1), "not an eventfd");
+	drec_int(c, reg(c, &r, IORING_REGISTER_EVENTFD, &efd, 1), "register");
+	drec_int(c, reg(c, &r, IORING_REGISTER_EVENTFD, &efd, 1), "register twice");
+	/* one signal per commit: 4 NOPs in one enter */
+	tring_queue_nops(&r, 4, 1, 0);
+	drec_int(c, tring_submit(&r), "4 nops");
+	v = 0;
+	drec_int(c, (int)read(efd, &v, 8), "read eventfd");
+	drec_int(c, (long)v, "eventfd count after one enter");
+	dreap(c, &r, 4, true, "nops");
+	/* disabled */
+	__atomic_store_n(r.cq_flags, IORING_CQ_EVENTFD_DISABLED, __ATOMIC_RELEASE);
+	tring_queue_nops(&r, 1, 5, 0);
+	drec_int(c, tring_submit(&r), "nop while disabled");
+	v = 0;
+	drec_int(c, (int)read(efd, &v, 8) < 0 ? -errno : (int)v, "read while disabled");
+	__atomic_store_n(r.cq_flags, 0, __ATOMIC_RELEASE);
+	dreap(c, &r, 1, true, "nop");
+	drec_int(c, reg(c, &r, IORING_UNREGISTER_EVENTFD, NULL, 0), "unregister");
+	/* EVENTFD_ASYNC: inline NOPs do not signal, an async one does */
+	drec_int(c, reg(c, &r, IORING_REGISTER_EVENTFD_ASYNC, &efd, 1), "register async");
+	tring_queue_nops(&r, 1, 6, 0);
+	drec_int(c, tring_submit(&r), "inline nop");
+	dreap(c, &r, 1, true, "inline");
+	v = 0;
+	drec_int(c, (int)read(efd, &v, 8) < 0 ? -errno : (int)v, "async eventfd after inline");
+	tring_queue_nops(&r, 1, 7, IOSQE_ASYNC);
+	drec_int(c, tring_submit(&r), "async nop");
+	dreap(c, &r, 1, true, "async");
+	{
+		struct pollfd pfd = { .fd = efd, .events = POLLIN };
+
+		drec_int(c, poll(&pfd, 1, 1000), "async eventfd signalled");
+	}
+	close(nfd);
+	close(efd);
+	tring_exit(&r);
+}
+
+static const struct dscenario scenarios[] = {
+	{ "files", sc_files, NULL, NULL },
+	{ "files2", sc_files2, NULL, NULL },
+	{ "eventfd", sc_eventfd, NULL, NULL },
+};
+
+DTEST_MAIN(scenarios)

@@ -236,6 +236,7 @@ struct uu_req {
 	uint8_t parked_on;        /* UU_PARKED_*: where it waits */
 	bool wq_running;          /* an io-wq worker took it */
 	bool on_park_list;        /* counted in inflight, holds a ring ref */
+	bool wq_unbound;          /* io-wq class */
 	pid_t submit_tid;         /* the submitting thread (signals, T9) */
 	struct uu_req *late_next; /* exec's list of reqs finished late */
 	struct uu_ring *ring;
@@ -313,6 +314,7 @@ struct uu_opdef {
 	bool ioprio;          /* sqe->ioprio is meaningful */
 	bool buffer_select;   /* IOSQE_BUFFER_SELECT allowed */
 	bool rw_state;        /* uses req->rw (inline iovec fix-up on copy) */
+	bool quick;           /* never blocks: io-wq runs these in batches */
 	int (*prep)(struct uu_req *req);
 	/* returns the CQE res, or a UU_ISSUE_PARK_ and UU_ISSUE_PUNT code */
 	int (*issue)(struct uu_req *req, unsigned int issue_flags);
@@ -408,6 +410,7 @@ struct uu_exec {
 	struct uu_req *tw_head, *tw_tail; /* link continuations, FIFO */
 	bool submitter;                   /* the thread inside enter */
 	struct uu_req *late_head, *late_tail; /* finish after the batch */
+	struct uu_req *punt_head, *punt_tail; /* to io-wq at the next flush */
 	struct uu_exec *prev;             /* enclosing context, this thread */
 	unsigned int ring_puts;           /* ring refs to drop at the end */
 	struct {
@@ -436,6 +439,9 @@ unsigned int uu_tw_run_deferred(struct uu_ring *ring, unsigned int max);
 /* ---- io-wq (exec/iowq.c) ---- */
 struct uu_iowq;
 void uu_iowq_enqueue(struct uu_req *req, bool unbound);
+void uu_iowq_enqueue_list(struct uu_req *list);
+void uu_iowq_blocking(bool begin);
+void uu_req_run_batch_in_worker(struct uu_req *list);
 void uu_iowq_put(struct uu_iowq *wq);
 extern __thread bool uu_engine_thread;
 

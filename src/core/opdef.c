@@ -14,6 +14,7 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 	[IORING_OP_NOP] = {
 		.name = "NOP",
 		.supported = true,
+		.quick = true,
 		.prep = uu_nop_prep,
 		.issue = uu_nop_issue,
 	},
@@ -262,7 +263,13 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 		.prep = uu_waitid_prep,
 		.issue = uu_waitid_issue,
 	},
-	OP(IORING_OP_FUTEX_WAIT, "FUTEX_WAIT"),
+	[IORING_OP_FUTEX_WAIT] = {
+		.name = "FUTEX_WAIT",
+		.supported = true,
+		.prep = uu_futex_wait_prep,
+		.issue = uu_futex_wait_issue,
+		.cleanup = uu_futex_wait_cleanup,
+	},
 	[IORING_OP_FUTEX_WAKE] = {
 		.name = "FUTEX_WAKE",
 		.supported = true,

@@ -33,6 +33,7 @@ void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter)
 	s->head = s->last = NULL;
 	s->tw_head = s->tw_tail = NULL;
 	s->late_head = s->late_tail = NULL;
+	s->punt_head = s->punt_tail = NULL;
 	s->ring_puts = 0;
 	s->cb.nr = 0;
 	s->submitter = submitter;
@@ -249,7 +250,8 @@ static uint8_t park_place(int how)
 	}
 }
 
-static bool park(struct uu_req **reqp, bool *heap, int how, int *res)
+static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
+		 int *res)
 {
 	struct uu_req *req = *reqp;
 	struct uu_ring *r = req->ring;
@@ -292,7 +294,14 @@ static bool park(struct uu_req **reqp, bool *heap, int how, int *res)
 	case UU_ISSUE_PUNT:
 	case UU_ISSUE_PUNT_UNBOUND:
 		uu_stat_inc(r, route_iowq);
-		uu_iowq_enqueue(req, how == UU_ISSUE_PUNT_UNBOUND);
+		/* batched: queued to io-wq at this context's next flush */
+		req->wq_unbound = how == UU_ISSUE_PUNT_UNBOUND;
+		req->wq_next = NULL;
+		if (s->punt_tail)
+			s->punt_tail->wq_next = req;
+		else
+			s->punt_head = req;
+		s->punt_tail = req;
 		return true;
 	case UU_ISSUE_PARK_TIMEOUT:
 		uu_timeout_arm(req);
@@ -354,7 +363,7 @@ static bool issue_one(struct uu_exec *s, struct uu_req **reqp, bool *heap,
 		 * thread at once (CQE order within a chain) */
 		if (issue_flags & UU_ISSUE_F_CONT)
 			compl_flush(s);
-		if (park(reqp, heap, req->park, &res))
+		if (park(s, reqp, heap, req->park, &res))
 			return false;
 		req = *reqp;
 	} else if (!(issue_flags & UU_ISSUE_F_WORKER) && s->submitter) {
@@ -409,8 +418,19 @@ static void run_task_work(struct uu_exec *s)
 	}
 }
 
+static void punt_flush(struct uu_exec *s)
+{
+	struct uu_req *list = s->punt_head;
+
+	if (!list)
+		return;
+	s->punt_head = s->punt_tail = NULL;
+	uu_iowq_enqueue_list(list);
+}
+
 void uu_exec_flush(struct uu_exec *s)
 {
+	punt_flush(s);
 	compl_flush(s);
 	while (s->tw_head || s->late_head) {
 		run_task_work(s);
@@ -427,6 +447,7 @@ void uu_exec_flush(struct uu_exec *s)
 			else
 				finish_parked(s, req);
 		}
+		punt_flush(s);
 		compl_flush(s);
 	}
 }
@@ -639,6 +660,55 @@ unsigned int uu_tw_run_deferred(struct uu_ring *r, unsigned int max)
 		done++;
 	}
 	return done;
+}
+
+/*
+ * io-wq worker: run a batch of parked requests (wq_next list) with
+ * blocking allowed; their completions are posted with one lock per ring.
+ */
+void uu_req_run_batch_in_worker(struct uu_req *list)
+{
+	struct uu_exec s;
+	struct uu_ring *cur = NULL;
+	struct uu_req *req, *next;
+
+	for (req = list; req; req = next) {
+		struct uu_ring *r = req->ring;
+		bool heap = true;
+
+		next = req->wq_next;
+		req->wq_next = NULL;
+		if ((r->setup_flags & IORING_SETUP_DEFER_TASKRUN) || r->sqd) {
+			/* completions belong to the submitter / SQPOLL thread */
+			uu_req_run_in_worker(req);
+			continue;
+		}
+		if (r != cur) {
+			if (cur)
+				uu_exec_end(&s);
+			uu_exec_init(&s, r, false);
+			cur = r;
+		}
+		if (req->flags & UU_REQ_CANCELED) {
+			req->res = -ECANCELED;
+		} else {
+			/* anything but a quick op may block: count the
+			 * worker out while it runs */
+			bool may_block = !uu_opdefs[req->opcode].quick;
+			bool done;
+
+			if (may_block)
+				uu_iowq_blocking(true);
+			done = issue_one(&s, &req, &heap, UU_ISSUE_F_WORKER);
+			if (may_block)
+				uu_iowq_blocking(false);
+			if (!done)
+				continue; /* parked again (a pollable file) */
+		}
+		finish_parked(&s, req);
+	}
+	if (cur)
+		uu_exec_end(&s);
 }
 
 /* io-wq worker: run a parked request with blocking allowed. */

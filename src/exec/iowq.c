@@ -41,9 +41,13 @@ struct uu_worker {
 struct uu_wq_acct {
 	pthread_mutex_t lock;     /* work list */
 	struct uu_req *head, *tail;
+	unsigned int queued;
 	pthread_mutex_t workers_lock; /* free list and counts */
 	struct uu_worker *free_list;
 	unsigned int nr_workers, max_workers;
+	/* workers awake and not blocked in a syscall (the kernel's
+	 * nr_running, kept by hand: there is no scheduler hook) */
+	atomic_int nr_running;
 	struct uu_iowq *wq;
 };
 
@@ -57,6 +61,8 @@ struct uu_iowq {
 static __thread struct uu_iowq *thread_wq;
 __thread bool uu_engine_thread; /* poller/timer: no pool of its own */
 __thread bool uu_in_iowq_worker;
+static __thread struct uu_wq_acct *cur_acct;
+static void activate_more(struct uu_wq_acct *a);
 static pthread_key_t wq_key;
 static pthread_once_t wq_once = PTHREAD_ONCE_INIT;
 
@@ -160,9 +166,44 @@ static struct uu_req *pop_work(struct uu_wq_acct *a)
 		a->head = req->wq_next;
 		if (!a->head)
 			a->tail = NULL;
+		a->queued--;
 	}
 	pthread_mutex_unlock(&a->lock);
 	return req;
+}
+
+/*
+ * Takes work off the queue: a run of up to 16 quick requests (opdef
+ * .quick: IOSQE_ASYNC NOPs), whose completions are then posted with one
+ * lock, or else one request, which may block (other workers should take
+ * the rest in parallel).
+ */
+static struct uu_req *pop_batch(struct uu_wq_acct *a)
+{
+	struct uu_req *head, *req;
+	unsigned int n = 1;
+
+	pthread_mutex_lock(&a->lock);
+	head = a->head;
+	if (!head) {
+		pthread_mutex_unlock(&a->lock);
+		return NULL;
+	}
+	req = head;
+	if (uu_opdefs[head->opcode].quick) {
+		while (n < 16 && req->wq_next &&
+		       uu_opdefs[req->wq_next->opcode].quick) {
+			req = req->wq_next;
+			n++;
+		}
+	}
+	a->head = req->wq_next;
+	if (!a->head)
+		a->tail = NULL;
+	req->wq_next = NULL;
+	a->queued -= n;
+	pthread_mutex_unlock(&a->lock);
+	return head;
 }
 
 static bool has_work(struct uu_wq_acct *a)
@@ -185,6 +226,7 @@ static void *worker_main(void *arg)
 
 	uu_engine_thread = true;
 	uu_in_iowq_worker = true;
+	cur_acct = a;
 	thread_wq = wq; /* continuations punted from here stay in this pool */
 	snprintf(name, sizeof(name), "iou-wrk-%d", (int)wq->owner_tid);
 	pthread_setname_np(pthread_self(), name);
@@ -193,9 +235,13 @@ static void *worker_main(void *arg)
 		struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 		long ret;
 
-		while ((req = pop_work(a))) {
-			/* the queued work's pool reference passes to the run */
-			uu_req_run_in_worker(req);
+		while ((req = pop_batch(a))) {
+			/* this one may block: if more work waits, bring one
+			 * more worker in (the work spreads out as fast as it
+			 * arrives) */
+			if (!uu_opdefs[req->opcode].quick && has_work(a))
+				activate_more(a);
+			uu_req_run_batch_in_worker(req);
 		}
 		/*
 		 * Go idle: free list first, then recheck the work list.  An
@@ -206,6 +252,7 @@ static void *worker_main(void *arg)
 		 */
 		atomic_store_explicit(&w->wake, 0, memory_order_relaxed);
 		pthread_mutex_lock(&a->workers_lock);
+		atomic_fetch_sub_explicit(&a->nr_running, 1, memory_order_relaxed);
 		w->next_free = a->free_list;
 		a->free_list = w;
 		w->on_free_list = true;
@@ -219,6 +266,7 @@ static void *worker_main(void *arg)
 					pp = &(*pp)->next_free;
 				*pp = w->next_free;
 				w->on_free_list = false;
+				atomic_fetch_add(&a->nr_running, 1);
 			}
 			pthread_mutex_unlock(&a->workers_lock);
 			continue;
@@ -303,6 +351,7 @@ bool uu_iowq_cancel_pending(struct uu_req *req)
 				a->head = r->wq_next;
 			if (a->tail == r)
 				a->tail = prev;
+			a->queued--;
 			found = true;
 			break;
 		}
@@ -311,20 +360,124 @@ bool uu_iowq_cancel_pending(struct uu_req *req)
 	return found;
 }
 
-void uu_iowq_enqueue(struct uu_req *req, bool unbound)
+/*
+ * Wakes or creates a worker for newly queued items if none is running: a
+ * flood of short work is drained by the running worker in batches instead
+ * of waking every worker (each a futex wake and a context switch).  A
+ * running worker that blocks in a syscall counts itself out and wakes
+ * another if work is queued (uu_iowq_blocking), and a worker that finds
+ * more work queued than it takes wakes one more (the work spreads).
+ */
+static void activate(struct uu_wq_acct *a, unsigned int n)
 {
-	struct uu_iowq *wq = uu_engine_thread ? thread_wq : current_wq(req->ring);
-	struct uu_wq_acct *a;
+	int running = atomic_load_explicit(&a->nr_running, memory_order_relaxed);
+	unsigned int want = running <= 0 ? 1 : 0;
+
+	if (want > n)
+		want = n;
+	n = want;
+	while (n--) {
+		struct uu_worker *w;
+		bool create = false;
+
+		pthread_mutex_lock(&a->workers_lock);
+		w = a->free_list;
+		if (w) {
+			a->free_list = w->next_free;
+			w->on_free_list = false;
+			atomic_fetch_add(&a->nr_running, 1);
+		} else if (a->nr_workers < a->max_workers) {
+			a->nr_workers++;
+			atomic_fetch_add(&a->nr_running, 1);
+			create = true;
+		}
+		pthread_mutex_unlock(&a->workers_lock);
+		if (w) {
+			atomic_store_explicit(&w->wake, 1, memory_order_release);
+			futex(&w->wake, FUTEX_WAKE_PRIVATE, 1, NULL);
+			continue;
+		}
+		if (!create)
+			return; /* all busy and at the limit: they will get to it */
+		if (create_worker(a)) {
+			bool none;
+
+			pthread_mutex_lock(&a->workers_lock);
+			a->nr_workers--;
+			atomic_fetch_sub(&a->nr_running, 1);
+			none = a->nr_workers == 0;
+			pthread_mutex_unlock(&a->workers_lock);
+			/* like the kernel: cancel only if no worker exists */
+			if (none) {
+				struct uu_req *r;
+
+				while ((r = pop_work(a))) {
+					r->res = -ECANCELED;
+					uu_req_finish_async(r);
+				}
+			}
+			return;
+		}
+	}
+}
+
+/*
+ * A worker is about to block in (or came back from) a syscall: while it
+ * is blocked it does not count as running, and queued work with no
+ * running worker left gets another one (io_wq_worker_sleeping/running).
+ */
+void uu_iowq_blocking(bool begin)
+{
+	struct uu_wq_acct *a = cur_acct;
+
+	if (!a)
+		return;
+	if (!begin) {
+		atomic_fetch_add_explicit(&a->nr_running, 1, memory_order_relaxed);
+		return;
+	}
+	if (atomic_fetch_sub_explicit(&a->nr_running, 1, memory_order_acq_rel) == 1 &&
+	    has_work(a))
+		activate(a, 1);
+}
+
+static void activate_more(struct uu_wq_acct *a)
+{
 	struct uu_worker *w;
 	bool create = false;
 
+	pthread_mutex_lock(&a->workers_lock);
+	w = a->free_list;
+	if (w) {
+		a->free_list = w->next_free;
+		w->on_free_list = false;
+		atomic_fetch_add(&a->nr_running, 1);
+	} else if (a->nr_workers < a->max_workers) {
+		a->nr_workers++;
+		atomic_fetch_add(&a->nr_running, 1);
+		create = true;
+	}
+	pthread_mutex_unlock(&a->workers_lock);
+	if (w) {
+		atomic_store_explicit(&w->wake, 1, memory_order_release);
+		futex(&w->wake, FUTEX_WAKE_PRIVATE, 1, NULL);
+	} else if (create && create_worker(a)) {
+		pthread_mutex_lock(&a->workers_lock);
+		a->nr_workers--;
+		atomic_fetch_sub(&a->nr_running, 1);
+		pthread_mutex_unlock(&a->workers_lock);
+	}
+}
+
+/* The pool for req (the calling thread's), with a reference in req->wq. */
+static struct uu_iowq *pool_for(struct uu_req *req)
+{
+	struct uu_iowq *wq = uu_engine_thread ? thread_wq : current_wq(req->ring);
+
 	if (!wq)
 		wq = req->ring->wq_default;
-	if (!wq) {
-		req->res = -ENOMEM;
-		uu_req_finish_async(req);
-		return;
-	}
+	if (!wq)
+		return NULL;
 	if (!req->ring->wq_default) {
 		struct uu_iowq *expected = NULL;
 
@@ -338,46 +491,60 @@ void uu_iowq_enqueue(struct uu_req *req, bool unbound)
 	if (req->wq)
 		uu_iowq_put(req->wq);
 	req->wq = wq;
-	a = &wq->acct[unbound ? 1 : 0];
-	req->wq_next = NULL;
-	pthread_mutex_lock(&a->lock);
-	if (a->tail)
-		a->tail->wq_next = req;
-	else
-		a->head = req;
-	a->tail = req;
-	pthread_mutex_unlock(&a->lock);
+	return wq;
+}
 
-	pthread_mutex_lock(&a->workers_lock);
-	w = a->free_list;
-	if (w) {
-		a->free_list = w->next_free;
-		w->on_free_list = false;
-	} else if (a->nr_workers < a->max_workers) {
-		a->nr_workers++;
-		create = true;
-	}
-	pthread_mutex_unlock(&a->workers_lock);
-	if (w) {
-		atomic_store_explicit(&w->wake, 1, memory_order_release);
-		futex(&w->wake, FUTEX_WAKE_PRIVATE, 1, NULL);
-		return;
-	}
-	if (create && create_worker(a)) {
-		bool none;
+/*
+ * Queues a list of requests (linked through wq_next, each with its class
+ * in wq_unbound) built by one submission batch: one work-list lock per
+ * class, and as many workers woken as there is new work.
+ */
+void uu_iowq_enqueue_list(struct uu_req *list)
+{
+	struct uu_req *head[2] = { NULL, NULL }, *tail[2] = { NULL, NULL };
+	unsigned int n[2] = { 0, 0 };
+	struct uu_iowq *wq = NULL;
+	struct uu_req *req, *next;
 
-		pthread_mutex_lock(&a->workers_lock);
-		a->nr_workers--;
-		none = a->nr_workers == 0;
-		pthread_mutex_unlock(&a->workers_lock);
-		/* like the kernel: cancel only if no worker exists at all */
-		if (none) {
-			struct uu_req *r;
+	for (req = list; req; req = next) {
+		int c = req->wq_unbound ? 1 : 0;
 
-			while ((r = pop_work(a))) {
-				r->res = -ECANCELED;
-				uu_req_finish_async(r);
-			}
+		next = req->wq_next;
+		req->wq_next = NULL;
+		wq = pool_for(req);
+		if (!wq) {
+			req->res = -ENOMEM;
+			uu_req_finish_async(req);
+			continue;
 		}
+		if (tail[c])
+			tail[c]->wq_next = req;
+		else
+			head[c] = req;
+		tail[c] = req;
+		n[c]++;
 	}
+	for (int c = 0; c < 2; c++) {
+		struct uu_wq_acct *a;
+
+		if (!head[c])
+			continue;
+		a = &head[c]->wq->acct[c];
+		pthread_mutex_lock(&a->lock);
+		if (a->tail)
+			a->tail->wq_next = head[c];
+		else
+			a->head = head[c];
+		a->tail = tail[c];
+		a->queued += n[c];
+		pthread_mutex_unlock(&a->lock);
+		activate(a, n[c]);
+	}
+}
+
+void uu_iowq_enqueue(struct uu_req *req, bool unbound)
+{
+	req->wq_unbound = unbound;
+	req->wq_next = NULL;
+	uu_iowq_enqueue_list(req);
 }

@@ -1,27 +1,67 @@
 // SPDX-License-Identifier: MIT
 /*
- * FUTEX_WAKE (futex2 flags in sqe->fd, the count in addr2, the bitset in
- * addr3).  It issues futex_wake(2), which applies FLAGS_STRICT like the
+ * FUTEX_WAKE and FUTEX_WAIT (futex2 flags in sqe->fd, the value or count
+ * in addr2, the bitset in addr3).
+ *
+ * FUTEX_WAKE issues futex_wake(2), which applies FLAGS_STRICT like the
  * kernel's io_futex_wake (waking 0 futexes yields 0).
  *
- * FUTEX_WAIT and FUTEX_WAITV are not implemented: the kernel queues the
- * waiter before enter returns, and a user-space waiter (a thread that
- * sleeps in futex_wait later) would miss the wakes that come in between.
+ * FUTEX_WAIT: the kernel queues the waiter on the futex before enter
+ * returns, so any later wake finds it.  A user-space waiter is a thread
+ * sleeping in the kernel; one that starts to sleep only later (an io-wq
+ * worker) would miss the wakes that come in between.  So a pool of
+ * sleeper threads waits, idle, each on a private word of its own, and the
+ * issuing thread moves one of them onto the application's futex with
+ * FUTEX_CMP_REQUEUE (which tells whether it moved a waiter: an idle
+ * sleeper not yet asleep is retried) after checking the futex value,
+ * where the kernel's futex_wait_setup queues.  The value is checked again
+ * after the move: if it changed in between, a wake may have gone by
+ * unseen, and everybody on the futex is woken (a spurious wakeup for the
+ * other waiters, which futex users tolerate; this request completes 0).
+ * A woken sleeper writes to its pipe, on which the request waits in the
+ * readiness engine, so ASYNC_CANCEL and ring teardown cancel it as they
+ * cancel a poll (-ECANCELED), as in the kernel; the cancelled sleeper is
+ * then shaken off the futex by waking everybody there (the other uuring
+ * sleepers go back to sleep; the application's waiters see a spurious
+ * wakeup).
+ *
+ * A requeued waiter keeps the bitset it went to sleep with, so sleepers
+ * idle with the request's bitset (one pool, matched by bitset and
+ * private/shared).  NUMA/MPOL futexes hash apart, so those waits are made
+ * by an io-wq worker itself, which misses the wakes that come before it
+ * sleeps (documented).  FUTEX_WAITV is not implemented: one sleeper per
+ * futex would leave the others queued, absorbing wakes, once one of them
+ * is woken.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/internal.h"
 #include "ops/ops.h"
+#include "util/fdutil.h"
+#include "util/rawsys.h"
+#include "util/usercopy.h"
 
 #ifndef SYS_futex_wake
 #define SYS_futex_wake 454
 #endif
+#ifndef SYS_futex_wait
+#define SYS_futex_wait 455
+#endif
 
 #define UU_FUTEX2_SIZE_MASK 0x03
 #define UU_FUTEX2_SIZE_U32 0x02
+#define UU_FUTEX2_NUMA 0x04
+#define UU_FUTEX2_MPOL 0x08
 #define UU_FUTEX2_PRIVATE 0x80
 
 /*
@@ -78,4 +118,346 @@ int uu_futex_wake_issue(struct uu_req *req, unsigned int issue_flags)
 		      (unsigned long)req->os.futex.mask,
 		      (int)req->os.futex.val, req->os.futex.flags);
 	return ret < 0 ? -errno : (int)ret;
+}
+
+/* ---- FUTEX_WAIT ---- */
+
+enum { FW_WAITING, FW_WOKEN, FW_CANCELED };
+
+/* A wait's shared state: the request's (hdr.mem) and its sleeper's. */
+struct fwait {
+	_Atomic uint32_t state;  /* FW_*; also a futex word */
+	atomic_int refs;
+	struct sleeper *s;
+	uint64_t uaddr;
+	unsigned int shakes;     /* shake_count() when queued */
+};
+
+/*
+ * A cancelled wait's sleeper can only be taken off the futex by waking
+ * everybody there.  Other sleepers woken that way go back to sleep: a
+ * count per futex address (hashed; a collision costs a needless re-wait)
+ * tells them a shake-off happened.
+ */
+static atomic_uint shakes[256];
+
+static atomic_uint *shake_count(uint64_t uaddr)
+{
+	return &shakes[(uaddr >> 2) & 255];
+}
+
+struct sleeper {
+	_Atomic uint32_t idle;   /* futex word it sleeps on when idle: 0 */
+	struct fwait *_Atomic job;
+	uint32_t bitset;
+	bool shared;
+	int pipe[2];             /* reserved-range fds: "job done" */
+	struct sleeper *next;    /* idle list */
+};
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sleeper *pool_idle;
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static long sys_futex(void *uaddr, int op, uint32_t val, unsigned long val2,
+		      void *uaddr2, uint32_t val3)
+{
+	return syscall(SYS_futex, uaddr, op, val, val2, uaddr2, val3);
+}
+
+static void fwait_put(struct fwait *w)
+{
+	if (atomic_fetch_sub_explicit(&w->refs, 1, memory_order_acq_rel) == 1)
+		free(w);
+}
+
+/* The sleepers do not survive fork: the child starts a new pool. */
+static void pool_atfork_child(void)
+{
+	pthread_mutex_init(&pool_lock, NULL);
+	pool_idle = NULL;
+}
+
+static void pool_init(void)
+{
+	pthread_atfork(NULL, NULL, pool_atfork_child);
+}
+
+static void sleeper_put_idle(struct sleeper *s)
+{
+	pthread_mutex_lock(&pool_lock);
+	s->next = pool_idle;
+	pool_idle = s;
+	pthread_mutex_unlock(&pool_lock);
+}
+
+static void *sleeper_main(void *arg)
+{
+	struct sleeper *s = arg;
+	int op = FUTEX_WAIT_BITSET | (s->shared ? 0 : FUTEX_PRIVATE_FLAG);
+
+	for (;;) {
+		uint32_t waiting = FW_WAITING;
+		struct fwait *w;
+
+		/* asleep here, on s->idle or (requeued) on a job's futex */
+		sys_futex(&s->idle, op, 0, 0, NULL, s->bitset);
+		w = atomic_load_explicit(&s->job, memory_order_acquire);
+		if (!w)
+			continue; /* not assigned: a stray wake of the idle word */
+		while (atomic_load(&w->state) == FW_WAITING &&
+		       atomic_load(shake_count(w->uaddr)) != w->shakes) {
+			/* woken to shake another sleeper off: wait again
+			 * (with the value now there; the kernel's waiter
+			 * would still be queued) */
+			uint32_t v;
+
+			w->shakes = atomic_load(shake_count(w->uaddr));
+			if (uu_copy_from_user(&v, (void *)(uintptr_t)w->uaddr,
+					      sizeof(v)))
+				break;
+			sys_futex((void *)(uintptr_t)w->uaddr,
+				  FUTEX_WAIT_BITSET |
+				  (s->shared ? 0 : FUTEX_PRIVATE_FLAG), v, 0,
+				  NULL, s->bitset);
+		}
+		w = atomic_exchange_explicit(&s->job, NULL, memory_order_acq_rel);
+		if (!w)
+			continue;
+		if (atomic_compare_exchange_strong(&w->state, &waiting,
+						   FW_WOKEN)) {
+			/* the request returns us to the pool when it ends */
+			sys_futex(&w->state, FUTEX_WAKE_PRIVATE, INT_MAX, 0,
+				  NULL, 0);
+			if (write(s->pipe[1], "", 1) < 0) {
+				/* full only if never drained: cannot be */
+			}
+		} else {
+			sleeper_put_idle(s); /* cancelled: shaken off */
+		}
+		fwait_put(w);
+	}
+	return NULL;
+}
+
+static struct sleeper *sleeper_new(bool shared, uint32_t bitset)
+{
+	struct sleeper *s = calloc(1, sizeof(*s));
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t th;
+	int ret;
+
+	if (!s)
+		return NULL;
+	s->shared = shared;
+	s->bitset = bitset;
+	if (pipe2(s->pipe, O_CLOEXEC | O_NONBLOCK)) {
+		free(s);
+		return NULL;
+	}
+	s->pipe[0] = uu_fd_to_reserved(s->pipe[0]);
+	s->pipe[1] = uu_fd_to_reserved(s->pipe[1]);
+	/* engine threads take no signals (T8); small stacks */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	ret = pthread_create(&th, &attr, sleeper_main, s);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		uu_sys_close(s->pipe[0]);
+		uu_sys_close(s->pipe[1]);
+		free(s);
+		return NULL;
+	}
+	pthread_setname_np(th, "iou-futex");
+	return s;
+}
+
+static struct sleeper *sleeper_get(bool shared, uint32_t bitset)
+{
+	struct sleeper **pp, *s = NULL;
+
+	pthread_once(&pool_once, pool_init);
+	pthread_mutex_lock(&pool_lock);
+	for (pp = &pool_idle; *pp; pp = &(*pp)->next) {
+		if ((*pp)->shared == shared && (*pp)->bitset == bitset) {
+			s = *pp;
+			*pp = s->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&pool_lock);
+	return s ? s : sleeper_new(shared, bitset);
+}
+
+int uu_futex_wait_prep(struct uu_req *req)
+{
+	struct fwait *w;
+	int ret;
+
+	uu_os_init(req);
+	ret = uu_futex_prep(req);
+	if (ret)
+		return ret;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	atomic_init(&w->refs, 1);
+	req->os.futex.queued = false;
+	uu_os_take(req, w, NULL);
+	return 0;
+}
+
+/*
+ * At completion, whatever it was: a woken wait gives its sleeper back to
+ * the pool (after emptying its pipe); a wait that ends otherwise
+ * (cancelled, the ring closed) shakes its sleeper off the futex by waking
+ * everybody there, a spurious wakeup for the others (the kernel dequeues
+ * just this waiter; user space cannot).
+ */
+void uu_futex_wait_cleanup(struct uu_req *req)
+{
+	struct fwait *w = req->os.hdr.mem;
+	uint32_t waiting = FW_WAITING;
+	char buf[8];
+
+	req->os.hdr.mem = NULL; /* shared with the sleeper: not uu_os_drop */
+	if (w && req->os.hdr.tag == uu_os_tag(req)) {
+		if (!w->s) {
+			/* never queued */
+		} else if (atomic_compare_exchange_strong(&w->state, &waiting,
+							  FW_CANCELED)) {
+			atomic_fetch_add(shake_count(w->uaddr), 1);
+			syscall(SYS_futex_wake,
+				(void *)(uintptr_t)req->os.futex.uaddr,
+				(unsigned long)FUTEX_BITSET_MATCH_ANY, INT_MAX,
+				req->os.futex.flags);
+		} else if (atomic_load(&w->state) == FW_WOKEN) {
+			while (read(w->s->pipe[0], buf, sizeof(buf)) > 0)
+				;
+			sleeper_put_idle(w->s);
+		}
+		fwait_put(w);
+	}
+	uu_os_release(req);
+}
+
+/* futex_wait_setup's checks: alignment, a readable word, its value */
+static int check_value(struct uu_req *req)
+{
+	uint64_t uaddr = req->os.futex.uaddr;
+	uint32_t v;
+
+	if (uaddr & 3)
+		return -EINVAL;
+	if (uu_copy_from_user(&v, (const void *)(uintptr_t)uaddr, sizeof(v)))
+		return -EFAULT;
+	return v == (uint32_t)req->os.futex.val ? 0 : -EAGAIN;
+}
+
+/* Queues a sleeper on the futex (in the issuing thread). */
+static int wait_queue(struct uu_req *req)
+{
+	struct fwait *w = req->os.hdr.mem;
+	bool shared = !(req->os.futex.flags & UU_FUTEX2_PRIVATE);
+	int op = FUTEX_CMP_REQUEUE | (shared ? 0 : FUTEX_PRIVATE_FLAG);
+	void *uaddr = (void *)(uintptr_t)req->os.futex.uaddr;
+	struct sleeper *s;
+	unsigned int tries;
+	long n = 0;
+	int ret;
+
+	ret = check_value(req);
+	if (ret)
+		return ret;
+	s = sleeper_get(shared, (uint32_t)req->os.futex.mask);
+	if (!s)
+		return -ENOMEM;
+	w->uaddr = req->os.futex.uaddr;
+	w->shakes = atomic_load(shake_count(w->uaddr));
+	atomic_fetch_add_explicit(&w->refs, 1, memory_order_relaxed);
+	atomic_store_explicit(&s->job, w, memory_order_release);
+	/* moves the sleeper if it sleeps on its idle word (a new or just
+	 * released one may not sleep yet) */
+	for (tries = 0; tries < 100000; tries++) {
+		n = sys_futex(&s->idle, op, 0, 1, uaddr, 0);
+		if (n != 0)
+			break;
+		sched_yield();
+	}
+	if (n != 1) {
+		ret = n < 0 ? -errno : -EAGAIN;
+		/* take the job back, unless the sleeper already has */
+		if (atomic_exchange(&s->job, NULL) == w) {
+			fwait_put(w);
+			sleeper_put_idle(s);
+		}
+		return ret;
+	}
+	w->s = s;
+	req->os.futex.queued = true;
+	/* a change in between may have come with an unseen wake */
+	if (check_value(req))
+		syscall(SYS_futex_wake, uaddr, (unsigned long)FUTEX_BITSET_MATCH_ANY,
+			INT_MAX, req->os.futex.flags);
+	return 0;
+}
+
+/* NUMA/MPOL: the io-wq worker waits itself (see the top of the file) */
+static int wait_in_worker(struct uu_req *req, unsigned int issue_flags)
+{
+	long ret;
+
+	if (!(issue_flags & UU_ISSUE_F_WORKER)) {
+		ret = check_value(req);
+		return ret ? (int)ret : uu_park(req, UU_ISSUE_PUNT_UNBOUND);
+	}
+	uu_iowq_blocking(true);
+	do {
+		ret = syscall(SYS_futex_wait, (void *)(uintptr_t)req->os.futex.uaddr,
+			      (unsigned long)req->os.futex.val,
+			      (unsigned long)req->os.futex.mask,
+			      req->os.futex.flags, NULL, 0);
+	} while (ret < 0 && errno == EINTR && !(req->flags & UU_REQ_CANCELED));
+	uu_iowq_blocking(false);
+	if (ret < 0)
+		return errno == EINTR ? -ECANCELED :
+		       errno == EAGAIN ? 0 : -errno;
+	return 0;
+}
+
+/*
+ * Issued by the submitting thread (or an io-wq worker for IOSQE_ASYNC):
+ * queue a sleeper, then wait on the readiness engine for its pipe.  The
+ * readiness engine issues it again when the pipe is readable; if the pipe
+ * cannot be polled, an io-wq worker issues it and blocks instead.
+ */
+int uu_futex_wait_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	struct fwait *w = req->os.hdr.mem;
+	int ret;
+
+	if (!req->os.futex.mask)
+		return -EINVAL;
+	if (req->os.futex.flags & (UU_FUTEX2_NUMA | UU_FUTEX2_MPOL))
+		return wait_in_worker(req, issue_flags);
+	if (!req->os.futex.queued) {
+		ret = wait_queue(req);
+		if (ret)
+			return ret;
+	} else if (issue_flags & UU_ISSUE_F_WORKER) {
+		uu_iowq_blocking(true);
+		while (atomic_load(&w->state) == FW_WAITING)
+			sys_futex(&w->state, FUTEX_WAIT_PRIVATE, FW_WAITING, 0,
+				  NULL, 0);
+		uu_iowq_blocking(false);
+	}
+	if (atomic_load_explicit(&w->state, memory_order_acquire) == FW_WOKEN)
+		return 0;
+	req->fd = w->s->pipe[0];
+	return uu_park(req, UU_ISSUE_PARK_POLLIN);
 }

@@ -111,6 +111,9 @@ int uu_tee_issue(struct uu_req *req, unsigned int issue_flags);
 /* ---- ops/futex.c ---- */
 int uu_futex_prep(struct uu_req *req);
 int uu_futex_wake_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_futex_wait_prep(struct uu_req *req);
+int uu_futex_wait_issue(struct uu_req *req, unsigned int issue_flags);
+void uu_futex_wait_cleanup(struct uu_req *req);
 
 /* ---- ops/waitid.c ---- */
 int uu_waitid_prep(struct uu_req *req);

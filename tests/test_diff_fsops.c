@@ -1943,6 +1943,152 @@ static void sc_splice_wait(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * Randomized chains of path, metadata and fd opcodes (deterministic seed):
+ * every SQE of a round is linked (IO_LINK or IO_HARDLINK), so the kernel's
+ * order is defined, with occasional junk in fields that must be zero,
+ * FIXED_FILE, IOSQE_ASYNC, bad pointers.  Both backends start from the
+ * same empty directory, so every result must agree.
+ */
+static unsigned int fz_state;
+
+static unsigned int fz(unsigned int n)
+{
+	fz_state = fz_state * 1103515245u + 12345u;
+	return (fz_state >> 8) % n;
+}
+
+static void sc_fuzz_chains(struct dctx *c)
+{
+	static const char *const names[] = { "a", "b", "c", "a/b", "b/c",
+					     "x", "a/b/c", "", NULL };
+	struct scratch s;
+	struct tring r;
+	struct statx sx;
+	char val[32];
+	unsigned int round, i, n;
+	int fd;
+
+	if (dring_flags(c, &r, 32, IORING_SETUP_SUBMIT_ALL))
+		return;
+	if (scratch_init(c, &s))
+		goto out;
+	mkfile(&s, "x", "0123456789");
+	fd = openat(s.dfd, "x", O_RDWR);
+	fz_state = getenv("UURING_FUZZ_SEED") ?
+		(unsigned int)atoi(getenv("UURING_FUZZ_SEED")) : 12345;
+	for (round = 0; round < 400; round++) {
+		struct tcqe cqe[8];
+		unsigned int nsqe = 2 + fz(6);
+
+		for (i = 0; i < nsqe; i++) {
+			struct io_uring_sqe *sqe = tring_get_sqe(&r);
+			/* "" and NULL one time in 16 */
+			const char *n1 = names[fz(16) ? fz(7) : 7 + fz(2)];
+			const char *n2 = names[fz(16) ? fz(7) : 7 + fz(2)];
+			uint64_t p1 = n1 ? P(n1) : 0, p2 = n2 ? P(n2) : 0;
+
+			if (fz(40) == 0)
+				p1 = P(dunmapped_addr());
+			switch (fz(14)) {
+			case 0:
+				*sqe = mk(IORING_OP_MKDIRAT, s.dfd, p1, 0755, 0, 0);
+				break;
+			case 1:
+				*sqe = mk(IORING_OP_UNLINKAT, s.dfd, p1, 0, 0, 0);
+				sqe->unlink_flags = fz(3) ? 0 : AT_REMOVEDIR;
+				break;
+			case 2:
+				*sqe = mk(IORING_OP_RENAMEAT, s.dfd, p1,
+					  (uint32_t)s.dfd, p2, 0);
+				sqe->rename_flags = fz(4) ? 0 : RENAME_NOREPLACE;
+				break;
+			case 3:
+				*sqe = mk(IORING_OP_SYMLINKAT, s.dfd, p1, 0, p2, 0);
+				break;
+			case 4:
+				*sqe = mk(IORING_OP_LINKAT, s.dfd, p1,
+					  (uint32_t)s.dfd, p2, 0);
+				break;
+			case 5:
+				*sqe = mk(IORING_OP_STATX, s.dfd, p1, 0x7ff,
+					  P(&sx), 0);
+				sqe->statx_flags = fz(3) ? 0 : AT_SYMLINK_NOFOLLOW;
+				break;
+			case 6:
+				*sqe = mk(IORING_OP_OPENAT, s.dfd, p1, 0644, 0, 0);
+				sqe->open_flags = O_CLOEXEC |
+					(fz(2) ? O_RDONLY : O_CREAT | O_WRONLY);
+				break;
+			case 7:
+				*sqe = mk(IORING_OP_FALLOCATE, fd, 4096 + fz(3),
+					  0, fz(2) ? 0 : (uint64_t)-1, 0);
+				break;
+			case 8:
+				*sqe = mk(IORING_OP_FTRUNCATE, fd, 0, 0,
+					  fz(3) ? fz(100) : (uint64_t)-1, 0);
+				break;
+			case 9:
+				*sqe = mk(IORING_OP_FSETXATTR, fd,
+					  fz(3) ? P("user.k") : P(""), 3,
+					  P("val"), 0);
+				sqe->xattr_flags = fz(3) ? 0 : XATTR_CREATE;
+				break;
+			case 10:
+				*sqe = mk(IORING_OP_FGETXATTR, fd, P("user.k"),
+					  fz(2) ? sizeof(val) : 1, P(val), 0);
+				break;
+			case 11:
+				*sqe = mk(IORING_OP_CLOSE, 9999, 0, 0, 0, 0);
+				break;
+			case 12:
+				*sqe = mk(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 0);
+				break;
+			default:
+				tring_prep_nop(sqe, 0);
+				break;
+			}
+			sqe->user_data = round * 100 + i;
+			switch (fz(40)) {
+			case 0:
+				sqe->buf_index = 1;
+				break;
+			case 1:
+				sqe->splice_fd_in = 1;
+				break;
+			case 2:
+				sqe->flags |= IOSQE_FIXED_FILE;
+				break;
+			case 3:
+			case 4:
+				sqe->flags |= IOSQE_ASYNC;
+				break;
+			default:
+				break;
+			}
+			if (i + 1 < nsqe)
+				sqe->flags |= fz(4) ? IOSQE_IO_LINK :
+						      IOSQE_IO_HARDLINK;
+		}
+		if (tring_submit(&r) != (int)nsqe)
+			drec_int(c, round, "round: short submit");
+		n = tring_reap_wait(&r, cqe, nsqe, 2000000000LL);
+		for (i = 0; i < n; i++)
+			if (cqe[i].res >= 0 && cqe[i].res < 100000 &&
+			    cqe[i].user_data % 100 < nsqe &&
+			    fcntl(cqe[i].res, F_GETFD) >= 0 && cqe[i].res > fd) {
+				/* an fd from OPENAT */
+				close(cqe[i].res);
+				cqe[i].res = FD_OTHER;
+			}
+		drec_cqes(c, cqe, n, true, "round %u", round);
+	}
+	close(fd);
+	scratch_fini(&s);
+out:
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "openat", sc_openat, NULL },
 	{ "openat_prep", sc_openat_prep, NULL },
@@ -1962,6 +2108,7 @@ static const struct dscenario scenarios[] = {
 	{ "xattr", sc_xattr, NULL },
 	{ "splice", sc_splice, NULL },
 	{ "splice_wait", sc_splice_wait, NULL },
+	{ "fuzz_chains", sc_fuzz_chains, NULL },
 	{ "splice_nowait", sc_splice_nowait, NULL,
 	  "splice(2) clears FMODE_NOWAIT on its pipes (see the scenario)" },
 };

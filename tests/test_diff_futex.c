@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * Differential tests: FUTEX_WAKE (futex2 flags, bitsets, counts, a waiter
- * in another thread) and WAITID (exited, stopped, still running children,
+ * in another thread), FUTEX_WAIT (queued before enter returns: woken by
+ * FUTEX_WAKE and by raw futex(2) wakes, FIFO order, bitsets, links) and
+ * WAITID (exited, stopped, still running children,
  * WNOHANG, WNOWAIT, pidfds, a wait that blocks until the child exits),
  * with their prep and issue errors.
  */
 #include <errno.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
@@ -241,6 +244,231 @@ static void sc_futex_wake(struct dctx *c)
 	tring_exit(&r);
 }
 
+/* ---- FUTEX_WAIT ---- */
+
+/* FUTEX_WAIT: uaddr in addr, value in addr2, bitset in addr3 */
+static struct io_uring_sqe fwait(void *uaddr, uint64_t val, uint64_t mask,
+				 uint32_t flags, uint64_t ud)
+{
+	struct io_uring_sqe s = mk(IORING_OP_FUTEX_WAIT, (int)flags, P(uaddr),
+				   0, val, ud);
+
+	s.addr3 = mask;
+	return s;
+}
+
+/* submits what is queued; records the CQEs that arrive within ms */
+static unsigned int submit_reap(struct dctx *c, struct tring *r,
+				unsigned int want, int ms, const char *label)
+{
+	struct tcqe cqe[8];
+	unsigned int n;
+
+	if (tring_submit(r) < 0)
+		drec_int(c, -1, "%s: submit failed", label);
+	n = tring_reap_wait(r, cqe, want, (int64_t)ms * 1000000);
+	drec_cqes(c, cqe, n, false, "%s", label);
+	return n;
+}
+
+static long raw_wake(void *uaddr, int nr, uint32_t bitset, bool priv)
+{
+	long ret = syscall(SYS_futex, uaddr,
+			   FUTEX_WAKE_BITSET | (priv ? FUTEX_PRIVATE_FLAG : 0),
+			   nr, NULL, NULL, bitset);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static void sc_futex_wait(struct dctx *c)
+{
+	uint32_t *word = calloc(4, sizeof(*word));
+	const uint32_t PF = F2_U32 | F2_PRIVATE;
+	struct tring r;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	/* completed at issue */
+	word[0] = 5;
+	run1(c, &r, (struct io_uring_sqe[]){ fwait(word, 0, MATCH_ANY, PF, 1) },
+	     "value differs");
+	run1(c, &r, (struct io_uring_sqe[]){ fwait(word, 5, 0, PF, 2) },
+	     "bitset 0");
+	run1(c, &r, (struct io_uring_sqe[]){ fwait((char *)word + 2, 5,
+		MATCH_ANY, PF, 3) }, "unaligned");
+	run1(c, &r, (struct io_uring_sqe[]){ fwait(dunmapped_addr(), 0,
+		MATCH_ANY, PF, 4) }, "unmapped");
+	run1(c, &r, (struct io_uring_sqe[]){ fwait(NULL, 0, MATCH_ANY, PF, 5) },
+	     "NULL");
+	run1(c, &r, (struct io_uring_sqe[]){ fwait(word, 1ULL << 32, MATCH_ANY,
+		PF, 6) }, "value above 32 bits");
+	run1(c, &r, (struct io_uring_sqe[]){ fwait(word, 5, MATCH_ANY,
+		F2_U64, 7) }, "size u64");
+	{
+		struct io_uring_sqe t = fwait(word, 5, MATCH_ANY, PF, 8);
+
+		t.file_index = 1;
+		run1(c, &r, &t, "file_index");
+		t = fwait(word, 4, MATCH_ANY, PF, 9);
+		t.flags = IOSQE_IO_LINK;
+		run1(c, &r, &t, "value differs, linked");
+	}
+	word[0] = 0;
+
+	/* woken by FUTEX_WAKE */
+	*tring_get_sqe(&r) = fwait(word, 0, MATCH_ANY, PF, 10);
+	submit_reap(c, &r, 1, 50, "wait: nothing yet");
+	*tring_get_sqe(&r) = wake(word, 1, MATCH_ANY, PF, 11);
+	submit_reap(c, &r, 2, 2000, "woken by FUTEX_WAKE");
+
+	/* FIFO: two waiters, one wake */
+	*tring_get_sqe(&r) = fwait(word, 0, MATCH_ANY, PF, 20);
+	*tring_get_sqe(&r) = fwait(word, 0, MATCH_ANY, PF, 21);
+	submit_reap(c, &r, 1, 50, "two waits: nothing yet");
+	word[0] = 1;
+	*tring_get_sqe(&r) = wake(word, 1, MATCH_ANY, PF, 22);
+	submit_reap(c, &r, 2, 2000, "one of two woken");
+	submit_reap(c, &r, 1, 50, "the other still waits");
+	*tring_get_sqe(&r) = wake(word, 1, MATCH_ANY, PF, 23);
+	submit_reap(c, &r, 2, 2000, "the other woken");
+	word[0] = 0;
+
+	/* a raw futex(2) wake right after enter returns finds the waiter */
+	*tring_get_sqe(&r) = fwait(word, 0, MATCH_ANY, PF, 30);
+	drec_int(c, tring_submit(&r), "submit wait 30");
+	drec_int(c, raw_wake(word, 1, FUTEX_BITSET_MATCH_ANY, true),
+		 "raw wake right after enter");
+	submit_reap(c, &r, 1, 2000, "woken by the raw wake");
+
+	/* bitsets */
+	*tring_get_sqe(&r) = fwait(word, 0, 0x1, PF, 40);
+	drec_int(c, tring_submit(&r), "submit wait 40");
+	drec_int(c, raw_wake(word, 1, 0x2, true), "raw wake, bitset 0x2");
+	*tring_get_sqe(&r) = wake(word, 1, 0x4, PF, 41);
+	submit_reap(c, &r, 1, 50, "FUTEX_WAKE bitset 0x4");
+	*tring_get_sqe(&r) = wake(word, 1, 0x3, PF, 42);
+	submit_reap(c, &r, 2, 2000, "FUTEX_WAKE bitset 0x3");
+
+	/* a shared futex */
+	*tring_get_sqe(&r) = fwait(word + 1, 0, MATCH_ANY, F2_U32, 50);
+	drec_int(c, tring_submit(&r), "submit shared wait");
+	drec_int(c, raw_wake(word + 1, 1, FUTEX_BITSET_MATCH_ANY, true),
+		 "private raw wake of a shared waiter");
+	drec_int(c, raw_wake(word + 1, 1, FUTEX_BITSET_MATCH_ANY, false),
+		 "shared raw wake");
+	submit_reap(c, &r, 1, 2000, "shared waiter woken");
+
+	/* IOSQE_ASYNC: queued when io-wq issues it */
+	{
+		struct io_uring_sqe t = fwait(word, 0, MATCH_ANY, PF, 60);
+
+		t.flags = IOSQE_ASYNC;
+		*tring_get_sqe(&r) = t;
+		submit_reap(c, &r, 1, 100, "ASYNC wait: nothing yet");
+		*tring_get_sqe(&r) = wake(word, 1, MATCH_ANY, PF, 61);
+		submit_reap(c, &r, 2, 2000, "ASYNC wait woken");
+	}
+
+	/* a link waits for the wake */
+	{
+		struct io_uring_sqe t = fwait(word, 0, MATCH_ANY, PF, 70);
+
+		t.flags = IOSQE_IO_LINK;
+		*tring_get_sqe(&r) = t;
+		tring_prep_nop(tring_get_sqe(&r), 71);
+		submit_reap(c, &r, 1, 50, "linked wait: nothing yet");
+		*tring_get_sqe(&r) = wake(word, 5, MATCH_ANY, PF, 72);
+		submit_reap(c, &r, 3, 2000, "wait, its link, the wake");
+	}
+	tring_exit(&r);
+	free(word);
+}
+
+/* ASYNC_CANCEL of a waiting FUTEX_WAIT: -ECANCELED, and it is gone */
+static void sc_futex_wait_cancel(struct dctx *c)
+{
+	uint32_t *word = calloc(2, sizeof(*word));
+	const uint32_t PF = F2_U32 | F2_PRIVATE;
+	struct io_uring_sqe *sqe;
+	struct tring r;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	*tring_get_sqe(&r) = fwait(word, 0, MATCH_ANY, PF, 1);
+	*tring_get_sqe(&r) = fwait(word, 0, MATCH_ANY, PF, 2);
+	submit_reap(c, &r, 1, 50, "two waits");
+	sqe = tring_get_sqe(&r);
+	*sqe = mk(IORING_OP_ASYNC_CANCEL, -1, 1, 0, 0, 3);
+	submit_reap(c, &r, 2, 2000, "cancel the first");
+	/* the second is still there, the first is not */
+	*tring_get_sqe(&r) = wake(word, 5, MATCH_ANY, PF, 4);
+	submit_reap(c, &r, 2, 2000, "wake the rest");
+	/* cancel with nothing to cancel */
+	sqe = tring_get_sqe(&r);
+	*sqe = mk(IORING_OP_ASYNC_CANCEL, -1, 1, 0, 0, 5);
+	submit_reap(c, &r, 1, 2000, "cancel again");
+	tring_exit(&r);
+	free(word);
+}
+
+/*
+ * Many waits and wakes: threads each submit FUTEX_WAITs on their own
+ * word and a helper wakes them with raw futex(2) wakes right after the
+ * word changes (a lost wake would hang).  Records only totals.
+ */
+struct storm {
+	_Atomic uint32_t word;
+	atomic_int stop;
+};
+
+static void *storm_waker(void *arg)
+{
+	struct storm *st = arg;
+
+	while (!atomic_load(&st->stop)) {
+		atomic_fetch_add(&st->word, 1);
+		syscall(SYS_futex, &st->word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
+			NULL, 0);
+		usleep(200);
+	}
+	return NULL;
+}
+
+static void sc_futex_wait_storm(struct dctx *c)
+{
+	const uint32_t PF = F2_U32 | F2_PRIVATE;
+	struct storm st = { 0 };
+	struct tring r;
+	pthread_t th;
+	unsigned int i, done = 0, zero = 0, again = 0, other = 0;
+
+	if (dring_flags(c, &r, 64, 0))
+		return;
+	pthread_create(&th, NULL, storm_waker, &st);
+	for (i = 0; i < 300; i++) {
+		struct tcqe cqe;
+
+		*tring_get_sqe(&r) = fwait(&st.word, atomic_load(&st.word),
+					   MATCH_ANY, PF, i);
+		tring_submit(&r);
+		if (tring_reap_wait(&r, &cqe, 1, 2000000000LL) != 1)
+			break;
+		done++;
+		if (cqe.res == 0)
+			zero++;
+		else if (cqe.res == -EAGAIN)
+			again++;
+		else
+			other++;
+	}
+	atomic_store(&st.stop, 1);
+	pthread_join(th, NULL);
+	drec_int(c, done, "waits completed");
+	drec_int(c, zero + again, "woken or value changed");
+	drec_int(c, other, "other results");
+	tring_exit(&r);
+}
+
 /* ---- WAITID ---- */
 
 /* WAITID: which in len, id in fd, options in file_index, infop in addr2 */
@@ -380,6 +608,11 @@ static void sc_waitid(struct dctx *c)
 
 static const struct dscenario scenarios[] = {
 	{ "futex_wake", sc_futex_wake, NULL },
+	{ "futex_wait", sc_futex_wait, NULL },
+	{ "futex_wait_cancel", sc_futex_wait_cancel, NULL,
+	  "ASYNC_CANCEL of a FUTEX_WAIT: the kernel's CQE res is 1 (io_futex_cancel's count), the core's 0; "
+	  "the other waits on that futex complete as if woken (uuring shakes the cancelled sleeper off by waking all)" },
+	{ "futex_wait_storm", sc_futex_wait_storm, NULL },
 	{ "waitid", sc_waitid, NULL },
 };
 

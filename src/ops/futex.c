@@ -21,9 +21,10 @@
  * A woken sleeper writes to its pipe, on which the request waits in the
  * readiness engine, so ASYNC_CANCEL and ring teardown cancel it as they
  * cancel a poll (-ECANCELED), as in the kernel; the cancelled sleeper is
- * then shaken off the futex by waking everybody there (the other uuring
- * sleepers go back to sleep; the application's waiters see a spurious
- * wakeup).
+ * then shaken off the futex by waking everybody there: the application's
+ * waiters see a spurious wakeup, other FUTEX_WAITs on that futex complete
+ * (0) as if woken (documented; the kernel dequeues just the one waiter,
+ * which user space cannot).
  *
  * A requeued waiter keeps the bitset it went to sleep with, so sleepers
  * idle with the request's bitset (one pool, matched by bitset and
@@ -129,22 +130,7 @@ struct fwait {
 	_Atomic uint32_t state;  /* FW_*; also a futex word */
 	atomic_int refs;
 	struct sleeper *s;
-	uint64_t uaddr;
-	unsigned int shakes;     /* shake_count() when queued */
 };
-
-/*
- * A cancelled wait's sleeper can only be taken off the futex by waking
- * everybody there.  Other sleepers woken that way go back to sleep: a
- * count per futex address (hashed; a collision costs a needless re-wait)
- * tells them a shake-off happened.
- */
-static atomic_uint shakes[256];
-
-static atomic_uint *shake_count(uint64_t uaddr)
-{
-	return &shakes[(uaddr >> 2) & 255];
-}
 
 struct sleeper {
 	_Atomic uint32_t idle;   /* futex word it sleeps on when idle: 0 */
@@ -202,28 +188,9 @@ static void *sleeper_main(void *arg)
 
 		/* asleep here, on s->idle or (requeued) on a job's futex */
 		sys_futex(&s->idle, op, 0, 0, NULL, s->bitset);
-		w = atomic_load_explicit(&s->job, memory_order_acquire);
-		if (!w)
-			continue; /* not assigned: a stray wake of the idle word */
-		while (atomic_load(&w->state) == FW_WAITING &&
-		       atomic_load(shake_count(w->uaddr)) != w->shakes) {
-			/* woken to shake another sleeper off: wait again
-			 * (with the value now there; the kernel's waiter
-			 * would still be queued) */
-			uint32_t v;
-
-			w->shakes = atomic_load(shake_count(w->uaddr));
-			if (uu_copy_from_user(&v, (void *)(uintptr_t)w->uaddr,
-					      sizeof(v)))
-				break;
-			sys_futex((void *)(uintptr_t)w->uaddr,
-				  FUTEX_WAIT_BITSET |
-				  (s->shared ? 0 : FUTEX_PRIVATE_FLAG), v, 0,
-				  NULL, s->bitset);
-		}
 		w = atomic_exchange_explicit(&s->job, NULL, memory_order_acq_rel);
 		if (!w)
-			continue;
+			continue; /* not assigned: a stray wake of the idle word */
 		if (atomic_compare_exchange_strong(&w->state, &waiting,
 						   FW_WOKEN)) {
 			/* the request returns us to the pool when it ends */
@@ -316,8 +283,7 @@ int uu_futex_wait_prep(struct uu_req *req)
  * At completion, whatever it was: a woken wait gives its sleeper back to
  * the pool (after emptying its pipe); a wait that ends otherwise
  * (cancelled, the ring closed) shakes its sleeper off the futex by waking
- * everybody there, a spurious wakeup for the others (the kernel dequeues
- * just this waiter; user space cannot).
+ * everybody there (see the top of the file).
  */
 void uu_futex_wait_cleanup(struct uu_req *req)
 {
@@ -331,7 +297,6 @@ void uu_futex_wait_cleanup(struct uu_req *req)
 			/* never queued */
 		} else if (atomic_compare_exchange_strong(&w->state, &waiting,
 							  FW_CANCELED)) {
-			atomic_fetch_add(shake_count(w->uaddr), 1);
 			syscall(SYS_futex_wake,
 				(void *)(uintptr_t)req->os.futex.uaddr,
 				(unsigned long)FUTEX_BITSET_MATCH_ANY, INT_MAX,
@@ -377,8 +342,6 @@ static int wait_queue(struct uu_req *req)
 	s = sleeper_get(shared, (uint32_t)req->os.futex.mask);
 	if (!s)
 		return -ENOMEM;
-	w->uaddr = req->os.futex.uaddr;
-	w->shakes = atomic_load(shake_count(w->uaddr));
 	atomic_fetch_add_explicit(&w->refs, 1, memory_order_relaxed);
 	atomic_store_explicit(&s->job, w, memory_order_release);
 	/* moves the sleeper if it sleeps on its idle word (a new or just

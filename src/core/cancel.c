@@ -56,15 +56,13 @@ static bool file_matches(struct uu_req *req, const struct uu_cancel_match *m)
 	return st.st_dev == m->dev && st.st_ino == m->ino;
 }
 
-/* io_cancel_req_match */
-static bool matches(struct uu_req *req, const struct uu_cancel_match *m)
+/* io_cancel_req_match, ignoring whether it was already cancelled */
+static bool matches_any(struct uu_req *req, const struct uu_cancel_match *m)
 {
 	bool match_ud = !(m->flags & (IORING_ASYNC_CANCEL_FD |
 				      IORING_ASYNC_CANCEL_OP)) ||
 			(m->flags & IORING_ASYNC_CANCEL_USERDATA);
 
-	if (req->flags & UU_REQ_CANCELED)
-		return false; /* already cancelled by this or an earlier pass */
 	if (m->flags & IORING_ASYNC_CANCEL_ANY)
 		return true;
 	if ((m->flags & IORING_ASYNC_CANCEL_FD) && !file_matches(req, m))
@@ -74,6 +72,25 @@ static bool matches(struct uu_req *req, const struct uu_cancel_match *m)
 	if (match_ud && req->user_data != m->user_data)
 		return false;
 	return true;
+}
+
+static bool matches(struct uu_req *req, const struct uu_cancel_match *m)
+{
+	/* already cancelled by this or an earlier pass: not again */
+	return !(req->flags & UU_REQ_CANCELED) && matches_any(req, m);
+}
+
+/* Is anything matching m still parked (cancelled or not)? */
+bool uu_cancel_still_parked(struct uu_ring *r, const struct uu_cancel_match *m)
+{
+	struct uu_req *req;
+	bool found = false;
+
+	pthread_mutex_lock(&r->park_lock);
+	for (req = r->parked; req && !found; req = req->park_next)
+		found = req->parked_on != UU_PARKED_TIMEOUT && matches_any(req, m);
+	pthread_mutex_unlock(&r->park_lock);
+	return found;
 }
 
 /* With park_lock held.  0: removed (caller finishes it), -EALREADY. */

@@ -169,6 +169,7 @@ struct uu_ring {
 	} *files;
 	unsigned int nr_files, alloc_start, alloc_end;
 	atomic_int evfd;               /* CQ eventfd (engine dup) or -1 */
+	int clockid;                   /* REGISTER_CLOCK: wait timeouts */
 	bool evfd_async;
 	uint32_t evfd_last_tail;       /* completion_lock */
 
@@ -303,6 +304,10 @@ struct uu_req {
 			int fd;
 			uint32_t opcode;
 		} cancel;
+		struct {
+			uint64_t user_data, cmd;
+			uint32_t len, src_fd, dst_fd, flags;
+		} msg;
 	};
 };
 
@@ -371,6 +376,8 @@ int uu_timeout_issue(struct uu_req *req, unsigned int issue_flags);
 int uu_timeout_remove_prep(struct uu_req *req);
 int uu_timeout_remove_issue(struct uu_req *req, unsigned int issue_flags);
 int uu_async_cancel_prep(struct uu_req *req);
+int uu_msg_ring_prep(struct uu_req *req);
+int uu_msg_ring_issue(struct uu_req *req, unsigned int issue_flags);
 int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags);
 
 /* ---- timeouts (ops/timeout.c) ---- */
@@ -394,6 +401,7 @@ struct uu_cancel_match {
  * execution context's batch. */
 int uu_cancel(struct uu_ring *ring, const struct uu_cancel_match *m);
 int uu_cancel_req(struct uu_req *req); /* one parked request */
+bool uu_cancel_still_parked(struct uu_ring *ring, const struct uu_cancel_match *m);
 void uu_park_list_add(struct uu_req *req);
 void uu_park_list_del(struct uu_req *req);
 bool uu_iowq_cancel_pending(struct uu_req *req);
@@ -441,6 +449,7 @@ struct uu_iowq;
 void uu_iowq_enqueue(struct uu_req *req, bool unbound);
 void uu_iowq_enqueue_list(struct uu_req *list);
 void uu_iowq_blocking(bool begin);
+void uu_iowq_max_workers(struct uu_ring *ring, uint32_t vals[2]);
 void uu_req_run_batch_in_worker(struct uu_req *list);
 void uu_iowq_put(struct uu_iowq *wq);
 extern __thread bool uu_engine_thread;

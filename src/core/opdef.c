@@ -221,7 +221,13 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 		.issue = uu_linkat_issue,
 		.cleanup = uu_os_release_nofail,
 	},
-	OP(IORING_OP_MSG_RING, "MSG_RING"),
+	[IORING_OP_MSG_RING] = {
+		.name = "MSG_RING",
+		.supported = true,
+		.needs_file = true,
+		.prep = uu_msg_ring_prep,
+		.issue = uu_msg_ring_issue,
+	},
 	[IORING_OP_FSETXATTR] = {
 		.name = "FSETXATTR",
 		.supported = true,

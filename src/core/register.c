@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* io_uring_register(2) and the per-thread registered ring fds. */
 #include <errno.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -181,6 +184,83 @@ out:
 	return ret;
 }
 
+/*
+ * IORING_REGISTER_SYNC_CANCEL: cancel like ASYNC_CANCEL and wait until
+ * what was found has completed (requests running in a worker, -EALREADY,
+ * are waited for), up to the optional timeout (-ETIME).
+ */
+static int sync_cancel(struct uu_ring *r, void *arg)
+{
+	struct io_uring_sync_cancel_reg sc;
+	struct uu_cancel_match m;
+	struct timespec deadline = { 0, 0 };
+	bool has_timeout;
+	int ret, found = 0;
+
+	ret = uu_copy_from_user(&sc, arg, sizeof(sc));
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < sizeof(sc.pad); i++)
+		if (sc.pad[i])
+			return -EINVAL;
+	for (size_t i = 0; i < sizeof(sc.pad2) / sizeof(sc.pad2[0]); i++)
+		if (sc.pad2[i])
+			return -EINVAL;
+	if (sc.flags & ~(IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_FD |
+			 IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_FD_FIXED |
+			 IORING_ASYNC_CANCEL_USERDATA | IORING_ASYNC_CANCEL_OP))
+		return -EINVAL;
+	if ((sc.flags & IORING_ASYNC_CANCEL_ANY) &&
+	    (sc.flags & (IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_OP)))
+		return -EINVAL;
+	memset(&m, 0, sizeof(m));
+	m.user_data = sc.addr;
+	m.flags = sc.flags;
+	m.opcode = sc.opcode;
+	if (sc.flags & IORING_ASYNC_CANCEL_FD) {
+		struct stat st;
+		int fd = sc.fd;
+
+		if (sc.flags & IORING_ASYNC_CANCEL_FD_FIXED) {
+			fd = uu_fixed_file(r, (unsigned int)sc.fd);
+			if (fd < 0)
+				return -EBADF;
+		}
+		if (fstat(fd, &st))
+			return -EBADF;
+		m.dev = st.st_dev;
+		m.ino = st.st_ino;
+	}
+	has_timeout = sc.timeout.tv_sec != -1 || sc.timeout.tv_nsec != -1;
+	if (has_timeout) {
+		clock_gettime(CLOCK_MONOTONIC, &deadline);
+		deadline.tv_sec += sc.timeout.tv_sec;
+		deadline.tv_nsec += sc.timeout.tv_nsec;
+		while (deadline.tv_nsec >= 1000000000L) {
+			deadline.tv_sec++;
+			deadline.tv_nsec -= 1000000000L;
+		}
+	}
+	ret = uu_cancel(r, &m);
+	if (ret == -ENOENT)
+		return ret;
+	found = ret;
+	/* what was found (running in a worker, -EALREADY, or cancelled and
+	 * completing) must be gone before the call returns */
+	for (;;) {
+		struct timespec now;
+
+		if (!uu_cancel_still_parked(r, &m))
+			return found == -EALREADY ? 0 : found;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (has_timeout && (now.tv_sec > deadline.tv_sec ||
+				    (now.tv_sec == deadline.tv_sec &&
+				     now.tv_nsec >= deadline.tv_nsec)))
+			return -ETIME;
+		usleep(1000);
+	}
+}
+
 static int enable_rings(struct uu_ring *r)
 {
 	if (!atomic_load(&r->disabled))
@@ -232,6 +312,38 @@ int uu_do_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		pthread_mutex_unlock(&r->uring_lock);
 		return ret;
 	}
+	case IORING_REGISTER_IOWQ_MAX_WORKERS: {
+		uint32_t vals[2];
+		int ret;
+
+		if (nr_args != 2)
+			return -EINVAL;
+		ret = uu_copy_from_user(vals, arg, sizeof(vals));
+		if (ret)
+			return ret;
+		uu_iowq_max_workers(r, vals);
+		return uu_copy_to_user(arg, vals, sizeof(vals));
+	}
+	case IORING_REGISTER_CLOCK: {
+		struct io_uring_clock_register cr;
+		int ret;
+
+		if (!arg || nr_args)
+			return -EINVAL;
+		ret = uu_copy_from_user(&cr, arg, sizeof(cr));
+		if (ret)
+			return ret;
+		if (cr.__resv[0] || cr.__resv[1] || cr.__resv[2])
+			return -EINVAL;
+		if (cr.clockid != CLOCK_MONOTONIC && cr.clockid != CLOCK_BOOTTIME)
+			return -EINVAL;
+		r->clockid = (int)cr.clockid;
+		return 0;
+	}
+	case IORING_REGISTER_SYNC_CANCEL:
+		if (nr_args != 1)
+			return -EINVAL;
+		return sync_cancel(r, arg);
 	default:
 		/* not built yet: what a kernel without it answers */
 		return -EINVAL;

@@ -145,9 +145,8 @@ static struct uu_iowq *current_wq(struct uu_ring *ring)
 	}
 	wq->acct[0].max_workers = ring->sq_entries < 4 * cpus() ?
 		ring->sq_entries : 4 * cpus();
-	if (getrlimit(RLIMIT_NPROC, &rl) || rl.rlim_cur == RLIM_INFINITY ||
-	    rl.rlim_cur > 4096)
-		wq->acct[1].max_workers = 4096;
+	if (getrlimit(RLIMIT_NPROC, &rl) || rl.rlim_cur > UINT32_MAX)
+		wq->acct[1].max_workers = UINT32_MAX;
 	else
 		wq->acct[1].max_workers = (unsigned int)rl.rlim_cur;
 	pthread_once(&wq_once, wq_key_init);
@@ -466,6 +465,37 @@ static void activate_more(struct uu_wq_acct *a)
 		a->nr_workers--;
 		atomic_fetch_sub(&a->nr_running, 1);
 		pthread_mutex_unlock(&a->workers_lock);
+	}
+}
+
+/*
+ * IORING_REGISTER_IOWQ_MAX_WORKERS: new limits (0 = keep) for the calling
+ * thread's pool, clamped to RLIMIT_NPROC; the previous limits are
+ * returned in vals.
+ */
+void uu_iowq_max_workers(struct uu_ring *ring, uint32_t vals[2])
+{
+	/* the kernel's task gets its io-wq with its io_uring context */
+	struct uu_iowq *wq = uu_engine_thread ? thread_wq : current_wq(ring);
+	struct rlimit rl;
+	uint32_t lim = UINT32_MAX;
+
+	if (!getrlimit(RLIMIT_NPROC, &rl) && rl.rlim_cur != RLIM_INFINITY)
+		lim = (uint32_t)rl.rlim_cur;
+	if (!wq) {
+		vals[0] = vals[1] = 0;
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct uu_wq_acct *a = &wq->acct[i];
+		uint32_t old;
+
+		pthread_mutex_lock(&a->workers_lock);
+		old = a->max_workers;
+		if (vals[i])
+			a->max_workers = vals[i] > lim ? lim : vals[i];
+		pthread_mutex_unlock(&a->workers_lock);
+		vals[i] = old;
 	}
 }
 

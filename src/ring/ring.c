@@ -11,6 +11,7 @@
  * fdinfo-minded tests familiar.
  */
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -222,6 +223,7 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 	pthread_mutex_init(&r->park_lock, NULL);
 	pthread_mutex_init(&r->files_lock, NULL);
 	atomic_store(&r->evfd, -1);
+	r->clockid = CLOCK_MONOTONIC;
 	uu_mpscq_init(&r->defer_tw);
 	atomic_store(&r->tw_waiter_efd, -1);
 	atomic_store_explicit(&r->refs, 1, memory_order_release);

@@ -123,6 +123,26 @@ static void pick_ring_range(void)
 	uu_shim.ring_hi = (int)(base + span);
 }
 
+/*
+ * Grows the fd table over the ring range now, while the process has one
+ * thread: growing it later, from a thread of a multi-threaded process,
+ * waits for an RCU grace period (expand_fdtable(): synchronize_rcu(), ~10
+ * ms here) at the first ring of every process.  A placeholder (O_PATH of
+ * "/", close-on-exec) stays open at the top of the range, so that forked
+ * children inherit the grown table too.
+ */
+static void reserve_fd_table(void)
+{
+	int fd = open("/", O_PATH | O_CLOEXEC), hi;
+
+	if (fd < 0)
+		return;
+	hi = (int)uu_pass6(__NR_fcntl, fd, F_DUPFD_CLOEXEC, uu_shim.ring_hi - 1,
+			   0, 0, 0);
+	uu_real.close(fd);
+	(void)hi; /* kept open; -EMFILE/-EINVAL under a lower limit: fine */
+}
+
 static void atfork_child(void)
 {
 	uu_shim.pid = (pid_t)uu_rawsys6(__NR_getpid, 0, 0, 0, 0, 0, 0);
@@ -160,6 +180,7 @@ static void choose_mode(void)
 		/* our filter is inherited (exec under uuring run) */
 		uu_shim.mode = UU_MODE_UURING;
 		uu_shim.trap_on = true;
+		reserve_fd_table();
 		return;
 	}
 	if (m && (!strcmp(m, "kernel") || !strcmp(m, "off"))) {
@@ -179,6 +200,7 @@ static void choose_mode(void)
 		}
 	}
 	uu_shim.mode = UU_MODE_UURING;
+	reserve_fd_table();
 	if (uu_trap_install_filter(why, sizeof(why))) {
 		uu_trap_restore_handler();
 		uu_shim_msg("cannot install the trap filter: %s; only libc "

@@ -89,11 +89,13 @@ void uu_wake_waiters(struct uu_ring *r)
 #define NS_PER_SEC 1000000000LL
 #define KTIME_MAX INT64_MAX
 
+static __thread clockid_t wait_clock = CLOCK_MONOTONIC;
+
 static int64_t mono_now(void)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(wait_clock, &t);
 	return (int64_t)t.tv_sec * NS_PER_SEC + t.tv_nsec;
 }
 
@@ -256,6 +258,8 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 	if (cq_tail_acquire(r) - head >= min_events)
 		return 0;
 
+	/* IORING_REGISTER_CLOCK: timeouts (and ABS_TIMER) on that clock */
+	wait_clock = r->clockid;
 	start = mono_now();
 	if (a.ts_set)
 		deadline = (flags & IORING_ENTER_ABS_TIMER) ? a.ts_ns :

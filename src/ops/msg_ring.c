@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/*
+ * IORING_OP_MSG_RING: post a CQE into another ring of this process
+ * (IORING_MSG_DATA), or pass a registered file into its table
+ * (IORING_MSG_SEND_FD).  The target is posted to under its completion
+ * lock, from the thread that issues the message.
+ */
+#include <errno.h>
+
+#include "core/internal.h"
+#include "util/fdutil.h"
+#include "util/rawsys.h"
+
+#define MSG_RING_MASK (IORING_MSG_RING_CQE_SKIP | IORING_MSG_RING_FLAGS_PASS)
+
+int uu_msg_ring_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	if (sqe->buf_index || sqe->personality)
+		return -EINVAL;
+	req->msg.user_data = sqe->off;
+	req->msg.len = sqe->len;
+	req->msg.cmd = sqe->addr;
+	req->msg.src_fd = (uint32_t)sqe->addr3;
+	req->msg.dst_fd = sqe->file_index;
+	req->msg.flags = sqe->msg_ring_flags;
+	if (req->msg.flags & ~MSG_RING_MASK)
+		return -EINVAL;
+	return 0;
+}
+
+static int msg_data(struct uu_req *req, struct uu_ring *t)
+{
+	uint32_t cflags = 0;
+
+	if (req->msg.src_fd || (req->msg.flags & ~IORING_MSG_RING_FLAGS_PASS))
+		return -EINVAL;
+	if (!(req->msg.flags & IORING_MSG_RING_FLAGS_PASS) && req->msg.dst_fd)
+		return -EINVAL;
+	if (atomic_load(&t->disabled))
+		return -EBADFD;
+	if (req->msg.flags & IORING_MSG_RING_FLAGS_PASS)
+		cflags = req->msg.dst_fd;
+	pthread_mutex_lock(&t->completion_lock);
+	uu_cq_post_locked(t, req->msg.user_data, (int32_t)req->msg.len, cflags,
+			  NULL);
+	uu_cq_commit_locked(t);
+	pthread_mutex_unlock(&t->completion_lock);
+	return 0;
+}
+
+static int msg_send_fd(struct uu_req *req, struct uu_ring *t)
+{
+	struct uu_ring *src = req->ring;
+	unsigned int slot = req->msg.dst_fd;
+	int fd, ret = 0;
+
+	if (req->msg.len)
+		return -EINVAL;
+	if (t == src)
+		return -EINVAL;
+	if (atomic_load(&t->disabled))
+		return -EBADFD;
+	fd = uu_fixed_file(src, req->msg.src_fd);
+	if (fd < 0)
+		return -EBADF;
+	fd = uu_fd_dup_reserved(fd);
+	if (fd < 0)
+		return fd;
+	pthread_mutex_lock(&t->files_lock);
+	if (!t->files) {
+		ret = -ENXIO;
+	} else if (slot == IORING_FILE_INDEX_ALLOC) {
+		unsigned int i;
+
+		for (i = t->alloc_start; i < t->alloc_end; i++)
+			if (t->files[i].fd < 0)
+				break;
+		if (i == t->alloc_end) {
+			ret = -ENFILE;
+		} else {
+			t->files[i].fd = fd;
+			ret = (int)i;
+		}
+	} else {
+		/* the index is 1-based in file_index, as for direct opens */
+		slot--;
+		if (slot >= t->nr_files) {
+			ret = -EINVAL;
+		} else {
+			if (t->files[slot].fd >= 0)
+				uu_sys_close(t->files[slot].fd);
+			t->files[slot].fd = fd;
+			ret = 0;
+		}
+	}
+	pthread_mutex_unlock(&t->files_lock);
+	if (ret < 0) {
+		uu_sys_close(fd);
+		return ret;
+	}
+	if (!(req->msg.flags & IORING_MSG_RING_CQE_SKIP)) {
+		pthread_mutex_lock(&t->completion_lock);
+		uu_cq_post_locked(t, req->msg.user_data, ret, 0, NULL);
+		uu_cq_commit_locked(t);
+		pthread_mutex_unlock(&t->completion_lock);
+	}
+	return ret;
+}
+
+int uu_msg_ring_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	struct uu_ring *t;
+	int err, ret;
+
+	(void)issue_flags;
+	t = uu_ring_get(req->fd, &err);
+	if (!t)
+		return err == -EBADF ? -EBADF : -EBADFD; /* not a ring */
+	if (uu_ring_foreign(t)) {
+		uu_ring_put(t);
+		return -EBADFD;
+	}
+	switch (req->msg.cmd) {
+	case IORING_MSG_DATA:
+		ret = msg_data(req, t);
+		break;
+	case IORING_MSG_SEND_FD:
+		ret = msg_send_fd(req, t);
+		break;
+	default:
+		ret = -EINVAL;
+	}
+	uu_ring_put(t);
+	return ret;
+}

@@ -69,6 +69,10 @@ run_test() {
 	124|137) if [ "$ms" -ge $((TIMEOUT * 1000)) ]; then RESULT=timeout; else RESULT=fail; fi;;
 	*) RESULT=fail;;
 	esac
+	# A crash says more than "fail": fail(SEGV), fail(ABRT)...
+	if [ "$RESULT" = fail ] && [ "$rc" -gt 128 ] && [ "$rc" -lt 192 ]; then
+		RESULT="fail($(kill -l $((rc - 128)) 2>/dev/null || echo $((rc - 128))))"
+	fi
 	RC=$rc
 }
 

@@ -419,6 +419,26 @@ static void sc_openat_fifo(struct dctx *c)
 		record_fd_flags(c, fd, "fifo rdwr");
 		close(fd);
 	}
+	/* O_CREAT: io-wq, where opening for reading waits for a writer */
+	{
+		struct io_uring_sqe *sqe = tring_get_sqe(&r);
+		struct tcqe cqe;
+		unsigned int n;
+		int w;
+
+		*sqe = mk(IORING_OP_OPENAT, s.dfd, P("fifo"), 0600, 0, 4);
+		sqe->open_flags = O_RDONLY | O_CREAT | O_CLOEXEC;
+		drec_int(c, tring_submit(&r), "submit fifo O_CREAT");
+		n = tring_reap_wait(&r, &cqe, 1, 100000000LL);
+		drec_int(c, n, "CQEs before a writer");
+		w = openat(s.dfd, "fifo", O_WRONLY | O_NONBLOCK);
+		n += tring_reap_wait(&r, &cqe, 1, 2000000000LL);
+		drec_int(c, n, "CQEs after a writer");
+		drec_int(c, n ? cqe.res >= 0 : -1, "opened");
+		if (n && cqe.res >= 0)
+			close(cqe.res);
+		close(w);
+	}
 	scratch_fini(&s);
 out:
 	tring_exit(&r);

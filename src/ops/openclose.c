@@ -180,7 +180,11 @@ int uu_openat_issue(struct uu_req *req, unsigned int issue_flags)
 		extra |= O_NONBLOCK;
 	if (req->os.open.file_slot)
 		extra |= O_CLOEXEC; /* only ours, for a moment */
+	if (worker)
+		uu_iowq_blocking(true); /* a FIFO may wait for its other end */
 	fd = do_open(req, extra);
+	if (worker)
+		uu_iowq_blocking(false);
 	if (fd < 0) {
 		if (errno == EAGAIN && nonblock &&
 		    !(req->os.open.resolve & RESOLVE_CACHED))

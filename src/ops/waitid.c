@@ -72,10 +72,15 @@ int uu_waitid_issue(struct uu_req *req, unsigned int issue_flags)
 	if (!worker)
 		options |= WNOHANG;
 	memset(&si, 0, sizeof(si));
+	if (worker)
+		uu_iowq_blocking(true); /* counted out while it sleeps */
 	do {
 		ret = syscall(SYS_waitid, req->os.waitid.which,
 			      req->os.waitid.upid, &si, options, NULL);
-	} while (ret < 0 && errno == EINTR && worker);
+	} while (ret < 0 && errno == EINTR && worker &&
+		 !(req->flags & UU_REQ_CANCELED));
+	if (worker)
+		uu_iowq_blocking(false);
 	if (ret < 0)
 		return -errno;
 	/* WNOHANG and nothing ready: si_pid stays 0 */

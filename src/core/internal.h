@@ -189,6 +189,15 @@ struct uu_ring {
 		atomic_ullong waits, wakeups, spurious_wakeups;
 		atomic_ullong readiness_signals, readiness_drains;
 	} st;
+
+	/* ---- buffers (core/rsrc_buf.c, ops/kbuf.c; see core/buffers.h) ---- */
+	struct uu_rbuf_node **bufs;    /* registered buffers: uring_lock and
+					* files_lock to change, files_lock
+					* to look up */
+	unsigned int nr_bufs;
+	struct uu_kbuf_ctx *_Atomic kbuf; /* provided buffers, created at the
+					   * first PROVIDE/PBUF_RING */
+	/* ---- end of buffers ---- */
 };
 
 #define uu_stat_inc(r, f) atomic_fetch_add_explicit(&(r)->st.f, 1, memory_order_relaxed)
@@ -310,6 +319,23 @@ struct uu_req {
 			uint32_t len, src_fd, dst_fd, flags;
 		} msg;
 	};
+
+	/* ---- buffers (core/rsrc_buf.c, ops/kbuf.c; see core/buffers.h).
+	 * Set by the preps of the ops that use them, not by init_req. ---- */
+	struct uu_rbuf_node *buf_node; /* *_FIXED: registered buffer held */
+	struct {                       /* IOSQE_BUFFER_SELECT (valid with
+					* UU_REQ_BUFFER_SELECT) */
+		uint64_t addr;         /* the selected buffer */
+		uint32_t len;          /* its length as used */
+		uint32_t want;         /* length asked for, 0 = any */
+		uint16_t bgid, bid;
+		uint8_t state;         /* UU_KB_* */
+		bool committed;        /* ring head already moved */
+		bool more;             /* IOU_PBUF_RING_INC: not used up */
+		bool locked;           /* holds the group lock (uncommitted) */
+		void *lbuf;            /* legacy: the buffer taken off the list */
+	} kb;
+	/* ---- end of buffers ---- */
 };
 
 /* ---- opcode table (core/opdef.c) ---- */

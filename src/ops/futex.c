@@ -59,8 +59,6 @@
 #define SYS_futex_wait 455
 #endif
 
-#define UU_FUTEX2_SIZE_MASK 0x03
-#define UU_FUTEX2_SIZE_U32 0x02
 #define UU_FUTEX2_NUMA 0x04
 #define UU_FUTEX2_MPOL 0x08
 #define UU_FUTEX2_PRIVATE 0x80
@@ -84,9 +82,6 @@ static bool futex2_flags_valid(uint32_t flags)
 	if (v)
 		return v == 1;
 	ret = syscall(SYS_futex_wake, word, 1UL, 0, flags);
-	if (ret < 0 && errno == ENOSYS) /* pre-6.7: 32-bit futexes only */
-		ret = (flags & ~(uint32_t)(UU_FUTEX2_SIZE_MASK | UU_FUTEX2_PRIVATE)) ||
-		      (flags & UU_FUTEX2_SIZE_MASK) != UU_FUTEX2_SIZE_U32 ? -1 : 0;
 	v = ret < 0 ? 2 : 1;
 	atomic_store_explicit(&flags_ok[flags], v, memory_order_relaxed);
 	return v == 1;
@@ -188,7 +183,8 @@ static void *sleeper_main(void *arg)
 
 		/* asleep here, on s->idle or (requeued) on a job's futex */
 		sys_futex(&s->idle, op, 0, 0, NULL, s->bitset);
-		w = atomic_exchange_explicit(&s->job, NULL, memory_order_acq_rel);
+		w = atomic_exchange_explicit(&s->job, NULL,
+					     memory_order_acq_rel);
 		if (!w)
 			continue; /* not assigned: a stray wake of the idle word */
 		if (atomic_compare_exchange_strong(&w->state, &waiting,
@@ -261,6 +257,14 @@ static struct sleeper *sleeper_get(bool shared, uint32_t bitset)
 	return s ? s : sleeper_new(shared, bitset);
 }
 
+/* Wakes every waiter of the request's futex. */
+static void wake_all(struct uu_req *req)
+{
+	syscall(SYS_futex_wake, (void *)(uintptr_t)req->os.futex.uaddr,
+		(unsigned long)FUTEX_BITSET_MATCH_ANY, INT_MAX,
+		req->os.futex.flags);
+}
+
 int uu_futex_wait_prep(struct uu_req *req)
 {
 	struct fwait *w;
@@ -297,10 +301,7 @@ void uu_futex_wait_cleanup(struct uu_req *req)
 			/* never queued */
 		} else if (atomic_compare_exchange_strong(&w->state, &waiting,
 							  FW_CANCELED)) {
-			syscall(SYS_futex_wake,
-				(void *)(uintptr_t)req->os.futex.uaddr,
-				(unsigned long)FUTEX_BITSET_MATCH_ANY, INT_MAX,
-				req->os.futex.flags);
+			wake_all(req);
 		} else if (atomic_load(&w->state) == FW_WOKEN) {
 			while (read(w->s->pipe[0], buf, sizeof(buf)) > 0)
 				;
@@ -365,14 +366,14 @@ static int wait_queue(struct uu_req *req)
 	req->os.futex.queued = true;
 	/* a change in between may have come with an unseen wake */
 	if (check_value(req))
-		syscall(SYS_futex_wake, uaddr, (unsigned long)FUTEX_BITSET_MATCH_ANY,
-			INT_MAX, req->os.futex.flags);
+		wake_all(req);
 	return 0;
 }
 
 /* NUMA/MPOL: the io-wq worker waits itself (see the top of the file) */
 static int wait_in_worker(struct uu_req *req, unsigned int issue_flags)
 {
+	void *uaddr = (void *)(uintptr_t)req->os.futex.uaddr;
 	long ret;
 
 	if (!(issue_flags & UU_ISSUE_F_WORKER)) {
@@ -381,7 +382,7 @@ static int wait_in_worker(struct uu_req *req, unsigned int issue_flags)
 	}
 	uu_iowq_blocking(true);
 	do {
-		ret = syscall(SYS_futex_wait, (void *)(uintptr_t)req->os.futex.uaddr,
+		ret = syscall(SYS_futex_wait, uaddr,
 			      (unsigned long)req->os.futex.val,
 			      (unsigned long)req->os.futex.mask,
 			      req->os.futex.flags, NULL, 0);

@@ -226,6 +226,20 @@ static void raise_sigpipe(struct uu_req *req)
 	errno = saved;
 }
 
+/*
+ * O_DIRECT I/O goes to io-wq's unbounded class: the kernel never sends it
+ * to io-wq (it is asynchronous in the block layer), so it must not be
+ * capped by the bounded limit (min(sq_entries, 4 * CPUs)); one worker per
+ * request in flight gives the device the queue depth the application asked
+ * for.
+ */
+static bool is_direct(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl >= 0 && (fl & O_DIRECT);
+}
+
 /* How a file that cannot do this I/O without blocking is waited for. */
 enum rw_class { RW_BLOCK_INLINE, RW_POLL, RW_WORKER, RW_BAD };
 
@@ -280,6 +294,10 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 			if (c == RW_BAD)
 				return -EBADF;
 		}
+		/* a synchronous O_DIRECT read waits for the device even with
+		 * RWF_NOWAIT: never try it inline */
+		if (!is_write && !worker && is_direct(req->fd))
+			return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
 		if (c == RW_POLL || (!is_write && !worker)) {
 			for (;;) {
 				n = rw_once(req, is_write, pos,
@@ -293,15 +311,23 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 				if (errno != EINTR)
 					break;
 			}
-			if (errno != EAGAIN && errno != EOPNOTSUPP)
-				return -errno;
+			int err = errno;
+
+			if (err != EAGAIN && err != EOPNOTSUPP)
+				return -err;
 			if (c != RW_POLL)
 				c = classify(req->fd);
 			if (c == RW_BAD)
 				return -EBADF;
-			if (errno == EAGAIN && c == RW_POLL)
+			if (err == EAGAIN && c == RW_POLL)
 				return uu_park(req, is_write ? UU_ISSUE_PARK_POLLOUT :
 							 UU_ISSUE_PARK_POLLIN);
+			if (err == EAGAIN && c == RW_BLOCK_INLINE && !worker)
+				/* a regular file that must wait for the device
+				 * (page cache miss, O_DIRECT): io-wq, as the
+				 * kernel punts it */
+				return uu_park(req, is_direct(req->fd) ?
+						UU_ISSUE_PUNT_UNBOUND : UU_ISSUE_PUNT);
 			if (c == RW_POLL || c == RW_WORKER) {
 				/* no NOWAIT support (ttys): a worker blocks */
 				if (!worker)
@@ -309,6 +335,10 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 			}
 		} else if (c == RW_WORKER && !worker) {
 			return uu_park(req, UU_ISSUE_PUNT);
+		} else if (is_write && c == RW_BLOCK_INLINE && !worker &&
+			   is_direct(req->fd)) {
+			/* an O_DIRECT write waits for the device */
+			return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
 		}
 	}
 	for (;;) {

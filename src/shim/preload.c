@@ -24,6 +24,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -99,7 +100,7 @@ static void resolve_real(void)
 	uu_real.posix_spawnp = real("posix_spawnp");
 }
 
-/* The ring-fd range: [base, base + span), below the soft RLIMIT_NOFILE. */
+/* The ring range: fds >= base, base + span within the soft RLIMIT_NOFILE. */
 static void pick_ring_range(void)
 {
 	const char *v = getenv("UURING_RING_FD_BASE");
@@ -120,7 +121,8 @@ static void pick_ring_range(void)
 	if (base < 3)
 		base = 3;
 	uu_shim.ring_lo = (int)base;
-	uu_shim.ring_hi = (int)(base + span);
+	uu_shim.ring_hi = INT_MAX;
+	uu_shim.reserve_fd = (int)(base + span - 1);
 }
 
 /*
@@ -128,8 +130,8 @@ static void pick_ring_range(void)
  * thread: growing it later, from a thread of a multi-threaded process,
  * waits for an RCU grace period (expand_fdtable(): synchronize_rcu(), ~10
  * ms here) at the first ring of every process.  A placeholder (O_PATH of
- * "/", close-on-exec) stays open at the top of the range, so that forked
- * children inherit the grown table too.
+ * "/", close-on-exec) stays open at ring_lo + UU_RING_FD_SPAN - 1, so that
+ * forked children inherit the grown table too.
  */
 static void reserve_fd_table(void)
 {
@@ -137,7 +139,7 @@ static void reserve_fd_table(void)
 
 	if (fd < 0)
 		return;
-	hi = (int)uu_pass6(__NR_fcntl, fd, F_DUPFD_CLOEXEC, uu_shim.ring_hi - 1,
+	hi = (int)uu_pass6(__NR_fcntl, fd, F_DUPFD_CLOEXEC, uu_shim.reserve_fd,
 			   0, 0, 0);
 	uu_real.close(fd);
 	(void)hi; /* kept open; -EMFILE/-EINVAL under a lower limit: fine */
@@ -211,11 +213,11 @@ static void choose_mode(void)
 	uu_shim.trap_on = true;
 	if (uu_shim.verbose)
 		uu_shim_msg("mode %s: uuring serves io_uring%s%s%s; ring fds "
-			    "in [%d, %d)", force ? "force" : "auto",
+			    ">= %d", force ? "force" : "auto",
 			    force ? "" : " (the kernel's: ",
 			    force ? "" : strerror((int)-kret),
 			    force ? "" : ")",
-			    uu_shim.ring_lo, uu_shim.ring_hi);
+			    uu_shim.ring_lo);
 }
 
 void uu_shim_init(void)

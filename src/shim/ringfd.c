@@ -10,10 +10,12 @@
  * so it cannot trap again: the engine's own calls through its exempt stub
  * (util/rawsys.h), ours marked with UU_PASS_MAGIC (shim.h).
  *
- * Ring fds are kept in a reserved range [ring_lo, ring_hi) (setup moves
+ * Ring fds are kept in a reserved range, at or above ring_lo (setup moves
  * them there, dup places copies there): the seccomp filter then traps raw
  * close/dup/mmap/fcntl only for fds in that range, which costs nothing for
- * every other fd.
+ * every other fd.  The range has no upper end, so it is never full: a
+ * program with thousands of fds pays a trap per raw close/dup/mmap of its
+ * fds up there (libc callers pay nothing: the interposers pass them on).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,29 +62,27 @@ static void note_max(int fd)
 }
 
 /*
- * The ring behind fd (a reference), or NULL.  A cached number is checked
- * against the ring's inode (one fstat: these are rare calls), since the
- * program may have closed it behind our back (a raw close_range, a raw
- * close outside the ring range) and reused the number.  An uncached number
- * is looked up by inode only when it lies in the ring range (anything else
- * would cost an fstat per close).
+ * The ring behind fd (a reference), or NULL.  Every ring fd of this process
+ * was handed out (setup, dup) or looked up by the engine, so it is cached;
+ * an uncached number is not a ring of ours (one received from another
+ * process is not served here anyway).  A cached number is checked against
+ * the ring's inode (one fstat: these are rare calls), since the program
+ * may have closed it behind our back (a raw close_range, a raw close below
+ * the ring range) and reused the number.
  */
 static struct uu_ring *ring_of(int fd)
 {
 	struct uu_ring *r = uu_ring_get_cached(fd);
 	struct stat st;
-	int err;
 
-	if (r) {
-		if (!fstat(fd, &st) && st.st_ino == r->ring_ino &&
-		    st.st_dev == r->ring_dev)
-			return r;
-		forget_fd(fd); /* stale */
-		uu_ring_put(r);
-	}
-	if (!uu_in_ring_range(fd))
+	if (!r)
 		return NULL;
-	return uu_ring_get(fd, &err);
+	if (!fstat(fd, &st) && st.st_ino == r->ring_ino &&
+	    st.st_dev == r->ring_dev)
+		return r;
+	forget_fd(fd); /* stale */
+	uu_ring_put(r);
+	return NULL;
 }
 
 bool uu_shim_is_ring(int fd)
@@ -97,7 +97,8 @@ bool uu_shim_is_ring(int fd)
 
 /* A duplicate of ring fd `fd` in the ring range (F_DUPFD semantics, or
  * F_DUPFD_CLOEXEC with cloexec), the lowest free number at or above
- * max(minfd, ring_lo); the plain lowest number if the range is full. */
+ * max(minfd, ring_lo); the plain lowest number if that fails (a limit
+ * lowered under ring_lo). */
 static int dup_into_range(int fd, int minfd, bool cloexec)
 {
 	int cmd = cloexec ? F_DUPFD_CLOEXEC : F_DUPFD;
@@ -130,7 +131,7 @@ long uu_shim_setup(unsigned int entries, void *params)
 		goto out;
 	nfd = pass_fcntl(fd, F_DUPFD_CLOEXEC, uu_shim.ring_lo);
 	if (nfd < 0 || !uu_in_ring_range(nfd)) {
-		/* range full or RLIMIT_NOFILE too low: keep the low number
+		/* RLIMIT_NOFILE lowered under the range: keep the low number
 		 * (raw close/mmap of it are then not seen; documented) */
 		if (nfd >= 0)
 			pass_close(nfd);
@@ -228,8 +229,9 @@ long uu_shim_dup3(int oldfd, int newfd, int flags, bool is_dup2)
 long uu_shim_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		  off_t off)
 {
-	/* uuring_mmap passes every fd that is not a ring to mmap(2) through
-	 * the exempt stub */
+	if ((flags & MAP_ANONYMOUS) || !uu_shim_is_ring(fd))
+		return uu_pass6(__NR_mmap, (long)addr, (long)len, prot, flags,
+				fd, (long)off);
 	return (long)uuring_mmap(addr, len, prot, flags, fd, off);
 }
 

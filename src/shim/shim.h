@@ -44,7 +44,11 @@ enum uu_shim_mode {
 #define UU_SENTINEL_NR 0x5e17u
 #define UU_SENTINEL_REPLY 0x75757275L
 
-/* Default ring-fd range: [UU_RING_FD_BASE_DEFAULT, + UU_RING_FD_SPAN). */
+/*
+ * Ring fds are kept at or above UU_RING_FD_BASE_DEFAULT (the "ring
+ * range" has no upper end, so it can never be full); the fd table is grown
+ * over the first UU_RING_FD_SPAN numbers of it at load.
+ */
 #define UU_RING_FD_BASE_DEFAULT 3840
 #define UU_RING_FD_SPAN 256
 
@@ -52,7 +56,9 @@ struct uu_shim {
 	enum uu_shim_mode mode;
 	bool trap_on;           /* our seccomp filter is in place */
 	bool verbose;
-	int ring_lo, ring_hi;   /* ring fds live in [ring_lo, ring_hi) */
+	int ring_lo, ring_hi;   /* ring fds live in [ring_lo, ring_hi);
+				 * ring_hi is INT_MAX: no upper end */
+	int reserve_fd;         /* top of the pre-grown fd table */
 	int max_ring_fd;        /* highest ring fd number handed out */
 	pid_t pid;              /* updated at fork; a vfork child differs */
 	char preload_path[4096];

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Buffers: registered buffers (core/rsrc_buf.c: REGISTER_BUFFERS*,
+ * BUFFERS_UPDATE, CLONE_BUFFERS; the *_FIXED opcodes in ops/rwfixed.c)
+ * and provided buffers (ops/kbuf.c: PROVIDE/REMOVE_BUFFERS, PBUF_RING,
+ * PBUF_STATUS, IOSQE_BUFFER_SELECT for reads).
+ */
+#ifndef UURING_BUFFERS_H
+#define UURING_BUFFERS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct uu_ring;
+struct uu_req;
+
+/* ---- registered buffers (core/rsrc_buf.c) ---- */
+
+/* The memory of a registered buffer; shared by the nodes of clones. */
+struct uu_rbuf {
+	atomic_uint refs;
+	uint64_t addr, len;
+	unsigned long acct_pages;  /* charged to RLIMIT_MEMLOCK, or 0 */
+};
+
+/* A table slot's entry (the kernel's io_rsrc_node): the table holds one
+ * reference, every request using it another.  The tag CQE is posted when
+ * the last one goes. */
+struct uu_rbuf_node {
+	atomic_uint refs;
+	uint64_t tag;
+	struct uu_ring *ring;
+	struct uu_rbuf *buf;
+};
+
+/* uu_do_register dispatches here with uring_lock and files_lock held:
+ * BUFFERS, UNREGISTER_BUFFERS, BUFFERS2, BUFFERS_UPDATE, PBUF_RING,
+ * UNREGISTER_PBUF_RING, PBUF_STATUS. */
+int uu_rsrc_buf_register(struct uu_ring *r, unsigned int opcode, void *arg,
+			 unsigned int nr_args);
+/* CLONE_BUFFERS: takes the locks of both rings itself. */
+int uu_rsrc_buf_clone(struct uu_ring *r, void *arg, unsigned int nr_args);
+/* The node at idx with a reference taken, or NULL. */
+struct uu_rbuf_node *uu_rbuf_get(struct uu_ring *r, unsigned int idx);
+void uu_rbuf_put(struct uu_rbuf_node *node);
+/* Ring teardown: tables and groups freed, no tag CQEs. */
+void uu_rsrc_buf_free(struct uu_ring *r);
+
+/*
+ * What pin_user_pages(FOLL_WRITE | FOLL_LONGTERM) would say about
+ * [addr, addr + len): 0, -EFAULT (a hole, no write permission, a shared
+ * mapping of a file that needs dirty tracking, PROT_NONE) or -EOVERFLOW.
+ * From /proc/self/maps, read once per uu_vmas.
+ */
+struct uu_vmas;
+struct uu_vmas *uu_vmas_read(void);
+void uu_vmas_free(struct uu_vmas *v);
+int uu_vmas_check(struct uu_vmas *v, uint64_t addr, uint64_t len);
+/* RLIMIT_MEMLOCK accounting of a process without CAP_IPC_LOCK */
+int uu_memlock_charge(uint64_t addr, uint64_t len, unsigned long *pages);
+void uu_memlock_uncharge(unsigned long pages);
+
+/* ---- registered-buffer opcodes (ops/rwfixed.c) ---- */
+int uu_rw_fixed_prep(struct uu_req *req);
+int uu_rwv_fixed_prep(struct uu_req *req);
+int uu_read_fixed_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_write_fixed_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_readv_fixed_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_writev_fixed_issue(struct uu_req *req, unsigned int issue_flags);
+void uu_rw_fixed_cleanup(struct uu_req *req);
+
+/* ---- provided buffers (ops/kbuf.c) ---- */
+enum { UU_KB_NONE, UU_KB_LEGACY, UU_KB_RING };
+
+struct uu_kbuf_ctx;
+int uu_kbuf_register(struct uu_ring *r, unsigned int opcode, void *arg,
+		     unsigned int nr_args);
+void uu_kbuf_free(struct uu_ring *r);
+int uu_provide_buffers_prep(struct uu_req *req);
+int uu_remove_buffers_prep(struct uu_req *req);
+int uu_manage_buffers_issue(struct uu_req *req, unsigned int issue_flags);
+
+/*
+ * IOSQE_BUFFER_SELECT for a read (ops/rw.c):
+ * uu_kbuf_prep() at prep, with the length asked for;
+ * uu_kbuf_select() at issue, unless req->kb.state already holds a buffer:
+ * 0 with req->kb.addr/len set, or -ENOBUFS.  can_poll: the file is
+ * pollable (a ring buffer is then committed only when the read completes,
+ * and the group stays locked until uu_kbuf_after_issue; otherwise it is
+ * committed at once, as the kernel does for io-wq and unpollable files);
+ * uu_kbuf_after_issue() after the I/O: a parked request gives the buffer
+ * back (unless it is a committed ring buffer), a completed one consumes it
+ * and gets its CQE flags in req->cflags;
+ * uu_kbuf_cleanup() at completion: a buffer still held (a cancelled
+ * request) is consumed, with the CQE flags.
+ */
+void uu_kbuf_prep(struct uu_req *req, uint32_t want);
+int uu_kbuf_select(struct uu_req *req, unsigned int issue_flags, bool can_poll);
+void uu_kbuf_after_issue(struct uu_req *req, int res);
+void uu_kbuf_cleanup(struct uu_req *req);
+
+#endif /* UURING_BUFFERS_H */

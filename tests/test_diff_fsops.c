@@ -3,9 +3,10 @@
  * Differential tests of the file-family opcodes on plain fds: OPENAT,
  * OPENAT2, CLOSE, PIPE, STATX, MKDIRAT, UNLINKAT, RENAMEAT, SYMLINKAT,
  * LINKAT, FALLOCATE, FADVISE, MADVISE, FTRUNCATE, SYNC_FILE_RANGE,
- * FGETXATTR, GETXATTR, FSETXATTR, SETXATTR, SPLICE, TEE, each
- * with its success paths and its prep and issue errors (SQE fields that must be zero, flags, bad
- * pointers, bad fds, direct descriptors without a file table).  Every
+ * FGETXATTR, GETXATTR, FSETXATTR, SETXATTR, SPLICE, TEE, each with its
+ * success paths and its prep and issue errors (SQE fields that must be
+ * zero, flags, bad pointers, bad fds, direct descriptors without a file
+ * table), which errors fail a link chain, and randomized chains.  Every
  * scenario works in its own directory under /tmp, which it removes.
  * Results that are fd numbers are recorded relative to the lowest free fd.
  */

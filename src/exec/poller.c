@@ -506,6 +506,13 @@ int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 		}
 		if (req->poll_upd.update_user_data)
 			target->user_data = req->poll_upd.new_user_data;
+		if (!req->poll_upd.update_events) {
+			/* same interest: the edges keep coming, nothing to
+			 * re-examine (a recheck could race with an edge and
+			 * report one readiness twice) */
+			pthread_mutex_unlock(&P.lock);
+			return 0;
+		}
 		target->poll_fresh = true;
 		if (!pf->on_recheck) {
 			pf->on_recheck = true;

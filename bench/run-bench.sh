@@ -17,6 +17,15 @@
 #   UURING_BENCH_FILE   the 1 GiB test file      (default bench/work/f1g)
 #   UURING_BENCH_ONLY   run only configs whose name matches this regex
 #
+# Configs with a runner other than ubench measure `uuring run` (issue 5):
+# the "kernel" run is the unmodified program on the kernel's io_uring, the
+# "uuring" run the same program under `BUILD/tools/uuring run --mode=force`:
+#   trap  bench/trapbench (liburing, raw syscall instructions: every enter
+#         is a seccomp trap); the cost of one empty trap is measured too
+#         and printed under the table
+#   fio   Debian's fio, 4 KiB randread (bench/fio-bench.sh; libc
+#         syscall(): the preload's fast path, no trap)
+#
 # The read benchmarks use a 1 GiB file of random data on ext4 (created once)
 # and re-warm its page cache with a full sequential read right before each
 # run; ubench reports the file's residency (mincore) at start and end, and
@@ -42,15 +51,37 @@ fi
 ninja -C "$BUILD" bench/ubench >/dev/null || {
 	ninja -C "$BUILD" bench/ubench; exit 1; }
 UBENCH=$BUILD/bench/ubench
+# the `uuring run` configs need the tool, the preload and trapbench
+TOOL=$BUILD/tools/uuring
+TRAPBENCH=$BUILD/bench/trapbench
+ninja -C "$BUILD" tools/uuring tools/libuuring-preload.so bench/trapbench \
+	>/dev/null 2>&1 || true
 
 # --- configs ----------------------------------------------------------------
-# name | ubench args | target: ratio uuring/kernel of ops/s (>=) |
-#   target: ratio uuring/kernel of CPU us/op (<=, "-" = none)
+# name | args | target: ratio uuring/kernel of ops/s (>=, "-" = none) |
+#   target: ratio uuring/kernel of CPU us/op (<=, "-" = none) |
+#   runner (ubench if absent; trap, fio: see above)
 CONFIGS=(
 	"nop_qd128_b32|-m nop -d 128 -s 32|2.0|-"
 	"read4k_qd1|-m read -d 1 -s 1 -f $FILE|1.0|1.0"
 	"read4k_qd32_b32|-m read -d 32 -s 32 -f $FILE|0.75|1.0"
+	"run_trap_nop_b1|-m nop -s 1|-|-|trap"
+	"run_trap_nop_b8|-m nop -s 8|-|-|trap"
+	"run_trap_nop_b32|-m nop -s 32|0.6|-|trap"
+	"run_fio_read4k_qd128|128 32|1.0|1.0|fio"
 )
+# without the tool, the preload or trapbench (no liburing-dev), no
+# `uuring run` configs
+sel=()
+for c in "${CONFIGS[@]}"; do
+	IFS='|' read -r _ _ _ _ runner <<< "$c"
+	case ${runner:-ubench} in
+	trap) [ -x "$TOOL" ] && [ -x "$TRAPBENCH" ] || continue;;
+	fio) [ -x "$TOOL" ] && command -v fio >/dev/null || continue;;
+	esac
+	sel+=("$c")
+done
+CONFIGS=("${sel[@]}")
 if [ -n "$ONLY" ]; then
 	sel=()
 	for c in "${CONFIGS[@]}"; do
@@ -60,7 +91,7 @@ if [ -n "$ONLY" ]; then
 fi
 need_file=0
 for c in "${CONFIGS[@]}"; do
-	[[ $c == *"-m read"* ]] && need_file=1
+	[[ $c == *"-m read"* || $c == *"|fio" ]] && need_file=1
 done
 
 # --- machine ----------------------------------------------------------------
@@ -93,11 +124,18 @@ echo "runs: ${#CONFIGS[@]} configs x 2 backends x $REPS reps, raw results in $RA
 for rep in $(seq 1 "$REPS"); do
 	if [ $((rep % 2)) = 1 ]; then order="kernel uuring"; else order="uuring kernel"; fi
 	for c in "${CONFIGS[@]}"; do
-		IFS='|' read -r name args target cputarget <<< "$c"
+		IFS='|' read -r name args target cputarget runner <<< "$c"
 		for be in $order; do
-			[[ $args == *"-m read"* ]] && warm
-			# shellcheck disable=SC2086
-			out=$(timeout -k 5 $((${SECS%.*} + 60)) "$UBENCH" -b "$be" $args -t "$SECS" 2>&1)
+			[[ $args == *"-m read"* || $runner == fio ]] && warm
+			# shellcheck disable=SC2206
+			case ${runner:-ubench} in
+			ubench) cmd=("$UBENCH" -b "$be" $args -t "$SECS");;
+			trap) cmd=("$TRAPBENCH" $args -t "$SECS");;
+			fio) cmd=(bench/fio-bench.sh "$FILE" "$SECS" $args);;
+			esac
+			[ "${runner:-ubench}" = ubench ] || [ "$be" = kernel ] ||
+				cmd=("$TOOL" run --mode=force -- "${cmd[@]}")
+			out=$(timeout -k 5 $((${SECS%.*} + 60)) "${cmd[@]}" 2>&1)
 			rc=$?
 			line=$(grep -m1 '^RESULT ' <<< "$out")
 			if [ $rc != 0 ] || [ -z "$line" ]; then
@@ -114,8 +152,15 @@ for rep in $(seq 1 "$REPS"); do
 	done
 done
 
+# the cost of one empty trap, beside the trapped-path rows
+TRAPCOST=
+if [ -x "$TOOL" ] && [ -x "$TRAPBENCH" ] && [[ " ${CONFIGS[*]} " == *"|trap"* ]]; then
+	TRAPCOST=$("$TOOL" run --mode=force -- "$TRAPBENCH" -m trap -t 2 2>/dev/null |
+		sed -n 's/^TRAP //p')
+fi
+
 # --- table ------------------------------------------------------------------
-python3 - "$RAW" <<'EOF'
+python3 - "$RAW" "$TRAPCOST" <<'EOF'
 import sys, statistics as stx
 
 rows = []
@@ -123,7 +168,8 @@ for ln in open(sys.argv[1]):
     f = ln.split()
     if len(f) < 6:
         continue
-    r = {"rep": int(f[0]), "name": f[1], "be": f[2], "target": float(f[3]),
+    r = {"rep": int(f[0]), "name": f[1], "be": f[2],
+         "target": None if f[3] == "-" else float(f[3]),
          "cputarget": None if f[4] == "-" else float(f[4])}
     if f[5] == "FAIL":
         r["fail"] = True
@@ -176,18 +222,19 @@ for n in names:
         ok = "n/a"
     else:
         miss = []
-        if ratio < target:
+        if target is not None and ratio < target:
             miss.append("speed")
         if ctarget is not None and (cratio is None or cratio > ctarget):
             miss.append("CPU")
         ok = "NO (" + ", ".join(miss) + ")" if miss else "yes"
-    if u:
+    if u and all(r["route_inline"] >= 0 for r in u):
         routes = "%d/%d/%d (%d)" % tuple(sum(int(r[x]) for r in u) for x in
                  ("route_inline", "route_iowq", "route_poll", "wakeups"))
     else:
         routes = "n/a"
     cells = (n, si(km) if km else "n/a", si(um) if um else "n/a",
-             "%.2f" % ratio if ratio else "n/a", ">= %.2f" % target,
+             "%.2f" % ratio if ratio else "n/a",
+             ">= %.2f" % target if target is not None else "-",
              "%.3f" % kc if kc is not None else "n/a",
              "%.3f" % uc if uc is not None else "n/a",
              "%.2f" % cratio if cratio is not None else "n/a",
@@ -197,6 +244,13 @@ for n in names:
 print()
 print("medians over valid reps; ratio = uuring/kernel of the medians; CPU us/op = getrusage(RUSAGE_SELF)")
 print("user+sys of the whole process over the measured window / ops; routes from uuring_get_stats.")
+if any(n.startswith("run_") for n in names):
+    print("run_*: the same unmodified program on the kernel's io_uring, and under `uuring run --mode=force`")
+    print("(trap: liburing, every enter a seccomp trap; fio: libc syscall(), the preload's fast path).")
+    if sys.argv[2]:
+        kv = dict(x.split("=") for x in sys.argv[2].split())
+        print("empty trap (SIGSYS delivery + handler + sigreturn): %s ns; a plain getppid(2): %s ns"
+              % (kv.get("empty_trap_ns", "?"), kv.get("raw_syscall_ns", "?")))
 print()
 print("per-rep values (ops/s, CPU us/op, [CPU cores used by other processes]; * = invalid run):")
 for n in names:

@@ -347,6 +347,9 @@ struct uu_opdef {
 	bool buffer_select;   /* IOSQE_BUFFER_SELECT allowed */
 	bool rw_state;        /* uses req->rw (inline iovec fix-up on copy) */
 	bool quick;           /* never blocks: io-wq runs these in batches */
+	bool errors_keep_links; /* an error of the op itself does not fail
+				 * the link chain (the kernel's op does not
+				 * req_set_fail); a bad file (-EBADF) does */
 	int (*prep)(struct uu_req *req);
 	/* returns the CQE res, or a UU_ISSUE_PARK_ and UU_ISSUE_PUNT code */
 	int (*issue)(struct uu_req *req, unsigned int issue_flags);

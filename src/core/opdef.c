@@ -42,6 +42,7 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 	[IORING_OP_FSYNC] = {
 		.name = "FSYNC",
 		.supported = true,
+		.errors_keep_links = true,
 		.needs_file = true,
 		.prep = uu_fsync_prep,
 		.issue = uu_fsync_issue,

@@ -370,7 +370,8 @@ static bool issue_one(struct uu_exec *s, struct uu_req **reqp, bool *heap,
 		uu_stat_inc(req->ring, route_inline);
 	}
 	req->res = res;
-	if (res < 0 || (req->flags & UU_REQ_SHORT))
+	if ((res < 0 && !(def->errors_keep_links && res != -EBADF)) ||
+	    (req->flags & UU_REQ_SHORT))
 		uu_req_set_fail(req);
 	return true;
 }
@@ -533,7 +534,8 @@ static void finish_parked(struct uu_exec *s, struct uu_req *req)
 
 	if (parked)
 		uu_park_list_del(req);
-	if ((req->res < 0 && !(req->flags & UU_REQ_RES_NOFAIL)) ||
+	if ((req->res < 0 && !(req->flags & UU_REQ_RES_NOFAIL) &&
+	     !(uu_opdefs[req->opcode].errors_keep_links && req->res != -EBADF)) ||
 	    (req->flags & UU_REQ_SHORT))
 		uu_req_set_fail(req);
 	if (req->flags & UU_REQ_CQE_POSTED) {

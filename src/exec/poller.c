@@ -23,6 +23,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -56,6 +57,36 @@ static struct {
 } P = { .lock = PTHREAD_MUTEX_INITIALIZER, .epfd = -1, .kickfd = -1 };
 
 static pthread_once_t poller_once = PTHREAD_ONCE_INIT;
+
+/*
+ * All anonymous-inode files (eventfd, timerfd, signalfd, epoll, ...) share
+ * one inode, so (dev, ino) does not tell them apart: for those a file is
+ * only shared with a registration of the same open file description, as
+ * kcmp(2) says; where kcmp is denied, never.
+ */
+static dev_t anon_dev;
+static ino_t anon_ino;
+static pthread_once_t anon_once = PTHREAD_ONCE_INIT;
+
+static void anon_probe(void)
+{
+	int fd = eventfd(0, EFD_CLOEXEC);
+	struct stat st;
+
+	if (fd >= 0 && !fstat(fd, &st)) {
+		anon_dev = st.st_dev;
+		anon_ino = st.st_ino;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+static bool same_description(int a, int b)
+{
+	pid_t pid = getpid();
+
+	return syscall(SYS_kcmp, pid, pid, 0 /* KCMP_FILE */, a, b) == 0;
+}
 
 static unsigned int hash_of(dev_t dev, ino_t ino)
 {
@@ -154,12 +185,17 @@ static int arm(struct uu_req *req)
 
 	if (fstat(req->fd, &st) || accmode < 0)
 		return -EBADF;
+	bool anon;
+
 	accmode &= O_ACCMODE;
+	pthread_once(&anon_once, anon_probe);
+	anon = st.st_dev == anon_dev && st.st_ino == anon_ino;
 	h = hash_of(st.st_dev, st.st_ino);
 	pthread_mutex_lock(&P.lock);
 	for (pf = P.hash[h]; pf; pf = pf->hnext)
 		if (pf->dev == st.st_dev && pf->ino == st.st_ino &&
-		    pf->accmode == accmode)
+		    pf->accmode == accmode &&
+		    (!anon || same_description(pf->fd, req->fd)))
 			break;
 	if (!pf) {
 		pf = calloc(1, sizeof(*pf));

@@ -20,6 +20,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/buffers.h"
 #include "core/internal.h"
 #include "util/usercopy.h"
 
@@ -71,6 +72,8 @@ int uu_rw_prep(struct uu_req *req)
 	req->rw.inline_iov[0].iov_base = (void *)(uintptr_t)sqe->addr;
 	req->rw.inline_iov[0].iov_len = sqe->len;
 	req->rw.total = sqe->len > UU_MAX_RW_COUNT ? UU_MAX_RW_COUNT : sqe->len;
+	if (req->flags & UU_REQ_BUFFER_SELECT)
+		uu_kbuf_prep(req, sqe->len); /* addr is ignored */
 	return 0;
 }
 
@@ -85,7 +88,17 @@ int uu_rwv_prep(struct uu_req *req)
 	if (ret)
 		return ret;
 	if (req->flags & UU_REQ_BUFFER_SELECT) {
+		/* one iovec, whose length is the most to read (ops/kbuf.c) */
+		struct iovec one;
+
 		req->rw.nr_iov = 0;
+		if (nr != 1)
+			return -EINVAL;
+		ret = uu_copy_from_user(&one, (const void *)(uintptr_t)sqe->addr,
+					sizeof(one));
+		if (ret)
+			return ret;
+		uu_kbuf_prep(req, (uint32_t)one.iov_len);
 		return 0;
 	}
 	if (nr > UU_UIO_MAXIOV)
@@ -120,6 +133,8 @@ fail:
 
 void uu_rw_cleanup(struct uu_req *req)
 {
+	if (req->flags & UU_REQ_BUFFER_SELECT)
+		uu_kbuf_cleanup(req); /* a buffer still held: consumed */
 	if (req->rw.iov && req->rw.iov != req->rw.inline_iov) {
 		free(req->rw.iov);
 		req->rw.iov = req->rw.inline_iov;
@@ -275,8 +290,6 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF; /* no registered files yet */
-	if (req->flags & UU_REQ_BUFFER_SELECT)
-		return -ENOBUFS; /* no provided buffers can exist yet */
 	if (req->rw.rw_flags & ~UU_RWF_SUPPORTED)
 		return -EOPNOTSUPP; /* kiocb_set_rw_flags */
 	if (req->rw.rw_flags & RWF_HIPRI)
@@ -369,8 +382,40 @@ done:
 	return (int)n;
 }
 
+/*
+ * IOSQE_BUFFER_SELECT: a provided buffer is selected at issue (each time
+ * a parked read is retried, since a waiting read gives its buffer back),
+ * after the file is known to exist and before its other checks, like the
+ * kernel's __io_read; ops/kbuf.c has the rules.
+ */
+static int read_select(struct uu_req *req, unsigned int issue_flags)
+{
+	int ret;
+
+	if (req->kb.state == UU_KB_NONE) {
+		enum rw_class c = classify(req->fd);
+
+		if (c == RW_BAD)
+			return -EBADF;
+		ret = uu_kbuf_select(req, issue_flags, c == RW_POLL);
+		if (ret)
+			return ret;
+	}
+	req->rw.iov = req->rw.inline_iov;
+	req->rw.inline_iov[0].iov_base = (void *)(uintptr_t)req->kb.addr;
+	req->rw.inline_iov[0].iov_len = req->kb.len;
+	req->rw.nr_iov = 1;
+	req->rw.total = req->kb.len > UU_MAX_RW_COUNT ? UU_MAX_RW_COUNT :
+							 req->kb.len;
+	ret = do_rw(req, false, issue_flags);
+	uu_kbuf_after_issue(req, ret);
+	return ret;
+}
+
 int uu_read_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	if (unlikely(req->flags & UU_REQ_BUFFER_SELECT))
+		return read_select(req, issue_flags);
 	return do_rw(req, false, issue_flags);
 }
 

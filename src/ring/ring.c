@@ -14,6 +14,7 @@
 #include <time.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -42,11 +43,14 @@
 
 static size_t page_size(void)
 {
-	static size_t ps;
+	static atomic_size_t ps;
+	size_t v = atomic_load_explicit(&ps, memory_order_relaxed);
 
-	if (!ps)
-		ps = (size_t)sysconf(_SC_PAGESIZE);
-	return ps;
+	if (!v) {
+		v = (size_t)sysconf(_SC_PAGESIZE);
+		atomic_store_explicit(&ps, v, memory_order_relaxed);
+	}
+	return v;
 }
 
 static size_t page_round(size_t n)
@@ -201,7 +205,10 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 	*(uint32_t *)((char *)r->rings_mem + OFF_CQ_ENTRIES) = r->cq_entries;
 
 	/* The ring fd: one end of a socketpair; the engine keeps the peer. */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+	/* non-blocking: a read(2) of the ring fd must not hang (the kernel
+	 * fails it at once; here it gets EAGAIN or a readiness byte) */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
+		       sv)) {
 		ret = -errno;
 		goto err;
 	}

@@ -46,6 +46,8 @@ struct uu_pollfile {
 	struct uu_req *head, *tail;    /* waiters, FIFO */
 	struct uu_pollfile *recheck_next;
 	bool on_recheck;
+	bool dead;                     /* deregistered; freed by the poller */
+	struct uu_pollfile *grave_next;
 };
 
 static struct {
@@ -54,6 +56,7 @@ static struct {
 	bool up;
 	struct uu_pollfile *hash[HASH_SIZE];
 	struct uu_pollfile *recheck;
+	struct uu_pollfile *graveyard; /* deregistered, not yet freed */
 } P = { .lock = PTHREAD_MUTEX_INITIALIZER, .epfd = -1, .kickfd = -1 };
 
 static pthread_once_t poller_once = PTHREAD_ONCE_INIT;
@@ -156,14 +159,22 @@ static void pollfile_release_locked(struct uu_pollfile *pf)
 {
 	struct uu_pollfile **pp = &P.hash[hash_of(pf->dev, pf->ino)];
 
-	if (pf->head || pf->on_recheck)
+	if (pf->dead || pf->head || pf->on_recheck)
 		return;
 	while (*pp != pf)
 		pp = &(*pp)->hnext;
 	*pp = pf->hnext;
 	epoll_ctl(P.epfd, EPOLL_CTL_DEL, pf->fd, NULL);
 	uu_sys_close(pf->fd);
-	free(pf);
+	/*
+	 * Not freed here: an epoll_wait that already returned may hold an
+	 * event pointing at it.  The poller frees the graveyard before its
+	 * next epoll_wait, when no returned event can refer to it any more.
+	 */
+	pf->dead = true;
+	pf->grave_next = P.graveyard;
+	P.graveyard = pf;
+	kick();
 }
 
 /*
@@ -282,6 +293,8 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 	struct uu_req *req, *prev = NULL, *next;
 	bool in_blocked = false, out_blocked = false;
 
+	if (pf->dead)
+		return;
 	for (req = pf->head; req; req = next) {
 		next = req->poll_next;
 		if (fresh_only && !req->poll_fresh) {
@@ -355,8 +368,20 @@ static void *poller_main(void *arg)
 	uu_engine_thread = true;
 	pthread_setname_np(pthread_self(), "uuring-poll");
 	for (;;) {
-		int n = epoll_wait(P.epfd, evs, 64, -1);
-		struct uu_pollfile *rc;
+		struct uu_pollfile *rc, *grave;
+		int n;
+
+		pthread_mutex_lock(&P.lock);
+		grave = P.graveyard;
+		P.graveyard = NULL;
+		pthread_mutex_unlock(&P.lock);
+		while (grave) {
+			struct uu_pollfile *next = grave->grave_next;
+
+			free(grave);
+			grave = next;
+		}
+		n = epoll_wait(P.epfd, evs, 64, -1);
 
 		for (int i = 0; i < n; i++) {
 			struct uu_req *done = NULL;
@@ -369,8 +394,11 @@ static void *poller_main(void *arg)
 				continue;
 			}
 			pthread_mutex_lock(&P.lock);
-			process(evs[i].data.ptr, evs[i].events, false, &done);
-			pollfile_release_locked(evs[i].data.ptr);
+			if (!((struct uu_pollfile *)evs[i].data.ptr)->dead) {
+				process(evs[i].data.ptr, evs[i].events, false,
+					&done);
+				pollfile_release_locked(evs[i].data.ptr);
+			}
 			pthread_mutex_unlock(&P.lock);
 			finish_list(done);
 		}
@@ -392,8 +420,10 @@ static void *poller_main(void *arg)
 			pthread_mutex_lock(&P.lock);
 			rc = pf->recheck_next;
 			pf->on_recheck = false;
-			process(pf, (uint32_t)pfd.revents, true, &done);
-			pollfile_release_locked(pf);
+			if (!pf->dead) {
+				process(pf, (uint32_t)pfd.revents, true, &done);
+				pollfile_release_locked(pf);
+			}
 			pthread_mutex_unlock(&P.lock);
 			finish_list(done);
 		}

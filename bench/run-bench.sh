@@ -65,6 +65,12 @@ CONFIGS=(
 	"nop_qd128_b32|-m nop -d 128 -s 32|2.0|-"
 	"read4k_qd1|-m read -d 1 -s 1 -f $FILE|1.0|1.0"
 	"read4k_qd32_b32|-m read -d 32 -s 32 -f $FILE|0.75|1.0"
+	"nop_async_qd128|-m nop -d 128 -s 32 -a|1.5|1.0"
+	"nop_async_defer_qd128|-m nop -d 128 -s 32 -a -F 0x3000|-|-"
+	"read4k_direct_qd32|-m read -D -d 32 -s 8 -f $FILE|0.8|-"
+	"wait2_qd512_w128|-m wait2 -d 512 -W 128 -f $FILE|1.0|-"
+	"sqpoll_nop_qd128|-m nop -d 128 -s 32 -F 0x2|-|-"
+	"sqpoll_read4k_qd32|-m read -d 32 -s 32 -F 0x2 -f $FILE|-|-"
 	"run_trap_nop_b1|-m nop -s 1|-|-|trap"
 	"run_trap_nop_b8|-m nop -s 8|-|-|trap"
 	"run_trap_nop_b32|-m nop -s 32|0.6|-|trap"
@@ -206,7 +212,7 @@ def med(rs, k):
 print()
 hdr = ("benchmark", "kernel/s", "uuring/s", "ratio", "target",
        "k CPU us/op", "u CPU us/op", "u/k CPU", "CPU target", "met",
-       "uuring routes inline/iowq/poll (wakeups), all reps")
+       "uuring routes inline/iowq/poll/sqpoll (wakeups per CQE), all reps")
 print("| " + " | ".join(hdr) + " |")
 print("|" + "|".join("---" for _ in hdr) + "|")
 for n in names:
@@ -228,8 +234,10 @@ for n in names:
             miss.append("CPU")
         ok = "NO (" + ", ".join(miss) + ")" if miss else "yes"
     if u and all(r["route_inline"] >= 0 for r in u):
-        routes = "%d/%d/%d (%d)" % tuple(sum(int(r[x]) for r in u) for x in
-                 ("route_inline", "route_iowq", "route_poll", "wakeups"))
+        tot = sum(int(r["ops_total"]) for r in u)
+        routes = "%d/%d/%d/%d (%.4f)" % (tuple(sum(int(r[x]) for r in u) for x in
+                 ("route_inline", "route_iowq", "route_poll", "route_sqpoll")) +
+                 (sum(int(r["wakeups"]) for r in u) / tot if tot else 0.0,))
     else:
         routes = "n/a"
     cells = (n, si(km) if km else "n/a", si(um) if um else "n/a",

@@ -37,6 +37,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +60,7 @@
 /* every CHECK_EVERY-th read is verified against pread(2) */
 #define CHECK_EVERY 1024u
 
-enum mode { MODE_NOP, MODE_READ };
+enum mode { MODE_NOP, MODE_READ, MODE_WAIT2 };
 
 struct opts {
 	const struct backend *be;
@@ -68,6 +72,8 @@ struct opts {
 	const char *file;
 	unsigned int setup_flags;
 	unsigned int sqe_flags;  /* -a: IOSQE_ASYNC on every NOP */
+	bool direct;             /* -D: open the file O_DIRECT */
+	unsigned int wait_nr;    /* -W: wait2 mode's batch (default 128) */
 };
 
 struct snap {
@@ -179,7 +185,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	o->batch = 32;
 	o->secs = 2;
 	o->warmup = -1;
-	while ((c = getopt(argc, argv, "b:m:d:s:t:w:f:F:ah")) != -1) {
+	while ((c = getopt(argc, argv, "b:m:d:s:t:w:f:F:aDW:h")) != -1) {
 		switch (c) {
 		case 'b':
 			o->be = backend_by_name(optarg);
@@ -193,6 +199,8 @@ static void parse(int argc, char **argv, struct opts *o)
 				o->mode = MODE_NOP;
 			else if (!strcmp(optarg, "read"))
 				o->mode = MODE_READ;
+			else if (!strcmp(optarg, "wait2"))
+				o->mode = MODE_WAIT2;
 			else
 				usage(argv[0]);
 			break;
@@ -217,6 +225,12 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'a':
 			o->sqe_flags |= IOSQE_ASYNC;
 			break;
+		case 'D':
+			o->direct = true;
+			break;
+		case 'W':
+			o->wait_nr = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
 		default:
 			usage(argv[0]);
 		}
@@ -229,10 +243,132 @@ static void parse(int argc, char **argv, struct opts *o)
 		o->warmup = o->secs / 4 < 1 ? o->secs / 4 : 1;
 	if (o->warmup >= o->secs)
 		usage(argv[0]);
-	if (o->mode == MODE_READ && !o->file) {
+	if (o->mode == MODE_WAIT2 && !o->wait_nr)
+		o->wait_nr = 128;
+	if (o->mode != MODE_NOP && !o->file) {
 		fprintf(stderr, "-m read needs -f file\n");
 		usage(argv[0]);
 	}
+}
+
+/*
+ * -m wait2: the seed-003 pattern.  A submitting thread keeps up to -d
+ * reads in flight, one SQE per enter; the main thread waits for -W
+ * completions at a time (enter GETEVENTS, min_complete = W) and reaps
+ * them.  A good wake protocol wakes the waiter once per W CQEs, not once
+ * per CQE: uuring reports its wakeups per CQE from its statistics.
+ */
+struct wait2 {
+	struct tring *r;
+	const struct opts *o;
+	int fd;
+	uint64_t nblocks;
+	char *bufs;
+	atomic_uint inflight;
+	atomic_bool stop;
+	atomic_int err;
+};
+
+static void *wait2_submitter(void *arg)
+{
+	struct wait2 *w = arg;
+	uint64_t seq = 0;
+
+	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
+		struct io_uring_sqe *sqe;
+		uint64_t blk;
+		int ret;
+
+		if (atomic_load(&w->inflight) >= w->o->depth) {
+			sched_yield();
+			continue;
+		}
+		sqe = tring_get_sqe(w->r);
+		if (!sqe) {
+			sched_yield();
+			continue;
+		}
+		blk = (rng_next() >> 8) % w->nblocks;
+		tring_prep_rw(sqe, IORING_OP_READ, w->fd,
+			      w->bufs + (size_t)(seq % w->o->depth) * BLOCK,
+			      BLOCK, blk * BLOCK, seq);
+		seq++;
+		tring_flush(w->r);
+		atomic_fetch_add(&w->inflight, 1);
+		ret = tring_enter(w->r, 1, 0, 0, NULL, 0);
+		if (ret != 1) {
+			atomic_store(&w->err, ret < 0 ? ret : -EIO);
+			atomic_store(&w->stop, true);
+		}
+	}
+	return NULL;
+}
+
+static uint64_t run_wait2(const struct opts *o, struct tring *r, int fd,
+			  uint64_t nblocks, char *bufs, double tw, double tend,
+			  struct snap *s0, struct snap *s1)
+{
+	struct wait2 w = { .r = r, .o = o, .fd = fd, .nblocks = nblocks,
+			   .bufs = bufs };
+	uint64_t ops = 0, enters = 0;
+	bool measuring = false;
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, wait2_submitter, &w))
+		return 0;
+	for (;;) {
+		unsigned int head, n = 0;
+		struct io_uring_cqe *cqe;
+		double t;
+		int ret;
+
+		ret = tring_enter(r, 0, o->wait_nr, IORING_ENTER_GETEVENTS,
+				  NULL, 0);
+		enters++;
+		if (ret < 0 && ret != -EINTR) {
+			fprintf(stderr, "wait: %s\n", strerror(-ret));
+			break;
+		}
+		tring_for_each_cqe(r, head, cqe) {
+			if (cqe->res != (int)BLOCK) {
+				fprintf(stderr, "CQE res %d\n", cqe->res);
+				atomic_store(&w.stop, true);
+				pthread_join(th, NULL);
+				return 0;
+			}
+			n++;
+		}
+		tring_cq_advance(r, n);
+		atomic_fetch_sub(&w.inflight, n);
+		ops += n;
+		t = now();
+		if (!measuring && t >= tw) {
+			take_snap(s0, ops, enters);
+			measuring = true;
+		} else if (measuring && t >= tend) {
+			take_snap(s1, ops, enters);
+			break;
+		}
+		if (atomic_load(&w.err))
+			break;
+	}
+	atomic_store(&w.stop, true);
+	pthread_join(th, NULL);
+	/* drain */
+	while (atomic_load(&w.inflight)) {
+		unsigned int n;
+
+		if (tring_enter(r, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
+			break;
+		n = tring_cq_ready(r);
+		tring_cq_advance(r, n);
+		atomic_fetch_sub(&w.inflight, n);
+	}
+	if (atomic_load(&w.err)) {
+		fprintf(stderr, "submit: %s\n", strerror(-atomic_load(&w.err)));
+		return 0;
+	}
+	return ops;
 }
 
 int main(int argc, char **argv)
@@ -254,8 +390,8 @@ int main(int argc, char **argv)
 	parse(argc, argv, &o);
 	is_uuring = o.be->kind == BACKEND_UURING;
 
-	if (o.mode == MODE_READ) {
-		fd = open(o.file, O_RDONLY);
+	if (o.mode != MODE_NOP) {
+		fd = open(o.file, O_RDONLY | (o.direct ? O_DIRECT : 0));
 		if (fd < 0 || fstat(fd, &sb)) {
 			perror(o.file);
 			return 1;
@@ -273,12 +409,15 @@ int main(int argc, char **argv)
 		}
 		memset(bufs, 0, (size_t)o.depth * BLOCK);
 		slot_off = calloc(o.depth, sizeof(*slot_off));
-		chk = malloc(BLOCK);
+		/* aligned: the verifying pread must work on an O_DIRECT fd */
+		if (posix_memalign((void **)&chk, BLOCK, BLOCK))
+			chk = NULL;
 		if (!slot_off || !chk) {
 			fprintf(stderr, "out of memory\n");
 			return 1;
 		}
-		resid0 = residency(fd, sb.st_size);
+		if (!o.direct)
+			resid0 = residency(fd, sb.st_size);
 	}
 	freelist = calloc(o.depth, sizeof(*freelist));
 	if (!freelist) {
@@ -302,6 +441,12 @@ int main(int argc, char **argv)
 	tw = now() + o.warmup;
 	tend = tw + (o.secs - o.warmup);
 	memset(&s0, 0, sizeof(s0));
+	if (o.mode == MODE_WAIT2) {
+		ops = run_wait2(&o, &r, fd, nblocks, bufs, tw, tend, &s0, &s1);
+		if (!ops)
+			return 1;
+		goto report;
+	}
 	for (;;) {
 		unsigned int prep, to_wait, head, n = 0, i;
 		struct io_uring_cqe *cqe;
@@ -314,6 +459,13 @@ int main(int argc, char **argv)
 			struct io_uring_sqe *sqe = tring_get_sqe(&r);
 			unsigned int slot;
 
+			/* SQPOLL: the thread may not have taken the last
+			 * batch off the SQ yet */
+			while (!sqe && (o.setup_flags & IORING_SETUP_SQPOLL)) {
+				tring_enter(&r, 0, 0, IORING_ENTER_SQ_WAIT |
+					    IORING_ENTER_SQ_WAKEUP, NULL, 0);
+				sqe = tring_get_sqe(&r);
+			}
 			if (!sqe) {
 				fprintf(stderr, "SQ full\n");
 				return 1;
@@ -346,8 +498,17 @@ int main(int argc, char **argv)
 		else
 			to_wait = inflight + prep < o.batch ?
 				  inflight + prep : o.batch;
-		ret = tring_enter(&r, prep, to_wait, IORING_ENTER_GETEVENTS,
-				  NULL, 0);
+		{
+			unsigned int ef = IORING_ENTER_GETEVENTS;
+
+			/* SQPOLL protocol: tail stored (flush), full fence,
+			 * wake the thread only if it asked */
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			if ((o.setup_flags & IORING_SETUP_SQPOLL) &&
+			    (tring_sq_flags(&r) & IORING_SQ_NEED_WAKEUP))
+				ef |= IORING_ENTER_SQ_WAKEUP;
+			ret = tring_enter(&r, prep, to_wait, ef, NULL, 0);
+		}
 		enters++;
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN &&
 		    ret != -EBUSY) {
@@ -418,11 +579,11 @@ int main(int argc, char **argv)
 		tring_cq_advance(&r, n);
 		inflight -= n;
 	}
-
+report:
 	memset(&st1, 0, sizeof(st1));
 	if (is_uuring && uuring_get_stats(r.fd, &st1, sizeof(st1)) < 0)
 		memset(&st1, 0, sizeof(st1));
-	if (o.mode == MODE_READ)
+	if (o.mode != MODE_NOP && !o.direct)
 		resid1 = residency(fd, sb.st_size);
 	tring_exit(&r);
 

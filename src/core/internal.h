@@ -374,10 +374,13 @@ enum {
 	UU_ISSUE_PUNT_UNBOUND, /* io-wq, unbounded class */
 	UU_ISSUE_PARK_POLLREQ, /* POLL_ADD: wait on the poller */
 	UU_ISSUE_PARK_TIMEOUT, /* TIMEOUT: wait on the timer thread */
+	UU_ISSUE_PARK_AIO_READ,  /* O_DIRECT read through Linux AIO */
+	UU_ISSUE_PARK_AIO_WRITE, /* O_DIRECT write through Linux AIO */
 };
 
 /* where a parked request waits (req->parked_on) */
-enum { UU_PARKED_NONE, UU_PARKED_IOWQ, UU_PARKED_POLL, UU_PARKED_TIMEOUT };
+enum { UU_PARKED_NONE, UU_PARKED_IOWQ, UU_PARKED_POLL, UU_PARKED_TIMEOUT,
+       UU_PARKED_AIO };
 
 static inline int uu_park(struct uu_req *req, int how)
 {
@@ -479,6 +482,7 @@ struct uu_iowq;
 void uu_iowq_enqueue(struct uu_req *req, bool unbound);
 void uu_iowq_enqueue_list(struct uu_req *list);
 void uu_iowq_blocking(bool begin);
+bool uu_aio_submit(struct uu_req *req, bool is_write);
 void uu_iowq_max_workers(struct uu_ring *ring, uint32_t vals[2]);
 void uu_req_run_batch_in_worker(struct uu_req *list);
 void uu_iowq_put(struct uu_iowq *wq);

@@ -245,6 +245,9 @@ static uint8_t park_place(int how)
 		return UU_PARKED_IOWQ;
 	case UU_ISSUE_PARK_TIMEOUT:
 		return UU_PARKED_TIMEOUT;
+	case UU_ISSUE_PARK_AIO_READ:
+	case UU_ISSUE_PARK_AIO_WRITE:
+		return UU_PARKED_AIO;
 	default:
 		return UU_PARKED_POLL;
 	}
@@ -305,6 +308,23 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 		return true;
 	case UU_ISSUE_PARK_TIMEOUT:
 		uu_timeout_arm(req);
+		return true;
+	case UU_ISSUE_PARK_AIO_READ:
+	case UU_ISSUE_PARK_AIO_WRITE:
+		uu_stat_inc(r, route_iowq);
+		if (uu_aio_submit(req, how == UU_ISSUE_PARK_AIO_WRITE))
+			return true;
+		/* no AIO here: a worker, uncapped */
+		pthread_mutex_lock(&r->park_lock);
+		req->parked_on = UU_PARKED_IOWQ;
+		pthread_mutex_unlock(&r->park_lock);
+		req->wq_unbound = true;
+		req->wq_next = NULL;
+		if (s->punt_tail)
+			s->punt_tail->wq_next = req;
+		else
+			s->punt_head = req;
+		s->punt_tail = req;
 		return true;
 	case UU_ISSUE_PARK_POLLREQ:
 		if (!uu_poll_arm_request(req)) {

@@ -242,11 +242,9 @@ static void raise_sigpipe(struct uu_req *req)
 }
 
 /*
- * O_DIRECT I/O goes to io-wq's unbounded class: the kernel never sends it
- * to io-wq (it is asynchronous in the block layer), so it must not be
- * capped by the bounded limit (min(sq_entries, 4 * CPUs)); one worker per
- * request in flight gives the device the queue depth the application asked
- * for.
+ * O_DIRECT I/O goes to Linux AIO (exec/aio.c), asynchronous in the block
+ * layer like the kernel's io_uring does it; where AIO cannot take it, to
+ * io-wq's unbounded class, not capped by the bounded limit.
  */
 static bool is_direct(int fd)
 {
@@ -310,7 +308,7 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 		/* a synchronous O_DIRECT read waits for the device even with
 		 * RWF_NOWAIT: never try it inline */
 		if (!is_write && !worker && is_direct(req->fd))
-			return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
+			return uu_park(req, UU_ISSUE_PARK_AIO_READ);
 		if (c == RW_POLL || (!is_write && !worker)) {
 			for (;;) {
 				n = rw_once(req, is_write, pos,
@@ -351,7 +349,7 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 		} else if (is_write && c == RW_BLOCK_INLINE && !worker &&
 			   is_direct(req->fd)) {
 			/* an O_DIRECT write waits for the device */
-			return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
+			return uu_park(req, UU_ISSUE_PARK_AIO_WRITE);
 		}
 	}
 	for (;;) {

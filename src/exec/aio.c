@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+/*
+ * O_DIRECT reads and writes through Linux AIO (io_submit): the kernel's
+ * io_uring submits direct I/O asynchronously to the block layer and never
+ * sends it to io-wq; a thread per request in flight (io-wq) would cost a
+ * wakeup and a context switch per I/O.  One AIO context per process, one
+ * reaper thread blocked in io_getevents, which finishes each request.
+ * Where AIO is unavailable (io_setup denied, context full), the request
+ * goes to io-wq's unbounded class instead.
+ */
+#include <errno.h>
+#include <linux/aio_abi.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+
+#define AIO_NR 1024
+
+static aio_context_t aio_ctx;
+static bool aio_up;
+static pthread_once_t aio_once = PTHREAD_ONCE_INIT;
+
+static void *reaper_main(void *arg)
+{
+	struct io_event ev[64];
+
+	(void)arg;
+	uu_engine_thread = true;
+	pthread_setname_np(pthread_self(), "uuring-aio");
+	for (;;) {
+		long n = syscall(SYS_io_getevents, aio_ctx, 1, 64, ev, NULL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return NULL;
+		}
+		for (long i = 0; i < n; i++) {
+			struct uu_req *req = (struct uu_req *)(uintptr_t)ev[i].data;
+			long res = (long)ev[i].res;
+
+			req->res = (int32_t)res;
+			if (res >= 0 && (size_t)res != req->rw.total)
+				req->flags |= UU_REQ_SHORT;
+			uu_req_finish_async(req);
+		}
+	}
+}
+
+static void aio_start(void)
+{
+	sigset_t all, old;
+	pthread_t th;
+
+	if (syscall(SYS_io_setup, AIO_NR, &aio_ctx))
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* T8 */
+	if (!pthread_create(&th, NULL, reaper_main, NULL)) {
+		pthread_detach(th);
+		aio_up = true;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Submits req (parked, O_DIRECT, explicit offset); false if AIO cannot
+ * take it (the caller sends it to io-wq). */
+bool uu_aio_submit(struct uu_req *req, bool is_write)
+{
+	struct iocb cb, *cbp = &cb;
+	long ret;
+
+	pthread_once(&aio_once, aio_start);
+	if (!aio_up || req->rw.pos < 0)
+		return false;
+	memset(&cb, 0, sizeof(cb));
+	cb.aio_data = (uint64_t)(uintptr_t)req;
+	cb.aio_fildes = (uint32_t)req->fd;
+	cb.aio_offset = req->rw.pos;
+	cb.aio_rw_flags = (int)req->rw.rw_flags;
+	if (req->rw.nr_iov == 1) {
+		cb.aio_lio_opcode = is_write ? IOCB_CMD_PWRITE : IOCB_CMD_PREAD;
+		cb.aio_buf = (uint64_t)(uintptr_t)req->rw.iov[0].iov_base;
+		cb.aio_nbytes = req->rw.iov[0].iov_len;
+	} else {
+		cb.aio_lio_opcode = is_write ? IOCB_CMD_PWRITEV : IOCB_CMD_PREADV;
+		cb.aio_buf = (uint64_t)(uintptr_t)req->rw.iov;
+		cb.aio_nbytes = (uint64_t)req->rw.nr_iov;
+	}
+	do {
+		ret = syscall(SYS_io_submit, aio_ctx, 1, &cbp);
+	} while (ret < 0 && errno == EINTR);
+	return ret == 1;
+}

@@ -237,6 +237,18 @@ static int take_file_ref(struct uu_req *req)
  * set when it completed after all.  A parked request holds a reference to
  * its ring and counts in ring->inflight.
  */
+/* batched: queued to io-wq at this context's next flush */
+static void punt_append(struct uu_exec *s, struct uu_req *req, bool unbound)
+{
+	req->wq_unbound = unbound;
+	req->wq_next = NULL;
+	if (s->punt_tail)
+		s->punt_tail->wq_next = req;
+	else
+		s->punt_head = req;
+	s->punt_tail = req;
+}
+
 static uint8_t park_place(int how)
 {
 	switch (how) {
@@ -297,14 +309,7 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 	case UU_ISSUE_PUNT:
 	case UU_ISSUE_PUNT_UNBOUND:
 		uu_stat_inc(r, route_iowq);
-		/* batched: queued to io-wq at this context's next flush */
-		req->wq_unbound = how == UU_ISSUE_PUNT_UNBOUND;
-		req->wq_next = NULL;
-		if (s->punt_tail)
-			s->punt_tail->wq_next = req;
-		else
-			s->punt_head = req;
-		s->punt_tail = req;
+		punt_append(s, req, how == UU_ISSUE_PUNT_UNBOUND);
 		return true;
 	case UU_ISSUE_PARK_TIMEOUT:
 		uu_timeout_arm(req);
@@ -318,13 +323,7 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 		pthread_mutex_lock(&r->park_lock);
 		req->parked_on = UU_PARKED_IOWQ;
 		pthread_mutex_unlock(&r->park_lock);
-		req->wq_unbound = true;
-		req->wq_next = NULL;
-		if (s->punt_tail)
-			s->punt_tail->wq_next = req;
-		else
-			s->punt_head = req;
-		s->punt_tail = req;
+		punt_append(s, req, true);
 		return true;
 	case UU_ISSUE_PARK_POLLREQ:
 		if (!uu_poll_arm_request(req)) {

@@ -367,55 +367,56 @@ bool uu_iowq_cancel_pending(struct uu_req *req)
  * another if work is queued (uu_iowq_blocking), and a worker that finds
  * more work queued than it takes wakes one more (the work spreads).
  */
+/*
+ * Wakes a free worker, or creates one below the limit.  1: done; 0: every
+ * worker is busy and the limit is reached (they will get to the work);
+ * -1: creating failed and no worker exists at all.
+ */
+static int wake_one(struct uu_wq_acct *a)
+{
+	struct uu_worker *w;
+	bool create = false, none;
+
+	pthread_mutex_lock(&a->workers_lock);
+	w = a->free_list;
+	if (w) {
+		a->free_list = w->next_free;
+		w->on_free_list = false;
+		atomic_fetch_add(&a->nr_running, 1);
+	} else if (a->nr_workers < a->max_workers) {
+		a->nr_workers++;
+		atomic_fetch_add(&a->nr_running, 1);
+		create = true;
+	}
+	pthread_mutex_unlock(&a->workers_lock);
+	if (w) {
+		atomic_store_explicit(&w->wake, 1, memory_order_release);
+		futex(&w->wake, FUTEX_WAKE_PRIVATE, 1, NULL);
+		return 1;
+	}
+	if (!create)
+		return 0;
+	if (!create_worker(a))
+		return 1;
+	pthread_mutex_lock(&a->workers_lock);
+	a->nr_workers--;
+	atomic_fetch_sub(&a->nr_running, 1);
+	none = a->nr_workers == 0;
+	pthread_mutex_unlock(&a->workers_lock);
+	return none ? -1 : 0;
+}
+
 static void activate(struct uu_wq_acct *a, unsigned int n)
 {
-	int running = atomic_load_explicit(&a->nr_running, memory_order_relaxed);
-	unsigned int want = running <= 0 ? 1 : 0;
+	if (!n || atomic_load_explicit(&a->nr_running, memory_order_relaxed) > 0)
+		return;
+	if (wake_one(a) < 0) {
+		/* like the kernel: cancel only if no worker exists at all */
+		struct uu_req *r;
 
-	if (want > n)
-		want = n;
-	n = want;
-	while (n--) {
-		struct uu_worker *w;
-		bool create = false;
-
-		pthread_mutex_lock(&a->workers_lock);
-		w = a->free_list;
-		if (w) {
-			a->free_list = w->next_free;
-			w->on_free_list = false;
-			atomic_fetch_add(&a->nr_running, 1);
-		} else if (a->nr_workers < a->max_workers) {
-			a->nr_workers++;
-			atomic_fetch_add(&a->nr_running, 1);
-			create = true;
-		}
-		pthread_mutex_unlock(&a->workers_lock);
-		if (w) {
-			atomic_store_explicit(&w->wake, 1, memory_order_release);
-			futex(&w->wake, FUTEX_WAKE_PRIVATE, 1, NULL);
-			continue;
-		}
-		if (!create)
-			return; /* all busy and at the limit: they will get to it */
-		if (create_worker(a)) {
-			bool none;
-
-			pthread_mutex_lock(&a->workers_lock);
-			a->nr_workers--;
-			atomic_fetch_sub(&a->nr_running, 1);
-			none = a->nr_workers == 0;
-			pthread_mutex_unlock(&a->workers_lock);
-			/* like the kernel: cancel only if no worker exists */
-			if (none) {
-				struct uu_req *r;
-
-				while ((r = pop_work(a))) {
-					r->res = -ECANCELED;
-					uu_req_finish_async(r);
-				}
-			}
-			return;
+		while ((r = pop_work(a))) {
+			r->res = -ECANCELED;
+			uu_req_finish_async(r);
 		}
 	}
 }
@@ -442,30 +443,7 @@ void uu_iowq_blocking(bool begin)
 
 static void activate_more(struct uu_wq_acct *a)
 {
-	struct uu_worker *w;
-	bool create = false;
-
-	pthread_mutex_lock(&a->workers_lock);
-	w = a->free_list;
-	if (w) {
-		a->free_list = w->next_free;
-		w->on_free_list = false;
-		atomic_fetch_add(&a->nr_running, 1);
-	} else if (a->nr_workers < a->max_workers) {
-		a->nr_workers++;
-		atomic_fetch_add(&a->nr_running, 1);
-		create = true;
-	}
-	pthread_mutex_unlock(&a->workers_lock);
-	if (w) {
-		atomic_store_explicit(&w->wake, 1, memory_order_release);
-		futex(&w->wake, FUTEX_WAKE_PRIVATE, 1, NULL);
-	} else if (create && create_worker(a)) {
-		pthread_mutex_lock(&a->workers_lock);
-		a->nr_workers--;
-		atomic_fetch_sub(&a->nr_running, 1);
-		pthread_mutex_unlock(&a->workers_lock);
-	}
+	wake_one(a); /* a worker exists: this one is running */
 }
 
 /*

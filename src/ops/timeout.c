@@ -288,8 +288,13 @@ void uu_timeouts_flush_locked(struct uu_ring *r)
 	r->cq_last_tm_flush = seq;
 }
 
-/* TIMEOUT_REMOVE without UPDATE, and ASYNC_CANCEL: 0, -EALREADY, -ENOENT */
-int uu_timeout_cancel(struct uu_ring *r, uint64_t user_data)
+/*
+ * Finds the timeout with user_data and stops its timer, with the
+ * completion lock held on success (0); -ENOENT, or -EALREADY if it is
+ * firing, with the lock dropped.
+ */
+static int find_and_stop(struct uu_ring *r, uint64_t user_data,
+			 struct uu_req **out)
 {
 	struct uu_req *req;
 
@@ -305,6 +310,18 @@ int uu_timeout_cancel(struct uu_ring *r, uint64_t user_data)
 		pthread_mutex_unlock(&r->completion_lock);
 		return -EALREADY;
 	}
+	*out = req;
+	return 0;
+}
+
+/* TIMEOUT_REMOVE without UPDATE, and ASYNC_CANCEL: 0, -EALREADY, -ENOENT */
+int uu_timeout_cancel(struct uu_ring *r, uint64_t user_data)
+{
+	struct uu_req *req;
+	int ret = find_and_stop(r, user_data, &req);
+
+	if (ret)
+		return ret;
 	list_del_tmo(r, req);
 	pthread_mutex_unlock(&r->completion_lock);
 	req->res = -ECANCELED;
@@ -316,19 +333,10 @@ static int timeout_update(struct uu_ring *r, uint64_t user_data,
 			  int64_t ts_ns, uint32_t flags)
 {
 	struct uu_req *req;
+	int ret = find_and_stop(r, user_data, &req);
 
-	pthread_mutex_lock(&r->completion_lock);
-	for (req = r->tmo_head; req; req = req->tmo.next)
-		if (req->user_data == user_data)
-			break;
-	if (!req) {
-		pthread_mutex_unlock(&r->completion_lock);
-		return -ENOENT;
-	}
-	if (!uu_timer_cancel(&req->tmo.t)) {
-		pthread_mutex_unlock(&r->completion_lock);
-		return -EALREADY;
-	}
+	if (ret)
+		return ret;
 	/* an updated timeout is a pure timer: it leaves the count order */
 	list_del_tmo(r, req);
 	req->tmo.off = 0;

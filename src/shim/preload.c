@@ -183,6 +183,7 @@ static void choose_mode(void)
 		uu_shim.mode = UU_MODE_UURING;
 		uu_shim.trap_on = true;
 		reserve_fd_table();
+		uu_patch_init();
 		return;
 	}
 	if (m && (!strcmp(m, "kernel") || !strcmp(m, "off"))) {
@@ -211,6 +212,7 @@ static void choose_mode(void)
 		return;
 	}
 	uu_shim.trap_on = true;
+	uu_patch_init();
 	if (uu_shim.verbose)
 		uu_shim_msg("mode %s: uuring serves io_uring%s%s%s; ring fds "
 			    ">= %d", force ? "force" : "auto",

@@ -116,6 +116,11 @@ long uu_shim_close_range(unsigned int first, unsigned int last,
  * is set to false for anything it leaves alone. */
 long uu_shim_dispatch(long nr, const long a[6], bool *handled);
 
+/* patch.c */
+void uu_patch_init(void);
+void uu_patch_enter_site(uintptr_t call_addr);
+unsigned long uuring_shim_patched(void); /* exported, for tests */
+
 /* trap.c */
 unsigned long uuring_shim_traps(void); /* exported, for tests/benchmarks */
 int uu_trap_install_handler(void);

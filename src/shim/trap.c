@@ -187,6 +187,8 @@ static void sigsys_handler(int sig, siginfo_t *si, void *ctx)
 		ret = uu_shim_dispatch(nr, a, &handled);
 		if (!handled)
 			ret = uu_pass(nr, a);
+		if (nr == __NR_io_uring_enter)
+			uu_patch_enter_site((uintptr_t)si->si_call_addr);
 	}
 	g[REG_RAX] = ret;
 	errno = saved_errno;

@@ -169,7 +169,12 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 		.issue = uu_openat_issue,
 		.cleanup = uu_os_release,
 	},
-	OP(IORING_OP_EPOLL_CTL, "EPOLL_CTL"),
+	[IORING_OP_EPOLL_CTL] = {
+		.name = "EPOLL_CTL",
+		.supported = true,
+		.prep = uu_epoll_ctl_prep,
+		.issue = uu_epoll_ctl_issue,
+	},
 	[IORING_OP_SPLICE] = {
 		.name = "SPLICE",
 		.supported = true,
@@ -296,7 +301,13 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 	OP(IORING_OP_BIND, "BIND"),
 	OP(IORING_OP_LISTEN, "LISTEN"),
 	OP(IORING_OP_RECV_ZC, "RECV_ZC"),
-	OP(IORING_OP_EPOLL_WAIT, "EPOLL_WAIT"),
+	[IORING_OP_EPOLL_WAIT] = {
+		.name = "EPOLL_WAIT",
+		.supported = true,
+		.needs_file = true,
+		.prep = uu_epoll_wait_prep,
+		.issue = uu_epoll_wait_issue,
+	},
 	OP(IORING_OP_READV_FIXED, "READV_FIXED"),
 	OP(IORING_OP_WRITEV_FIXED, "WRITEV_FIXED"),
 	[IORING_OP_PIPE] = {

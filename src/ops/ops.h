@@ -119,4 +119,33 @@ void uu_futex_wait_cleanup(struct uu_req *req);
 int uu_waitid_prep(struct uu_req *req);
 int uu_waitid_issue(struct uu_req *req, unsigned int issue_flags);
 
+/* ---- ops/epoll.c ---- */
+int uu_epoll_ctl_prep(struct uu_req *req);
+int uu_epoll_ctl_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_epoll_wait_prep(struct uu_req *req);
+int uu_epoll_wait_issue(struct uu_req *req, unsigned int issue_flags);
+
+/* ---- ops/net.c ---- */
+int uu_send_prep(struct uu_req *req);
+int uu_send_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_sendmsg_prep(struct uu_req *req);
+int uu_sendmsg_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_recv_prep(struct uu_req *req);
+int uu_recv_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_recvmsg_prep(struct uu_req *req);
+int uu_recvmsg_issue(struct uu_req *req, unsigned int issue_flags);
+void uu_net_cleanup(struct uu_req *req);
+int uu_accept_prep(struct uu_req *req);
+int uu_accept_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_connect_prep(struct uu_req *req);
+int uu_connect_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_socket_prep(struct uu_req *req);
+int uu_socket_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_shutdown_prep(struct uu_req *req);
+int uu_shutdown_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_bind_prep(struct uu_req *req);
+int uu_bind_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_listen_prep(struct uu_req *req);
+int uu_listen_issue(struct uu_req *req, unsigned int issue_flags);
+
 #endif

@@ -118,6 +118,36 @@ union uu_op_state {
 		int which, upid, options;
 	} waitid;
 
+	/* ---- network and epoll opcodes (ops/net.c, ops/epoll.c) ---- */
+
+	/* EPOLL_CTL, EPOLL_WAIT */
+	struct {
+		struct uu_os_hdr hdr;
+		uint64_t uevents;        /* EPOLL_WAIT: the user's array */
+		uint64_t data;           /* EPOLL_CTL: the event, copied */
+		uint32_t events;
+		int epfd, op, fd;        /* EPOLL_WAIT: maxevents in op */
+	} epoll;
+
+	/* SEND, RECV, SENDMSG, RECVMSG, ACCEPT, CONNECT, SOCKET, SHUTDOWN,
+	 * BIND, LISTEN: what the SQE points to (a msghdr, its iovecs, a
+	 * socket address) is imported at prep into hdr.mem (struct
+	 * uu_netmsg in ops/net.c) */
+	struct {
+		struct uu_os_hdr hdr;
+		uint64_t addr;           /* buffer, user msghdr, accept addr,
+					  * SOCKET: domain */
+		uint64_t addr2;          /* ACCEPT: the user's addrlen */
+		uint32_t len;            /* SOCKET: protocol, LISTEN: backlog */
+		uint32_t msg_flags;      /* accept4 flags, SHUTDOWN how,
+					  * SOCKET type */
+		uint32_t done;           /* bytes moved by earlier tries */
+		uint32_t file_slot;      /* ACCEPT, SOCKET: direct descriptor */
+		uint16_t flags;          /* IORING_RECVSEND_ / IORING_ACCEPT_ */
+		uint8_t st;              /* UU_NET_* (ops/net.c) */
+		int8_t kind;             /* socket kind cache (ops/net.c) */
+	} net;
+
 	uint64_t raw[10];
 };
 

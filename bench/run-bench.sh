@@ -20,11 +20,14 @@
 # Configs with a runner other than ubench measure `uuring run` (issue 5):
 # the "kernel" run is the unmodified program on the kernel's io_uring, the
 # "uuring" run the same program under `BUILD/tools/uuring run --mode=force`:
-#   trap  bench/trapbench (liburing, raw syscall instructions: every enter
-#         is a seccomp trap); the cost of one empty trap is measured too
-#         and printed under the table
-#   fio   Debian's fio, 4 KiB randread (bench/fio-bench.sh; libc
-#         syscall(): the preload's fast path, no trap)
+#   trap  bench/trapbench (liburing: raw syscall instructions; the first
+#         enter from each call site traps, then the site is patched into a
+#         direct call, src/shim/patch.c)
+#   trap-nopatch  the same with UURING_PATCH=0: every enter is a seccomp
+#         trap; the cost of one empty trap is measured too and printed
+#         under the table
+#   fio   Debian's fio, 4 KiB randread (bench/fio-bench.sh; its enter is a
+#         raw syscall instruction too, patched like liburing's)
 #
 # The read benchmarks use a 1 GiB file of random data on ext4 (created once)
 # and re-warm its page cache with a full sequential read right before each
@@ -71,9 +74,12 @@ CONFIGS=(
 	"wait2_qd512_w128|-m wait2 -d 512 -W 128 -f $FILE|1.0|-"
 	"sqpoll_nop_qd128|-m nop -d 128 -s 32 -F 0x2|-|-"
 	"sqpoll_read4k_qd32|-m read -d 32 -s 32 -F 0x2 -f $FILE|-|-"
-	"run_trap_nop_b1|-m nop -s 1|-|-|trap"
-	"run_trap_nop_b8|-m nop -s 8|-|-|trap"
-	"run_trap_nop_b32|-m nop -s 32|0.6|-|trap"
+	"run_trap_nop_b1|-m nop -s 1|-|-|trap-nopatch"
+	"run_trap_nop_b8|-m nop -s 8|-|-|trap-nopatch"
+	"run_trap_nop_b32|-m nop -s 32|0.6|-|trap-nopatch"
+	"run_patched_nop_b1|-m nop -s 1|-|-|trap"
+	"run_patched_nop_b8|-m nop -s 8|-|-|trap"
+	"run_patched_nop_b32|-m nop -s 32|0.6|-|trap"
 	"run_fio_read4k_qd128|128 32|1.0|1.0|fio"
 )
 # without the tool, the preload or trapbench (no liburing-dev), no
@@ -82,7 +88,7 @@ sel=()
 for c in "${CONFIGS[@]}"; do
 	IFS='|' read -r _ _ _ _ runner <<< "$c"
 	case ${runner:-ubench} in
-	trap) [ -x "$TOOL" ] && [ -x "$TRAPBENCH" ] || continue;;
+	trap|trap-nopatch) [ -x "$TOOL" ] && [ -x "$TRAPBENCH" ] || continue;;
 	fio) [ -x "$TOOL" ] && command -v fio >/dev/null || continue;;
 	esac
 	sel+=("$c")
@@ -136,11 +142,13 @@ for rep in $(seq 1 "$REPS"); do
 			# shellcheck disable=SC2206
 			case ${runner:-ubench} in
 			ubench) cmd=("$UBENCH" -b "$be" $args -t "$SECS");;
-			trap) cmd=("$TRAPBENCH" $args -t "$SECS");;
+			trap|trap-nopatch) cmd=("$TRAPBENCH" $args -t "$SECS");;
 			fio) cmd=(bench/fio-bench.sh "$FILE" "$SECS" $args);;
 			esac
 			[ "${runner:-ubench}" = ubench ] || [ "$be" = kernel ] ||
 				cmd=("$TOOL" run --mode=force -- "${cmd[@]}")
+			[ "$runner" != trap-nopatch ] || [ "$be" = kernel ] ||
+				cmd=(env UURING_PATCH=0 "${cmd[@]}")
 			out=$(timeout -k 5 $((${SECS%.*} + 60)) "${cmd[@]}" 2>&1)
 			rc=$?
 			line=$(grep -m1 '^RESULT ' <<< "$out")
@@ -254,7 +262,8 @@ print("medians over valid reps; ratio = uuring/kernel of the medians; CPU us/op 
 print("user+sys of the whole process over the measured window / ops; routes from uuring_get_stats.")
 if any(n.startswith("run_") for n in names):
     print("run_*: the same unmodified program on the kernel's io_uring, and under `uuring run --mode=force`")
-    print("(trap: liburing, every enter a seccomp trap; fio: libc syscall(), the preload's fast path).")
+    print("(run_trap_*: liburing, every enter a seccomp trap (UURING_PATCH=0); run_patched_*: the same, its enter")
+    print("call site patched into a direct call after its first trap; fio: its enter is patched the same way).")
     if sys.argv[2]:
         kv = dict(x.split("=") for x in sys.argv[2].split())
         print("empty trap (SIGSYS delivery + handler + sigreturn): %s ns; a plain getppid(2): %s ns"

@@ -6,6 +6,7 @@
  * submission with -EINVAL, as on a kernel that predates it.
  */
 #include "core/internal.h"
+#include "core/buffers.h"
 #include "ops/ops.h"
 
 #define OP(code, nm) [code] = { .name = nm }
@@ -56,6 +57,7 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 		.buffer_select = true,
 		.prep = uu_rw_prep,
 		.issue = uu_read_issue,
+		.cleanup = uu_rw_cleanup, /* a provided buffer still held */
 	},
 	[IORING_OP_WRITE] = {
 		.name = "WRITE",
@@ -66,8 +68,26 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 		.prep = uu_rw_prep,
 		.issue = uu_write_issue,
 	},
-	OP(IORING_OP_READ_FIXED, "READ_FIXED"),
-	OP(IORING_OP_WRITE_FIXED, "WRITE_FIXED"),
+	[IORING_OP_READ_FIXED] = {
+		.name = "READ_FIXED",
+		.supported = true,
+		.rw_state = true,
+		.needs_file = true,
+		.ioprio = true,
+		.prep = uu_rw_fixed_prep,
+		.issue = uu_read_fixed_issue,
+		.cleanup = uu_rw_fixed_cleanup,
+	},
+	[IORING_OP_WRITE_FIXED] = {
+		.name = "WRITE_FIXED",
+		.supported = true,
+		.rw_state = true,
+		.needs_file = true,
+		.ioprio = true,
+		.prep = uu_rw_fixed_prep,
+		.issue = uu_write_fixed_issue,
+		.cleanup = uu_rw_fixed_cleanup,
+	},
 	[IORING_OP_POLL_ADD] = {
 		.name = "POLL_ADD",
 		.supported = true,
@@ -182,8 +202,20 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 		.prep = uu_splice_prep,
 		.issue = uu_splice_issue,
 	},
-	OP(IORING_OP_PROVIDE_BUFFERS, "PROVIDE_BUFFERS"),
-	OP(IORING_OP_REMOVE_BUFFERS, "REMOVE_BUFFERS"),
+	[IORING_OP_PROVIDE_BUFFERS] = {
+		.name = "PROVIDE_BUFFERS",
+		.supported = true,
+		.quick = true,
+		.prep = uu_provide_buffers_prep,
+		.issue = uu_manage_buffers_issue,
+	},
+	[IORING_OP_REMOVE_BUFFERS] = {
+		.name = "REMOVE_BUFFERS",
+		.supported = true,
+		.quick = true,
+		.prep = uu_remove_buffers_prep,
+		.issue = uu_manage_buffers_issue,
+	},
 	[IORING_OP_TEE] = {
 		.name = "TEE",
 		.supported = true,
@@ -308,8 +340,26 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 		.prep = uu_epoll_wait_prep,
 		.issue = uu_epoll_wait_issue,
 	},
-	OP(IORING_OP_READV_FIXED, "READV_FIXED"),
-	OP(IORING_OP_WRITEV_FIXED, "WRITEV_FIXED"),
+	[IORING_OP_READV_FIXED] = {
+		.name = "READV_FIXED",
+		.supported = true,
+		.rw_state = true,
+		.needs_file = true,
+		.ioprio = true,
+		.prep = uu_rwv_fixed_prep,
+		.issue = uu_readv_fixed_issue,
+		.cleanup = uu_rw_fixed_cleanup,
+	},
+	[IORING_OP_WRITEV_FIXED] = {
+		.name = "WRITEV_FIXED",
+		.supported = true,
+		.rw_state = true,
+		.needs_file = true,
+		.ioprio = true,
+		.prep = uu_rwv_fixed_prep,
+		.issue = uu_writev_fixed_issue,
+		.cleanup = uu_rw_fixed_cleanup,
+	},
 	[IORING_OP_PIPE] = {
 		.name = "PIPE",
 		.supported = true,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buffers.h"
 #include "core/internal.h"
 #include "util/usercopy.h"
 
@@ -312,6 +313,25 @@ int uu_do_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		pthread_mutex_unlock(&r->uring_lock);
 		return ret;
 	}
+	case IORING_REGISTER_BUFFERS:
+	case IORING_UNREGISTER_BUFFERS:
+	case IORING_REGISTER_BUFFERS2:
+	case IORING_REGISTER_BUFFERS_UPDATE:
+	case IORING_REGISTER_PBUF_RING:
+	case IORING_UNREGISTER_PBUF_RING:
+	case IORING_REGISTER_PBUF_STATUS: {
+		int ret;
+
+		/* as for files: under uring_lock, tables under files_lock */
+		pthread_mutex_lock(&r->uring_lock);
+		pthread_mutex_lock(&r->files_lock);
+		ret = uu_rsrc_buf_register(r, opcode, arg, nr_args);
+		pthread_mutex_unlock(&r->files_lock);
+		pthread_mutex_unlock(&r->uring_lock);
+		return ret;
+	}
+	case IORING_REGISTER_CLONE_BUFFERS:
+		return uu_rsrc_buf_clone(r, arg, nr_args);
 	case IORING_REGISTER_IOWQ_MAX_WORKERS: {
 		uint32_t vals[2];
 		int ret;

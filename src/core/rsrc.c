@@ -27,6 +27,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "core/buffers.h"
 #include "core/internal.h"
 #include "util/fdutil.h"
 #include "util/rawsys.h"
@@ -358,6 +359,8 @@ int uu_fixed_file(struct uu_ring *r, unsigned int idx)
 void uu_rsrc_free(struct uu_ring *r)
 {
 	int fd = atomic_exchange(&r->evfd, -1);
+
+	uu_rsrc_buf_free(r); /* registered and provided buffers */
 
 	if (fd >= 0)
 		uu_sys_close(fd);

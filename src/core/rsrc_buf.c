@@ -611,8 +611,11 @@ static int clone_locked(struct uu_ring *dst, struct uu_ring *src,
 	t = calloc(nt ? nt : 1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	/* the destination's slots below dst_off stay (same nodes) */
-	for (i = 0; i < cb->dst_off && i < dst->nr_bufs; i++) {
+	/* the destination's slots outside the cloned range stay (the same
+	 * nodes, tags included) */
+	for (i = 0; i < dst->nr_bufs; i++) {
+		if (i >= cb->dst_off && i - cb->dst_off < cb->nr)
+			continue;
 		t[i] = dst->bufs[i];
 		if (t[i])
 			atomic_fetch_add(&t[i]->refs, 1);
@@ -621,13 +624,9 @@ static int clone_locked(struct uu_ring *dst, struct uu_ring *src,
 		table_free(t, nt, true);
 		return -ENXIO;
 	}
-	if (__builtin_add_overflow(cb->nr, cb->src_off, &tmp)) {
+	if (__builtin_add_overflow(cb->nr, cb->src_off, &tmp) || tmp > nbufs) {
 		table_free(t, nt, true);
 		return -EOVERFLOW;
-	}
-	if (tmp > nbufs) {
-		table_free(t, nt, true);
-		return -EINVAL;
 	}
 	for (off = cb->dst_off, i = cb->src_off, nr = cb->nr; nr--; i++, off++) {
 		struct uu_rbuf_node *s = src->bufs[i];
@@ -692,6 +691,8 @@ int uu_rsrc_buf_register(struct uu_ring *r, unsigned int opcode, void *arg,
 {
 	switch (opcode) {
 	case IORING_REGISTER_BUFFERS:
+		if (!arg)
+			return -EFAULT;
 		return register_buffers(r, (uintptr_t)arg, nr_args, 0);
 	case IORING_UNREGISTER_BUFFERS:
 		if (arg || nr_args)

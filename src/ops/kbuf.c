@@ -296,48 +296,22 @@ static uint32_t kbuf_put(struct uu_req *req, int res)
 	return cflags;
 }
 
-/* A parked read gives its buffer back (io_kbuf_recycle). */
-static void kbuf_recycle(struct uu_req *req, struct uu_kbuf_ctx *c)
-{
-	if (req->kb.state == UU_KB_LEGACY) {
-		struct kb_buf *b = req->kb.lbuf;
-		struct kb_group *g = group_find(c, req->kb.bgid);
-
-		if (g && !g->ring) {
-			b->next = g->head;
-			g->head = b;
-			if (!g->tail)
-				g->tail = b;
-			g->nbufs++;
-		} else {
-			free(b);
-		}
-		req->kb.lbuf = NULL;
-		req->kb.state = UU_KB_NONE;
-	} else if (req->kb.state == UU_KB_RING && !req->kb.committed) {
-		req->kb.state = UU_KB_NONE; /* the head never moved */
-	}
-	/* a committed ring buffer stays with the request */
-}
-
 void uu_kbuf_after_issue(struct uu_req *req, int res)
 {
 	struct uu_kbuf_ctx *c = ctx_get(req->ring, false);
 	bool locked = req->kb.locked;
 
-	if (req->kb.state != UU_KB_NONE && c) {
-		if (!req->park) {
+	if (req->kb.state == UU_KB_RING && !req->kb.committed) {
+		/* io_read: a failed or waiting read recycles an uncommitted
+		 * ring buffer (the head never moved); no CQE flag */
+		if (res < 0 || req->park)
+			req->kb.state = UU_KB_NONE;
+		else
 			req->cflags |= kbuf_put(req, res);
-		} else {
-			bool lock = !locked && req->kb.state == UU_KB_LEGACY;
-
-			if (lock)
-				pthread_mutex_lock(&c->lock);
-			kbuf_recycle(req, c);
-			if (lock)
-				pthread_mutex_unlock(&c->lock);
-		}
+	} else if (req->kb.state != UU_KB_NONE && !req->park) {
+		req->cflags |= kbuf_put(req, res);
 	}
+	/* a legacy or committed ring buffer stays with a waiting request */
 	if (locked) {
 		req->kb.locked = false;
 		pthread_mutex_unlock(&c->lock);

@@ -13,6 +13,7 @@
  * see core/rsrc_buf.c for what that means after munmap (T3).
  */
 #include <errno.h>
+#include <fcntl.h>
 
 #include "core/buffers.h"
 #include "core/internal.h"
@@ -85,30 +86,43 @@ static int import_fixed(struct uu_req *req, bool vec)
 	return 0;
 }
 
+/*
+ * The kernel resolves the file before issue: a bad fd is -EBADF whatever
+ * the buffer.  Checked only when the import failed (one fcntl).
+ */
+static int import_or_ebadf(struct uu_req *req, bool vec)
+{
+	int ret = import_fixed(req, vec);
+
+	if (unlikely(ret) && (req->fd < 0 || fcntl(req->fd, F_GETFD) < 0))
+		return -EBADF;
+	return ret;
+}
+
 int uu_read_fixed_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	int ret = import_fixed(req, false);
+	int ret = import_or_ebadf(req, false);
 
 	return ret ? ret : uu_read_issue(req, issue_flags);
 }
 
 int uu_write_fixed_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	int ret = import_fixed(req, false);
+	int ret = import_or_ebadf(req, false);
 
 	return ret ? ret : uu_write_issue(req, issue_flags);
 }
 
 int uu_readv_fixed_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	int ret = import_fixed(req, true);
+	int ret = import_or_ebadf(req, true);
 
 	return ret ? ret : uu_read_issue(req, issue_flags);
 }
 
 int uu_writev_fixed_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	int ret = import_fixed(req, true);
+	int ret = import_or_ebadf(req, true);
 
 	return ret ? ret : uu_write_issue(req, issue_flags);
 }

@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "shim/shim.h"
+#include "uuring.h"
 #include "util/rawsys.h"
 #include "util/usercopy.h"
 
@@ -158,19 +159,22 @@ __attribute__((visibility("default"))) unsigned long uuring_shim_patched(void)
 	return __atomic_load_n(&patched, __ATOMIC_RELAXED);
 }
 
-/* Called by the trampolines: the io_uring_enter of a patched site. */
+/*
+ * Called by the trampolines: the io_uring_enter of a patched site.  Unlike
+ * the SIGSYS handler it does not ask getpid() whether it runs in a vfork
+ * child (that would cost a system call per enter, the hot path): a vfork
+ * child that enters between vfork and exec drives the parent's ring with
+ * the parent's (shared) engine state, as the kernel would let it, and
+ * leaves that state consistent when it returns.
+ */
 static long uu_site_enter(long a1, long a2, long a3, long a4, long a5,
 			  long a6)
 {
 	int saved_errno = errno;
-	const long a[6] = { a1, a2, a3, a4, a5, a6 };
-	bool handled;
-	long ret;
+	long ret = uuring_enter((unsigned int)a1, (unsigned int)a2,
+				(unsigned int)a3, (unsigned int)a4,
+				(const void *)a5, (size_t)a6);
 
-	if (uu_rawsys6(__NR_getpid, 0, 0, 0, 0, 0, 0) != uu_shim.pid)
-		ret = uu_pass(__NR_io_uring_enter, a); /* vfork child */
-	else
-		ret = uu_shim_dispatch(__NR_io_uring_enter, a, &handled);
 	errno = saved_errno;
 	return ret;
 }

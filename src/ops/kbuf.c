@@ -541,8 +541,7 @@ int uu_kbuf_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		if (ret)
 			return ret;
 		if (opcode == IORING_UNREGISTER_PBUF_RING) {
-			if (reg.resv[0] || reg.resv[1] || reg.resv[2] ||
-			    reg.flags)
+			if (reg.flags) /* 6.18 does not look at resv here */
 				return -EINVAL;
 			c = ctx_get(r, false);
 			if (!c)

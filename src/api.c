@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/buffers.h"
 #include "core/internal.h"
 #include "util/rawsys.h"
 
@@ -99,7 +100,13 @@ UU_EXPORT void *uuring_mmap(void *addr, size_t length, int prot, int flags,
 	}
 	/* the kernel's offset validation fails in get_unmapped_area, so
 	 * mmap(2) reports ENOMEM for all of these */
-	if (r->user_mem) {
+	if (off == IORING_OFF_PBUF_RING) {
+		int err = uu_kbuf_mmap(r, (uint64_t)offset, addr, length, prot,
+				       flags, &p); /* IOU_PBUF_RING_MMAP */
+
+		if (err)
+			p = mmap_err(err);
+	} else if (r->user_mem) {
 		p = mmap_err(-ENOMEM); /* NO_MMAP rings cannot be mapped */
 	} else if (off == IORING_OFF_SQ_RING || off == IORING_OFF_CQ_RING) {
 		p = map_region(r->rings_mem, r->rings_size, addr, length, prot,
@@ -108,7 +115,7 @@ UU_EXPORT void *uuring_mmap(void *addr, size_t length, int prot, int flags,
 		p = map_region(r->sqes_mem, r->sqes_size, addr, length, prot,
 			       flags);
 	} else {
-		p = mmap_err(-ENOMEM); /* no kernel-allocated buffer rings */
+		p = mmap_err(-ENOMEM);
 	}
 	uu_ring_put(r);
 	return p;

@@ -10,6 +10,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct uu_ring;
@@ -77,6 +78,10 @@ struct uu_kbuf_ctx;
 int uu_kbuf_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		     unsigned int nr_args);
 void uu_kbuf_free(struct uu_ring *r);
+/* uuring_mmap at IORING_OFF_PBUF_RING (IOU_PBUF_RING_MMAP): 0 and *out,
+ * or -errno */
+int uu_kbuf_mmap(struct uu_ring *r, uint64_t offset, void *addr, size_t len,
+		 int prot, int flags, void **out);
 int uu_provide_buffers_prep(struct uu_req *req);
 int uu_remove_buffers_prep(struct uu_req *req);
 int uu_manage_buffers_issue(struct uu_req *req, unsigned int issue_flags);

@@ -24,18 +24,21 @@
  *    selected, failures included; a failed read leaves an uncommitted ring
  *    buffer at the head (the kernel's io_kbuf_commit with len < 0).
  *
- * IOU_PBUF_RING_MMAP (ring memory allocated by the kernel, mapped at
- * IORING_OFF_PBUF_RING) is refused with -EINVAL, as by a kernel without
- * it; applications allocate the ring themselves (liburing's default).
+ * IOU_PBUF_RING_MMAP: the engine allocates the ring (shared anonymous
+ * memory) and uuring_mmap at IORING_OFF_PBUF_RING | bgid << 16 gives the
+ * application a second mapping of the same pages, as the ring mappings
+ * are made (docs/architecture.md, "Mapping"); the application's mapping
+ * stays valid after UNREGISTER_PBUF_RING, as in the kernel.
  *
- * The ring lives in application memory.  The kernel pins it; here every
- * access goes through the fault-safe copy (T1), so a ring the application
- * unmapped gives -EFAULT instead of a signal.
+ * An application-allocated ring lives in application memory.  The kernel
+ * pins it; here every access goes through the fault-safe copy (T1), so a
+ * ring the application unmapped gives -EFAULT instead of a signal.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core/buffers.h"
 #include "core/internal.h"
@@ -65,6 +68,8 @@ struct kb_group {
 	uint32_t mask;
 	uint16_t rhead;
 	bool inc;
+	void *region;           /* IOU_PBUF_RING_MMAP: engine memory */
+	size_t region_size;
 };
 
 struct uu_kbuf_ctx {
@@ -120,6 +125,8 @@ static void group_destroy(struct uu_kbuf_ctx *c, struct kb_group *g)
 		next = b->next;
 		free(b);
 	}
+	if (g->region)
+		munmap(g->region, g->region_size);
 	free(g);
 }
 
@@ -467,8 +474,6 @@ static int register_pbuf_ring(struct uu_ring *r, struct uu_kbuf_ctx *c,
 		return -EINVAL;
 	if (reg->flags & ~(IOU_PBUF_RING_MMAP | IOU_PBUF_RING_INC))
 		return -EINVAL;
-	if (reg->flags & IOU_PBUF_RING_MMAP)
-		return -EINVAL; /* not built: as a kernel without it */
 	if (!reg->ring_entries || (reg->ring_entries & (reg->ring_entries - 1)))
 		return -EINVAL;
 	if (reg->ring_entries >= 65536)
@@ -479,28 +484,88 @@ static int register_pbuf_ring(struct uu_ring *r, struct uu_kbuf_ctx *c,
 			return -EEXIST;
 		group_destroy(c, g);
 	}
-	/* io_create_region on the application's memory */
 	size = (16ULL * reg->ring_entries + UU_PAGE - 1) & ~(UU_PAGE - 1);
-	if (reg->ring_addr & (UU_PAGE - 1))
-		return -EINVAL;
-	if (reg->ring_addr + size < reg->ring_addr)
-		return -EOVERFLOW;
-	vs = uu_vmas_read();
-	ret = uu_vmas_check(vs, reg->ring_addr, size);
-	uu_vmas_free(vs);
-	if (ret)
-		return ret;
-	(void)r;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
+	if (reg->flags & IOU_PBUF_RING_MMAP) {
+		/* ours, zeroed; ring_addr is not looked at */
+		g->region = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (g->region == MAP_FAILED) {
+			free(g);
+			return -ENOMEM;
+		}
+		g->region_size = size;
+		g->ring_addr = (uintptr_t)g->region;
+	} else {
+		/* io_create_region on the application's memory */
+		ret = -EINVAL;
+		if (reg->ring_addr & (UU_PAGE - 1))
+			goto fail;
+		ret = -EOVERFLOW;
+		if (reg->ring_addr + size < reg->ring_addr)
+			goto fail;
+		vs = uu_vmas_read();
+		ret = uu_vmas_check(vs, reg->ring_addr, size);
+		uu_vmas_free(vs);
+		if (ret)
+			goto fail;
+		g->ring_addr = reg->ring_addr;
+	}
+	(void)r;
 	g->bgid = reg->bgid;
 	g->ring = true;
-	g->ring_addr = reg->ring_addr;
 	g->mask = reg->ring_entries - 1;
 	g->inc = reg->flags & IOU_PBUF_RING_INC;
 	group_add(c, g);
 	return 0;
+fail:
+	free(g);
+	return ret;
+}
+
+/*
+ * uuring_mmap at IORING_OFF_PBUF_RING: a second mapping of the group's
+ * engine-allocated ring.  The kernel's lookup failures (no such group, a
+ * ring the application allocated) end in get_unmapped_area: -ENOMEM.
+ */
+int uu_kbuf_mmap(struct uu_ring *r, uint64_t offset, void *addr, size_t len,
+		 int prot, int flags, void **out)
+{
+	struct uu_kbuf_ctx *c = ctx_get(r, false);
+	uint64_t bgid = (offset & ~IORING_OFF_MMAP_MASK) >> IORING_OFF_PBUF_SHIFT;
+	struct kb_group *g;
+	int ret = -ENOMEM;
+	void *p;
+
+	if (!c)
+		return ret;
+	if (!len)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	g = bgid <= 0xffff ? group_find(c, (uint16_t)bgid) : NULL;
+	if (!g || !g->region)
+		goto out;
+	if (flags & MAP_FIXED)
+		p = mremap(g->region, 0, len, MREMAP_MAYMOVE | MREMAP_FIXED, addr);
+	else
+		p = mremap(g->region, 0, len, MREMAP_MAYMOVE);
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		goto out;
+	}
+	if ((prot & (PROT_READ | PROT_WRITE)) != (PROT_READ | PROT_WRITE) &&
+	    mprotect(p, len, prot)) {
+		ret = -errno;
+		munmap(p, len);
+		goto out;
+	}
+	*out = p;
+	ret = 0;
+out:
+	pthread_mutex_unlock(&c->lock);
+	return ret;
 }
 
 int uu_kbuf_register(struct uu_ring *r, unsigned int opcode, void *arg,

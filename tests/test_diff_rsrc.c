@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -186,7 +187,55 @@ static void sc_eventfd(struct dctx *c)
 	tring_exit(&r);
 }
 
+/* direct descriptors: OPENAT/CLOSE with file_index into a sparse table */
+static void sc_direct(struct dctx *c)
+{
+	struct io_uring_rsrc_register rr;
+	struct io_uring_sqe *sqe;
+	struct tring r;
+	char path[64], buf[16];
+	int fd = dtmpfile(c, 4096, 2);
+
+	if (fd < 0 || dring_flags(c, &r, 16, 0))
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	memset(&rr, 0, sizeof(rr));
+	rr.nr = 4;
+	rr.flags = IORING_RSRC_REGISTER_SPARSE;
+	drec_int(c, c->be->reg((unsigned int)r.fd, IORING_REGISTER_FILES2, &rr,
+			       sizeof(rr)), "sparse 4");
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_OPENAT, AT_FDCWD, path, 0, 0, 1);
+	sqe->open_flags = O_RDONLY;
+	sqe->file_index = 2;			/* slot 1 */
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_OPENAT, AT_FDCWD, path, 0, 0, 2);
+	sqe->open_flags = O_RDONLY;
+	sqe->file_index = IORING_FILE_INDEX_ALLOC;
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_OPENAT, AT_FDCWD, path, 0, 0, 3);
+	sqe->open_flags = O_RDONLY;
+	sqe->file_index = 9;			/* out of range */
+	drec_int(c, tring_submit(&r), "direct opens");
+	dreap(c, &r, 3, true, "direct opens");
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_READ, 1, buf, sizeof(buf), 0, 4);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	drec_int(c, tring_submit(&r), "read slot 1");
+	dreap(c, &r, 1, true, "read slot 1");
+	for (int i = 0; i < 3; i++) {
+		sqe = tring_get_sqe(&r);
+		tring_prep_rw(sqe, IORING_OP_CLOSE, 0, NULL, 0, 0, 10 + i);
+		sqe->file_index = i == 2 ? 9 : 2;	/* slot 1 twice, then 9 */
+	}
+	drec_int(c, tring_submit(&r), "direct closes");
+	dreap(c, &r, 3, true, "direct closes");
+	close(fd);
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
+	{ "direct", sc_direct, NULL, NULL },
 	{ "files", sc_files, NULL, NULL },
 	{ "files2", sc_files2, NULL, NULL },
 	{ "eventfd", sc_eventfd, NULL, NULL },

@@ -168,7 +168,7 @@ struct uu_ring {
 		int fd;                /* engine dup, -1 = empty */
 		uint64_t tag;
 	} *files;
-	unsigned int nr_files, alloc_start, alloc_end;
+	unsigned int nr_files, alloc_start, alloc_end, alloc_hint;
 	atomic_int evfd;               /* CQ eventfd (engine dup) or -1 */
 	int clockid;                   /* REGISTER_CLOCK: wait timeouts */
 	bool evfd_async;
@@ -562,6 +562,8 @@ int uu_rsrc_register(struct uu_ring *ring, unsigned int opcode, void *arg,
 		     unsigned int nr_args);
 void uu_eventfd_signal_locked(struct uu_ring *ring, uint32_t tail);
 int uu_fixed_file(struct uu_ring *ring, unsigned int idx);
+int uu_fixed_install(struct uu_ring *ring, int fd, uint32_t file_slot);
+int uu_fixed_remove(struct uu_ring *ring, uint32_t file_slot);
 void uu_rsrc_free(struct uu_ring *ring);
 extern __thread bool uu_in_iowq_worker;
 

@@ -45,11 +45,21 @@ static void post_tag(struct uu_ring *r, uint64_t tag)
 	pthread_mutex_unlock(&r->completion_lock);
 }
 
+/* the kernel's allocation hint: after the last slot set, at the last
+ * slot cleared */
+static void slot_set(struct uu_ring *r, unsigned int i, int fd, uint64_t tag)
+{
+	r->files[i].fd = fd;
+	r->files[i].tag = tag;
+	r->alloc_hint = i + 1;
+}
+
 static void slot_clear(struct uu_ring *r, unsigned int i)
 {
 	if (r->files[i].fd >= 0) {
 		uu_sys_close(r->files[i].fd);
 		post_tag(r, r->files[i].tag);
+		r->alloc_hint = i;
 	}
 	r->files[i].fd = -1;
 	r->files[i].tag = 0;
@@ -93,6 +103,7 @@ static int table_alloc(struct uu_ring *r, unsigned int nr)
 	r->nr_files = nr;
 	r->alloc_start = 0;
 	r->alloc_end = nr;
+	r->alloc_hint = 0;
 	return 0;
 }
 
@@ -135,8 +146,7 @@ static int register_files(struct uu_ring *r, const void *fds, uint64_t tags,
 		ret = import_fd(fd);
 		if (ret < 0)
 			goto fail;
-		r->files[i].fd = ret;
-		r->files[i].tag = tag;
+		slot_set(r, i, ret, tag);
 	}
 	return 0;
 fail:
@@ -185,8 +195,7 @@ static int update_files(struct uu_ring *r, unsigned int off, const void *fds,
 		if (ret < 0)
 			break;
 		slot_clear(r, i);
-		r->files[i].fd = ret;
-		r->files[i].tag = tag;
+		slot_set(r, i, ret, tag);
 		ret = 0;
 	}
 	return done ? (int)done : ret;
@@ -270,6 +279,7 @@ int uu_rsrc_register(struct uu_ring *r, unsigned int opcode, void *arg,
 			return -EINVAL;
 		r->alloc_start = range.off;
 		r->alloc_end = range.off + range.len;
+		r->alloc_hint = range.off;
 		return 0;
 	}
 	case IORING_REGISTER_EVENTFD:
@@ -354,6 +364,78 @@ int uu_fixed_file(struct uu_ring *r, unsigned int idx)
 	fd = (r->files && idx < r->nr_files) ? r->files[idx].fd : -1;
 	pthread_mutex_unlock(&r->files_lock);
 	return fd >= 0 ? fd : -EBADF;
+}
+
+/*
+ * A file opened for a direct descriptor (OPENAT/ACCEPT/SOCKET with
+ * file_index): fd now belongs to the table.  file_slot is 1-based, or
+ * IORING_FILE_INDEX_ALLOC.  Returns 0 (given slot), the allocated index,
+ * or -errno with fd closed: -ENFILE (ALLOC with no table or no free slot
+ * in the allocation range), -ENXIO (no table), -EINVAL (out of range).
+ * A slot in use is replaced, as in the kernel.
+ */
+int uu_fixed_install(struct uu_ring *r, int fd, uint32_t file_slot)
+{
+	int ret;
+
+	pthread_mutex_lock(&r->files_lock);
+	if (file_slot == IORING_FILE_INDEX_ALLOC) {
+		/* from the hint to the end of the range, then from its start */
+		unsigned int from = r->alloc_hint, i;
+
+		if (from < r->alloc_start || from >= r->alloc_end)
+			from = r->alloc_start;
+		ret = -ENFILE;
+		for (i = 0; r->files && i < r->alloc_end - r->alloc_start; i++) {
+			unsigned int j = from + i;
+
+			if (j >= r->alloc_end)
+				j -= r->alloc_end - r->alloc_start;
+			if (r->files[j].fd < 0) {
+				ret = (int)j;
+				break;
+			}
+		}
+	} else if (!r->files) {
+		ret = -ENXIO;
+	} else if (file_slot - 1 >= r->nr_files) {
+		ret = -EINVAL;
+	} else {
+		ret = (int)(file_slot - 1);
+	}
+	if (ret >= 0) {
+		int moved = uu_fd_dup_reserved(fd);
+
+		if (moved < 0) {
+			ret = moved;
+		} else {
+			slot_clear(r, (unsigned int)ret);
+			slot_set(r, (unsigned int)ret, moved, 0);
+			if (file_slot != IORING_FILE_INDEX_ALLOC)
+				ret = 0;
+		}
+	}
+	pthread_mutex_unlock(&r->files_lock);
+	uu_sys_close(fd);
+	return ret;
+}
+
+/* CLOSE of a direct descriptor (file_index, 1-based). */
+int uu_fixed_remove(struct uu_ring *r, uint32_t file_slot)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&r->files_lock);
+	if (!r->files)
+		ret = -ENXIO;
+	else if (file_slot - 1 >= r->nr_files)
+		ret = -EINVAL;
+	else if (r->files[file_slot - 1].fd < 0)
+		ret = -EBADF;
+	else
+		slot_clear(r, file_slot - 1);
+	pthread_mutex_unlock(&r->files_lock);
+	return ret;
 }
 
 void uu_rsrc_free(struct uu_ring *r)

@@ -54,7 +54,7 @@ static int msg_send_fd(struct uu_req *req, struct uu_ring *t)
 {
 	struct uu_ring *src = req->ring;
 	unsigned int slot = req->msg.dst_fd;
-	int fd, ret = 0;
+	int fd, ret;
 
 	if (req->msg.len)
 		return -EINVAL;
@@ -68,38 +68,9 @@ static int msg_send_fd(struct uu_req *req, struct uu_ring *t)
 	fd = uu_fd_dup_reserved(fd);
 	if (fd < 0)
 		return fd;
-	pthread_mutex_lock(&t->files_lock);
-	if (!t->files) {
-		ret = -ENXIO;
-	} else if (slot == IORING_FILE_INDEX_ALLOC) {
-		unsigned int i;
-
-		for (i = t->alloc_start; i < t->alloc_end; i++)
-			if (t->files[i].fd < 0)
-				break;
-		if (i == t->alloc_end) {
-			ret = -ENFILE;
-		} else {
-			t->files[i].fd = fd;
-			ret = (int)i;
-		}
-	} else {
-		/* the index is 1-based in file_index, as for direct opens */
-		slot--;
-		if (slot >= t->nr_files) {
-			ret = -EINVAL;
-		} else {
-			if (t->files[slot].fd >= 0)
-				uu_sys_close(t->files[slot].fd);
-			t->files[slot].fd = fd;
-			ret = 0;
-		}
-	}
-	pthread_mutex_unlock(&t->files_lock);
-	if (ret < 0) {
-		uu_sys_close(fd);
+	ret = uu_fixed_install(t, fd, slot); /* closes fd */
+	if (ret < 0)
 		return ret;
-	}
 	if (!(req->msg.flags & IORING_MSG_RING_CQE_SKIP)) {
 		pthread_mutex_lock(&t->completion_lock);
 		uu_cq_post_locked(t, req->msg.user_data, ret, 0, NULL);

@@ -196,10 +196,8 @@ int uu_openat_issue(struct uu_req *req, unsigned int issue_flags)
 		if (fl >= 0)
 			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	}
-	if (req->os.open.file_slot) {
-		uu_sys_close(fd);
-		return uu_fixed_install_none(req->os.open.file_slot);
-	}
+	if (req->os.open.file_slot)
+		return uu_fixed_install(req->ring, fd, req->os.open.file_slot);
 	return fd;
 }
 
@@ -253,7 +251,7 @@ int uu_close_issue(struct uu_req *req, unsigned int issue_flags)
 
 	(void)issue_flags;
 	if (req->os.close.file_slot)
-		return -ENXIO; /* io_fixed_fd_remove without a file table */
+		return uu_fixed_remove(req->ring, req->os.close.file_slot);
 	if (fd < 0 || fstat(fd, &st) || is_ring_fd(fd, &st))
 		return -EBADF;
 	return uu_sys_close(fd);

@@ -260,6 +260,19 @@ static void sc_link_timeout(struct dctx *c)
 	drec_int(c, (int)write(p[1], "hello", 5), "write");
 	dreap(c, &r, 2, true, "read in time");
 
+	/* CQE_SKIP_SUCCESS on the target and on a disarmed link timeout:
+	 * only the chain's last CQE is posted */
+	sqe = tring_get_sqe(&r);
+	tring_prep_nop(sqe, 20);
+	sqe->flags |= IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 21);
+	sqe->flags |= IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
+	tring_prep_nop(tring_get_sqe(&r), 22);
+	drec_int(c, tring_submit(&r), "skip chain with link timeout");
+	dreap(c, &r, 1, true, "skip chain");
+	drec_int(c, tring_cq_ready(&r), "nothing else");
+
 	/* a LINK_TIMEOUT without a chain is invalid */
 	sqe = tring_get_sqe(&r);
 	tring_prep_rw(sqe, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 8);

@@ -187,7 +187,9 @@ static void queue_next(struct uu_exec *s, struct uu_req *req)
 		next->link = NULL;
 		next->res = next->tmo.lt_res;
 		next->flags |= UU_REQ_NOT_PARKED;
-		if (next->res < 0)
+		/* a disarmed link timeout (-ECANCELED) keeps its
+		 * CQE_SKIP_SUCCESS: the kernel posts nothing for it then */
+		if (next->res < 0 && next->res != -ECANCELED)
 			uu_req_set_fail(next);
 		req_complete(s, next);
 		req_free(next, true);

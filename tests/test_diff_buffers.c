@@ -252,6 +252,13 @@ static void sc_fixed_rw(struct dctx *c)
 	sqe->flags |= IOSQE_BUFFER_SELECT;
 	prep(&r, IORING_OP_READ_FIXED, fd, a + 100, 10, 0, 36)->buf_index = 7;
 	run(c, &r, 7, "order of checks");
+	/* a fixed file with a fixed buffer */
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES, &fd, 1), "register the file");
+	prep(&r, IORING_OP_READ_FIXED, 0, a, 32, 8, 37)->flags |= IOSQE_FIXED_FILE;
+	sqe = prep(&r, IORING_OP_READ_FIXED, 1, a, 32, 8, 38);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	sqe->buf_index = 7;
+	run(c, &r, 2, "fixed file");
 	/* async (io-wq) and linked */
 	sqe = prep(&r, IORING_OP_READ_FIXED, fd, a, 64, 64, 40);
 	sqe->flags |= IOSQE_ASYNC | IOSQE_IO_LINK;
@@ -801,6 +808,16 @@ static void sc_provide_pipe(struct dctx *c)
 	run(c, &r, 1, "remove while the async read waits");
 	drec_int(c, (int)write(p[1], "defg", 4), "write");
 	dreap(c, &r, 1, true, "async read");
+	/* a cancelled waiting read: its buffer is consumed, with the flag */
+	provide(&r, a, 64, 2, 1, 20, 11);
+	run(c, &r, 1, "provide 2");
+	read_sel(&r, p[0], 0, 0, 1, 12);
+	drec_int(c, tring_submit(&r), "parked read");
+	usleep(20000);
+	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 13)->addr = 12;
+	run_any(c, &r, 2, "cancel it");
+	remove_bufs(&r, 5, 1, 14);
+	run(c, &r, 1, "left in the group");
 	close(p[0]);
 	close(p[1]);
 	tring_exit(&r);
@@ -1025,6 +1042,20 @@ static void sc_pbuf_pipe(struct dctx *c)
 	drec_int(c, (int)write(p[1], "678", 3), "write");
 	dreap(c, &r, 1, true, "the other");
 	drec_int(c, pbuf_head(c, &r, 1), "head at the end");
+	/* cancelled while waiting: a committed buffer is reported, an
+	 * uncommitted one was never taken */
+	read_sel(&r, p[0], 0, 0, 1, 5)->flags |= IOSQE_ASYNC;
+	drec_int(c, tring_submit(&r), "parked async read");
+	usleep(50000);
+	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 6)->addr = 5;
+	run_any(c, &r, 2, "cancel the async read");
+	ring_add(br, 7, &tail, a + 256, 64, 4);
+	read_sel(&r, p[0], 0, 0, 1, 7);
+	drec_int(c, tring_submit(&r), "parked read");
+	usleep(20000);
+	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 8)->addr = 7;
+	run_any(c, &r, 2, "cancel the read");
+	drec_int(c, pbuf_head(c, &r, 1), "head after the cancels");
 	close(p[0]);
 	close(p[1]);
 	tring_exit(&r);

@@ -1150,6 +1150,18 @@ static void sc_pbuf_mmap(struct dctx *c)
 	read_sel(&r, fd, 0, 0, 1, 3);
 	run(c, &r, 3, "reads");
 	drec_int(c, pbuf_head(c, &r, 1), "head");
+	/* INC on a ring of ours: the entry is updated in place */
+	br2 = pbuf_mmap(c, &r, 2, PS);
+	if (!BACKEND_MMAP_FAILED(br2)) {
+		uint16_t t2 = 0;
+
+		ring_add(br2, 7, &t2, a + 200, 100, 6);
+		read_sel(&r, fd, 30, 0, 2, 4);
+		run(c, &r, 1, "INC read");
+		drec_int(c, (int)br2->bufs[0].len, "entry 0 len");
+		drec_int(c, (int)(br2->bufs[0].addr - (uintptr_t)a), "entry 0 addr");
+		c->be->munmap(br2, PS);
+	}
 	drec_int(c, pbuf_unreg(c, &r, 1), "unregister");
 	/* the application's mapping outlives the group */
 	br->bufs[0].len = 7;

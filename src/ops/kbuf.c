@@ -145,8 +145,18 @@ void uu_kbuf_free(struct uu_ring *r)
 
 /* ---- ring memory (the application's) ---- */
 
+/*
+ * A ring of our own (IOU_PBUF_RING_MMAP) cannot be unmapped under us: it
+ * is read directly, with the acquire the tail needs.  An application's
+ * ring goes through the fault-safe copy.
+ */
 static int ring_tail(const struct kb_group *g, uint16_t *tail)
 {
+	if (g->region) {
+		*tail = __atomic_load_n(&((struct io_uring_buf_ring *)
+					  g->region)->tail, __ATOMIC_ACQUIRE);
+		return 0;
+	}
 	return uu_copy_from_user(tail, (const void *)(uintptr_t)
 				 (g->ring_addr + 14), sizeof(*tail));
 }
@@ -154,9 +164,19 @@ static int ring_tail(const struct kb_group *g, uint16_t *tail)
 static int ring_entry(const struct kb_group *g, uint16_t idx,
 		      struct io_uring_buf *b)
 {
-	return uu_copy_from_user(b, (const void *)(uintptr_t)
-				 (g->ring_addr + 16ULL * (idx & g->mask)),
-				 sizeof(*b));
+	const void *e = (const void *)(uintptr_t)
+			(g->ring_addr + 16ULL * (idx & g->mask));
+
+	if (g->region) {
+		const struct io_uring_buf *rb = e;
+
+		b->addr = __atomic_load_n(&rb->addr, __ATOMIC_RELAXED);
+		b->len = __atomic_load_n(&rb->len, __ATOMIC_RELAXED);
+		b->bid = __atomic_load_n(&rb->bid, __ATOMIC_RELAXED);
+		b->resv = 0;
+		return 0;
+	}
+	return uu_copy_from_user(b, e, sizeof(*b));
 }
 
 /* addr and len of entry idx (not bid/resv: resv of entry 0 is the tail) */
@@ -165,6 +185,13 @@ static void ring_entry_set(const struct kb_group *g, uint16_t idx,
 {
 	char *e = (char *)(uintptr_t)(g->ring_addr + 16ULL * (idx & g->mask));
 
+	if (g->region) {
+		struct io_uring_buf *rb = (struct io_uring_buf *)e;
+
+		__atomic_store_n(&rb->addr, addr, __ATOMIC_RELAXED);
+		__atomic_store_n(&rb->len, len, __ATOMIC_RELAXED);
+		return;
+	}
 	/* a failure means the application unmapped its ring: nothing to do */
 	(void)uu_copy_to_user(e, &addr, sizeof(addr));
 	(void)uu_copy_to_user(e + 8, &len, sizeof(len));

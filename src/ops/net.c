@@ -1,0 +1,1088 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The socket opcodes: SEND, RECV, SENDMSG, RECVMSG, ACCEPT (one-shot and
+ * multishot), CONNECT, SOCKET, SHUTDOWN, BIND, LISTEN.
+ *
+ * Prep validates the SQE as the kernel's io_uring/net.c does (the same
+ * fields must be zero, the same flag checks in the same order) and imports
+ * everything the SQE points to with the fault-safe copy (T1, T2): the
+ * msghdr, its iovec array, the address of SENDMSG and of a SEND with
+ * addr2 (sendto), and the address of CONNECT and BIND, into one heap block
+ * (struct uu_netmsg) owned by the request.  The data buffers, RECVMSG's
+ * name and control buffers, and ACCEPT's addr/addrlen are the system
+ * call's to read and write, as they are the kernel's at issue.  RECVMSG
+ * writes msg_namelen, msg_flags and msg_controllen back into the user's
+ * msghdr at completion, as recvmsg(2) does.
+ *
+ * Non-blocking first, never touching the file's O_NONBLOCK (T5): sends
+ * and receives pass MSG_DONTWAIT; would-block parks the request on the
+ * readiness engine (POLLOUT / POLLIN) and the poller issues it again;
+ * MSG_DONTWAIT in the SQE (the kernel's REQ_F_NOWAIT) makes -EAGAIN final.
+ * MSG_WAITALL on stream and seqpacket sockets accumulates partial
+ * transfers across retries; a short final count fails the link chain.
+ * IORING_RECVSEND_POLL_FIRST waits for readiness before the first try.
+ * SOCK_NONEMPTY (IORING_CQE_F_SOCK_NONEMPTY) is what the kernel's
+ * msg_inq / is_empty say: TCP and AF_UNIX stream receives, TCP accepts.
+ *
+ * accept4(2) and connect(2) have no per-call non-blocking flag:
+ *  - a listener with O_NONBLOCK is accepted from directly (EAGAIN parks);
+ *  - a blocking listener is never accepted from in the submitting thread:
+ *    the request waits for POLLIN, and the retry (poller or io-wq worker)
+ *    accepts only after poll(2) says a connection is queued.  Another
+ *    process or thread taking that connection first makes the retry block
+ *    until the next one (docs/compatibility.md);
+ *  - connect(2) on a blocking socket runs in an io-wq worker.
+ * Multishot ACCEPT posts one CQE per connection with IORING_CQE_F_MORE and
+ * ends (a CQE without it) on an error, cancellation or a full CQ (T14).
+ *
+ * Not implemented, refused as a kernel without them would: provided
+ * buffers (IOSQE_BUFFER_SELECT: -EOPNOTSUPP at submission), hence
+ * multishot receives; bundles (-EINVAL); SEND_ZC and SENDMSG_ZC (not in
+ * PROBE, -EINVAL).  ACCEPT and SOCKET with file_index install the new
+ * socket into the registered file table (a direct descriptor).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "ops/ops.h"
+#include "util/usercopy.h"
+
+#ifndef MSG_CMSG_COMPAT
+#define MSG_CMSG_COMPAT 0
+#endif
+
+/* os.net.st */
+enum {
+	NET_POLLED = 1u << 0,      /* waited for readiness once (REQ_F_POLLED) */
+	NET_IN_PROGRESS = 1u << 1, /* CONNECT: EINPROGRESS seen */
+	NET_SEEN_ABORT = 1u << 2,  /* CONNECT: ECONNABORTED seen */
+	NET_MULTISHOT = 1u << 3,   /* ACCEPT */
+};
+
+/* os.net.kind: what the kernel reports msg_inq / is_empty for */
+enum { KIND_UNKNOWN, KIND_TCP, KIND_UNIX_STREAM, KIND_INET_LISTEN,
+       KIND_OTHER };
+
+#define SEND_FLAGS (IORING_RECVSEND_POLL_FIRST | IORING_RECVSEND_BUNDLE | \
+		    IORING_SEND_VECTORIZED)
+#define RECV_FLAGS (IORING_RECVSEND_POLL_FIRST | IORING_RECV_MULTISHOT | \
+		    IORING_RECVSEND_BUNDLE)
+#define ACCEPT_FLAGS (IORING_ACCEPT_MULTISHOT | IORING_ACCEPT_DONTWAIT | \
+		      IORING_ACCEPT_POLL_FIRST)
+
+/*
+ * What prep imported, in one heap block (hdr.mem): nothing here points
+ * into the request, which the core moves with memcpy when it parks.
+ */
+struct uu_netmsg {
+	struct sockaddr_storage addr; /* SENDMSG/SEND/CONNECT/BIND address */
+	int addrlen;
+	bool has_addr;
+	uint64_t uname;          /* RECVMSG: the user's msg_name */
+	int namelen;             /* RECVMSG: its length as imported */
+	uint64_t ucontrol;       /* the user's msg_control */
+	size_t controllen;
+	void *control;           /* SENDMSG: the imported control data, or
+				  * NULL (the user's, read by sendmsg) */
+	unsigned int nr_iov, first; /* first iovec not used up (WAITALL) */
+	size_t total;            /* bytes the iovecs cover */
+	struct iovec iov[];      /* then the control data */
+};
+
+/* ---- helpers ---- */
+
+static inline struct uu_netmsg *nmsg(struct uu_req *req)
+{
+	return req->os.net.hdr.mem;
+}
+
+/* The kernel's access_ok(): the range lies in the user half. */
+static int range_ok(uint64_t addr, uint64_t len)
+{
+#if defined(__x86_64__)
+	uint64_t end = addr + len;
+
+	if (end < addr || end > 0x7fffffffefffULL)
+		return -EFAULT;
+#else
+	(void)addr;
+	(void)len;
+#endif
+	return 0;
+}
+
+/* move_addr_to_kernel() */
+static int import_addr(uint64_t uaddr, int len, struct sockaddr_storage *dst)
+{
+	if (len < 0 || (size_t)len > sizeof(*dst))
+		return -EINVAL;
+	if (!len)
+		return 0;
+	return uu_copy_from_user(dst, (const void *)(uintptr_t)uaddr,
+				 (size_t)len);
+}
+
+static struct uu_netmsg *alloc_netmsg(struct uu_req *req, size_t nr_iov,
+				      size_t extra)
+{
+	struct uu_netmsg *m = calloc(1, sizeof(*m) +
+				     nr_iov * sizeof(struct iovec) + extra);
+
+	if (m)
+		uu_os_take(req, m, NULL);
+	return m;
+}
+
+/* import_iovec(): copy, reject negative lengths, clamp the total */
+static int import_iov(struct uu_netmsg *m, uint64_t uiov, size_t nr)
+{
+	size_t total = 0;
+	int ret;
+
+	m->nr_iov = (unsigned int)nr;
+	m->first = 0;
+	if (!nr)
+		return 0;
+	ret = uu_copy_from_user(m->iov, (const void *)(uintptr_t)uiov,
+				nr * sizeof(struct iovec));
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < nr; i++) {
+		ssize_t len = (ssize_t)m->iov[i].iov_len;
+
+		if (len < 0)
+			return -EINVAL;
+		if (range_ok((uintptr_t)m->iov[i].iov_base, (uint64_t)len))
+			return -EFAULT;
+		if ((size_t)len > UU_MAX_RW_COUNT - total) {
+			len = (ssize_t)(UU_MAX_RW_COUNT - total);
+			m->iov[i].iov_len = (size_t)len;
+		}
+		total += (size_t)len;
+	}
+	m->total = total;
+	return 0;
+}
+
+/* Skips n bytes of the iovecs (a partial transfer before a retry). */
+static void iov_advance(struct uu_netmsg *m, size_t n)
+{
+	while (n && m->first < m->nr_iov) {
+		struct iovec *v = &m->iov[m->first];
+
+		if (n < v->iov_len) {
+			v->iov_base = (char *)v->iov_base + n;
+			v->iov_len -= n;
+			return;
+		}
+		n -= v->iov_len;
+		m->first++;
+	}
+}
+
+static int sock_kind(struct uu_req *req)
+{
+	int dom = 0, type = 0, acc = 0;
+	socklen_t l = sizeof(dom);
+
+	if (req->os.net.kind != KIND_UNKNOWN)
+		return req->os.net.kind;
+	req->os.net.kind = KIND_OTHER;
+	if (getsockopt(req->fd, SOL_SOCKET, SO_DOMAIN, &dom, &l))
+		return KIND_OTHER;
+	l = sizeof(type);
+	if (getsockopt(req->fd, SOL_SOCKET, SO_TYPE, &type, &l))
+		return KIND_OTHER;
+	if ((dom == AF_INET || dom == AF_INET6) && type == SOCK_STREAM) {
+		l = sizeof(acc);
+		if (!getsockopt(req->fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &l) &&
+		    acc)
+			req->os.net.kind = KIND_INET_LISTEN;
+		else
+			req->os.net.kind = KIND_TCP;
+	} else if (dom == AF_UNIX && type == SOCK_STREAM) {
+		req->os.net.kind = KIND_UNIX_STREAM;
+	}
+	return req->os.net.kind;
+}
+
+/*
+ * IORING_CQE_F_SOCK_NONEMPTY after a receive that returned >= 0: the
+ * kernel's msg_inq.  TCP: tcp_inq_hint(), non-zero while data (or a FIN)
+ * is unread, which is POLLIN; AF_UNIX stream: the bytes queued
+ * (FIONREAD); other sockets do not report it.
+ */
+static uint32_t recv_cflags(struct uu_req *req)
+{
+	struct pollfd p = { .fd = req->fd, .events = POLLIN };
+	int inq = 0;
+
+	switch (sock_kind(req)) {
+	case KIND_TCP:
+		if (poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
+			return IORING_CQE_F_SOCK_NONEMPTY;
+		return 0;
+	case KIND_UNIX_STREAM:
+		if (!ioctl(req->fd, FIONREAD, &inq) && inq > 0)
+			return IORING_CQE_F_SOCK_NONEMPTY;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* io_net_retry(): a partial MSG_WAITALL transfer continues on stream and
+ * seqpacket sockets */
+static bool net_retry(struct uu_req *req)
+{
+	int type = 0;
+	socklen_t l = sizeof(type);
+
+	if (!(req->os.net.msg_flags & MSG_WAITALL))
+		return false;
+	if (getsockopt(req->fd, SOL_SOCKET, SO_TYPE, &type, &l))
+		return false;
+	return type == SOCK_STREAM || type == SOCK_SEQPACKET;
+}
+
+/* Is the request's file a socket?  -ENOTSOCK / -EBADF otherwise. */
+static int is_socket(struct uu_req *req)
+{
+	struct stat st;
+
+	if (fstat(req->fd, &st))
+		return -EBADF;
+	return S_ISSOCK(st.st_mode) ? 0 : -ENOTSOCK;
+}
+
+/* waits for readiness; the first wait marks the request polled */
+static int park(struct uu_req *req, int how)
+{
+	req->os.net.st |= NET_POLLED;
+	return uu_park(req, how);
+}
+
+/*
+ * IORING_RECVSEND_POLL_FIRST: the first issue only waits for readiness;
+ * with MSG_DONTWAIT that wait is refused at once (-EAGAIN, the kernel's
+ * REQ_F_NOWAIT).
+ */
+static int poll_first(struct uu_req *req, int how)
+{
+	if (req->os.net.msg_flags & MSG_DONTWAIT)
+		return -EAGAIN;
+	return park(req, how);
+}
+
+/* A positive result that still fails the chain (MSG_WAITALL cut short). */
+static int short_res(struct uu_req *req, int res)
+{
+	req->flags |= UU_REQ_SHORT;
+	return res;
+}
+
+/*
+ * The end of a send or receive try that returned n (or -errno), min the
+ * count below which MSG_WAITALL is not satisfied: the kernel's
+ * "ret < min_ret" logic.  Returns the CQE result, or parks; *again says
+ * that a partial transfer was added to the count and the caller must try
+ * at once for the rest: the readiness engine reports edges, so a request
+ * waits only after a try that would block.
+ */
+static int sr_finish(struct uu_req *req, ssize_t n, size_t min, int how,
+		     bool trunc, bool *again)
+{
+	uint32_t done = req->os.net.done;
+
+	*again = false;
+	if (n < 0) {
+		if (n == -EAGAIN && !(req->os.net.msg_flags & MSG_DONTWAIT))
+			return park(req, how);
+		/* the kernel reports what moved before the error */
+		return done ? short_res(req, (int)done) : (int)n;
+	}
+	if ((size_t)n < min) {
+		if (n > 0 && net_retry(req)) {
+			req->os.net.done = done + (uint32_t)n;
+			*again = true;
+			return 0;
+		}
+		return short_res(req, (int)(n + done));
+	}
+	if (trunc)
+		return short_res(req, (int)(n + done));
+	return (int)(n + done);
+}
+
+/*
+ * A CQE with IORING_CQE_F_MORE for a multishot request, now.  False if
+ * the CQ has no room (or a backlog): the request must then end (T14), as
+ * the kernel's io_req_post_cqe.  From a thread inside an execution context
+ * of the same ring (the submitter, an io-wq worker) the CQE goes through
+ * its batch, behind the completions already batched; elsewhere (the
+ * poller) it is posted at once.
+ */
+static bool post_more(struct uu_req *req, int32_t res, uint32_t cflags)
+{
+	struct uu_ring *r = req->ring;
+	struct uu_exec *s = uu_current_exec;
+	bool batch = s && s->ring == r;
+	uint32_t pending = batch ? s->cb.nr : 0;
+	bool ok;
+
+	pthread_mutex_lock(&r->completion_lock);
+	ok = !r->ovf_head &&
+	     r->cq_cached_tail + pending -
+			     atomic_load_explicit(r->cq_head,
+						  memory_order_acquire) <
+		     r->cq_entries;
+	if (ok && !batch) {
+		uu_cq_post_locked(r, req->user_data, res,
+				  cflags | IORING_CQE_F_MORE, NULL);
+		uu_cq_commit_locked(r);
+	}
+	pthread_mutex_unlock(&r->completion_lock);
+	if (ok && batch)
+		uu_exec_post(s, req->user_data, res, cflags | IORING_CQE_F_MORE,
+			     NULL);
+	return ok;
+}
+
+static bool in_poller(unsigned int issue_flags)
+{
+	return !(issue_flags & UU_ISSUE_F_WORKER) && !uu_current_exec &&
+	       uu_engine_thread && !uu_in_iowq_worker;
+}
+
+/* ---- SEND, SENDMSG ---- */
+
+static int send_common_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	uu_os_init(req);
+	req->os.net.len = sqe->len;
+	req->os.net.flags = sqe->ioprio;
+	req->os.net.done = 0;
+	req->os.net.st = 0;
+	req->os.net.kind = KIND_UNKNOWN;
+	if (req->os.net.flags & ~SEND_FLAGS)
+		return -EINVAL;
+	req->os.net.msg_flags = sqe->msg_flags | MSG_NOSIGNAL;
+	/* bundles need provided buffers, which this engine does not give
+	 * sockets yet: refused as a kernel without bundles */
+	if (req->os.net.flags & IORING_RECVSEND_BUNDLE)
+		return -EINVAL;
+	return 0;
+}
+
+int uu_send_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	struct sockaddr_storage addr;
+	struct uu_netmsg *m;
+	bool vec;
+	int ret = send_common_prep(req);
+
+	if (ret)
+		return ret;
+	req->os.net.addr = sqe->addr;
+	if (sqe->__pad3[0])
+		return -EINVAL;
+	if (sqe->addr2) {
+		ret = import_addr(sqe->addr2, sqe->addr_len, &addr);
+		if (ret)
+			return ret;
+	}
+	vec = req->os.net.flags & IORING_SEND_VECTORIZED;
+	if (!vec) {
+		/* import_ubuf() */
+		if (req->os.net.len > UU_MAX_RW_COUNT)
+			req->os.net.len = UU_MAX_RW_COUNT;
+		ret = range_ok(sqe->addr, req->os.net.len);
+		if (ret || !sqe->addr2)
+			return ret;
+	} else if (sqe->len > UU_UIO_MAXIOV) {
+		return -EINVAL;
+	}
+	m = alloc_netmsg(req, vec ? sqe->len : 0, 0);
+	if (!m)
+		return -ENOMEM;
+	if (sqe->addr2) {
+		memcpy(&m->addr, &addr, sqe->addr_len);
+		m->has_addr = true;
+		m->addrlen = sqe->addr_len;
+	}
+	if (vec) {
+		ret = import_iov(m, sqe->addr, sqe->len);
+		if (ret)
+			uu_os_drop(req);
+	}
+	return ret;
+}
+
+/*
+ * The user's msghdr (struct user_msghdr on a 64-bit kernel), copied and
+ * checked like __copy_msghdr(); for SENDMSG the name is imported and the
+ * control data copied when it can be (otherwise sendmsg(2) reads it, as
+ * the kernel does at issue).
+ */
+static int import_msghdr(struct uu_req *req, bool is_send)
+{
+	struct msghdr um;
+	struct uu_netmsg *m;
+	size_t ctl = 0;
+	int namelen, ret;
+
+	ret = uu_copy_from_user(&um, (const void *)(uintptr_t)req->os.net.addr,
+				sizeof(um));
+	if (ret)
+		return ret;
+	namelen = um.msg_name ? (int)um.msg_namelen : 0;
+	if (namelen < 0)
+		return -EINVAL;
+	if ((size_t)namelen > sizeof(struct sockaddr_storage))
+		namelen = sizeof(struct sockaddr_storage);
+	if (is_send && um.msg_controllen && um.msg_controllen <= 65536)
+		ctl = um.msg_controllen;
+	if (um.msg_iovlen > UU_UIO_MAXIOV) {
+		/* the name is imported first (sendmsg) */
+		if (is_send && namelen) {
+			struct sockaddr_storage tmp;
+
+			ret = import_addr((uintptr_t)um.msg_name, namelen, &tmp);
+			if (ret)
+				return ret;
+		}
+		return -EMSGSIZE;
+	}
+	m = alloc_netmsg(req, um.msg_iovlen, ctl);
+	if (!m)
+		return -ENOMEM;
+	if (is_send) {
+		if (namelen) {
+			ret = import_addr((uintptr_t)um.msg_name, namelen,
+					  &m->addr);
+			if (ret)
+				goto fail;
+			m->has_addr = true;
+			m->addrlen = namelen;
+		}
+	} else {
+		m->uname = (uintptr_t)um.msg_name;
+		m->namelen = namelen;
+	}
+	m->ucontrol = (uintptr_t)um.msg_control;
+	m->controllen = um.msg_controllen;
+	ret = import_iov(m, (uintptr_t)um.msg_iov, um.msg_iovlen);
+	if (ret)
+		goto fail;
+	if (ctl) {
+		void *dst = (char *)m->iov + um.msg_iovlen * sizeof(struct iovec);
+
+		/* a fault is sendmsg's to report, at issue */
+		if (!uu_copy_from_user(dst, um.msg_control, ctl))
+			m->control = dst;
+	}
+	return 0;
+fail:
+	uu_os_drop(req);
+	return ret;
+}
+
+int uu_sendmsg_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	int ret = send_common_prep(req);
+
+	if (ret)
+		return ret;
+	if (sqe->addr2 || sqe->file_index)
+		return -EINVAL;
+	req->os.net.addr = sqe->addr;
+	return import_msghdr(req, true);
+}
+
+static ssize_t do_sendmsg(struct uu_req *req, struct uu_netmsg *m, int flags)
+{
+	struct msghdr h;
+
+	memset(&h, 0, sizeof(h));
+	if (m->has_addr) {
+		h.msg_name = &m->addr;
+		h.msg_namelen = (socklen_t)m->addrlen;
+	}
+	h.msg_iov = m->iov + m->first;
+	h.msg_iovlen = m->nr_iov - m->first;
+	if (req->opcode == IORING_OP_SENDMSG && m->controllen) {
+		h.msg_control = m->control ? m->control :
+				(void *)(uintptr_t)m->ucontrol;
+		h.msg_controllen = m->controllen;
+	}
+	return sendmsg(req->fd, &h, flags);
+}
+
+static int send_issue(struct uu_req *req)
+{
+	struct uu_netmsg *m = nmsg(req);
+	int flags = (int)(req->os.net.msg_flags | MSG_DONTWAIT);
+	bool again;
+	size_t want;
+	ssize_t n;
+	int res;
+
+	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
+	    !(req->os.net.st & NET_POLLED)) {
+		res = is_socket(req);
+		if (res)
+			return res;
+		return poll_first(req, UU_ISSUE_PARK_POLLOUT);
+	}
+	do {
+		if (m && (m->nr_iov || req->opcode == IORING_OP_SENDMSG)) {
+			want = m->total - req->os.net.done;
+			do {
+				n = do_sendmsg(req, m, flags);
+			} while (n < 0 && errno == EINTR);
+		} else {
+			char *buf = (char *)(uintptr_t)req->os.net.addr +
+				    req->os.net.done;
+
+			want = req->os.net.len - req->os.net.done;
+			do {
+				if (m)
+					n = sendto(req->fd, buf, want, flags,
+						   (struct sockaddr *)&m->addr,
+						   (socklen_t)m->addrlen);
+				else
+					n = send(req->fd, buf, want, flags);
+			} while (n < 0 && errno == EINTR);
+		}
+		if (n < 0)
+			n = -errno;
+		res = sr_finish(req, n, (flags & MSG_WAITALL) ? want : 0,
+				UU_ISSUE_PARK_POLLOUT, false, &again);
+		if (again && m) {
+			/* the rest, after what went out, without control
+			 * data (the kernel clears it) */
+			iov_advance(m, (size_t)n);
+			m->controllen = 0;
+		}
+	} while (again);
+	return res;
+}
+
+int uu_send_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	(void)issue_flags;
+	return send_issue(req);
+}
+
+int uu_sendmsg_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	(void)issue_flags;
+	return send_issue(req);
+}
+
+/* ---- RECV, RECVMSG ---- */
+
+static int recv_common_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	uu_os_init(req);
+	req->os.net.done = 0;
+	req->os.net.st = 0;
+	req->os.net.kind = KIND_UNKNOWN;
+	if (sqe->addr2)
+		return -EINVAL;
+	req->os.net.addr = sqe->addr;
+	req->os.net.len = sqe->len;
+	req->os.net.flags = sqe->ioprio;
+	if (req->os.net.flags & ~RECV_FLAGS)
+		return -EINVAL;
+	req->os.net.msg_flags = sqe->msg_flags;
+	/* multishot needs provided buffers (IOSQE_BUFFER_SELECT, refused at
+	 * submission for now) */
+	if (req->os.net.flags & IORING_RECV_MULTISHOT)
+		return -EINVAL;
+	if (sqe->optlen)
+		return -EINVAL;
+	if (req->os.net.flags & IORING_RECVSEND_BUNDLE)
+		return -EINVAL;
+	return 0;
+}
+
+int uu_recv_prep(struct uu_req *req)
+{
+	int ret = recv_common_prep(req);
+
+	if (ret)
+		return ret;
+	if (req->os.net.len > UU_MAX_RW_COUNT)
+		req->os.net.len = UU_MAX_RW_COUNT;
+	return range_ok(req->os.net.addr, req->os.net.len);
+}
+
+int uu_recvmsg_prep(struct uu_req *req)
+{
+	int ret = recv_common_prep(req);
+
+	if (ret)
+		return ret;
+	return import_msghdr(req, false);
+}
+
+int uu_recv_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	int flags = (int)(req->os.net.msg_flags | MSG_DONTWAIT);
+	bool trunc, again;
+	ssize_t n;
+	int res;
+
+	(void)issue_flags;
+	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
+	    !(req->os.net.st & NET_POLLED))
+		return poll_first(req, UU_ISSUE_PARK_POLLIN);
+	do {
+		char *buf = (char *)(uintptr_t)req->os.net.addr +
+			    req->os.net.done;
+		size_t want = req->os.net.len - req->os.net.done;
+
+		trunc = false;
+		if (flags & MSG_WAITALL) {
+			/* recvmsg for msg_flags (MSG_TRUNC fails a WAITALL) */
+			struct iovec v = { buf, want };
+			struct msghdr h = { .msg_iov = &v, .msg_iovlen = 1 };
+
+			do {
+				n = recvmsg(req->fd, &h, flags);
+			} while (n < 0 && errno == EINTR);
+			trunc = n >= 0 &&
+				(h.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
+		} else {
+			do {
+				n = recv(req->fd, buf, want, flags);
+			} while (n < 0 && errno == EINTR);
+		}
+		if (n < 0)
+			n = -errno;
+		res = sr_finish(req, n, (flags & MSG_WAITALL) ? want : 0,
+				UU_ISSUE_PARK_POLLIN, trunc, &again);
+	} while (again);
+	if (!req->park && n >= 0)
+		req->cflags = recv_cflags(req);
+	return res;
+}
+
+/* recvmsg(2)'s write-back into the user's msghdr */
+static int recvmsg_writeback(struct uu_req *req, const struct msghdr *h,
+			     const struct uu_netmsg *m)
+{
+	struct msghdr *um = (struct msghdr *)(uintptr_t)req->os.net.addr;
+	struct {
+		size_t controllen;
+		int flags;
+	} __attribute__((packed)) tail;
+	int ret;
+
+	if (m->uname) {
+		int namelen = (int)h->msg_namelen;
+
+		ret = uu_copy_to_user(&um->msg_namelen, &namelen,
+				      sizeof(namelen));
+		if (ret)
+			return ret;
+	}
+	_Static_assert(offsetof(struct msghdr, msg_flags) ==
+		       offsetof(struct msghdr, msg_controllen) + sizeof(size_t),
+		       "msghdr layout");
+	tail.controllen = h->msg_controllen;
+	tail.flags = h->msg_flags & ~MSG_CMSG_COMPAT;
+	return uu_copy_to_user(&um->msg_controllen, &tail,
+			       sizeof(size_t) + sizeof(int));
+}
+
+int uu_recvmsg_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	struct uu_netmsg *m = nmsg(req);
+	int flags = (int)(req->os.net.msg_flags | MSG_DONTWAIT);
+	bool trunc, again;
+	struct msghdr h;
+	size_t want;
+	ssize_t n;
+	int res;
+
+	(void)issue_flags;
+	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
+	    !(req->os.net.st & NET_POLLED)) {
+		res = is_socket(req);
+		if (res)
+			return res;
+		return poll_first(req, UU_ISSUE_PARK_POLLIN);
+	}
+	do {
+		want = m->total - req->os.net.done;
+		do {
+			memset(&h, 0, sizeof(h));
+			h.msg_name = (void *)(uintptr_t)m->uname;
+			h.msg_namelen = (socklen_t)m->namelen;
+			h.msg_iov = m->iov + m->first;
+			h.msg_iovlen = m->nr_iov - m->first;
+			h.msg_control = (void *)(uintptr_t)m->ucontrol;
+			h.msg_controllen = m->controllen;
+			n = recvmsg(req->fd, &h, flags);
+		} while (n < 0 && errno == EINTR);
+		if (n < 0) {
+			n = -errno;
+		} else {
+			res = recvmsg_writeback(req, &h, m);
+			if (res)
+				n = res;
+		}
+		trunc = n >= 0 && (flags & MSG_WAITALL) &&
+			(h.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
+		/* no partial retry with control data attached (as the
+		 * kernel) */
+		res = sr_finish(req, n,
+				(flags & MSG_WAITALL) && !m->controllen ? want : 0,
+				UU_ISSUE_PARK_POLLIN, trunc, &again);
+		if (again)
+			iov_advance(m, (size_t)n);
+	} while (again);
+	if (!req->park && n >= 0)
+		req->cflags = recv_cflags(req);
+	return res;
+}
+
+/*
+ * SEND, RECV, SENDMSG, RECVMSG: free the import; a request that fails
+ * (cancelled, an error) after a partial MSG_WAITALL transfer reports the
+ * bytes moved, as the kernel's io_sendrecv_fail.
+ */
+void uu_net_cleanup(struct uu_req *req)
+{
+	if (req->res < 0 && req->os.net.done &&
+	    req->os.net.hdr.tag == uu_os_tag(req))
+		req->res = (int32_t)req->os.net.done;
+	uu_os_release(req);
+}
+
+/* ---- ACCEPT ---- */
+
+int uu_accept_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	uint32_t fl;
+
+	uu_os_init(req);
+	req->os.net.st = 0;
+	req->os.net.kind = KIND_UNKNOWN;
+	if (sqe->len || sqe->buf_index)
+		return -EINVAL;
+	req->os.net.addr = sqe->addr;
+	req->os.net.addr2 = sqe->addr2;
+	fl = sqe->accept_flags;
+	req->os.net.msg_flags = fl;
+	req->os.net.flags = sqe->ioprio;
+	if (req->os.net.flags & ~ACCEPT_FLAGS)
+		return -EINVAL;
+	req->os.net.file_slot = sqe->file_index;
+	if (req->os.net.file_slot) {
+		if (fl & SOCK_CLOEXEC)
+			return -EINVAL;
+		if ((req->os.net.flags & IORING_ACCEPT_MULTISHOT) &&
+		    req->os.net.file_slot != IORING_FILE_INDEX_ALLOC)
+			return -EINVAL;
+	}
+	if (fl & ~(uint32_t)(SOCK_CLOEXEC | SOCK_NONBLOCK))
+		return -EINVAL;
+	if (req->os.net.flags & IORING_ACCEPT_MULTISHOT)
+		req->os.net.st |= NET_MULTISHOT;
+	return 0;
+}
+
+/* One accept4(2); -errno on failure.  *nonempty: another connection is
+ * queued (TCP: the kernel's is_empty). */
+static int accept_one(struct uu_req *req, bool *nonempty)
+{
+	int fd;
+
+	do {
+		fd = accept4(req->fd, (struct sockaddr *)(uintptr_t)req->os.net.addr,
+			     (socklen_t *)(uintptr_t)req->os.net.addr2,
+			     (int)req->os.net.msg_flags);
+	} while (fd < 0 && errno == EINTR);
+	*nonempty = false;
+	if (fd < 0)
+		return -errno;
+	if (req->os.net.file_slot) {
+		/* a direct descriptor: the CQE has 0 or the allocated slot */
+		fd = uu_fixed_install(req->ring, fd, req->os.net.file_slot);
+		if (fd < 0)
+			return fd;
+	}
+	if (sock_kind(req) == KIND_INET_LISTEN) {
+		struct pollfd p = { .fd = req->fd, .events = POLLIN };
+
+		*nonempty = poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+	}
+	return fd;
+}
+
+/* a blocking listener: is a connection queued right now? */
+static bool listener_ready(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLERR | POLLHUP |
+						    POLLNVAL));
+}
+
+static bool is_blocking_listener(struct uu_req *req)
+{
+	int fl = fcntl(req->fd, F_GETFL), acc = 0;
+	socklen_t l = sizeof(acc);
+
+	if (fl < 0 || (fl & O_NONBLOCK))
+		return false;
+	/* a socket that is not listening fails accept4 at once */
+	return !getsockopt(req->fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &l) && acc;
+}
+
+int uu_accept_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	bool dontwait = req->os.net.flags & IORING_ACCEPT_DONTWAIT;
+	bool multishot = req->os.net.st & NET_MULTISHOT;
+	bool blocking;
+	int ret;
+
+	if ((req->os.net.flags & IORING_ACCEPT_POLL_FIRST) &&
+	    !(req->os.net.st & NET_POLLED))
+		return dontwait ? -EAGAIN : park(req, UU_ISSUE_PARK_POLLIN);
+	blocking = is_blocking_listener(req);
+	for (;;) {
+		bool nonempty;
+
+		if (blocking) {
+			/* never accept4 on a blocking listener in the
+			 * submitting thread (T5): a worker or the poller
+			 * does, once a connection is queued */
+			bool may = (issue_flags & UU_ISSUE_F_WORKER) ||
+				   in_poller(issue_flags);
+
+			if (!may)
+				return dontwait ? uu_park(req, UU_ISSUE_PUNT_UNBOUND) :
+						  park(req, UU_ISSUE_PARK_POLLIN);
+			if (!listener_ready(req->fd)) {
+				ret = -EAGAIN;
+				goto again;
+			}
+		}
+		ret = accept_one(req, &nonempty);
+		if (ret >= 0 && multishot &&
+		    post_more(req, ret, nonempty ? IORING_CQE_F_SOCK_NONEMPTY : 0)) {
+			/* unknown emptiness (not TCP): try again at once */
+			if (nonempty || sock_kind(req) != KIND_INET_LISTEN)
+				continue;
+			ret = -EAGAIN;
+			goto again;
+		}
+		req->cflags = nonempty ? IORING_CQE_F_SOCK_NONEMPTY : 0;
+		if (ret != -EAGAIN)
+			return ret;
+again:
+		req->cflags = 0;
+		if (dontwait)
+			return -EAGAIN;
+		return park(req, UU_ISSUE_PARK_POLLIN);
+	}
+}
+
+/* ---- CONNECT, BIND ---- */
+
+static int addr_op_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	struct uu_netmsg *m;
+	int ret;
+
+	uu_os_init(req);
+	req->os.net.st = 0;
+	if (sqe->len || sqe->buf_index || sqe->rw_flags || sqe->splice_fd_in)
+		return -EINVAL;
+	m = alloc_netmsg(req, 0, 0);
+	if (!m)
+		return -ENOMEM;
+	m->addrlen = (int)(uint32_t)sqe->addr2;
+	ret = import_addr(sqe->addr, m->addrlen, &m->addr);
+	if (ret)
+		uu_os_drop(req);
+	return ret;
+}
+
+int uu_connect_prep(struct uu_req *req)
+{
+	return addr_op_prep(req);
+}
+
+int uu_bind_prep(struct uu_req *req)
+{
+	return addr_op_prep(req);
+}
+
+static int sock_error(int fd)
+{
+	int err = 0;
+	socklen_t l = sizeof(err);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l))
+		return -errno;
+	return -err;
+}
+
+int uu_connect_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	struct uu_netmsg *m = nmsg(req);
+	int fl, ret;
+
+	if (req->os.net.st & NET_IN_PROGRESS) {
+		struct pollfd p = { .fd = req->fd, .events = 0 };
+
+		if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
+			return sock_error(req->fd);
+	}
+	fl = fcntl(req->fd, F_GETFL);
+	if (fl < 0)
+		return -EBADF;
+	if (!(fl & O_NONBLOCK) && !(issue_flags & UU_ISSUE_F_WORKER))
+		/* connect(2) on a blocking socket blocks: an io-wq worker
+		 * waits for it (no per-call non-blocking connect, T5) */
+		return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
+	ret = connect(req->fd, (struct sockaddr *)&m->addr,
+		      (socklen_t)m->addrlen) ? -errno : 0;
+	if (fl & O_NONBLOCK) {
+		switch (ret) {
+		case -EINPROGRESS:
+			req->os.net.st |= NET_IN_PROGRESS;
+			return park(req, UU_ISSUE_PARK_POLLOUT);
+		case -EALREADY:
+			if (req->os.net.st & NET_IN_PROGRESS)
+				return park(req, UU_ISSUE_PARK_POLLOUT);
+			break;
+		case -EAGAIN:
+			return park(req, UU_ISSUE_PARK_POLLOUT);
+		case -ECONNABORTED:
+			if (req->os.net.st & NET_SEEN_ABORT)
+				return ret;
+			req->os.net.st |= NET_SEEN_ABORT;
+			return park(req, UU_ISSUE_PARK_POLLOUT);
+		}
+	}
+	if ((req->os.net.st & NET_IN_PROGRESS) &&
+	    (ret == -EBADFD || ret == -EISCONN))
+		ret = sock_error(req->fd);
+	return ret;
+}
+
+int uu_bind_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	struct uu_netmsg *m = nmsg(req);
+
+	(void)issue_flags;
+	if (bind(req->fd, (struct sockaddr *)&m->addr, (socklen_t)m->addrlen))
+		return -errno;
+	return 0;
+}
+
+/* ---- LISTEN, SHUTDOWN, SOCKET ---- */
+
+int uu_listen_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	uu_os_init(req);
+	if (sqe->addr || sqe->buf_index || sqe->rw_flags || sqe->splice_fd_in ||
+	    sqe->addr2)
+		return -EINVAL;
+	req->os.net.len = sqe->len;
+	return 0;
+}
+
+int uu_listen_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	(void)issue_flags;
+	if (listen(req->fd, (int)req->os.net.len))
+		return -errno;
+	return 0;
+}
+
+int uu_shutdown_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	uu_os_init(req);
+	if (sqe->off || sqe->addr || sqe->rw_flags || sqe->buf_index ||
+	    sqe->splice_fd_in)
+		return -EINVAL;
+	req->os.net.msg_flags = sqe->len;
+	return 0;
+}
+
+/* The kernel's shutdown does not fail the link chain with its own errors
+ * (only with a bad file or a non-socket): see uu_os_release_nofail. */
+int uu_shutdown_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	int ret;
+
+	(void)issue_flags;
+	ret = shutdown(req->fd, (int)req->os.net.msg_flags) ? -errno : 0;
+	if (ret != -ENOTSOCK && ret != -EBADF)
+		req->os.net.hdr.issued = true;
+	return ret;
+}
+
+int uu_socket_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	uint32_t type, fl;
+
+	uu_os_init(req);
+	if (sqe->addr || sqe->rw_flags || sqe->buf_index)
+		return -EINVAL;
+	req->os.net.addr = (uint64_t)(int64_t)sqe->fd; /* domain */
+	type = (uint32_t)sqe->off;
+	req->os.net.msg_flags = type;
+	req->os.net.len = sqe->len; /* protocol */
+	req->os.net.file_slot = sqe->file_index;
+	fl = type & ~0xfu; /* SOCK_TYPE_MASK */
+	if (req->os.net.file_slot && (fl & SOCK_CLOEXEC))
+		return -EINVAL;
+	if (fl & ~(uint32_t)(SOCK_CLOEXEC | SOCK_NONBLOCK))
+		return -EINVAL;
+	return 0;
+}
+
+int uu_socket_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	int fd;
+
+	(void)issue_flags;
+	fd = socket((int)req->os.net.addr, (int)req->os.net.msg_flags,
+		    (int)req->os.net.len);
+	if (fd < 0)
+		return -errno;
+	if (req->os.net.file_slot)
+		return uu_fixed_install(req->ring, fd, req->os.net.file_slot);
+	return fd;
+}

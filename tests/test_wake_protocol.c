@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "abi/io_uring_abi.h"
 #include "uuring.h"
@@ -88,6 +89,11 @@ static void *poster(void *arg)
 		while (atomic_load_explicit(&waiter_ready, memory_order_acquire) <= i &&
 		       !atomic_load(&stop))
 			;
+		/* let the waiter reach its check of the CQ before posting: a
+		 * post that always lands before the check would never test the
+		 * window between the check and the sleep (on a loaded machine
+		 * the poster can otherwise win every round) */
+		usleep(300);
 		sqe = (struct io_uring_sqe *)(R.sqes +
 					      (tail & R.sq_mask) * sizeof(*sqe));
 		memset(sqe, 0, sizeof(*sqe));

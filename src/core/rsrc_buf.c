@@ -226,8 +226,17 @@ int uu_vmas_check(struct uu_vmas *vs, uint64_t addr, uint64_t len)
 	cur = addr & ~(UU_PAGE - 1);
 	if (cur == end)
 		return -EINVAL;
-	if (!vs)
-		return -ENOMEM;
+	if (!vs) {
+		/* no /proc: at least holes and PROT_NONE, a byte per page */
+		for (; cur < end; cur += UU_PAGE) {
+			char b;
+			uint64_t at = cur < addr ? addr : cur;
+
+			if (uu_copy_from_user(&b, (const void *)(uintptr_t)at, 1))
+				return -EFAULT;
+		}
+		return 0;
+	}
 	for (i = 0; i < vs->nr && vs->v[i].end <= cur; i++)
 		;
 	for (; cur < end; i++) {

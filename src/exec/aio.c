@@ -20,6 +20,28 @@
 
 #define AIO_NR 1024
 
+/*
+ * The hand-off from io_submit to io_getevents is invisible to
+ * ThreadSanitizer: tell it the submitter releases the request and the
+ * reaper acquires it.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define UU_TSAN_AIO 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UU_TSAN_AIO 1
+#endif
+#endif
+#ifdef UU_TSAN_AIO
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define tsan_acquire(p) __tsan_acquire(p)
+#define tsan_release(p) __tsan_release(p)
+#else
+#define tsan_acquire(p) ((void)(p))
+#define tsan_release(p) ((void)(p))
+#endif
+
 static aio_context_t aio_ctx;
 static bool aio_up;
 static pthread_once_t aio_once = PTHREAD_ONCE_INIT;
@@ -43,6 +65,7 @@ static void *reaper_main(void *arg)
 			struct uu_req *req = (struct uu_req *)(uintptr_t)ev[i].data;
 			long res = (long)ev[i].res;
 
+			tsan_acquire(req);
 			req->res = (int32_t)res;
 			if (res >= 0 && (size_t)res != req->rw.total)
 				req->flags |= UU_REQ_SHORT;
@@ -91,6 +114,7 @@ bool uu_aio_submit(struct uu_req *req, bool is_write)
 		cb.aio_buf = (uint64_t)(uintptr_t)req->rw.iov;
 		cb.aio_nbytes = (uint64_t)req->rw.nr_iov;
 	}
+	tsan_release(req);
 	do {
 		ret = syscall(SYS_io_submit, aio_ctx, 1, &cbp);
 	} while (ret < 0 && errno == EINTR);

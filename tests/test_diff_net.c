@@ -1276,6 +1276,61 @@ static long body_tcp(struct dctx *c, void *arg)
 }
 ISOLATED(sc_tcp, body_tcp)
 
+/* ---- CONNECT that waits: a full backlog, link timeouts, cancel ---- */
+
+static long body_connect_wait(struct dctx *c, void *arg)
+{
+	struct sockaddr_in sa;
+	struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 100000 };
+	struct tring r;
+	struct tcqe q[4];
+	int ls, c0, c1, c2;
+
+	(void)arg;
+	if (dring_flags(c, &r, 32, 0))
+		return 0;
+	warm(&r);
+	ls = tcp_listener(&sa, 0, false); /* room for one connection */
+	c0 = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	addrp(&r, IORING_OP_CONNECT, c0, &sa, sizeof(sa), 1, 0);
+	now(c, &r, "CONNECT fills the backlog");
+	/* the next one waits (its SYN is dropped): a blocking socket, and
+	 * a link timeout cancels it (liburing's connect test) */
+	c1 = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	addrp(&r, IORING_OP_CONNECT, c1, &sa, sizeof(sa), 2, IOSQE_IO_LINK);
+	prep(&r, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 3, 0);
+	submit(c, &r, "CONNECT + LINK_TIMEOUT, backlog full");
+	reap(c, &r, q, 2, false, "CONNECT timed out");
+	/* a non-blocking socket, cancelled by user_data */
+	c2 = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	addrp(&r, IORING_OP_CONNECT, c2, &sa, sizeof(sa), 4, 0);
+	submit(c, &r, "CONNECT non-blocking, backlog full");
+	none(c, &r, 30, "CONNECT waits");
+	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 5, 0)->addr = 4;
+	submit(c, &r, "cancel it");
+	reap(c, &r, q, 2, false, "CONNECT cancelled");
+	close(c1);
+	close(c2);
+	/* a blocking socket waits until the listener accepts */
+	c1 = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	addrp(&r, IORING_OP_CONNECT, c1, &sa, sizeof(sa), 6, 0);
+	submit(c, &r, "CONNECT blocking, backlog full");
+	none(c, &r, 30, "CONNECT waits");
+	close(accept4(ls, NULL, NULL, SOCK_CLOEXEC));
+	{
+		/* the SYN is retransmitted after 1 s: up to 3 s */
+		unsigned int got = tring_reap_wait(&r, q, 1, 3 * SEC);
+
+		drec_cqes(c, q, got, true, "CONNECT after an accept");
+	}
+	close(c0);
+	close(c1);
+	close(ls);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_connect_wait, body_connect_wait)
+
 /* ---- ACCEPT: waiting, blocking listeners, multishot ---- */
 
 static long body_accept(struct dctx *c, void *arg)
@@ -1602,6 +1657,7 @@ static const struct dscenario scenarios[] = {
 	{ "net_msg", sc_msg, NULL },
 	{ "net_prep", sc_prep, NULL },
 	{ "net_tcp", sc_tcp, NULL },
+	{ "net_connect_wait", sc_connect_wait, NULL },
 	{ "net_accept_blocking_listener", sc_accept_blocking, NULL },
 	{ "net_accept_nonblocking_listener", sc_accept_nonblocking, NULL },
 	{ "net_accept_unix", sc_accept_unix, NULL },

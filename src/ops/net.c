@@ -31,7 +31,9 @@
  *    accepts only after poll(2) says a connection is queued.  Another
  *    process or thread taking that connection first makes the retry block
  *    until the next one (docs/compatibility.md);
- *  - connect(2) on a blocking socket runs in an io-wq worker.
+ *  - connect(2) on a blocking TCP socket is replaced by a data-less
+ *    sendto(MSG_FASTOPEN | MSG_DONTWAIT), which starts the connection
+ *    without waiting; other blocking stream sockets connect in io-wq.
  * Multishot ACCEPT posts one CQE per connection with IORING_CQE_F_MORE and
  * ends (a CQE without it) on an error, cancellation or a full CQ (T14).
  *
@@ -43,6 +45,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -951,27 +954,77 @@ static int sock_error(int fd)
 	return -err;
 }
 
+/* How a socket is connected without blocking the thread. */
+enum { CONN_NOWAIT, CONN_TFO, CONN_WORKER };
+
+static int connect_way(struct uu_req *req, int fl)
+{
+	int type = 0, proto = 0;
+	socklen_t l = sizeof(type);
+
+	if (fl & O_NONBLOCK)
+		return CONN_NOWAIT;
+	/* not a socket, datagram sockets: connect(2) does not wait */
+	if (getsockopt(req->fd, SOL_SOCKET, SO_TYPE, &type, &l) ||
+	    (type != SOCK_STREAM && type != SOCK_SEQPACKET))
+		return CONN_NOWAIT;
+	l = sizeof(proto);
+	if (type == SOCK_STREAM &&
+	    !getsockopt(req->fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) &&
+	    proto == IPPROTO_TCP)
+		return CONN_TFO;
+	return CONN_WORKER;
+}
+
+/*
+ * CONNECT, as the kernel's io_connect: a non-blocking connect, then wait
+ * for POLLOUT; EINPROGRESS seen, the retry takes the socket's error.
+ * connect(2) has no per-call non-blocking flag and O_NONBLOCK is the
+ * application's (T5).  A blocking TCP socket starts its connection with
+ * sendto(MSG_FASTOPEN | MSG_DONTWAIT) and no data, which connects without
+ * waiting (its SYN asks for a Fast Open cookie); other blocking stream
+ * sockets (AF_UNIX, which waits only for a full backlog) connect in an
+ * io-wq worker.
+ */
 int uu_connect_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	struct uu_netmsg *m = nmsg(req);
-	int fl, ret;
+	int fl, way, ret;
 
-	if (req->os.net.st & NET_IN_PROGRESS) {
-		struct pollfd p = { .fd = req->fd, .events = 0 };
-
-		if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
-			return sock_error(req->fd);
-	}
 	fl = fcntl(req->fd, F_GETFL);
 	if (fl < 0)
 		return -EBADF;
-	if (!(fl & O_NONBLOCK) && !(issue_flags & UU_ISSUE_F_WORKER))
-		/* connect(2) on a blocking socket blocks: an io-wq worker
-		 * waits for it (no per-call non-blocking connect, T5) */
+	if (req->os.net.st & NET_IN_PROGRESS) {
+		struct pollfd p = { .fd = req->fd, .events = POLLOUT };
+
+		if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
+			return sock_error(req->fd);
+		if (!(fl & O_NONBLOCK)) {
+			/* a second connect(2) on a blocking socket would
+			 * wait: established is what POLLOUT says */
+			if (p.revents & POLLOUT)
+				return sock_error(req->fd);
+			return park(req, UU_ISSUE_PARK_POLLOUT);
+		}
+	}
+	way = connect_way(req, fl);
+	if (way == CONN_TFO) {
+		ret = sendto(req->fd, NULL, 0,
+			     MSG_FASTOPEN | MSG_DONTWAIT | MSG_NOSIGNAL,
+			     (struct sockaddr *)&m->addr,
+			     (socklen_t)m->addrlen) < 0 ? -errno : 0;
+		/* Fast Open disabled (sysctl), or AF_UNSPEC (a disconnect,
+		 * which never waits) */
+		if (ret == -EOPNOTSUPP)
+			way = m->addr.ss_family == AF_UNSPEC ? CONN_NOWAIT :
+							       CONN_WORKER;
+	}
+	if (way == CONN_WORKER && !(issue_flags & UU_ISSUE_F_WORKER))
 		return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
-	ret = connect(req->fd, (struct sockaddr *)&m->addr,
-		      (socklen_t)m->addrlen) ? -errno : 0;
-	if (fl & O_NONBLOCK) {
+	if (way != CONN_TFO)
+		ret = connect(req->fd, (struct sockaddr *)&m->addr,
+			      (socklen_t)m->addrlen) ? -errno : 0;
+	if (way != CONN_WORKER) {
 		switch (ret) {
 		case -EINPROGRESS:
 			req->os.net.st |= NET_IN_PROGRESS;

@@ -37,11 +37,13 @@
  * Multishot ACCEPT posts one CQE per connection with IORING_CQE_F_MORE and
  * ends (a CQE without it) on an error, cancellation or a full CQ (T14).
  *
+ * SEND_ZC and SENDMSG_ZC copy (see below).  ACCEPT and SOCKET with
+ * file_index install the new socket into the registered file table (a
+ * direct descriptor).
+ *
  * Not implemented, refused as a kernel without them would: provided
  * buffers (IOSQE_BUFFER_SELECT: -EOPNOTSUPP at submission), hence
- * multishot receives; bundles (-EINVAL); SEND_ZC and SENDMSG_ZC (not in
- * PROBE, -EINVAL).  ACCEPT and SOCKET with file_index install the new
- * socket into the registered file table (a direct descriptor).
+ * multishot receives; bundles (-EINVAL).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +58,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/buffers.h"
 #include "core/internal.h"
 #include "ops/ops.h"
 #include "util/usercopy.h"
@@ -70,6 +73,8 @@ enum {
 	NET_IN_PROGRESS = 1u << 1, /* CONNECT: EINPROGRESS seen */
 	NET_SEEN_ABORT = 1u << 2,  /* CONNECT: ECONNABORTED seen */
 	NET_MULTISHOT = 1u << 3,   /* ACCEPT */
+	NET_SENT = 1u << 4,        /* SEND*: bytes went out */
+	NET_ZC_REPORT = 1u << 5,   /* IORING_SEND_ZC_REPORT_USAGE */
 };
 
 /* os.net.kind: what the kernel reports msg_inq / is_empty for */
@@ -146,8 +151,9 @@ static struct uu_netmsg *alloc_netmsg(struct uu_req *req, size_t nr_iov,
 	return m;
 }
 
-/* import_iovec(): copy, reject negative lengths, clamp the total */
-static int import_iov(struct uu_netmsg *m, uint64_t uiov, size_t nr)
+/* import_iovec(): copy, reject negative lengths, clamp the total.  raw:
+ * iovecs into a registered buffer, only copied (checked at issue). */
+static int import_iov(struct uu_netmsg *m, uint64_t uiov, size_t nr, bool raw)
 {
 	size_t total = 0;
 	int ret;
@@ -160,7 +166,9 @@ static int import_iov(struct uu_netmsg *m, uint64_t uiov, size_t nr)
 				nr * sizeof(struct iovec));
 	if (ret)
 		return ret;
-	for (size_t i = 0; i < nr; i++) {
+	for (size_t i = 0; i < nr && raw; i++)
+		total += m->iov[i].iov_len;
+	for (size_t i = 0; i < nr && !raw; i++) {
 		ssize_t len = (ssize_t)m->iov[i].iov_len;
 
 		if (len < 0)
@@ -427,7 +435,7 @@ int uu_send_prep(struct uu_req *req)
 		m->addrlen = sqe->addr_len;
 	}
 	if (vec) {
-		ret = import_iov(m, sqe->addr, sqe->len);
+		ret = import_iov(m, sqe->addr, sqe->len, false);
 		if (ret)
 			uu_os_drop(req);
 	}
@@ -487,7 +495,8 @@ static int import_msghdr(struct uu_req *req, bool is_send)
 	}
 	m->ucontrol = (uintptr_t)um.msg_control;
 	m->controllen = um.msg_controllen;
-	ret = import_iov(m, (uintptr_t)um.msg_iov, um.msg_iovlen);
+	ret = import_iov(m, (uintptr_t)um.msg_iov, um.msg_iovlen,
+			 req->os.net.flags & IORING_RECVSEND_FIXED_BUF);
 	if (ret)
 		goto fail;
 	if (ctl) {
@@ -527,7 +536,8 @@ static ssize_t do_sendmsg(struct uu_req *req, struct uu_netmsg *m, int flags)
 	}
 	h.msg_iov = m->iov + m->first;
 	h.msg_iovlen = m->nr_iov - m->first;
-	if (req->opcode == IORING_OP_SENDMSG && m->controllen) {
+	if ((req->opcode == IORING_OP_SENDMSG ||
+	     req->opcode == IORING_OP_SENDMSG_ZC) && m->controllen) {
 		h.msg_control = m->control ? m->control :
 				(void *)(uintptr_t)m->ucontrol;
 		h.msg_controllen = m->controllen;
@@ -552,7 +562,8 @@ static int send_issue(struct uu_req *req)
 		return poll_first(req, UU_ISSUE_PARK_POLLOUT);
 	}
 	do {
-		if (m && (m->nr_iov || req->opcode == IORING_OP_SENDMSG)) {
+		if (m && (m->nr_iov || req->opcode == IORING_OP_SENDMSG ||
+			  req->opcode == IORING_OP_SENDMSG_ZC)) {
 			want = m->total - req->os.net.done;
 			do {
 				n = do_sendmsg(req, m, flags);
@@ -573,6 +584,8 @@ static int send_issue(struct uu_req *req)
 		}
 		if (n < 0)
 			n = -errno;
+		else if (n > 0)
+			req->os.net.st |= NET_SENT;
 		res = sr_finish(req, n, (flags & MSG_WAITALL) ? want : 0,
 				UU_ISSUE_PARK_POLLOUT, false, &again);
 		if (again && m) {
@@ -595,6 +608,227 @@ int uu_sendmsg_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	(void)issue_flags;
 	return send_issue(req);
+}
+
+/* ---- SEND_ZC, SENDMSG_ZC ---- */
+
+/*
+ * Zero-copy sends, as the kernel reports them: the send's CQE carries
+ * IORING_CQE_F_MORE, and a notification CQE (IORING_CQE_F_NOTIF, same
+ * user_data) follows when the buffer may be reused.  User space cannot
+ * lend pages to the network stack: the data is copied by an ordinary
+ * send, so the buffer is free when the send returns and the notification
+ * follows the send's CQE at once; IORING_SEND_ZC_REPORT_USAGE reports
+ * IORING_NOTIF_USAGE_ZC_COPIED whenever bytes went out (the kernel's
+ * answer over loopback, where zero-copy data is copied too).  As in the
+ * kernel, only TCP and UDP sockets take them (-EOPNOTSUPP otherwise), and
+ * IORING_RECVSEND_FIXED_BUF sends from a registered buffer.
+ */
+#define ZC_FLAGS_COMMON (IORING_RECVSEND_POLL_FIRST | IORING_RECVSEND_FIXED_BUF)
+#define ZC_FLAGS_VALID (ZC_FLAGS_COMMON | IORING_SEND_ZC_REPORT_USAGE | \
+			IORING_SEND_VECTORIZED)
+
+static int zc_prep(struct uu_req *req, bool msg)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	struct sockaddr_storage addr;
+	struct uu_netmsg *m;
+	uint16_t fl;
+	bool vec, fixed;
+	int ret;
+
+	uu_os_init(req);
+	req->buf_node = NULL;
+	req->os.net.done = 0;
+	req->os.net.st = 0;
+	req->os.net.kind = KIND_UNKNOWN;
+	if (sqe->__pad2[0] || sqe->addr3)
+		return -EINVAL;
+	if (req->flags & UU_REQ_CQE_SKIP)
+		return -EINVAL;
+	fl = sqe->ioprio;
+	req->os.net.flags = fl;
+	if ((fl & ~ZC_FLAGS_COMMON) && (fl & ~ZC_FLAGS_VALID))
+		return -EINVAL;
+	if (fl & IORING_SEND_ZC_REPORT_USAGE)
+		req->os.net.st |= NET_ZC_REPORT;
+	req->os.net.len = sqe->len;
+	req->os.net.msg_flags = sqe->msg_flags | MSG_NOSIGNAL;
+	req->os.net.addr = sqe->addr;
+	req->os.net.file_slot = sqe->buf_index; /* the registered buffer */
+	if (msg) {
+		if (sqe->addr2 || sqe->file_index)
+			return -EINVAL;
+		return import_msghdr(req, true);
+	}
+	/* io_send_setup() */
+	if (sqe->__pad3[0])
+		return -EINVAL;
+	if (sqe->addr2) {
+		ret = import_addr(sqe->addr2, sqe->addr_len, &addr);
+		if (ret)
+			return ret;
+	}
+	vec = fl & IORING_SEND_VECTORIZED;
+	fixed = fl & IORING_RECVSEND_FIXED_BUF;
+	if (fixed && vec)
+		return -EINVAL;
+	if (!vec) {
+		if (!fixed) {
+			if (req->os.net.len > UU_MAX_RW_COUNT)
+				req->os.net.len = UU_MAX_RW_COUNT;
+			ret = range_ok(sqe->addr, req->os.net.len);
+			if (ret)
+				return ret;
+		}
+		if (!sqe->addr2)
+			return 0;
+	} else if (sqe->len > UU_UIO_MAXIOV) {
+		return -EINVAL;
+	}
+	m = alloc_netmsg(req, vec ? sqe->len : 0, 0);
+	if (!m)
+		return -ENOMEM;
+	if (sqe->addr2) {
+		memcpy(&m->addr, &addr, sqe->addr_len);
+		m->has_addr = true;
+		m->addrlen = sqe->addr_len;
+	}
+	if (vec) {
+		ret = import_iov(m, sqe->addr, sqe->len, false);
+		if (ret)
+			uu_os_drop(req);
+	}
+	return ret;
+}
+
+int uu_send_zc_prep(struct uu_req *req)
+{
+	return zc_prep(req, false);
+}
+
+int uu_sendmsg_zc_prep(struct uu_req *req)
+{
+	return zc_prep(req, true);
+}
+
+/* SOCK_SUPPORT_ZC: TCP and UDP over IPv4 and IPv6 */
+static int zc_supported(struct uu_req *req)
+{
+	int dom = 0, proto = 0;
+	socklen_t l = sizeof(dom);
+	int ret = is_socket(req);
+
+	if (ret)
+		return ret;
+	if (getsockopt(req->fd, SOL_SOCKET, SO_DOMAIN, &dom, &l))
+		return -errno;
+	l = sizeof(proto);
+	if (getsockopt(req->fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l))
+		return -errno;
+	if ((dom != AF_INET && dom != AF_INET6) ||
+	    (proto != IPPROTO_TCP && proto != IPPROTO_UDP))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/* io_import_reg_buf / io_import_reg_vec: the range must lie within the
+ * registered buffer (-EFAULT) */
+static int zc_import_fixed(struct uu_req *req)
+{
+	struct uu_netmsg *m = nmsg(req);
+	const struct uu_rbuf *b;
+	bool vec;
+
+	if (!req->buf_node) {
+		req->buf_node = uu_rbuf_get(req->ring, req->os.net.file_slot);
+		if (!req->buf_node)
+			return -EFAULT;
+	}
+	b = req->buf_node->buf;
+	vec = req->opcode == IORING_OP_SENDMSG_ZC;
+	for (unsigned int i = 0; i < (vec ? m->nr_iov : 1); i++) {
+		uint64_t addr = vec ? (uintptr_t)m->iov[i].iov_base :
+				      req->os.net.addr;
+		uint64_t len = vec ? m->iov[i].iov_len : req->os.net.len;
+		uint64_t end;
+
+		if (__builtin_add_overflow(addr, len, &end) || addr < b->addr ||
+		    end > b->addr + b->len || len > UU_MAX_RW_COUNT ||
+		    (vec && !len))
+			return -EFAULT;
+	}
+	return 0;
+}
+
+static int zc_issue(struct uu_req *req)
+{
+	bool fixed = req->os.net.flags & IORING_RECVSEND_FIXED_BUF;
+	int ret;
+
+	/* SENDMSG_ZC imports its registered buffer before anything else */
+	if (fixed && req->opcode == IORING_OP_SENDMSG_ZC && !req->buf_node) {
+		ret = zc_import_fixed(req);
+		if (ret)
+			return ret;
+	}
+	if (req->os.net.kind == KIND_UNKNOWN) {
+		ret = zc_supported(req);
+		if (ret)
+			return ret;
+		req->os.net.kind = KIND_OTHER; /* checked */
+	}
+	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
+	    !(req->os.net.st & NET_POLLED))
+		return poll_first(req, UU_ISSUE_PARK_POLLOUT);
+	if (fixed && !req->buf_node) {
+		ret = zc_import_fixed(req);
+		if (ret)
+			return ret;
+	}
+	return send_issue(req);
+}
+
+int uu_send_zc_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	(void)issue_flags;
+	return zc_issue(req);
+}
+
+/*
+ * Completion of a zero-copy send: cleanup runs just before the core posts
+ * the request's CQE.  The send's own CQE (with IORING_CQE_F_MORE, the
+ * bytes moved before a failure as io_sendrecv_fail) is posted here, and
+ * the request's CQE becomes the notification.
+ */
+void uu_send_zc_cleanup(struct uu_req *req)
+{
+	struct uu_ring *r = req->ring;
+	struct uu_exec *s = uu_current_exec;
+	int32_t res = req->res;
+	uint32_t cflags = req->cflags | IORING_CQE_F_MORE;
+
+	if (res < 0 && req->os.net.done)
+		res = (int32_t)req->os.net.done;
+	if (!(req->flags & UU_REQ_CQE_SKIP)) {
+		if (s && s->ring == r) {
+			uu_exec_post(s, req->user_data, res, cflags, NULL);
+		} else {
+			pthread_mutex_lock(&r->completion_lock);
+			uu_cq_post_locked(r, req->user_data, res, cflags, NULL);
+			uu_cq_commit_locked(r);
+			pthread_mutex_unlock(&r->completion_lock);
+		}
+	}
+	req->res = (req->os.net.st & NET_ZC_REPORT) &&
+			   (req->os.net.st & NET_SENT) ?
+		   (int32_t)IORING_NOTIF_USAGE_ZC_COPIED : 0;
+	req->cflags = IORING_CQE_F_NOTIF;
+	if (req->buf_node) {
+		uu_rbuf_put(req->buf_node);
+		req->buf_node = NULL;
+	}
+	uu_os_release(req);
 }
 
 /* ---- RECV, RECVMSG ---- */

@@ -11,7 +11,8 @@
  *
  * 16 jobs of 4 MiB each, run one after another (stonewall) by one fio
  * process; every job must end with error 0 and must have read its data
- * back.  Two more jobs add verify_backlog + fsync and iodepth 128.
+ * back.  Four more jobs add verify_backlog + fsync, iodepth 128, and
+ * registered buffers and files (fixedbufs, registerfiles).
  * Control: the same fio with the EPERM filter alone must fail.
  * Skipped when fio is not installed.
  */
@@ -50,7 +51,13 @@ static int write_jobs(const char *path, const char *dir)
 		"verify=crc32c\niodepth=32\nverify_backlog=64\nfsync=8\n");
 	fprintf(f, "[randwrite-md5-qd128-direct1]\nrw=randwrite\nverify=md5\n"
 		"iodepth=128\ndirect=1\n");
-	n += 2;
+	/* registered buffers and files (REGISTER_BUFFERS/FILES) */
+	fprintf(f, "[randrw-crc32c-qd32-direct1-fixedbufs-registerfiles]\n"
+		"rw=randrw\nverify=crc32c\niodepth=32\ndirect=1\n"
+		"fixedbufs=1\nregisterfiles=1\n");
+	fprintf(f, "[randwrite-md5-qd32-direct0-fixedbufs]\nrw=randwrite\n"
+		"verify=md5\niodepth=32\nfixedbufs=1\n");
+	n += 4;
 	fclose(f);
 	return n;
 }

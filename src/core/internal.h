@@ -496,6 +496,11 @@ void uu_poll_arm(struct uu_req *req, int dir);
 /* POLL_ADD/REMOVE support */
 int uu_poll_arm_request(struct uu_req *req);
 void uu_poll_cancel_ring(struct uu_ring *ring);
+/* engine fds created at setup, not in the middle of the application's
+ * own opens (each briefly takes the lowest free number) */
+void uu_poller_prewarm(void);
+void uu_timer_prewarm(void);
+void uu_wait_prewarm(void);
 
 /* ---- ring memory and fd (ring/ring.c) ---- */
 int uu_ring_create(struct uu_ring **out, unsigned int entries,

@@ -107,6 +107,9 @@ UU_EXPORT int uuring_setup(unsigned int entries, struct io_uring_params *up)
 		return ret;
 
 	uu_registry_sweep(); /* rings whose last fd was closed behind our back */
+	uu_poller_prewarm();
+	uu_timer_prewarm();
+	uu_wait_prewarm();
 	if ((p.flags & IORING_SETUP_ATTACH_WQ) && !(p.flags & IORING_SETUP_SQPOLL)) {
 		/* io-wq pools are per thread here: attaching only checks
 		 * that wq_fd is a ring, with the kernel's errors */

@@ -102,6 +102,21 @@ static void wq_thread_exit(void *arg)
 		}
 		pthread_mutex_unlock(&a->workers_lock);
 	}
+	/* the kernel's task exit waits for its io-wq to go away: so that no
+	 * iou-wrk thread outlives the thread that owned it, wait (bounded:
+	 * a worker blocked in a syscall is not interrupted, T7) */
+	for (int i = 0; i < 1000; i++) {
+		unsigned int left = 0;
+
+		for (int c = 0; c < 2; c++) {
+			pthread_mutex_lock(&wq->acct[c].workers_lock);
+			left += wq->acct[c].nr_workers;
+			pthread_mutex_unlock(&wq->acct[c].workers_lock);
+		}
+		if (!left)
+			break;
+		usleep(1000);
+	}
 	uu_iowq_put(wq);
 }
 

@@ -247,6 +247,15 @@ static int arm(struct uu_req *req)
 	return 0;
 }
 
+/* Starts the poller now (its epoll and eventfd take the lowest free fd
+ * numbers for an instant; better at setup than during the application's
+ * own opens). */
+void uu_poller_prewarm(void)
+{
+	pthread_once(&poller_once, poller_start);
+	pthread_once(&anon_once, anon_probe);
+}
+
 void uu_poll_arm(struct uu_req *req, int dir)
 {
 	int ret;

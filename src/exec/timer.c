@@ -179,6 +179,11 @@ static void timer_start(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+void uu_timer_prewarm(void)
+{
+	pthread_once(&timer_once, timer_start);
+}
+
 int uu_timer_arm(struct uu_timer *t)
 {
 	int c = t->clock;

@@ -58,6 +58,11 @@ static int thread_efd(void)
 	return wait_efd;
 }
 
+void uu_wait_prewarm(void)
+{
+	thread_efd();
+}
+
 static inline bool waiter_satisfied(struct uu_ring *r, struct uu_waiter *w,
 				    uint32_t tail)
 {

@@ -84,6 +84,8 @@ struct uu_waiter {
 	int efd;               /* this thread's wake eventfd */
 	atomic_bool woken;     /* a poster has signalled efd */
 	bool any_new;          /* min_wait expired: any new CQE wakes */
+	struct uu_ring *ring;  /* registered on (holds a reference), or NULL */
+	void *frame;           /* stack frame of the wait that registered it */
 };
 
 struct uu_ring {
@@ -396,6 +398,7 @@ int uu_rwv_prep(struct uu_req *req);
 int uu_read_issue(struct uu_req *req, unsigned int issue_flags);
 int uu_write_issue(struct uu_req *req, unsigned int issue_flags);
 void uu_rw_cleanup(struct uu_req *req);
+void uu_rw_forget_fd(int fd); /* an fd number was closed */
 int uu_fsync_prep(struct uu_req *req);
 int uu_fsync_issue(struct uu_req *req, unsigned int issue_flags);
 int uu_poll_add_prep(struct uu_req *req);
@@ -514,7 +517,6 @@ int uu_registry_add(struct uu_ring *ring, int fd);
 struct uu_ring *uu_ring_get(int fd, int *err); /* takes a ref */
 struct uu_ring *uu_ring_get_cached(int fd);    /* fast path only */
 void uu_ring_put(struct uu_ring *ring);
-int uu_registry_forget_fd(int fd);   /* returns 1 if fd was a ring */
 void uu_registry_sweep(void);
 void uu_registry_note_fd(struct uu_ring *ring, int fd);
 int uu_registry_close(int fd);

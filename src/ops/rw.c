@@ -11,6 +11,7 @@
  * fails a link chain, as in the kernel.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -253,6 +254,37 @@ static bool is_direct(int fd)
 	return fl >= 0 && (fl & O_DIRECT);
 }
 
+/*
+ * Reads ask is_direct() before trying inline; that fcntl costs about a
+ * tenth of a page-cache read, so an fd number once seen buffered is not
+ * asked again.  If the number is later reused for an O_DIRECT file (or
+ * F_SETFL adds O_DIRECT) without uuring_close seeing it, such a read is
+ * done blocking in the submitting thread: slower, never wrong.
+ */
+#define DIRECT_CACHE 4096
+static _Atomic uint8_t fd_seen_buffered[DIRECT_CACHE];
+
+static bool is_direct_cached(int fd)
+{
+	bool d;
+
+	if (fd >= 0 && fd < DIRECT_CACHE &&
+	    atomic_load_explicit(&fd_seen_buffered[fd], memory_order_relaxed))
+		return false;
+	d = is_direct(fd);
+	if (!d && fd >= 0 && fd < DIRECT_CACHE)
+		atomic_store_explicit(&fd_seen_buffered[fd], 1,
+				      memory_order_relaxed);
+	return d;
+}
+
+void uu_rw_forget_fd(int fd)
+{
+	if (fd >= 0 && fd < DIRECT_CACHE)
+		atomic_store_explicit(&fd_seen_buffered[fd], 0,
+				      memory_order_relaxed);
+}
+
 /* How a file that cannot do this I/O without blocking is waited for. */
 enum rw_class { RW_BLOCK_INLINE, RW_POLL, RW_WORKER, RW_BAD };
 
@@ -307,7 +339,7 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 		}
 		/* a synchronous O_DIRECT read waits for the device even with
 		 * RWF_NOWAIT: never try it inline */
-		if (!is_write && !worker && is_direct(req->fd))
+		if (!is_write && !worker && is_direct_cached(req->fd))
 			return uu_park(req, UU_ISSUE_PARK_AIO_READ);
 		if (c == RW_POLL || (!is_write && !worker)) {
 			for (;;) {

@@ -333,6 +333,7 @@ int uu_registry_close(int fd)
 		if (s)
 			atomic_compare_exchange_strong(s, &expected, NULL);
 	}
+	uu_rw_forget_fd(fd);
 	ret = uu_sys_close(fd);
 	if (r) {
 		check_last_close(r);

@@ -193,8 +193,45 @@ static int load_sigmask(const struct wait_args *a, sigset_t *mask)
 	return uu_copy_from_user(mask, a->sig, KERNEL_SIGSET_SIZE);
 }
 
+/*
+ * Waiters live in thread-local slots, not on the waiting stack frame: an
+ * application signal handler that runs during the wait (it may: the wait
+ * is ppoll with the enter's sigmask) and leaves with siglongjmp abandons
+ * the wait without unregistering.  The slot then stays valid memory on the
+ * ring's list (a poster may still write its eventfd: harmless), and the
+ * thread's next wait finds it — registered by a frame deeper than its own,
+ * which no longer exists — and unregisters it first.  A handler that waits
+ * itself, inside the interrupted wait, takes the next slot.
+ */
+#define WAIT_SLOTS 8
+static __thread struct uu_waiter wait_slots[WAIT_SLOTS];
+
+static void waiter_del(struct uu_ring *r, struct uu_waiter *w);
+
+static struct uu_waiter *waiter_slot(void *frame)
+{
+	struct uu_waiter *free_slot = NULL;
+
+	for (int i = 0; i < WAIT_SLOTS; i++) {
+		struct uu_waiter *w = &wait_slots[i];
+
+		/* the stack grows down: a registration made by a frame
+		 * below ours was abandoned (siglongjmp) */
+		if (w->ring && (char *)w->frame < (char *)frame) {
+			struct uu_ring *r = w->ring;
+
+			waiter_del(r, w);
+		}
+		if (!w->ring && !free_slot)
+			free_slot = w;
+	}
+	return free_slot;
+}
+
 static void waiter_add(struct uu_ring *r, struct uu_waiter *w)
 {
+	atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
+	w->ring = r;
 #ifdef UURING_MUTATE_NO_WAKE_FENCE
 	/* the broken build also widens the window between the caller's
 	 * "not enough CQEs" check and the registration, so that the missing
@@ -218,6 +255,10 @@ static void waiter_add(struct uu_ring *r, struct uu_waiter *w)
 
 static void waiter_del(struct uu_ring *r, struct uu_waiter *w)
 {
+	/* already taken off (a stale-slot sweep from a handler on another
+	 * stack): nothing to undo */
+	if (w->ring != r)
+		return;
 	atomic_fetch_sub_explicit(&r->nr_sleepers, 1, memory_order_relaxed);
 	pthread_mutex_lock(&r->wait_lock);
 	if (w->prev)
@@ -227,6 +268,8 @@ static void waiter_del(struct uu_ring *r, struct uu_waiter *w)
 	if (w->next)
 		w->next->prev = w->prev;
 	pthread_mutex_unlock(&r->wait_lock);
+	w->ring = NULL;
+	uu_ring_put(r); /* the registration's reference */
 }
 
 static inline uint32_t cq_tail_acquire(struct uu_ring *r)
@@ -238,7 +281,7 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 	       const void *argp, size_t argsz)
 {
 	struct wait_args a;
-	struct uu_waiter w;
+	struct uu_waiter *wp;
 	sigset_t mask;
 	bool min_phase;
 	uint64_t min_wait_ns;
@@ -279,10 +322,15 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 	efd = thread_efd();
 	if (efd < 0)
 		return efd;
+	wp = waiter_slot(__builtin_frame_address(0));
+	if (!wp)
+		return -EINTR; /* waits nested deeper than any program does */
+#define w (*wp)
+	w.frame = __builtin_frame_address(0);
 	w.target = head + min_events;
 	w.efd = efd;
 	w.any_new = false;
-	atomic_init(&w.woken, false);
+	atomic_store(&w.woken, false);
 	min_tail = cq_tail_acquire(r);
 	uu_stat_inc(r, waits);
 	waiter_add(r, &w);
@@ -382,6 +430,7 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 		if (read(efd, &v, sizeof(v)) < 0) {
 		}
 	}
+#undef w
 	if (atomic_load_explicit(r->cq_head, memory_order_acquire) !=
 	    cq_tail_acquire(r))
 		return 0;

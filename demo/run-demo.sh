@@ -67,6 +67,17 @@ if ! run "$BIN_DIR/nouring" "$OUT/uring-cp-uuring" -q "$DEPTH" "$OUT/source.bin"
 fi
 echo "-> identical copy, without the kernel's io_uring"
 
+say "5. The unmodified kernel build, inside 'nouring', under 'uuring run'"
+UURING_TOOL=$(cd "$BUILD" && pwd)/tools/uuring
+[ -x "$UURING_TOOL" ] || { echo "demo: error: $UURING_TOOL missing (make build)" >&2; exit 1; }
+if ! run "$BIN_DIR/nouring" "$UURING_TOOL" run "$OUT/uring-cp-kernel" -q "$DEPTH" \
+	"$OUT/source.bin" "$OUT/copy-run.bin" ||
+   ! run cmp "$OUT/source.bin" "$OUT/copy-run.bin"; then
+	echo "demo: error: uuring run did not copy the file" >&2
+	exit 1
+fi
+echo "-> identical copy: the same binary that failed in step 3, not rebuilt"
+
 say "What happened"
 cat <<EOF
 Both binaries come from the same demo/uring-cp.c and use the same liburing
@@ -77,4 +88,8 @@ uuring build never makes those calls: liburing-uuring is liburing with its
 system call layer routed to libuuring, which runs the ring in user space
 (plain read/write/fsync underneath).  Any liburing program gets this by
 linking with \`pkg-config --libs liburing-uuring\` (installed in $PREFIX).
+Step 5 needs no rebuild at all: \`uuring run\` preloads uuring's shim, which
+answers the program's io_uring system calls (a seccomp filter of its own
+turns any it cannot patch into SIGSYS, handled in process), so the binary
+linked with Debian's liburing copies the file where the kernel says EPERM.
 EOF

@@ -602,6 +602,14 @@ static void defer_push(struct uu_req *req)
 {
 	struct uu_ring *r = req->ring;
 	unsigned int n, want;
+	/*
+	 * A request with a chain behind it wakes the waiter at once, as the
+	 * kernel drops the lazy wake for linked requests: the rest of the
+	 * chain is issued only when the submitter runs this item, so the
+	 * CQEs it waits for may never be counted here otherwise.
+	 */
+	bool linked = req->link ||
+		      (req->flags & (UU_REQ_LINK | UU_REQ_HARDLINK));
 
 	/* once pushed, req (and its ring reference) belong to the submitter:
 	 * hold our own reference for the wake-up below */
@@ -618,7 +626,7 @@ static void defer_push(struct uu_req *req)
 	 */
 	atomic_thread_fence(memory_order_seq_cst);
 	want = atomic_load_explicit(&r->tw_wait_nr, memory_order_relaxed);
-	if (want && n >= want &&
+	if (want && (n >= want || linked) &&
 	    atomic_compare_exchange_strong(&r->tw_wait_nr, &want, 0)) {
 		int efd = atomic_load(&r->tw_waiter_efd);
 		uint64_t one = 1;

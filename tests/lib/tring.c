@@ -178,9 +178,37 @@ static void setup_pointers(struct tring *r)
 	r->cqe_shift = (p->flags & IORING_SETUP_CQE32) ? 1 : 0;
 }
 
+/*
+ * UURING_TEST_RING_MODE=sqpoll|defer|coop reruns the differential suite on
+ * rings of that kind: the mode's setup flags are added to every ring whose
+ * scenario did not choose an execution mode itself (both backends alike).
+ * Returns the flags to add, 0 for none.
+ */
+static unsigned int test_ring_mode_flags(unsigned int flags)
+{
+	const unsigned int chosen = IORING_SETUP_SQPOLL | IORING_SETUP_IOPOLL |
+				    IORING_SETUP_DEFER_TASKRUN |
+				    IORING_SETUP_COOP_TASKRUN |
+				    IORING_SETUP_TASKRUN_FLAG |
+				    IORING_SETUP_SINGLE_ISSUER |
+				    IORING_SETUP_ATTACH_WQ;
+	const char *mode = getenv("UURING_TEST_RING_MODE");
+
+	if (!mode || !*mode || (flags & chosen))
+		return 0;
+	if (!strcmp(mode, "sqpoll"))
+		return IORING_SETUP_SQPOLL;
+	if (!strcmp(mode, "defer"))
+		return IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SINGLE_ISSUER;
+	if (!strcmp(mode, "coop"))
+		return IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+	return 0;
+}
+
 int tring_init_params(struct tring *r, const struct backend *be,
 		      unsigned int entries, struct io_uring_params *p)
 {
+	unsigned int mode_flags;
 	struct io_uring_params local;
 	int ret;
 
@@ -190,6 +218,11 @@ int tring_init_params(struct tring *r, const struct backend *be,
 	if (!p) {
 		memset(&local, 0, sizeof(local));
 		p = &local;
+	}
+	mode_flags = test_ring_mode_flags(p->flags);
+	if (mode_flags) {
+		p->flags |= mode_flags;
+		r->mode_added = true;
 	}
 	if (p->flags & IORING_SETUP_NO_MMAP) {
 		ret = alloc_user_mem(r, entries, p);
@@ -288,6 +321,17 @@ int tring_enter(struct tring *r, unsigned int to_submit,
 		unsigned int min_complete, unsigned int flags,
 		const void *arg, size_t argsz)
 {
+	/*
+	 * A ring made SQPOLL by UURING_TEST_RING_MODE: wake a sleeping
+	 * poller as liburing does.  The full fence pairs with the poller's
+	 * fence between setting NEED_WAKEUP and rechecking the SQ tail.
+	 */
+	if (r->mode_added && (r->flags & IORING_SETUP_SQPOLL) && to_submit) {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_load_n(r->sq_flags, __ATOMIC_RELAXED) &
+		    IORING_SQ_NEED_WAKEUP)
+			flags |= IORING_ENTER_SQ_WAKEUP;
+	}
 	return r->be->enter((unsigned int)r->enter_fd, to_submit, min_complete,
 			    flags | r->enter_flags, arg, argsz);
 }

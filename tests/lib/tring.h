@@ -34,6 +34,7 @@ struct tring {
 	size_t sqes_sz;
 	bool user_mem;		/* NO_MMAP: we allocated sq_ring/sqes */
 	bool ext_mem;		/* NO_MMAP: the caller's memory (user_addr) */
+	bool mode_added;	/* UURING_TEST_RING_MODE added setup flags */
 
 	/* SQ */
 	unsigned int *sq_head, *sq_tail, *sq_flags, *sq_dropped, *sq_array;

@@ -603,13 +603,16 @@ static void defer_push(struct uu_req *req)
 	struct uu_ring *r = req->ring;
 	unsigned int n, want;
 	/*
-	 * A request with a chain behind it wakes the waiter at once, as the
-	 * kernel drops the lazy wake for linked requests: the rest of the
-	 * chain is issued only when the submitter runs this item, so the
-	 * CQEs it waits for may never be counted here otherwise.
+	 * The lazy wake (count-based) is for readiness and AIO completions,
+	 * as in the kernel; an io-wq completion wakes the waiter at once
+	 * (the kernel queues it with a plain task_work add), and so does a
+	 * request with a chain behind it (the kernel drops the lazy wake for
+	 * linked requests): the rest of the chain is issued only when the
+	 * submitter runs this item, so the CQEs it waits for may never be
+	 * counted here otherwise.
 	 */
-	bool linked = req->link ||
-		      (req->flags & (UU_REQ_LINK | UU_REQ_HARDLINK));
+	bool force = req->parked_on == UU_PARKED_IOWQ || req->link ||
+		     (req->flags & (UU_REQ_LINK | UU_REQ_HARDLINK));
 
 	/* once pushed, req (and its ring reference) belong to the submitter:
 	 * hold our own reference for the wake-up below */
@@ -626,7 +629,7 @@ static void defer_push(struct uu_req *req)
 	 */
 	atomic_thread_fence(memory_order_seq_cst);
 	want = atomic_load_explicit(&r->tw_wait_nr, memory_order_relaxed);
-	if (want && (n >= want || linked) &&
+	if (want && (n >= want || force) &&
 	    atomic_compare_exchange_strong(&r->tw_wait_nr, &want, 0)) {
 		int efd = atomic_load(&r->tw_waiter_efd);
 		uint64_t one = 1;

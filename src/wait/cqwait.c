@@ -382,8 +382,12 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 		}
 		tmo = until(min_phase ? min_deadline : deadline, &buf);
 		n = ppoll(&pfd, 1, tmo, a.sig ? &mask : NULL);
-		if (defer)
+		if (defer) {
 			atomic_store(&r->tw_wait_nr, 0);
+			/* as the kernel: completions queued meanwhile are
+			 * posted even when the wait ends in -ETIME/-EINTR */
+			uu_tw_run_deferred(r, UINT32_MAX);
+		}
 		if (n < 0) {
 			ret = errno == EINTR ? -EINTR : -errno;
 			break;

@@ -78,8 +78,7 @@ enum {
 };
 
 /* os.net.kind: what the kernel reports msg_inq / is_empty for */
-enum { KIND_UNKNOWN, KIND_TCP, KIND_UNIX_STREAM, KIND_INET_LISTEN,
-       KIND_OTHER };
+enum { KIND_UNKNOWN, KIND_TCP, KIND_UNIX_STREAM, KIND_OTHER };
 
 #define SEND_FLAGS (IORING_RECVSEND_POLL_FIRST | IORING_RECVSEND_BUNDLE | \
 		    IORING_SEND_VECTORIZED)
@@ -201,28 +200,32 @@ static void iov_advance(struct uu_netmsg *m, size_t n)
 	}
 }
 
+#ifndef IPPROTO_MPTCP
+#define IPPROTO_MPTCP 262
+#endif
+
+/* What the kernel reports msg_inq / is_empty for; cached per request. */
 static int sock_kind(struct uu_req *req)
 {
-	int dom = 0, type = 0, acc = 0;
-	socklen_t l = sizeof(dom);
+	int proto = -1, dom = 0, type = 0;
+	socklen_t l = sizeof(proto);
 
 	if (req->os.net.kind != KIND_UNKNOWN)
 		return req->os.net.kind;
 	req->os.net.kind = KIND_OTHER;
-	if (getsockopt(req->fd, SOL_SOCKET, SO_DOMAIN, &dom, &l))
+	if (getsockopt(req->fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l))
 		return KIND_OTHER;
-	l = sizeof(type);
-	if (getsockopt(req->fd, SOL_SOCKET, SO_TYPE, &type, &l))
-		return KIND_OTHER;
-	if ((dom == AF_INET || dom == AF_INET6) && type == SOCK_STREAM) {
-		l = sizeof(acc);
-		if (!getsockopt(req->fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &l) &&
-		    acc)
-			req->os.net.kind = KIND_INET_LISTEN;
-		else
-			req->os.net.kind = KIND_TCP;
-	} else if (dom == AF_UNIX && type == SOCK_STREAM) {
-		req->os.net.kind = KIND_UNIX_STREAM;
+	if (proto == IPPROTO_TCP || proto == IPPROTO_MPTCP) {
+		req->os.net.kind = KIND_TCP;
+	} else if (proto == 0) {
+		l = sizeof(dom);
+		if (getsockopt(req->fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) ||
+		    dom != AF_UNIX)
+			return KIND_OTHER;
+		l = sizeof(type);
+		if (!getsockopt(req->fd, SOL_SOCKET, SO_TYPE, &type, &l) &&
+		    type == SOCK_STREAM)
+			req->os.net.kind = KIND_UNIX_STREAM;
 	}
 	return req->os.net.kind;
 }
@@ -1069,7 +1072,7 @@ static int accept_one(struct uu_req *req, bool *nonempty)
 		if (fd < 0)
 			return fd;
 	}
-	if (sock_kind(req) == KIND_INET_LISTEN) {
+	if (sock_kind(req) == KIND_TCP) {
 		struct pollfd p = { .fd = req->fd, .events = POLLIN };
 
 		*nonempty = poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
@@ -1130,7 +1133,7 @@ int uu_accept_issue(struct uu_req *req, unsigned int issue_flags)
 		if (ret >= 0 && multishot &&
 		    post_more(req, ret, nonempty ? IORING_CQE_F_SOCK_NONEMPTY : 0)) {
 			/* unknown emptiness (not TCP): try again at once */
-			if (nonempty || sock_kind(req) != KIND_INET_LISTEN)
+			if (nonempty || sock_kind(req) != KIND_TCP)
 				continue;
 			ret = -EAGAIN;
 			goto again;

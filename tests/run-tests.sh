@@ -34,6 +34,26 @@ for t in "$BUILD"/tests/test_*; do
 done
 
 # The liburing conformance subset on the named pass list, when built.
+# The differential suite again on COOP_TASKRUN, DEFER_TASKRUN and SQPOLL
+# rings (UURING_TEST_RING_MODE, tests/lib/tring.c: the mode's flags are
+# added to every ring whose scenario chose no mode itself).  A test not
+# listed for a mode still diverges there: docs/compatibility.md R9.
+RING_MODE_TESTS=(
+	"coop:async buffers epoll fault fsops futex fuzz link msgring net nop overflow pipe poll register rsrc rw setup sqpoll timeout wait"
+	"defer:async buffers epoll fault fsops fuzz nop register rw setup sqpoll timeout"
+	"sqpoll:async buffers fault sqpoll"
+)
+if [ -z "${UURING_SKIP_RING_MODES:-}" ]; then
+	for entry in "${RING_MODE_TESTS[@]}"; do
+		mode=${entry%%:*}
+		for t in ${entry#*:}; do
+			exe=$BUILD/tests/test_diff_$t
+			[ -x "$exe" ] || continue
+			run_one "test_diff_$t@$mode" env UURING_TEST_RING_MODE="$mode" "$exe"
+		done
+	done
+fi
+
 if [ -x conformance/run-conformance.sh ] && [ -z "${UURING_SKIP_CONFORMANCE:-}" ]; then
 	# It builds liburing first, then runs each test with its own timeout.
 	RUN_LIMIT=${UURING_CONFORMANCE_TIMEOUT:-900}

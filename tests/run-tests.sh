@@ -40,8 +40,8 @@ done
 # listed for a mode still diverges there: docs/compatibility.md R9.
 RING_MODE_TESTS=(
 	"coop:async buffers epoll fault fsops futex fuzz link msgring net nop overflow pipe poll register rsrc rw setup sqpoll timeout wait"
-	"defer:async buffers epoll fault fsops fuzz nop register rw setup sqpoll timeout"
-	"sqpoll:async buffers fault sqpoll"
+	"defer:async buffers epoll fault fsops fuzz net nop register rw setup sqpoll timeout"
+	"sqpoll:async buffers epoll fault net sqpoll"
 )
 if [ -z "${UURING_SKIP_RING_MODES:-}" ]; then
 	for entry in "${RING_MODE_TESTS[@]}"; do

@@ -371,6 +371,26 @@ int uu_file_check(struct uu_req *req)
 	return 0;
 }
 
+/*
+ * fallocate, ftruncate and sync_file_range block: they run only in an
+ * io-wq worker.  True when req may run now (in a worker, its file
+ * checked); false with *ret set to what the issue returns (the punt, or
+ * the file's error).
+ */
+static bool run_here_in_worker(struct uu_req *req, unsigned int issue_flags,
+			       int *ret)
+{
+	if (!(issue_flags & UU_ISSUE_F_WORKER)) {
+		if (req->flags & UU_REQ_FIXED_FILE)
+			*ret = -EBADF;
+		else
+			*ret = uu_park(req, UU_ISSUE_PUNT);
+		return false;
+	}
+	*ret = uu_file_check(req);
+	return *ret == 0;
+}
+
 int uu_fallocate_prep(struct uu_req *req)
 {
 	const struct io_uring_sqe *sqe = &req->sqe;
@@ -388,13 +408,7 @@ int uu_fallocate_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	int ret;
 
-	if (!(issue_flags & UU_ISSUE_F_WORKER)) {
-		if (req->flags & UU_REQ_FIXED_FILE)
-			return -EBADF;
-		return uu_park(req, UU_ISSUE_PUNT);
-	}
-	ret = uu_file_check(req);
-	if (ret)
+	if (!run_here_in_worker(req, issue_flags, &ret))
 		return ret;
 	return sys_done(req, syscall(SYS_fallocate, req->fd,
 				     req->os.fsync.mode,
@@ -469,13 +483,7 @@ int uu_ftruncate_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	int ret;
 
-	if (!(issue_flags & UU_ISSUE_F_WORKER)) {
-		if (req->flags & UU_REQ_FIXED_FILE)
-			return -EBADF;
-		return uu_park(req, UU_ISSUE_PUNT);
-	}
-	ret = uu_file_check(req);
-	if (ret)
+	if (!run_here_in_worker(req, issue_flags, &ret))
 		return ret;
 	return sys_done(req, syscall(SYS_ftruncate, req->fd,
 				     (off_t)req->os.fsync.off));
@@ -499,13 +507,7 @@ int uu_sfr_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	int ret;
 
-	if (!(issue_flags & UU_ISSUE_F_WORKER)) {
-		if (req->flags & UU_REQ_FIXED_FILE)
-			return -EBADF;
-		return uu_park(req, UU_ISSUE_PUNT);
-	}
-	ret = uu_file_check(req);
-	if (ret)
+	if (!run_here_in_worker(req, issue_flags, &ret))
 		return ret;
 	return sys_done(req, syscall(SYS_sync_file_range, req->fd,
 				     (off_t)req->os.fsync.off,

@@ -88,33 +88,8 @@ static int pos_of(const struct tcqe *q, unsigned int n, uint64_t ud)
 	return -1;
 }
 
-static struct uuring_stats stats_of(struct dctx *c, struct tring *r)
-{
-	struct uuring_stats st;
-
-	memset(&st, 0, sizeof(st));
-	if (!c->is_kernel)
-		uuring_get_stats(r->fd, &st, sizeof(st));
-	return st;
-}
-
 /* Runs body isolated with a time limit and records how it ended. */
-static void isolated(struct dctx *c, long (*body)(struct dctx *, void *),
-		     const char *name)
-{
-	long ret = disolated(c, body, NULL, LIMIT_MS);
-	char b[32];
-
-	if (ret)
-		dnote(c, "%s: %s", name, derrname(ret, b, sizeof(b)));
-	drec_int(c, ret, "%s: isolated run (0 = finished)", name);
-}
-
-#define ISOLATED(sc, body)					\
-	static void sc(struct dctx *c)				\
-	{							\
-		isolated(c, body, #body);			\
-	}
+#define ISOLATED(sc, body) DISOLATED_SCENARIO(sc, body, LIMIT_MS)
 
 /* ---- single ASYNC requests ---- */
 
@@ -220,7 +195,7 @@ static long body_ops(struct dctx *c, void *arg)
 	(void)arg;
 	if (dring_flags(c, &r, 16, 0))
 		return 0;
-	s0 = stats_of(c, &r);
+	s0 = dstats(c, &r);
 	nop(&r, 1, false, IOSQE_ASYNC);
 	one(c, &r, "nop");
 	nop(&r, 2, true, IOSQE_ASYNC);
@@ -271,7 +246,7 @@ static long body_ops(struct dctx *c, void *arg)
 		close(p[0]);
 		close(p[1]);
 	}
-	s1 = stats_of(c, &r);
+	s1 = dstats(c, &r);
 	if (!c->is_kernel) {
 		dnote(c, "route_iowq +%llu, route_inline +%llu",
 		      (unsigned long long)(s1.route_iowq - s0.route_iowq),
@@ -306,7 +281,7 @@ static long body_batch(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 128, 0))
 		return 0;
 	fd = dtmpfile(c, 64 * 600, 7);
-	s0 = stats_of(c, &r);
+	s0 = dstats(c, &r);
 	for (i = 0; i < 64; i++) {
 		uint8_t f = IOSQE_ASYNC;
 
@@ -352,7 +327,7 @@ static long body_batch(struct dctx *c, void *arg)
 		bad += memcmp(buf + 512 * i, want, 512) != 0;
 	}
 	drec_int(c, bad, "reads with wrong data");
-	s1 = stats_of(c, &r);
+	s1 = dstats(c, &r);
 	if (!c->is_kernel)
 		dcheck(c, s1.route_iowq - s0.route_iowq >= 56,
 		       "route_iowq +%llu, expected >= 56",

@@ -149,22 +149,7 @@ static void rec_events(struct dctx *c, const struct epoll_event *evs, int n,
 	drec_int(c, (long)x, "%s: data hash", label);
 }
 
-static void isolated(struct dctx *c, long (*body)(struct dctx *, void *),
-		     const char *name)
-{
-	long ret = disolated(c, body, NULL, LIMIT_MS);
-	char b[32];
-
-	if (ret)
-		dnote(c, "%s: %s", name, derrname(ret, b, sizeof(b)));
-	drec_int(c, ret, "%s: isolated run (0 = finished)", name);
-}
-
-#define ISOLATED(sc, body)					\
-	static void sc(struct dctx *c)				\
-	{							\
-		isolated(c, body, #body);			\
-	}
+#define ISOLATED(sc, body) DISOLATED_SCENARIO(sc, body, LIMIT_MS)
 
 static struct epoll_event evt(uint32_t events, uint64_t data)
 {

@@ -222,32 +222,7 @@ static long read_exact(int fd, long n)
 	return total;
 }
 
-static void isolated(struct dctx *c, long (*body)(struct dctx *, void *),
-		     const char *name)
-{
-	long ret = disolated(c, body, NULL, LIMIT_MS);
-	char b[32];
-
-	if (ret)
-		dnote(c, "%s: %s", name, derrname(ret, b, sizeof(b)));
-	drec_int(c, ret, "%s: isolated run (0 = finished)", name);
-}
-
-#define ISOLATED(sc, body)					\
-	static void sc(struct dctx *c)				\
-	{							\
-		isolated(c, body, #body);			\
-	}
-
-static struct uuring_stats stats_of(struct dctx *c, struct tring *r)
-{
-	struct uuring_stats st;
-
-	memset(&st, 0, sizeof(st));
-	if (!c->is_kernel)
-		uuring_get_stats(r->fd, &st, sizeof(st));
-	return st;
-}
+#define ISOLATED(sc, body) DISOLATED_SCENARIO(sc, body, LIMIT_MS)
 
 /* A TCP listener on 127.0.0.1 (port chosen by the kernel). */
 static int tcp_listener(struct sockaddr_in *sa, int backlog, bool nonblock)
@@ -299,7 +274,7 @@ static long body_send_recv(struct dctx *c, void *arg)
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
 		return 0;
 	file = dtmpfile(c, 64, 3);
-	s0 = stats_of(c, &r);
+	s0 = dstats(c, &r);
 
 	/* a RECV on an empty socket waits for the SEND */
 	memset(buf, 0, sizeof(buf));
@@ -314,7 +289,7 @@ static long body_send_recv(struct dctx *c, void *arg)
 		reap(c, &r, q, 2, false, "SEND and RECV complete");
 	}
 	drec_int(c, !memcmp(buf, "hello", 5), "RECV got the data");
-	s1 = stats_of(c, &r);
+	s1 = dstats(c, &r);
 	if (!c->is_kernel)
 		dcheck(c, s1.route_poll > s0.route_poll,
 		       "the RECV waited on the readiness engine");
@@ -1473,7 +1448,7 @@ static long body_accept(struct dctx *c, void *arg)
 
 static void sc_accept_blocking(struct dctx *c)
 {
-	isolated(c, body_accept, "accept on a blocking listener");
+	disolated_rec(c, body_accept, "accept on a blocking listener", LIMIT_MS);
 }
 
 static long body_accept_nb(struct dctx *c, void *arg)

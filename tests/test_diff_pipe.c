@@ -114,32 +114,7 @@ static int drain_fd(int fd)
 	return total;
 }
 
-static struct uuring_stats stats_of(struct dctx *c, struct tring *r)
-{
-	struct uuring_stats st;
-
-	memset(&st, 0, sizeof(st));
-	if (!c->is_kernel)
-		uuring_get_stats(r->fd, &st, sizeof(st));
-	return st;
-}
-
-static void isolated(struct dctx *c, long (*body)(struct dctx *, void *),
-		     const char *name)
-{
-	long ret = disolated(c, body, NULL, LIMIT_MS);
-	char b[32];
-
-	if (ret)
-		dnote(c, "%s: %s", name, derrname(ret, b, sizeof(b)));
-	drec_int(c, ret, "%s: isolated run (0 = finished)", name);
-}
-
-#define ISOLATED(sc, body)					\
-	static void sc(struct dctx *c)				\
-	{							\
-		isolated(c, body, #body);			\
-	}
+#define ISOLATED(sc, body) DISOLATED_SCENARIO(sc, body, LIMIT_MS)
 
 /* ---- a read on an empty pipe completes when data is written ---- */
 
@@ -161,7 +136,7 @@ static long body_read_later(struct dctx *c, void *arg)
 	(void)arg;
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
-	s0 = stats_of(c, &r);
+	s0 = dstats(c, &r);
 	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 		memset(buf, 0, sizeof(buf));
 		iov[0].iov_base = buf;
@@ -181,7 +156,7 @@ static long body_read_later(struct dctx *c, void *arg)
 		reap1(c, &r, v[i].name);
 		drec_int(c, !strcmp(buf, msg), "%s: data", v[i].name);
 	}
-	s1 = stats_of(c, &r);
+	s1 = dstats(c, &r);
 	if (!c->is_kernel)
 		dcheck(c, s1.route_poll - s0.route_poll >= 4,
 		       "4 parked pipe reads: route_poll +%llu",
@@ -905,7 +880,7 @@ static long body_many(struct dctx *c, void *arg)
 	(void)arg;
 	if (dring_flags(c, &r, 64, 0))
 		return 0;
-	s0 = stats_of(c, &r);
+	s0 = dstats(c, &r);
 	for (i = 0; i < N; i++) {
 		if (pipe(p[i]))
 			return 0;
@@ -917,7 +892,7 @@ static long body_many(struct dctx *c, void *arg)
 	for (i = N - 1; i >= 0; i--)
 		wr(p[i][1], &i, sizeof(i));
 	reap(c, &r, q, N, false, "48 reads");
-	s1 = stats_of(c, &r);
+	s1 = dstats(c, &r);
 	if (!c->is_kernel)
 		dcheck(c, s1.route_poll - s0.route_poll >= N,
 		       "48 parked reads: route_poll +%llu",

@@ -145,32 +145,7 @@ static void drain_fd(int fd)
 	fcntl(fd, F_SETFL, fl);
 }
 
-static struct uuring_stats stats_of(struct dctx *c, struct tring *r)
-{
-	struct uuring_stats st;
-
-	memset(&st, 0, sizeof(st));
-	if (!c->is_kernel)
-		uuring_get_stats(r->fd, &st, sizeof(st));
-	return st;
-}
-
-static void isolated(struct dctx *c, long (*body)(struct dctx *, void *),
-		     const char *name)
-{
-	long ret = disolated(c, body, NULL, LIMIT_MS);
-	char b[32];
-
-	if (ret)
-		dnote(c, "%s: %s", name, derrname(ret, b, sizeof(b)));
-	drec_int(c, ret, "%s: isolated run (0 = finished)", name);
-}
-
-#define ISOLATED(sc, body)					\
-	static void sc(struct dctx *c)				\
-	{							\
-		isolated(c, body, #body);			\
-	}
+#define ISOLATED(sc, body) DISOLATED_SCENARIO(sc, body, LIMIT_MS)
 
 /* ---- one-shot polls ---- */
 
@@ -185,13 +160,13 @@ static long body_oneshot_pipe(struct dctx *c, void *arg)
 	signal(SIGPIPE, SIG_IGN);
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
-	s0 = stats_of(c, &r);
+	s0 = dstats(c, &r);
 	poll_add(&r, p[0], POLLIN, 0, 1, 0);
 	submit(c, &r, "POLLIN, empty pipe");
 	none(c, &r, 30, "POLLIN, empty pipe");
 	wr(p[1], "x", 1);
 	reap1(c, &r, "POLLIN after a write");
-	s1 = stats_of(c, &r);
+	s1 = dstats(c, &r);
 	if (!c->is_kernel)
 		dcheck(c, s1.route_poll - s0.route_poll >= 1,
 		       "a waiting POLL_ADD: route_poll +%llu",

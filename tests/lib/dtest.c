@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "uuring.h"
 
 #define DREC_MAX_EV 1024
 #define DREC_MAX_CQE 16384
@@ -602,4 +603,25 @@ int dtest_main(int argc, char **argv, const struct dscenario *sc,
 	}
 	printf("# %u scenarios, %u failed\n", ran, failed);
 	return failed ? 1 : 0;
+}
+
+void disolated_rec(struct dctx *c, long (*body)(struct dctx *, void *),
+		   const char *name, int limit_ms)
+{
+	long ret = disolated(c, body, NULL, limit_ms);
+	char b[32];
+
+	if (ret)
+		dnote(c, "%s: %s", name, derrname(ret, b, sizeof(b)));
+	drec_int(c, ret, "%s: isolated run (0 = finished)", name);
+}
+
+struct uuring_stats dstats(struct dctx *c, struct tring *r)
+{
+	struct uuring_stats st;
+
+	memset(&st, 0, sizeof(st));
+	if (!c->is_kernel)
+		uuring_get_stats(r->fd, &st, sizeof(st));
+	return st;
 }

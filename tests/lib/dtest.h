@@ -113,4 +113,20 @@ int dtest_main(int argc, char **argv, const struct dscenario *sc,
 /* errno name ("EINVAL") of -v, or the number. */
 const char *derrname(long v, char *buf, size_t len);
 
+/*
+ * Runs body in a forked child (disolated, limit_ms) and records how it
+ * ended under its name: 0 when it finished, the error or HUNG otherwise.
+ */
+void disolated_rec(struct dctx *c, long (*body)(struct dctx *, void *),
+		   const char *name, int limit_ms);
+#define DISOLATED_SCENARIO(sc, body, limit_ms)			\
+	static void sc(struct dctx *c)				\
+	{							\
+		disolated_rec(c, body, #body, limit_ms);	\
+	}
+
+struct uuring_stats;
+/* The ring's uuring statistics; all zero on the kernel backend. */
+struct uuring_stats dstats(struct dctx *c, struct tring *r);
+
 #endif /* TESTS_DTEST_H */

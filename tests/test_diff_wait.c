@@ -540,12 +540,19 @@ static void sc_bad_timespec(struct dctx *c)
 			if (abs && (bad_ts[i].sec < 0 || bad_ts[i].nsec < 0) &&
 			    bad_ts[i].sec != INT64_MIN)
 				continue;
-			/* tv_nsec 1e9 is a valid 1 s wait on the kernel:
-			 * "still waiting at 300 ms" (HUNG) on both is a match */
+			/*
+			 * A relative tv_nsec 1e9 is a valid 1 s wait on the
+			 * kernel: "still waiting at 300 ms" (HUNG) on both is
+			 * a match.  As an absolute time it is long past and
+			 * must end at once: it gets the long limit, as a
+			 * forked child under TSan needs far more than 300 ms
+			 * to set up its ring.
+			 */
 			drec_int(c, disolated(c, one_bad_ts,
 					      (void *)(uintptr_t)(i | abs << 8),
-					      bad_ts[i].nsec == 1000000000 ?
-					      300 : 2500),
+					      !abs && bad_ts[i].nsec ==
+							      1000000000 ?
+						      300 : 2500),
 				 "%s%s", abs ? "ABS_TIMER " : "",
 				 bad_ts[i].name);
 		}

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -978,6 +979,121 @@ static long body_close(struct dctx *c, void *arg)
 }
 ISOLATED(sc_close, body_close)
 
+/*
+ * POLL_REMOVE by user_data when two armed polls share it: the kernel's
+ * cancel hash finds the newest.  Which one stays armed shows in its mask
+ * (res = revents & interest), so the two watch different masks.  Also an
+ * update of user_data moves the poll to its new key.
+ */
+static long body_remove_dup_ud(struct dctx *c, void *arg)
+{
+	struct tring r;
+	int a[2], b[2];
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(a) || pipe(b))
+		return 0;
+	poll_add(&r, a[0], POLLIN, 0, 7, 0);
+	poll_add(&r, b[0], POLLIN | POLLRDNORM, 0, 7, 0);
+	submit(c, &r, "two polls with user_data 7");
+	poll_remove(&r, 7, 0, 0, 0, 100);
+	now(c, &r, "remove 7 (one of them)");
+	reap1(c, &r, "the removed poll");
+	wr(a[1], "x", 1);
+	wr(b[1], "x", 1);
+	reap1(c, &r, "the poll left armed (its mask tells which)");
+
+	poll_add(&r, a[0], POLLOUT, 0, 10, 0);
+	submit(c, &r, "poll 10");
+	poll_remove(&r, 10, IORING_POLL_UPDATE_USER_DATA, 11, 0, 101);
+	now(c, &r, "update user_data 10 -> 11");
+	poll_remove(&r, 10, 0, 0, 0, 102);
+	now(c, &r, "remove 10 after the update");
+	poll_remove(&r, 11, 0, 0, 0, 103);
+	submit(c, &r, "remove 11");
+	reap(c, &r, 2, false, "remove 11: the poll and the remove");
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_remove_dup_ud, body_remove_dup_ud)
+
+/*
+ * T4: a POLL_ADD holds its file, not its fd number.  After the number is
+ * closed and reused for another pipe, a cancel by that fd does not find
+ * the poll, and the original file still wakes it.
+ */
+static long body_cancel_fd_reused(struct dctx *c, void *arg)
+{
+	struct io_uring_sqe *s;
+	struct tring r;
+	int a[2], b[2];
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(a) || pipe(b))
+		return 0;
+	poll_add(&r, a[0], POLLIN, 0, 1, 0);
+	submit(c, &r, "poll on pipe A");
+	/* the number of A's read end now names B's read end */
+	if (dup2(b[0], a[0]) != a[0])
+		return 0;
+	s = prep(&r, IORING_OP_ASYNC_CANCEL, a[0], NULL, 0, 0, 2, 0);
+	s->cancel_flags = IORING_ASYNC_CANCEL_FD;
+	now(c, &r, "cancel by the reused fd number");
+	none(c, &r, 20, "poll still armed");
+	wr(a[1], "x", 1);
+	reap1(c, &r, "A's writer wakes the poll");
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_cancel_fd_reused, body_cancel_fd_reused)
+
+/*
+ * The kernel's polls need no file descriptors: armed on every pipe of a
+ * process whose fd table is full, they all complete.  (uuring registers
+ * the application's own numbers once no fd is left for its dups.)
+ */
+#define FD_LIMIT_PIPES 40
+static long body_fd_limit(struct dctx *c, void *arg)
+{
+	struct rlimit rl;
+	struct tring r;
+	struct tcqe q[64];
+	int p[FD_LIMIT_PIPES][2], n = 0, extra[2], got, pollin = 0;
+
+	(void)arg;
+	if (dring_flags(c, &r, 64, 0))
+		return 0;
+	/* the first wait sets up per-thread state before fds run out */
+	nop(&r, 99, 0);
+	submit(c, &r, "nop");
+	reap(c, &r, 1, true, "nop");
+	/* all pipes below the limit; then not a single fd is left */
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 0;
+	for (n = 0; n < FD_LIMIT_PIPES; n++)
+		if (pipe(p[n]))
+			return 0;
+	rl.rlim_cur = (rlim_t)p[FD_LIMIT_PIPES - 1][1] + 1;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return 0;
+	while (!pipe(extra)) {
+	}
+	drec_int(c, errno == EMFILE, "fd table full");
+	for (n = 0; n < FD_LIMIT_PIPES; n++)
+		poll_add(&r, p[n][0], POLLIN, 0, (uint64_t)n, 0);
+	drec_int(c, tring_submit(&r), "%d polls submitted", FD_LIMIT_PIPES);
+	for (n = 0; n < FD_LIMIT_PIPES; n++)
+		wr(p[n][1], "x", 1);
+	got = (int)tring_reap_wait(&r, q, FD_LIMIT_PIPES, 2 * SEC);
+	for (n = 0; n < got; n++)
+		pollin += q[n].res == POLLIN;
+	drec_int(c, got, "polls completed");
+	drec_int(c, pollin, "of them with POLLIN");
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_fd_limit, body_fd_limit)
+
 static const struct dscenario scenarios[] = {
 	{ "poll_oneshot_pipe", sc_oneshot_pipe, NULL },
 	{ "poll_oneshot_socket_eventfd", sc_oneshot_other, NULL },
@@ -992,6 +1108,9 @@ static const struct dscenario scenarios[] = {
 	{ "poll_both_pipe_ends", sc_both_ends, NULL },
 	{ "poll_multishot_armed_ready", sc_armed_ready, NULL },
 	{ "poll_close_fd", sc_close, NULL },
+	{ "poll_remove_duplicate_user_data", sc_remove_dup_ud, NULL },
+	{ "poll_cancel_fd_reused_number", sc_cancel_fd_reused, NULL },
+	{ "poll_fd_table_full", sc_fd_limit, NULL },
 };
 
 DTEST_MAIN(scenarios)

@@ -49,6 +49,8 @@ static bool file_matches(struct uu_req *req, const struct uu_cancel_match *m)
 {
 	struct stat st;
 
+	if (req->opcode == IORING_OP_POLL_ADD && !req->fd_owned)
+		return req->poll.dev == m->dev && req->poll.ino == m->ino;
 	if (!uu_opdefs[req->opcode].needs_file || req->fd < 0 || fstat(req->fd, &st))
 		return false;
 	/* an open file description is compared by its inode: two opens of

@@ -239,8 +239,9 @@ struct uu_req {
 	struct uu_req *defer_next; /* ring's drain defer list */
 	struct uu_iowq *wq;       /* io-wq pool it was punted to (ref) */
 	struct uu_req *wq_next;   /* io-wq work list */
-	struct uu_req *poll_next; /* readiness engine waiter list */
+	struct uu_req *poll_next, *poll_prev; /* readiness engine waiters */
 	struct uu_pollfile *pf;   /* readiness engine file it waits on */
+	struct uu_req *ud_next, **ud_pprev; /* armed POLL_ADD by user_data */
 	uint32_t park_events;     /* EPOLL* a parked read/write waits for */
 	bool poll_fresh;          /* added since the file's last edge */
 	uint8_t park;             /* UU_ISSUE_*: set by uu_park() */
@@ -286,6 +287,11 @@ struct uu_req {
 			uint32_t events;   /* EPOLL* interest, incl. ERR/HUP */
 			bool multishot;
 			bool armed;        /* on a pollfile's list */
+			/* the file, for cancel by fd: a POLL_ADD holds
+			 * no dup of its own (the pollfile's is the
+			 * reference), so fd may be reused meanwhile */
+			dev_t dev;
+			ino_t ino;
 		} poll;
 		struct {
 			uint64_t old_user_data, new_user_data;

@@ -283,7 +283,11 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 		*reqp = req;
 		*heap = true;
 	}
-	ret = take_file_ref(req);
+	/* a POLL_ADD only watches its file: the readiness engine's own
+	 * registration dup holds the file (T4), and a second dup per
+	 * request would double the fds a program polling many files needs
+	 * (liburing's poll-mshot-update arms 5000 pipes) */
+	ret = how == UU_ISSUE_PARK_POLLREQ ? 0 : take_file_ref(req);
 	if (ret) {
 		*res = ret;
 		return false;

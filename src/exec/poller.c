@@ -31,6 +31,7 @@
 #include "util/rawsys.h"
 
 #define HASH_SIZE 256
+#define UD_HASH_SIZE 4096 /* armed POLL_ADDs by (ring, user_data) */
 #define INTEREST                                                         \
 	(EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLPRI | EPOLLRDNORM |        \
 	 EPOLLRDBAND | EPOLLWRNORM | EPOLLWRBAND | EPOLLET)
@@ -43,6 +44,8 @@ struct uu_pollfile {
 	int accmode;                   /* the two ends of a pipe share an
 					* inode but not readiness */
 	int fd;                        /* engine dup registered in epoll */
+	bool borrowed;                 /* fd is the application's own
+					* number (no fd left for a dup) */
 	struct uu_req *head, *tail;    /* waiters, FIFO */
 	struct uu_pollfile *recheck_next;
 	bool on_recheck;
@@ -57,6 +60,11 @@ static struct {
 	struct uu_pollfile *hash[HASH_SIZE];
 	struct uu_pollfile *recheck;
 	struct uu_pollfile *graveyard; /* deregistered, not yet freed */
+	/* POLL_REMOVE and poll updates find their target here in O(1), as
+	 * the kernel's cancel hash does, not by walking every waiter of
+	 * every file (liburing's poll-mshot-update does 500 updates per
+	 * round against 5000 armed polls) */
+	struct uu_req *ud_hash[UD_HASH_SIZE];
 } P = { .lock = PTHREAD_MUTEX_INITIALIZER, .epfd = -1, .kickfd = -1 };
 
 static pthread_once_t poller_once = PTHREAD_ONCE_INIT;
@@ -130,9 +138,43 @@ static void kick(void)
 	}
 }
 
+static unsigned int ud_hash_of(const struct uu_ring *ring, uint64_t ud)
+{
+	uint64_t h = ud ^ ((uint64_t)(uintptr_t)ring >> 6);
+
+	h *= 0x9e3779b97f4a7c15ull;
+	return (unsigned int)(h >> 52) % UD_HASH_SIZE;
+}
+
+/* with P.lock held */
+static void ud_index_add(struct uu_req *req)
+{
+	struct uu_req **head = &P.ud_hash[ud_hash_of(req->ring,
+						     req->user_data)];
+
+	req->ud_next = *head;
+	if (*head)
+		(*head)->ud_pprev = &req->ud_next;
+	req->ud_pprev = head;
+	*head = req;
+}
+
+/* with P.lock held */
+static void ud_index_del(struct uu_req *req)
+{
+	*req->ud_pprev = req->ud_next;
+	if (req->ud_next)
+		req->ud_next->ud_pprev = req->ud_pprev;
+	req->ud_next = NULL;
+	req->ud_pprev = NULL;
+}
+
 static void waiter_append(struct uu_pollfile *pf, struct uu_req *req)
 {
+	if (req->opcode == IORING_OP_POLL_ADD)
+		ud_index_add(req);
 	req->poll_next = NULL;
+	req->poll_prev = pf->tail;
 	req->pf = pf;
 	req->poll_fresh = true;
 	if (pf->tail)
@@ -142,17 +184,40 @@ static void waiter_append(struct uu_pollfile *pf, struct uu_req *req)
 	pf->tail = req;
 }
 
-static void waiter_unlink(struct uu_pollfile *pf, struct uu_req *req,
-			  struct uu_req *prev)
+/* O(1): a file may have tens of thousands of waiters (liburing's
+ * poll-cancel-ton removes 30000 polls of one pipe one by one) */
+static void waiter_unlink(struct uu_pollfile *pf, struct uu_req *req)
 {
-	if (prev)
-		prev->poll_next = req->poll_next;
+	if (req->poll_prev)
+		req->poll_prev->poll_next = req->poll_next;
 	else
 		pf->head = req->poll_next;
-	if (pf->tail == req)
-		pf->tail = prev;
-	req->poll_next = NULL;
+	if (req->poll_next)
+		req->poll_next->poll_prev = req->poll_prev;
+	else
+		pf->tail = req->poll_prev;
+	req->poll_next = req->poll_prev = NULL;
 	req->pf = NULL;
+	if (req->opcode == IORING_OP_POLL_ADD)
+		ud_index_del(req);
+}
+
+/*
+ * A borrowed registration is removed only while the application's
+ * number still names the registered file (epoll keys an entry by file
+ * and number).  Anonymous-inode files cannot be told apart by fstat:
+ * those are never deregistered by number.
+ */
+static bool borrowed_deregister(struct uu_pollfile *pf)
+{
+	struct stat st;
+	int fl = fcntl(pf->fd, F_GETFL);
+
+	if (fl < 0 || fstat(pf->fd, &st) || st.st_dev != pf->dev ||
+	    st.st_ino != pf->ino || (fl & O_ACCMODE) != pf->accmode ||
+	    (st.st_dev == anon_dev && st.st_ino == anon_ino))
+		return false;
+	return epoll_ctl(P.epfd, EPOLL_CTL_DEL, pf->fd, NULL) == 0;
 }
 
 static void pollfile_release_locked(struct uu_pollfile *pf)
@@ -164,14 +229,26 @@ static void pollfile_release_locked(struct uu_pollfile *pf)
 	while (*pp != pf)
 		pp = &(*pp)->hnext;
 	*pp = pf->hnext;
-	epoll_ctl(P.epfd, EPOLL_CTL_DEL, pf->fd, NULL);
-	uu_sys_close(pf->fd);
+	pf->dead = true;
+	if (pf->borrowed && !borrowed_deregister(pf)) {
+		/*
+		 * The application's number no longer names the file, so
+		 * the registration cannot be removed: it stays in epoll
+		 * until the file itself is released, and its events must
+		 * keep finding a (dead) pollfile.  Never freed: a few
+		 * bytes per such close, only after fds ran out.
+		 */
+		return;
+	}
+	if (!pf->borrowed) {
+		epoll_ctl(P.epfd, EPOLL_CTL_DEL, pf->fd, NULL);
+		uu_sys_close(pf->fd);
+	}
 	/*
 	 * Not freed here: an epoll_wait that already returned may hold an
 	 * event pointing at it.  The poller frees the graveyard before its
 	 * next epoll_wait, when no returned event can refer to it any more.
 	 */
-	pf->dead = true;
 	pf->grave_next = P.graveyard;
 	P.graveyard = pf;
 	kick();
@@ -196,6 +273,10 @@ static int arm(struct uu_req *req)
 
 	if (fstat(req->fd, &st) || accmode < 0)
 		return -EBADF;
+	if (req->opcode == IORING_OP_POLL_ADD) {
+		req->poll.dev = st.st_dev;
+		req->poll.ino = st.st_ino;
+	}
 	bool anon;
 
 	accmode &= O_ACCMODE;
@@ -218,11 +299,22 @@ static int arm(struct uu_req *req)
 		pf->ino = st.st_ino;
 		pf->accmode = accmode;
 		pf->fd = uu_fd_dup_reserved(req->fd);
+		if ((pf->fd == -EMFILE || pf->fd == -ENFILE) &&
+		    req->opcode == IORING_OP_POLL_ADD && !req->fd_owned) {
+			/*
+			 * No fd left for the engine's dup (the kernel needs
+			 * none): register the application's own number.  The
+			 * file then lives only as long as the application
+			 * keeps it open (docs/compatibility.md).
+			 */
+			pf->fd = req->fd;
+			pf->borrowed = true;
+		}
 		ev.data.ptr = pf;
 		if (pf->fd < 0 || epoll_ctl(P.epfd, EPOLL_CTL_ADD, pf->fd, &ev)) {
 			int err = pf->fd < 0 ? pf->fd : -errno;
 
-			if (pf->fd >= 0)
+			if (pf->fd >= 0 && !pf->borrowed)
 				uu_sys_close(pf->fd);
 			free(pf);
 			pthread_mutex_unlock(&P.lock);
@@ -299,7 +391,7 @@ static bool post_more(struct uu_req *req, int32_t res)
 static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 		    struct uu_req **done)
 {
-	struct uu_req *req, *prev = NULL, *next;
+	struct uu_req *req, *next;
 	bool in_blocked = false, out_blocked = false;
 
 	if (pf->dead)
@@ -307,7 +399,6 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 	for (req = pf->head; req; req = next) {
 		next = req->poll_next;
 		if (fresh_only && !req->poll_fresh) {
-			prev = req;
 			continue;
 		}
 		req->poll_fresh = false;
@@ -315,11 +406,9 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 			uint32_t m = revents & req->poll.events;
 
 			if (!m) {
-				prev = req;
 				continue;
 			}
 			if (req->poll.multishot && post_more(req, (int32_t)m)) {
-				prev = req;
 				continue;
 			}
 			req->res = (int32_t)m;
@@ -329,7 +418,6 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 
 			if (!(revents & (req->park_events | ALWAYS)) ||
 			    (want_in ? in_blocked : out_blocked)) {
-				prev = req;
 				continue;
 			}
 			req->park = UU_ISSUE_DONE;
@@ -341,12 +429,11 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 					in_blocked = true;
 				else
 					out_blocked = true;
-				prev = req;
 				continue;
 			}
 			req->res = res;
 		}
-		waiter_unlink(pf, req, prev);
+		waiter_unlink(pf, req);
 		req->poll_next = *done;
 		*done = req;
 	}
@@ -533,32 +620,24 @@ int uu_poll_remove_prep(struct uu_req *req)
 	return 0;
 }
 
-/* Finds an armed POLL_ADD of ring by user_data; with P.lock held. */
-static struct uu_req *find_poll(struct uu_ring *ring, uint64_t ud,
-				struct uu_pollfile **pfp, struct uu_req **prevp)
+/* Finds an armed POLL_ADD of ring by user_data; with P.lock held.  When
+ * several share a user_data the newest wins, as in the kernel's hash
+ * (entries are added at the bucket's head there too). */
+static struct uu_req *find_poll(struct uu_ring *ring, uint64_t ud)
 {
-	for (int h = 0; h < HASH_SIZE; h++) {
-		for (struct uu_pollfile *pf = P.hash[h]; pf; pf = pf->hnext) {
-			struct uu_req *prev = NULL;
+	struct uu_req *found;
 
-			for (struct uu_req *r = pf->head; r; r = r->poll_next) {
-				if (r->ring == ring && r->opcode == IORING_OP_POLL_ADD &&
-				    r->user_data == ud) {
-					*pfp = pf;
-					*prevp = prev;
-					return r;
-				}
-				prev = r;
-			}
-		}
-	}
-	return NULL;
+	for (found = P.ud_hash[ud_hash_of(ring, ud)]; found;
+	     found = found->ud_next)
+		if (found->ring == ring && found->user_data == ud)
+			break;
+	return found;
 }
 
 int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	struct uu_pollfile *pf;
-	struct uu_req *target, *prev;
+	struct uu_req *target;
 	bool update = req->poll_upd.update_events ||
 		      req->poll_upd.update_user_data;
 
@@ -566,11 +645,12 @@ int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 	if (!P.up)
 		return -ENOENT;
 	pthread_mutex_lock(&P.lock);
-	target = find_poll(req->ring, req->poll_upd.old_user_data, &pf, &prev);
+	target = find_poll(req->ring, req->poll_upd.old_user_data);
 	if (!target) {
 		pthread_mutex_unlock(&P.lock);
 		return -ENOENT;
 	}
+	pf = target->pf;
 	if (update) {
 		if (req->poll_upd.update_events) {
 			/* only the event mask changes; one-shot or multishot
@@ -579,8 +659,11 @@ int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 					      (req->poll_upd.events & 0xffff) |
 					      ALWAYS;
 		}
-		if (req->poll_upd.update_user_data)
+		if (req->poll_upd.update_user_data) {
+			ud_index_del(target);
 			target->user_data = req->poll_upd.new_user_data;
+			ud_index_add(target);
+		}
 		if (!req->poll_upd.update_events) {
 			/* same interest: the edges keep coming, nothing to
 			 * re-examine (a recheck could race with an edge and
@@ -608,21 +691,18 @@ int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 bool uu_poll_cancel_req(struct uu_req *req)
 {
 	struct uu_pollfile *pf;
-	struct uu_req *prev = NULL, *r;
 
 	pthread_mutex_lock(&P.lock);
+	/* req->pf is set while req is on the file's list, under P.lock */
 	pf = req->pf;
 	if (!pf) {
 		pthread_mutex_unlock(&P.lock);
 		return false;
 	}
-	for (r = pf->head; r && r != req; r = r->poll_next)
-		prev = r;
-	if (r)
-		waiter_unlink(pf, req, prev);
+	waiter_unlink(pf, req);
 	pollfile_release_locked(pf);
 	pthread_mutex_unlock(&P.lock);
-	return r != NULL;
+	return true;
 }
 
 /* The ring is going away: end every request still waiting for it. */
@@ -637,16 +717,14 @@ void uu_poll_cancel_ring(struct uu_ring *ring)
 		struct uu_pollfile *pf = P.hash[h], *pnext;
 
 		for (; pf; pf = pnext) {
-			struct uu_req *prev = NULL, *r, *next;
+			struct uu_req *r, *next;
 
 			pnext = pf->hnext;
 			for (r = pf->head; r; r = next) {
 				next = r->poll_next;
-				if (r->ring != ring) {
-					prev = r;
+				if (r->ring != ring)
 					continue;
-				}
-				waiter_unlink(pf, r, prev);
+				waiter_unlink(pf, r);
 				r->res = -ECANCELED;
 				r->poll_next = done;
 				done = r;

@@ -353,6 +353,143 @@ static void sc_registered_fd_only(struct dctx *c)
 	drec_int(c, c->be->setup(8, &p), "REGISTERED_FD_ONLY without NO_MMAP");
 }
 
+static int restrict_ring(struct dctx *c, struct tring *r,
+			 const struct io_uring_restriction *res, unsigned int n,
+			 const char *label)
+{
+	int ret = c->be->reg(r->fd, IORING_REGISTER_RESTRICTIONS, (void *)res,
+			     n);
+
+	drec_int(c, ret, "%s: REGISTER_RESTRICTIONS", label);
+	return ret;
+}
+
+static void res_set(struct io_uring_restriction *e, unsigned int opcode,
+		    unsigned int v)
+{
+	memset(e, 0, sizeof(*e));
+	e->opcode = (uint16_t)opcode;
+	e->register_op = (uint8_t)v; /* one byte shared by the union */
+}
+
+static void submit_one_nop(struct dctx *c, struct tring *r, uint8_t flags,
+			   const char *label)
+{
+	struct io_uring_sqe *s = tring_get_sqe(r);
+
+	tring_prep_nop(s, 1);
+	s->flags = flags;
+	drec_int(c, tring_submit(r), "%s: submit", label);
+	dreap(c, r, 1, true, label);
+}
+
+/* IORING_REGISTER_RESTRICTIONS: registration rules and enforcement */
+static void sc_restrictions(struct dctx *c)
+{
+	struct io_uring_restriction res[4];
+	struct io_uring_sqe *s;
+	struct tring r;
+	char buf[8];
+	int fds[1];
+
+	/* only while the ring is disabled */
+	if (dring_flags(c, &r, 8, 0))
+		return;
+	res_set(&res[0], IORING_RESTRICTION_SQE_OP, IORING_OP_NOP);
+	restrict_ring(c, &r, res, 1, "enabled ring");
+	tring_exit(&r);
+
+	if (dring_flags(c, &r, 8, IORING_SETUP_R_DISABLED))
+		return;
+	drec_int(c, c->be->reg(r.fd, IORING_REGISTER_RESTRICTIONS, NULL, 1),
+		 "NULL array");
+	drec_int(c, c->be->reg(r.fd, IORING_REGISTER_RESTRICTIONS,
+			       dunmapped_addr(), 1), "unmapped array");
+	res_set(&res[0], IORING_RESTRICTION_SQE_OP, IORING_OP_NOP);
+	res_set(&res[1], IORING_RESTRICTION_LAST, 0);
+	restrict_ring(c, &r, res, 2, "unknown restriction opcode");
+	res_set(&res[1], IORING_RESTRICTION_SQE_OP, IORING_OP_LAST);
+	restrict_ring(c, &r, res, 2, "SQE op out of range");
+	res_set(&res[1], IORING_RESTRICTION_REGISTER_OP, IORING_REGISTER_LAST);
+	restrict_ring(c, &r, res, 2, "register op out of range");
+	/* failures left nothing behind: a valid set registers now */
+	res_set(&res[0], IORING_RESTRICTION_SQE_OP, IORING_OP_NOP);
+	res_set(&res[1], IORING_RESTRICTION_SQE_OP, IORING_OP_READ);
+	res_set(&res[2], IORING_RESTRICTION_SQE_FLAGS_ALLOWED, IOSQE_IO_LINK);
+	res_set(&res[3], IORING_RESTRICTION_REGISTER_OP,
+		IORING_REGISTER_FILES);
+	restrict_ring(c, &r, res, 4, "valid set");
+	restrict_ring(c, &r, res, 4, "second registration");
+	/* not yet enforced while disabled: PROBE still allowed */
+	{
+		char pb[sizeof(struct io_uring_probe) +
+			4 * sizeof(struct io_uring_probe_op)];
+
+		memset(pb, 0, sizeof(pb));
+		drec_int(c, c->be->reg(r.fd, IORING_REGISTER_PROBE, pb, 4),
+			 "PROBE before ENABLE_RINGS");
+		drec_int(c, c->be->reg(r.fd, IORING_REGISTER_ENABLE_RINGS,
+				       NULL, 0), "ENABLE_RINGS");
+		memset(pb, 0, sizeof(pb));
+		drec_int(c, c->be->reg(r.fd, IORING_REGISTER_PROBE, pb, 4),
+			 "PROBE (not allowed)");
+	}
+	drec_int(c, c->be->reg(r.fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0),
+		 "ENABLE_RINGS (not allowed)");
+	fds[0] = 0;
+	drec_int(c, c->be->reg(r.fd, IORING_REGISTER_FILES, fds, 1),
+		 "REGISTER_FILES (allowed)");
+	drec_int(c, c->be->reg(r.fd, IORING_UNREGISTER_FILES, NULL, 0),
+		 "UNREGISTER_FILES (not allowed)");
+	drec_int(c, c->be->reg(r.fd, IORING_REGISTER_LAST, NULL, 0),
+		 "register opcode out of range");
+	submit_one_nop(c, &r, 0, "NOP");
+	submit_one_nop(c, &r, IOSQE_ASYNC, "NOP with ASYNC (not allowed)");
+	submit_one_nop(c, &r, 0x80, "NOP with an unknown flag");
+	s = tring_get_sqe(&r);
+	tring_prep_rw(s, IORING_OP_WRITE, 1, buf, 0, 0, 2);
+	drec_int(c, tring_submit(&r), "WRITE (not allowed): submit");
+	dreap(c, &r, 1, true, "WRITE (not allowed)");
+	s = tring_get_sqe(&r);
+	tring_prep_rw(s, 250, -1, NULL, 0, 0, 3);
+	drec_int(c, tring_submit(&r), "opcode 250: submit");
+	dreap(c, &r, 1, true, "opcode 250");
+	/* a link of allowed members, and one whose second member is not */
+	s = tring_get_sqe(&r);
+	tring_prep_nop(s, 4);
+	s->flags = IOSQE_IO_LINK;
+	tring_prep_nop(tring_get_sqe(&r), 5);
+	drec_int(c, tring_submit(&r), "linked NOPs: submit");
+	dreap(c, &r, 2, true, "linked NOPs");
+	s = tring_get_sqe(&r);
+	tring_prep_nop(s, 6);
+	s->flags = IOSQE_IO_LINK;
+	s = tring_get_sqe(&r);
+	tring_prep_rw(s, IORING_OP_WRITE, 1, buf, 0, 0, 7);
+	drec_int(c, tring_submit(&r), "NOP -> WRITE: submit");
+	dreap(c, &r, 2, false, "NOP -> WRITE");
+	tring_exit(&r);
+
+	/* required flags; an empty set forbids every SQE */
+	if (dring_flags(c, &r, 8, IORING_SETUP_R_DISABLED))
+		return;
+	res_set(&res[0], IORING_RESTRICTION_SQE_OP, IORING_OP_NOP);
+	res_set(&res[1], IORING_RESTRICTION_SQE_FLAGS_REQUIRED, IOSQE_ASYNC);
+	restrict_ring(c, &r, res, 2, "ASYNC required");
+	c->be->reg(r.fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+	submit_one_nop(c, &r, 0, "NOP without the required ASYNC");
+	submit_one_nop(c, &r, IOSQE_ASYNC, "NOP with ASYNC");
+	submit_one_nop(c, &r, IOSQE_ASYNC | IOSQE_IO_DRAIN,
+		       "NOP with ASYNC and DRAIN (not allowed)");
+	tring_exit(&r);
+	if (dring_flags(c, &r, 8, IORING_SETUP_R_DISABLED))
+		return;
+	restrict_ring(c, &r, res, 0, "empty set");
+	c->be->reg(r.fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+	submit_one_nop(c, &r, 0, "NOP on an empty set");
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "registered_fd_only", sc_registered_fd_only, NULL },
 	{ "ring_fds", sc_ring_fds, NULL },
@@ -360,6 +497,7 @@ static const struct dscenario scenarios[] = {
 	{ "ring_fds_per_thread", sc_ring_fds_per_thread, NULL },
 	{ "register_use_registered", sc_register_use_registered, NULL },
 	{ "single_issuer", sc_single_issuer, NULL },
+	{ "restrictions", sc_restrictions, NULL },
 };
 
 DTEST_MAIN(scenarios)

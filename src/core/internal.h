@@ -126,6 +126,20 @@ struct uu_ring {
 	uint32_t sq_cached_head;
 	bool drain_disabled;     /* a CQE_SKIP_SUCCESS was seen */
 	atomic_bool disabled;    /* R_DISABLED until ENABLE_RINGS */
+	/*
+	 * IORING_REGISTER_RESTRICTIONS: registered while the ring is
+	 * disabled, enforced from ENABLE_RINGS on.  restricted is written
+	 * before the release store that clears disabled, and read after
+	 * the acquire load of disabled that every submission does first.
+	 */
+	struct {
+		uint64_t register_op;      /* bit per IORING_REGISTER_* */
+		uint64_t sqe_op[2];        /* bit per IORING_OP_* */
+		uint8_t sqe_flags_allowed;
+		uint8_t sqe_flags_required;
+		bool registered;
+	} restr;
+	bool restricted;
 	_Atomic pid_t submitter_tid; /* SINGLE_ISSUER owner (0 = none yet) */
 
 	/* ---- completion side (completion_lock) ---- */
@@ -448,6 +462,8 @@ void uu_park_list_add(struct uu_req *req);
 void uu_park_list_del(struct uu_req *req);
 bool uu_iowq_cancel_pending(struct uu_req *req);
 bool uu_poll_cancel_req(struct uu_req *req);
+bool uu_restriction_allows(const struct uu_ring *r, unsigned int opcode,
+			   unsigned int sqe_flags);
 void uu_exec_finish_late(struct uu_req *req); /* after the batch */
 extern __thread struct uu_exec *uu_current_exec;
 

@@ -262,6 +262,79 @@ static int sync_cancel(struct uu_ring *r, void *arg)
 	}
 }
 
+_Static_assert(IORING_REGISTER_LAST <= 64, "register_op bitmap");
+_Static_assert(IORING_OP_LAST <= 128, "sqe_op bitmap");
+
+/* io_check_restriction: may this SQE be submitted on a restricted ring? */
+bool uu_restriction_allows(const struct uu_ring *r, unsigned int opcode,
+			   unsigned int sqe_flags)
+{
+	unsigned int required = r->restr.sqe_flags_required;
+
+	if (!(r->restr.sqe_op[opcode / 64] & (1ull << (opcode % 64))))
+		return false;
+	if ((sqe_flags & required) != required)
+		return false;
+	return !(sqe_flags & ~(r->restr.sqe_flags_allowed | required));
+}
+
+/*
+ * IORING_REGISTER_RESTRICTIONS: only on a ring still disabled
+ * (R_DISABLED), only once; any bad entry leaves the ring unrestricted
+ * and free to register again.
+ */
+static int register_restrictions(struct uu_ring *r, const void *arg,
+				 unsigned int nr_args)
+{
+	struct io_uring_restriction all[IORING_RESTRICTION_LAST +
+					IORING_REGISTER_LAST + IORING_OP_LAST];
+	unsigned int i;
+	int ret;
+
+	if (!atomic_load(&r->disabled))
+		return -EBADFD;
+	if (r->restr.registered)
+		return -EBUSY;
+	if (!arg || nr_args > sizeof(all) / sizeof(all[0]))
+		return -EINVAL;
+	/* the whole array is copied first: a fault anywhere is -EFAULT */
+	ret = uu_copy_from_user(all, arg, nr_args * sizeof(all[0]));
+	if (ret)
+		return ret;
+	for (i = 0; i < nr_args && !ret; i++) {
+		const struct io_uring_restriction res = all[i];
+
+		switch (res.opcode) {
+		case IORING_RESTRICTION_REGISTER_OP:
+			if (res.register_op >= IORING_REGISTER_LAST)
+				ret = -EINVAL;
+			else
+				r->restr.register_op |= 1ull << res.register_op;
+			break;
+		case IORING_RESTRICTION_SQE_OP:
+			if (res.sqe_op >= IORING_OP_LAST)
+				ret = -EINVAL;
+			else
+				r->restr.sqe_op[res.sqe_op / 64] |=
+					1ull << (res.sqe_op % 64);
+			break;
+		case IORING_RESTRICTION_SQE_FLAGS_ALLOWED:
+			r->restr.sqe_flags_allowed = res.sqe_flags;
+			break;
+		case IORING_RESTRICTION_SQE_FLAGS_REQUIRED:
+			r->restr.sqe_flags_required = res.sqe_flags;
+			break;
+		default:
+			ret = -EINVAL;
+		}
+	}
+	if (ret)
+		memset(&r->restr, 0, sizeof(r->restr));
+	else
+		r->restr.registered = true;
+	return ret;
+}
+
 static int enable_rings(struct uu_ring *r)
 {
 	if (!atomic_load(&r->disabled))
@@ -269,6 +342,10 @@ static int enable_rings(struct uu_ring *r)
 	if ((r->setup_flags & IORING_SETUP_SINGLE_ISSUER) &&
 	    !atomic_load(&r->submitter_tid))
 		atomic_store(&r->submitter_tid, uu_gettid());
+	if (r->restr.registered)
+		r->restricted = true;
+	/* publishes restricted: pairs with the acquire load of disabled
+	 * before every submission */
 	atomic_store_explicit(&r->disabled, false, memory_order_release);
 	return 0;
 }
@@ -280,7 +357,11 @@ int uu_do_register(struct uu_ring *r, unsigned int opcode, void *arg,
 
 	if (owner && owner != uu_gettid())
 		return -EEXIST;
+	if (r->restricted && !(r->restr.register_op & (1ull << opcode)))
+		return -EACCES;
 	switch (opcode) {
+	case IORING_REGISTER_RESTRICTIONS:
+		return register_restrictions(r, arg, nr_args);
 	case IORING_REGISTER_PROBE:
 		if (!arg || nr_args > 256)
 			return -EINVAL;

@@ -69,6 +69,9 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 			req->flags |= UU_REQ_DRAIN;
 		}
 	}
+	if (unlikely(r->restricted) && !uu_restriction_allows(r, req->opcode,
+							       sqe_flags))
+		return -EACCES;
 	if (!def->ioprio && sqe->ioprio)
 		return -EINVAL;
 	if (def->needs_file)

@@ -774,6 +774,130 @@ static long body_workers(struct dctx *c, void *arg)
 }
 ISOLATED(sc_workers, body_workers)
 
+/* ---- IORING_REGISTER_IOWQ_AFF ---- */
+
+/* Cpus_allowed_list of the threads named name, joined ("1", "1,1", ...) */
+static void thread_cpus(const char *name, char *out, size_t len)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	out[0] = 0;
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char path[300], comm[32] = "", line[256];
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+		if (strcmp(comm, name))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status",
+			 e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			char *v;
+
+			if (strncmp(line, "Cpus_allowed_list:", 18))
+				continue;
+			v = line + 18;
+			v += strspn(v, " \t");
+			v[strcspn(v, "\n")] = 0;
+			if (out[0])
+				strncat(out, ",", len - strlen(out) - 1);
+			strncat(out, v, len - strlen(out) - 1);
+		}
+		fclose(f);
+	}
+	closedir(d);
+}
+
+struct aff_arg {
+	struct dctx *c;
+	int fd;
+	long aff, maxw;
+	uint32_t vals[2];
+};
+
+static void *aff_thread(void *p)
+{
+	struct aff_arg *a = p;
+	unsigned long m = 1;
+
+	a->aff = a->c->be->reg(a->fd, IORING_REGISTER_IOWQ_AFF, &m, sizeof(m));
+	a->maxw = a->c->be->reg(a->fd, IORING_REGISTER_IOWQ_MAX_WORKERS,
+				a->vals, 2);
+	return NULL;
+}
+
+static long body_iowq_aff(struct dctx *c, void *arg)
+{
+	unsigned long m, big[2] = { 2, ~0ul };
+	struct aff_arg a = { .c = c, .vals = { 0, 0 } };
+	char name[32], cpus[256];
+	struct tring r;
+	pthread_t th;
+	int fd;
+
+	(void)arg;
+	if (sysconf(_SC_NPROCESSORS_CONF) < 2 || dring_flags(c, &r, 8, 0))
+		return 0;
+	fd = r.fd;
+	drec_int(c, c->be->reg(fd, IORING_REGISTER_IOWQ_AFF, NULL, 8),
+		 "IOWQ_AFF NULL mask");
+	drec_int(c, c->be->reg(fd, IORING_REGISTER_IOWQ_AFF, &m, 0),
+		 "IOWQ_AFF length 0");
+	drec_int(c, c->be->reg(fd, IORING_REGISTER_IOWQ_AFF, dunmapped_addr(),
+			       8), "IOWQ_AFF unmapped mask");
+	drec_int(c, c->be->reg(fd, IORING_UNREGISTER_IOWQ_AFF, &m, 0),
+		 "UNREGISTER_IOWQ_AFF with a mask");
+	drec_int(c, c->be->reg(fd, IORING_UNREGISTER_IOWQ_AFF, NULL, 1),
+		 "UNREGISTER_IOWQ_AFF with nr_args 1");
+	m = 0;
+	drec_int(c, c->be->reg(fd, IORING_REGISTER_IOWQ_AFF, &m, sizeof(m)),
+		 "IOWQ_AFF empty mask");
+	drec_int(c, c->be->reg(fd, IORING_UNREGISTER_IOWQ_AFF, NULL, 0),
+		 "UNREGISTER_IOWQ_AFF");
+	/* a thread that never set up or submitted has no io-wq yet */
+	a.fd = fd;
+	pthread_create(&th, NULL, aff_thread, &a);
+	pthread_join(th, NULL);
+	drec_int(c, a.aff, "IOWQ_AFF from a thread without a ring");
+	drec_int(c, a.maxw, "IOWQ_MAX_WORKERS from that thread");
+	drec_int(c, a.vals[0], "  its bounded limit");
+	drec_int(c, a.vals[1], "  its unbounded limit");
+	/* the mask is cut to the possible CPUs: CPU 1 plus bits beyond */
+	drec_int(c, c->be->reg(fd, IORING_REGISTER_IOWQ_AFF, big, sizeof(big)),
+		 "IOWQ_AFF CPU 1 and bits beyond the possible CPUs");
+	nop(&r, 1, false, IOSQE_ASYNC);
+	one(c, &r, "ASYNC NOP");
+	snprintf(name, sizeof(name), "iou-wrk-%d", gettid());
+	thread_cpus(name, cpus, sizeof(cpus));
+	drec_int(c, !strcmp(cpus, "1"), "the worker runs on CPU 1 only");
+	/* a running worker keeps its CPUs: the mask is for new workers */
+	m = 1;
+	drec_int(c, c->be->reg(fd, IORING_REGISTER_IOWQ_AFF, &m, sizeof(m)),
+		 "IOWQ_AFF CPU 0");
+	nop(&r, 2, false, IOSQE_ASYNC);
+	one(c, &r, "ASYNC NOP on the idle worker");
+	thread_cpus(name, cpus, sizeof(cpus));
+	drec_int(c, !strcmp(cpus, "1"), "the idle worker still on CPU 1");
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_iowq_aff, body_iowq_aff)
+
 static const struct dscenario scenarios[] = {
 	{ "async_ops", sc_ops, NULL },
 	{ "async_batch", sc_batch, NULL },
@@ -783,6 +907,7 @@ static const struct dscenario scenarios[] = {
 	{ "async_writes_one_file", sc_one_file, NULL },
 	{ "async_iovec_stable", sc_stable, NULL },
 	{ "async_worker_threads", sc_workers, NULL },
+	{ "iowq_affinity", sc_iowq_aff, NULL },
 };
 
 DTEST_MAIN(scenarios)

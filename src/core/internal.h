@@ -7,6 +7,7 @@
 #define UURING_INTERNAL_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -509,6 +510,10 @@ void uu_iowq_enqueue_list(struct uu_req *list);
 void uu_iowq_blocking(bool begin);
 bool uu_aio_submit(struct uu_req *req, bool is_write);
 void uu_iowq_max_workers(struct uu_ring *ring, uint32_t vals[2]);
+struct uu_iowq *uu_iowq_of_caller(struct uu_ring *ring);
+struct uu_iowq *uu_iowq_current(struct uu_ring *ring);
+void uu_iowq_set_affinity(struct uu_iowq *wq, const cpu_set_t *mask);
+struct uu_iowq *uu_sqd_iowq(struct uu_sqd *sqd);
 void uu_req_run_batch_in_worker(struct uu_req *list);
 void uu_iowq_put(struct uu_iowq *wq);
 extern __thread bool uu_engine_thread;

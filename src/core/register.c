@@ -335,6 +335,60 @@ static int register_restrictions(struct uu_ring *r, const void *arg,
 	return ret;
 }
 
+/*
+ * IORING_REGISTER_IOWQ_AFF: arg is a CPU mask of nr_args bytes, cut to
+ * the kernel's cpumask size; CPUs beyond the possible ones are ignored
+ * (the kernel compares nr_cpu_ids bits only).  A mask with a possible
+ * CPU outside the caller's cpuset is -EINVAL there: here the affinity of
+ * the workers then simply fails to narrow (documented).
+ */
+static int register_iowq_aff(struct uu_ring *r, unsigned int opcode,
+			     void *arg, unsigned int nr_args)
+{
+	static long possible;
+	unsigned long bits[1024 / (8 * sizeof(long))];
+	struct uu_iowq *wq;
+	cpu_set_t set;
+	size_t len;
+	int ret;
+
+	if (opcode == IORING_UNREGISTER_IOWQ_AFF) {
+		if (arg || nr_args)
+			return -EINVAL;
+	} else if (!arg || !nr_args) {
+		return -EINVAL;
+	}
+	if (!possible)
+		possible = sysconf(_SC_NPROCESSORS_CONF);
+	if (arg) {
+		/* cpumask_size(): whole longs covering the possible CPUs */
+		len = ((size_t)possible + 8 * sizeof(long) - 1) /
+		      (8 * sizeof(long)) * sizeof(long);
+		if (len > sizeof(bits))
+			len = sizeof(bits);
+		if (nr_args < len)
+			len = nr_args;
+		memset(bits, 0, sizeof(bits));
+		ret = uu_copy_from_user(bits, arg, len);
+		if (ret)
+			return ret;
+	}
+	wq = uu_iowq_of_caller(r);
+	if (!wq)
+		return -EINVAL;
+	if (!arg) {
+		uu_iowq_set_affinity(wq, NULL);
+		return 0;
+	}
+	CPU_ZERO(&set);
+	for (long cpu = 0; cpu < possible && cpu < CPU_SETSIZE; cpu++)
+		if (bits[cpu / (8 * sizeof(long))] &
+		    (1ul << (cpu % (8 * sizeof(long)))))
+			CPU_SET(cpu, &set);
+	uu_iowq_set_affinity(wq, &set);
+	return 0;
+}
+
 static int enable_rings(struct uu_ring *r)
 {
 	if (!atomic_load(&r->disabled))
@@ -425,6 +479,9 @@ int uu_do_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		uu_iowq_max_workers(r, vals);
 		return uu_copy_to_user(arg, vals, sizeof(vals));
 	}
+	case IORING_REGISTER_IOWQ_AFF:
+	case IORING_UNREGISTER_IOWQ_AFF:
+		return register_iowq_aff(r, opcode, arg, nr_args);
 	case IORING_REGISTER_CLOCK: {
 		struct io_uring_clock_register cr;
 		int ret;

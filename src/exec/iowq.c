@@ -56,6 +56,10 @@ struct uu_iowq {
 	atomic_bool exiting;      /* the owner thread is gone */
 	pid_t owner_tid;
 	struct uu_wq_acct acct[2]; /* [0] bounded, [1] unbounded */
+	/* IORING_REGISTER_IOWQ_AFF: CPUs of workers created from now on */
+	pthread_mutex_t aff_lock;
+	bool aff_set;
+	cpu_set_t aff;
 };
 
 static __thread struct uu_iowq *thread_wq;
@@ -153,6 +157,7 @@ static struct uu_iowq *current_wq(struct uu_ring *ring)
 		return NULL;
 	atomic_init(&wq->refs, 1);
 	wq->owner_tid = uu_gettid();
+	pthread_mutex_init(&wq->aff_lock, NULL);
 	for (int i = 0; i < 2; i++) {
 		pthread_mutex_init(&wq->acct[i].lock, NULL);
 		pthread_mutex_init(&wq->acct[i].workers_lock, NULL);
@@ -320,6 +325,7 @@ static int create_worker(struct uu_wq_acct *a)
 	pthread_attr_t attr;
 	sigset_t all, old;
 	pthread_t th;
+	bool aff;
 	int ret;
 
 	if (!w)
@@ -329,10 +335,25 @@ static int create_worker(struct uu_wq_acct *a)
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
+	pthread_mutex_lock(&a->wq->aff_lock);
+	aff = a->wq->aff_set;
+	if (aff)
+		pthread_attr_setaffinity_np(&attr, sizeof(a->wq->aff),
+					    &a->wq->aff);
+	pthread_mutex_unlock(&a->wq->aff_lock);
 	/* T8: engine threads never take the application's signals */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	ret = pthread_create(&th, &attr, worker_main, w);
+	if (ret == EINVAL && aff) {
+		/* CPUs the cpuset does not allow: the kernel's worker keeps
+		 * its inherited affinity when setting the mask fails */
+		pthread_attr_destroy(&attr);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&attr, 256 * 1024);
+		ret = pthread_create(&th, &attr, worker_main, w);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (ret) {
@@ -469,7 +490,7 @@ static void activate_more(struct uu_wq_acct *a)
 void uu_iowq_max_workers(struct uu_ring *ring, uint32_t vals[2])
 {
 	/* the kernel's task gets its io-wq with its io_uring context */
-	struct uu_iowq *wq = uu_engine_thread ? thread_wq : current_wq(ring);
+	struct uu_iowq *wq = uu_iowq_of_caller(ring);
 	struct rlimit rl;
 	uint32_t lim = UINT32_MAX;
 
@@ -490,6 +511,44 @@ void uu_iowq_max_workers(struct uu_ring *ring, uint32_t vals[2])
 		pthread_mutex_unlock(&a->workers_lock);
 		vals[i] = old;
 	}
+}
+
+/*
+ * The pool IORING_REGISTER_IOWQ_AFF and IOWQ_MAX_WORKERS act on: the
+ * calling thread's, as the kernel's (current->io_uring), which exists
+ * once the thread set up or submitted to a ring; NULL otherwise.
+ */
+struct uu_iowq *uu_iowq_of_caller(struct uu_ring *ring)
+{
+	if (ring->sqd)
+		return uu_sqd_iowq(ring->sqd);
+	if (uu_engine_thread)
+		return thread_wq;
+	if (!uu_thread_has_tctx)
+		return NULL;
+	return current_wq(ring);
+}
+
+/* The calling thread's pool, created now if needed (the SQPOLL thread). */
+struct uu_iowq *uu_iowq_current(struct uu_ring *ring)
+{
+	return current_wq(ring);
+}
+
+/*
+ * IORING_REGISTER_IOWQ_AFF (mask) and UNREGISTER_IOWQ_AFF (NULL): the
+ * CPUs of the workers created from now on; running workers keep theirs,
+ * as the kernel's (it applies the mask when it creates a worker).
+ */
+void uu_iowq_set_affinity(struct uu_iowq *wq, const cpu_set_t *mask)
+{
+	pthread_mutex_lock(&wq->aff_lock);
+	/* an empty mask is accepted; the kernel's workers then keep the
+	 * affinity they inherit (setting an empty one fails) */
+	wq->aff_set = mask && CPU_COUNT(mask) > 0;
+	if (mask)
+		wq->aff = *mask;
+	pthread_mutex_unlock(&wq->aff_lock);
 }
 
 /* The pool for req (the calling thread's), with a reference in req->wq. */

@@ -51,6 +51,9 @@ struct uu_sqd {
 	int cpu;                     /* -1: unpinned */
 	pid_t tgid;
 	unsigned int tw_cap;
+	/* the thread's io-wq pool (IOWQ_AFF/MAX_WORKERS act on it), set
+	 * by the thread at start (release; acquire in uu_sqd_iowq) */
+	struct uu_iowq *_Atomic wq;
 };
 
 static long futex(_Atomic uint32_t *uaddr, int op, uint32_t val,
@@ -65,6 +68,24 @@ static int64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/*
+ * The SQPOLL thread's io-wq pool: the kernel's SQPOLL task has its
+ * io_uring context from creation on, so a register right after setup
+ * waits for the thread to publish it.  NULL if the thread is gone.
+ */
+struct uu_iowq *uu_sqd_iowq(struct uu_sqd *sqd)
+{
+	struct uu_iowq *wq;
+
+	for (int i = 0; i < 100000; i++) {
+		wq = atomic_load_explicit(&sqd->wq, memory_order_acquire);
+		if (wq || atomic_load(&sqd->dead) || atomic_load(&sqd->stop))
+			return wq;
+		sched_yield();
+	}
+	return NULL;
 }
 
 void uu_sqd_wake(struct uu_sqd *sqd)
@@ -165,6 +186,11 @@ static void *sqpoll_main(void *arg)
 		CPU_SET(sqd->cpu, &set);
 		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	}
+	pthread_mutex_lock(&sqd->lock);
+	if (sqd->nr)
+		atomic_store_explicit(&sqd->wq, uu_iowq_current(sqd->rings[0]),
+				      memory_order_release);
+	pthread_mutex_unlock(&sqd->lock);
 	idle_until = now_ns() + sqd->idle_ns;
 	while (!atomic_load_explicit(&sqd->stop, memory_order_acquire)) {
 		uint32_t seq;

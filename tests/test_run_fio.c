@@ -11,8 +11,9 @@
  *
  * 16 jobs of 4 MiB each, run one after another (stonewall) by one fio
  * process; every job must end with error 0 and must have read its data
- * back.  Four more jobs add verify_backlog + fsync, iodepth 128, and
- * registered buffers and files (fixedbufs, registerfiles).
+ * back.  Six more jobs add verify_backlog + fsync, iodepth 128,
+ * registered buffers and files (fixedbufs, registerfiles), and SQPOLL
+ * rings (sqthread_poll, with and without registerfiles).
  * Control: the same fio with the EPERM filter alone must fail.
  * Skipped when fio is not installed.
  */
@@ -57,7 +58,14 @@ static int write_jobs(const char *path, const char *dir)
 		"fixedbufs=1\nregisterfiles=1\n");
 	fprintf(f, "[randwrite-md5-qd32-direct0-fixedbufs]\nrw=randwrite\n"
 		"verify=md5\niodepth=32\nfixedbufs=1\n");
-	n += 4;
+	/* SQPOLL rings: fio's sqthread_poll (SQ_WAKEUP when the thread
+	 * sleeps), with plain and registered files */
+	fprintf(f, "[randrw-crc32c-qd32-direct0-sqpoll]\nrw=randrw\n"
+		"verify=crc32c\niodepth=32\nsqthread_poll=1\n");
+	fprintf(f, "[randwrite-md5-qd32-direct1-sqpoll-registerfiles]\n"
+		"rw=randwrite\nverify=md5\niodepth=32\ndirect=1\n"
+		"sqthread_poll=1\nregisterfiles=1\n");
+	n += 6;
 	fclose(f);
 	return n;
 }

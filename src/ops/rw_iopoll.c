@@ -160,9 +160,9 @@ static bool blocks_aligned(const struct uu_req *req, int64_t pos,
  */
 static bool read_hits_device(int fd, const struct stat *st, int64_t pos)
 {
-	struct {
+	union { /* a fiemap with room for one extent */
 		struct fiemap fm;
-		struct fiemap_extent ext[1];
+		char room[sizeof(struct fiemap) + sizeof(struct fiemap_extent)];
 	} q;
 	const struct fiemap_extent *e = &q.fm.fm_extents[0];
 

@@ -14,12 +14,6 @@
 
 #include "dtest.h"
 
-/*
- * Flags uuring refuses with -EINVAL for now (documented divergence): the
- * kernel's result for them is not compared.
- */
-#define UU_REFUSED (IORING_SETUP_IOPOLL | IORING_SETUP_HYBRID_IOPOLL)
-
 /* setup + close; returns the fd (already closed) or -errno */
 static int try_setup(struct dctx *c, unsigned int entries,
 		     struct io_uring_params *p)
@@ -52,21 +46,12 @@ static void sc_flag_bits(struct dctx *c)
 	for (b = 0; b < 32; b++) {
 		struct io_uring_params p;
 		char what[48];
-		int ret;
 
 		memset(&p, 0, sizeof(p));
 		p.flags = 1U << b;
 		if (p.flags & IORING_SETUP_CQSIZE)
 			p.cq_entries = 8;
 		snprintf(what, sizeof(what), "bit %u", b);
-		if (p.flags & UU_REFUSED) {
-			/* divergence by design: uuring refuses these */
-			ret = try_setup(c, 4, &p);
-			if (!c->is_kernel && c->be->kind == BACKEND_UURING)
-				dcheck(c, ret == -EINVAL,
-				       "%s: refused flag gave %d", what, ret);
-			continue;
-		}
 		/* NO_MMAP with user_addr 0: -EFAULT on the kernel */
 		rec_setup(c, 4, &p, what);
 	}

@@ -78,7 +78,11 @@ UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 
 		if (min_complete > r->cq_entries)
 			min_complete = r->cq_entries;
-		ret2 = uu_cq_wait(r, min_complete, flags, argp, argsz);
+		if (r->syscall_iopoll) /* reap, never wait (core/iopoll.c) */
+			ret2 = uu_iopoll_check(r, min_complete, flags, argp,
+					       argsz);
+		else
+			ret2 = uu_cq_wait(r, min_complete, flags, argp, argsz);
 		if (!ret) {
 			ret = ret2;
 			/* the app has been told; it must handle the loss */

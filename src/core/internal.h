@@ -40,7 +40,8 @@
 	 IORING_SETUP_NO_SQARRAY | IORING_SETUP_CQE_MIXED |                  \
 	 IORING_SETUP_REGISTERED_FD_ONLY | IORING_SETUP_COOP_TASKRUN |          \
 	 IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_DEFER_TASKRUN |              \
-	 IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF | IORING_SETUP_ATTACH_WQ)
+	 IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF | IORING_SETUP_ATTACH_WQ |  \
+	 IORING_SETUP_IOPOLL | IORING_SETUP_HYBRID_IOPOLL)
 
 /*
  * Features advertised: each one has a test of its semantics in tests/.
@@ -191,6 +192,14 @@ struct uu_ring {
 	bool evfd_async;
 	uint32_t evfd_last_tail;       /* completion_lock */
 
+	/* ---- IOPOLL without SQPOLL (core/iopoll.c) ---- */
+	bool syscall_iopoll;           /* completions are reaped by enter */
+	pthread_mutex_t iopoll_lock;   /* the list and iopoll_dead */
+	struct uu_req *iopoll_head, *iopoll_tail; /* issued, in issue order */
+	bool iopoll_dead;              /* no fd left: finish at completion */
+	_Atomic uint32_t iopoll_seq;   /* futex: bumped by each completion */
+	atomic_uint iopoll_sleepers;   /* reapers waiting on iopoll_seq */
+
 	/* ---- SQPOLL (exec/sqpoll.c) ---- */
 	struct uu_sqd *sqd;
 	_Atomic uint32_t sq_space_seq; /* futex: SQ_WAIT sleepers */
@@ -268,6 +277,9 @@ struct uu_req {
 	bool wq_unbound;          /* io-wq class */
 	pid_t submit_tid;         /* the submitting thread (signals, T9) */
 	struct uu_req *late_next; /* exec's list of reqs finished late */
+	struct uu_req *iopoll_next; /* ring's IOPOLL list (iopoll_lock) */
+	bool iopoll_listed;       /* on that list: enter reaps it */
+	atomic_bool iopoll_done;  /* res is final (release/acquire) */
 	struct uu_ring *ring;
 	unsigned int flags;       /* UU_REQ_* */
 	uint8_t opcode;
@@ -370,6 +382,8 @@ struct uu_opdef {
 	bool buffer_select;   /* IOSQE_BUFFER_SELECT allowed */
 	bool rw_state;        /* uses req->rw (inline iovec fix-up on copy) */
 	bool quick;           /* never blocks: io-wq runs these in batches */
+	bool iopoll;          /* allowed on an IOPOLL ring (else -EINVAL) */
+	bool iopoll_queue;    /* on an IOPOLL ring, completes by reaping */
 	bool errors_keep_links; /* an error of the op itself does not fail
 				 * the link chain (the kernel's op does not
 				 * req_set_fail); a bad file (-EBADF) does */
@@ -420,6 +434,8 @@ int uu_read_issue(struct uu_req *req, unsigned int issue_flags);
 int uu_write_issue(struct uu_req *req, unsigned int issue_flags);
 void uu_rw_cleanup(struct uu_req *req);
 void uu_rw_forget_fd(int fd); /* an fd number was closed */
+int uu_rw_iopoll_issue(struct uu_req *req, bool is_write,
+		       unsigned int issue_flags); /* ops/rw_iopoll.c */
 int uu_fsync_prep(struct uu_req *req);
 int uu_fsync_issue(struct uu_req *req, unsigned int issue_flags);
 int uu_poll_add_prep(struct uu_req *req);
@@ -502,6 +518,17 @@ void uu_req_queue_head(struct uu_exec *s, struct uu_req *req, bool heap);
 void uu_req_finish_async(struct uu_req *req);
 void uu_req_run_in_worker(struct uu_req *req);
 unsigned int uu_tw_run_deferred(struct uu_ring *ring, unsigned int max);
+/* completes reaped IOPOLL requests (iopoll_next list) in one context */
+void uu_req_complete_reaped(struct uu_ring *ring, struct uu_req *list);
+
+/* ---- IOPOLL (core/iopoll.c) ---- */
+void uu_iopoll_add(struct uu_req *req);
+/* an IOPOLL request's result is final; true if it was taken (on the
+ * list), false if the caller must finish it */
+bool uu_iopoll_complete(struct uu_req *req);
+int uu_iopoll_check(struct uu_ring *ring, unsigned int min_complete,
+		    unsigned int flags, const void *argp, size_t argsz);
+void uu_iopoll_ring_dead(struct uu_ring *ring);
 
 /* ---- io-wq (exec/iowq.c) ---- */
 struct uu_iowq;

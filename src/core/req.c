@@ -305,6 +305,13 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 		req->parked_on = park_place(how);
 		pthread_mutex_unlock(&r->park_lock);
 	}
+	/* IOPOLL: enter(GETEVENTS) reaps it (core/iopoll.c); listed before
+	 * AIO or io-wq can finish it */
+	if (unlikely(r->syscall_iopoll) && !req->iopoll_listed &&
+	    uu_opdefs[req->opcode].iopoll_queue &&
+	    (how == UU_ISSUE_PARK_AIO_READ || how == UU_ISSUE_PARK_AIO_WRITE ||
+	     how == UU_ISSUE_PUNT || how == UU_ISSUE_PUNT_UNBOUND))
+		uu_iopoll_add(req);
 	/* a LINK_TIMEOUT guards this request from now on */
 	if ((req->flags & UU_REQ_ARM_LTIMEOUT) && req->link &&
 	    req->link->opcode == IORING_OP_LINK_TIMEOUT) {
@@ -647,6 +654,8 @@ static void defer_push(struct uu_req *req)
 
 void uu_req_finish_async(struct uu_req *req)
 {
+	if (req->iopoll_listed && uu_iopoll_complete(req))
+		return; /* the application's GETEVENTS reaps it */
 	if (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN) {
 		defer_push(req);
 		return;
@@ -665,6 +674,29 @@ void uu_req_finish_async(struct uu_req *req)
 		return;
 	}
 	finish_now(req, false);
+}
+
+/*
+ * IOPOLL: requests reaped by enter(GETEVENTS) (core/iopoll.c), completed
+ * in one context, so their CQEs go out in one commit and their chains
+ * continue after them, as io_do_iopoll flushes its batch.  The kernel's
+ * polled completion records an error or a short count as the result only
+ * (io_complete_rw_iopoll does not req_set_fail): the chain goes on.
+ */
+void uu_req_complete_reaped(struct uu_ring *r, struct uu_req *list)
+{
+	struct uu_exec s;
+	struct uu_req *req, *next;
+
+	uu_exec_init(&s, r, true);
+	for (req = list; req; req = next) {
+		next = req->iopoll_next;
+		req->iopoll_next = NULL;
+		req->flags &= ~UU_REQ_SHORT;
+		req->flags |= UU_REQ_RES_NOFAIL;
+		finish_parked(&s, req);
+	}
+	uu_exec_end(&s);
 }
 
 /* Runs up to max deferred items in the submitter; returns how many. */
@@ -716,8 +748,10 @@ void uu_req_run_batch_in_worker(struct uu_req *list)
 
 		next = req->wq_next;
 		req->wq_next = NULL;
-		if ((r->setup_flags & IORING_SETUP_DEFER_TASKRUN) || r->sqd) {
-			/* completions belong to the submitter / SQPOLL thread */
+		if ((r->setup_flags & IORING_SETUP_DEFER_TASKRUN) || r->sqd ||
+		    r->syscall_iopoll) {
+			/* completions belong to the submitter / SQPOLL thread
+			 * (IOPOLL: to the enter that reaps them) */
 			uu_req_run_in_worker(req);
 			continue;
 		}

@@ -51,7 +51,7 @@ static int sanitise_flags(unsigned int flags)
 		return -EINVAL;
 	/*
 	 * Valid for the kernel, but their machinery (SQPOLL, io-wq sharing,
-	 * task_work modes, IOPOLL, mixed CQEs, fd-less rings) is not built
+	 * task_work modes, mixed CQEs, fd-less rings) is not built
 	 * yet: refused like a kernel that predates them.
 	 */
 	if (flags & ~UU_SETUP_SUPPORTED)

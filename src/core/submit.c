@@ -35,6 +35,7 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 	 * cancel must see "not on a file" (-EALREADY), not a stale pointer */
 	req->pf = NULL;
 	req->on_park_list = false;
+	req->iopoll_listed = false;
 	req->submit_tid = uu_gettid();
 	if (sqe_flags & IOSQE_IO_LINK)
 		req->flags |= UU_REQ_LINK;
@@ -73,6 +74,8 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 							       sqe_flags))
 		return -EACCES;
 	if (!def->ioprio && sqe->ioprio)
+		return -EINVAL;
+	if (unlikely(r->setup_flags & IORING_SETUP_IOPOLL) && !def->iopoll)
 		return -EINVAL;
 	if (def->needs_file)
 		req->fd = sqe->fd;

@@ -320,6 +320,8 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF; /* no registered files yet */
+	if (unlikely(req->ring->setup_flags & IORING_SETUP_IOPOLL))
+		return uu_rw_iopoll_issue(req, is_write, issue_flags);
 	if (req->rw.rw_flags & ~UU_RWF_SUPPORTED)
 		return -EOPNOTSUPP; /* kiocb_set_rw_flags */
 	if (req->rw.rw_flags & RWF_HIPRI)

@@ -270,6 +270,7 @@ static void check_last_close(struct uu_ring *r)
 			ring_kill_locked(r, pp);
 			pthread_mutex_unlock(&live_lock);
 			uu_poll_cancel_ring(r); /* polls would wait forever */
+			uu_iopoll_ring_dead(r); /* nobody will reap */
 			uu_sqpoll_detach(r);
 			uu_ring_put(r); /* the registry's reference */
 			return;
@@ -314,6 +315,7 @@ void uu_registry_sweep(void)
 	pthread_mutex_unlock(&live_lock);
 	while (nr) {
 		uu_poll_cancel_ring(dead[--nr]);
+		uu_iopoll_ring_dead(dead[nr]);
 		uu_sqpoll_detach(dead[nr]);
 		uu_ring_put(dead[nr]);
 	}

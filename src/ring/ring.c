@@ -229,6 +229,9 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 	pthread_mutex_init(&r->drain_lock, NULL);
 	pthread_mutex_init(&r->park_lock, NULL);
 	pthread_mutex_init(&r->files_lock, NULL);
+	pthread_mutex_init(&r->iopoll_lock, NULL);
+	r->syscall_iopoll = (p->flags & IORING_SETUP_IOPOLL) &&
+			    !(p->flags & IORING_SETUP_SQPOLL);
 	atomic_store(&r->evfd, -1);
 	r->clockid = CLOCK_MONOTONIC;
 	uu_mpscq_init(&r->defer_tw);
@@ -274,6 +277,7 @@ void uu_ring_free(struct uu_ring *r)
 	pthread_mutex_destroy(&r->drain_lock);
 	pthread_mutex_destroy(&r->park_lock);
 	pthread_mutex_destroy(&r->files_lock);
+	pthread_mutex_destroy(&r->iopoll_lock);
 	uu_ring_recycle(r);
 }
 

@@ -49,7 +49,7 @@ static bool file_matches(struct uu_req *req, const struct uu_cancel_match *m)
 {
 	struct stat st;
 
-	if (req->opcode == IORING_OP_POLL_ADD && !req->fd_owned)
+	if (req->opcode == IORING_OP_POLL_ADD && req->fd < 0)
 		return req->poll.dev == m->dev && req->poll.ino == m->ino;
 	if (!uu_opdefs[req->opcode].needs_file || req->fd < 0 || fstat(req->fd, &st))
 		return false;
@@ -95,14 +95,20 @@ bool uu_cancel_still_parked(struct uu_ring *r, const struct uu_cancel_match *m)
 	return found;
 }
 
-/* With park_lock held.  0: removed (caller finishes it), -EALREADY. */
+/* With park_lock held.  0: removed (caller finishes it), 1: cancelled,
+ * the thread arming it finishes it, -EALREADY. */
 static int try_remove(struct uu_req *req)
 {
 	switch (req->parked_on) {
 	case UU_PARKED_POLL:
-		if (uu_poll_cancel_req(req))
+		switch (uu_poll_cancel_req(req)) {
+		case UU_POLL_CANCEL_REMOVED:
 			return 0;
-		return -EALREADY; /* the poller is completing it */
+		case UU_POLL_CANCEL_DEFERRED:
+			return 1;
+		default:
+			return -EALREADY; /* the poller is completing it */
+		}
 	case UU_PARKED_IOWQ:
 		if (uu_iowq_cancel_pending(req))
 			return 0;
@@ -120,6 +126,7 @@ int uu_cancel_req(struct uu_req *target)
 
 	pthread_mutex_lock(&r->park_lock);
 	ret = try_remove(target);
+	/* (not when deferred: the arming thread owns target's flags now) */
 	if (!ret)
 		target->flags |= UU_REQ_CANCELED;
 	pthread_mutex_unlock(&r->park_lock);
@@ -127,7 +134,7 @@ int uu_cancel_req(struct uu_req *target)
 		target->res = -ECANCELED;
 		uu_exec_finish_late(target);
 	}
-	return ret;
+	return ret > 0 ? 0 : ret;
 }
 
 int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
@@ -141,11 +148,15 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 		if (req->parked_on == UU_PARKED_TIMEOUT || !matches(req, m))
 			continue;
 		ret = try_remove(req);
-		req->flags |= UU_REQ_CANCELED;
+		/* (not when deferred: the arming thread owns its flags) */
+		if (ret <= 0)
+			req->flags |= UU_REQ_CANCELED;
 		if (!ret) {
 			req->late_next = done;
 			done = req;
 		}
+		if (ret > 0)
+			ret = 0; /* completed by the thread arming it */
 		nr++;
 		if (!all)
 			break;

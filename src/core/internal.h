@@ -86,6 +86,10 @@ struct uu_waiter {
 	int efd;               /* this thread's wake eventfd */
 	atomic_bool woken;     /* a poster has signalled efd */
 	bool any_new;          /* min_wait expired: any new CQE wakes */
+	unsigned int nr_timeouts; /* ring's cq_timeouts when the wait
+				   * began: a timeout expiring meanwhile
+				   * ends the wait (the kernel's
+				   * io_should_wake) */
 	struct uu_ring *ring;  /* registered on (holds a reference), or NULL */
 	void *frame;           /* stack frame of the wait that registered it */
 };
@@ -268,6 +272,7 @@ struct uu_req {
 	struct uu_req *ud_next, **ud_pprev; /* armed POLL_ADD by user_data */
 	uint32_t park_events;     /* EPOLL* a parked read/write waits for */
 	bool poll_fresh;          /* added since the file's last edge */
+	uint8_t poll_state;       /* UU_POLLST_*, under the poller's lock */
 	uint8_t park;             /* UU_ISSUE_*: set by uu_park() */
 	struct uu_mpsc_node tw_node; /* ring's deferred task_work queue */
 	struct uu_req *park_prev, *park_next; /* ring's list of parked reqs */
@@ -314,9 +319,10 @@ struct uu_req {
 			uint32_t events;   /* EPOLL* interest, incl. ERR/HUP */
 			bool multishot;
 			bool armed;        /* on a pollfile's list */
-			/* the file, for cancel by fd: a POLL_ADD holds
-			 * no dup of its own (the pollfile's is the
-			 * reference), so fd may be reused meanwhile */
+			/* the file polled (cancel by fd): once armed, the
+			 * request holds no fd of its own, the pollfile's
+			 * dup keeps the file open (the fd number may be
+			 * reused meanwhile) */
 			dev_t dev;
 			ino_t ino;
 		} poll;
@@ -478,7 +484,16 @@ bool uu_cancel_still_parked(struct uu_ring *ring, const struct uu_cancel_match *
 void uu_park_list_add(struct uu_req *req);
 void uu_park_list_del(struct uu_req *req);
 bool uu_iowq_cancel_pending(struct uu_req *req);
-bool uu_poll_cancel_req(struct uu_req *req);
+/*
+ * A request parked on the readiness engine is armed (on a file's waiter
+ * list) a moment after it is put on the parked list: a cancel (a LINK_TIMEOUT
+ * firing, ASYNC_CANCEL) may come in between.  Such a cancel is left to the
+ * arming thread, which completes the request -ECANCELED instead of arming.
+ */
+enum { UU_POLLST_UNARMED, UU_POLLST_ARMED, UU_POLLST_TAKEN,
+       UU_POLLST_CANCEL_AT_ARM };
+enum { UU_POLL_CANCEL_REMOVED, UU_POLL_CANCEL_DEFERRED, UU_POLL_CANCEL_BUSY };
+int uu_poll_cancel_req(struct uu_req *req);
 bool uu_restriction_allows(const struct uu_ring *r, unsigned int opcode,
 			   unsigned int sqe_flags);
 void uu_exec_finish_late(struct uu_req *req); /* after the batch */
@@ -549,7 +564,7 @@ extern __thread bool uu_engine_thread;
 struct uu_pollfile;
 #define UU_POLL_IN 1
 #define UU_POLL_OUT 2
-void uu_poll_arm(struct uu_req *req, int dir);
+int uu_poll_arm(struct uu_req *req, int dir);
 /* POLL_ADD/REMOVE support */
 int uu_poll_arm_request(struct uu_req *req);
 void uu_poll_cancel_ring(struct uu_ring *ring);
@@ -558,6 +573,18 @@ void uu_poll_cancel_ring(struct uu_ring *ring);
 void uu_poller_prewarm(void);
 void uu_timer_prewarm(void);
 void uu_wait_prewarm(void);
+/* fork handlers of the engine's parts (called by ring/registry.c) */
+void uu_poller_atfork_prepare(void);
+void uu_poller_atfork_parent(void);
+void uu_poller_atfork_child(void);
+void uu_timer_atfork_prepare(void);
+void uu_timer_atfork_parent(void);
+void uu_timer_atfork_child(void);
+void uu_aio_atfork_prepare(void);
+void uu_aio_atfork_parent(void);
+void uu_aio_atfork_child(void);
+void uu_iowq_atfork_child(void);
+void uu_wait_atfork_child(void);
 
 /* ---- ring memory and fd (ring/ring.c) ---- */
 int uu_ring_create(struct uu_ring **out, unsigned int entries,

@@ -187,10 +187,10 @@ static void queue_next(struct uu_exec *s, struct uu_req *req)
 		next->link = NULL;
 		next->res = next->tmo.lt_res;
 		next->flags |= UU_REQ_NOT_PARKED;
-		/* a disarmed link timeout (-ECANCELED) keeps its
-		 * CQE_SKIP_SUCCESS: the kernel posts nothing for it then */
-		if (next->res < 0 && next->res != -ECANCELED)
-			uu_req_set_fail(next);
+		/* the kernel only sets a link timeout's result, it never
+		 * marks it failed: with CQE_SKIP_SUCCESS it posts nothing,
+		 * whether disarmed (-ECANCELED) or fired (-ETIME, or the
+		 * cancel's error) */
 		req_complete(s, next);
 		req_free(next, true);
 		next = req->link;
@@ -283,8 +283,8 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 		*reqp = req;
 		*heap = true;
 	}
-	/* a POLL_ADD only watches its file: the readiness engine's own
-	 * registration dup holds the file (T4), and a second dup per
+	/* a POLL_ADD is armed right here, in this thread, and then holds
+	 * its file through the readiness engine's registration: a dup per
 	 * request would double the fds a program polling many files needs
 	 * (liburing's poll-mshot-update arms 5000 pipes) */
 	ret = how == UU_ISSUE_PARK_POLLREQ ? 0 : take_file_ref(req);
@@ -301,9 +301,19 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 	} else {
 		/* re-parked by a worker (pollable file): cancels look at
 		 * parked_on under park_lock */
+		bool cancelled;
+
 		pthread_mutex_lock(&r->park_lock);
+		/* a cancel that found it running in the worker (-EALREADY)
+		 * marked it: it must not start waiting now (the kernel's
+		 * io-wq checks its work's cancel flag the same way) */
+		cancelled = req->flags & UU_REQ_CANCELED;
 		req->parked_on = park_place(how);
 		pthread_mutex_unlock(&r->park_lock);
+		if (cancelled) {
+			*res = -ECANCELED;
+			return false;
+		}
 	}
 	/* IOPOLL: enter(GETEVENTS) reaps it (core/iopoll.c); listed before
 	 * AIO or io-wq can finish it */
@@ -348,8 +358,12 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 		return true;
 	default:
 		uu_stat_inc(r, route_poll);
-		uu_poll_arm(req, how == UU_ISSUE_PARK_POLLIN ? UU_POLL_IN :
-							      UU_POLL_OUT);
+		if (uu_poll_arm(req, how == UU_ISSUE_PARK_POLLIN ?
+					     UU_POLL_IN : UU_POLL_OUT)) {
+			/* cancelled before it was armed */
+			req->res = -ECANCELED;
+			uu_exec_finish_late(req);
+		}
 		return true;
 	}
 }
@@ -616,13 +630,15 @@ static void defer_push(struct uu_req *req)
 	/*
 	 * The lazy wake (count-based) is for readiness and AIO completions,
 	 * as in the kernel; an io-wq completion wakes the waiter at once
-	 * (the kernel queues it with a plain task_work add), and so does a
-	 * request with a chain behind it (the kernel drops the lazy wake for
-	 * linked requests): the rest of the chain is issued only when the
-	 * submitter runs this item, so the CQEs it waits for may never be
-	 * counted here otherwise.
+	 * (the kernel queues it with a plain task_work add), so does an
+	 * expired timeout (a timeout ends the wait whatever its count), and
+	 * so does a request with a chain behind it (the kernel drops the
+	 * lazy wake for linked requests): the rest of the chain is issued
+	 * only when the submitter runs this item, so the CQEs it waits for
+	 * may never be counted here otherwise.
 	 */
-	bool force = req->parked_on == UU_PARKED_IOWQ || req->link ||
+	bool force = req->parked_on == UU_PARKED_IOWQ ||
+		     req->parked_on == UU_PARKED_TIMEOUT || req->link ||
 		     (req->flags & (UU_REQ_LINK | UU_REQ_HARDLINK));
 
 	/* once pushed, req (and its ring reference) belong to the submitter:

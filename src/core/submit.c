@@ -32,8 +32,9 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 	req->fd_owned = false;
 	req->wq = NULL;
 	/* a LINK_TIMEOUT may fire between park and the poll arm: its
-	 * cancel must see "not on a file" (-EALREADY), not a stale pointer */
+	 * cancel must see "not armed yet", not a stale pointer */
 	req->pf = NULL;
+	req->poll_state = UU_POLLST_UNARMED;
 	req->on_park_list = false;
 	req->iopoll_listed = false;
 	req->submit_tid = uu_gettid();

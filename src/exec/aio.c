@@ -44,7 +44,8 @@ void __tsan_release(void *addr);
 
 static aio_context_t aio_ctx;
 static bool aio_up;
-static pthread_once_t aio_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool started; /* release: pairs with ensure_started's acquire */
 
 static void *reaper_main(void *arg)
 {
@@ -90,6 +91,42 @@ static void aio_start(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+static void ensure_started(void)
+{
+	/* acquire: pairs with the release below (aio_ctx, aio_up) */
+	if (atomic_load_explicit(&started, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&start_lock);
+	if (!atomic_load_explicit(&started, memory_order_relaxed)) {
+		aio_start();
+		atomic_store_explicit(&started, true, memory_order_release);
+	}
+	pthread_mutex_unlock(&start_lock);
+}
+
+/*
+ * fork: AIO contexts are not inherited (the child's io_submit on the
+ * parent's would fail) and the reaper thread is the parent's: the child
+ * sets up its own at its first O_DIRECT request.
+ */
+void uu_aio_atfork_prepare(void)
+{
+	pthread_mutex_lock(&start_lock);
+}
+
+void uu_aio_atfork_parent(void)
+{
+	pthread_mutex_unlock(&start_lock);
+}
+
+void uu_aio_atfork_child(void)
+{
+	pthread_mutex_init(&start_lock, NULL);
+	aio_ctx = 0;
+	aio_up = false;
+	atomic_store_explicit(&started, false, memory_order_relaxed);
+}
+
 /* Submits req (parked, O_DIRECT, explicit offset); false if AIO cannot
  * take it (the caller sends it to io-wq). */
 bool uu_aio_submit(struct uu_req *req, bool is_write)
@@ -97,7 +134,7 @@ bool uu_aio_submit(struct uu_req *req, bool is_write)
 	struct iocb cb, *cbp = &cb;
 	long ret;
 
-	pthread_once(&aio_once, aio_start);
+	ensure_started();
 	if (!aio_up || req->rw.pos < 0)
 		return false;
 	memset(&cb, 0, sizeof(cb));

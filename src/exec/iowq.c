@@ -129,6 +129,20 @@ static void wq_key_init(void)
 	pthread_key_create(&wq_key, wq_thread_exit);
 }
 
+/*
+ * fork: the forking thread's pool has no workers in the child (they are
+ * the parent's threads); work queued there would wait forever.  The child
+ * forgets it (its copy is the parent's state: leaked, not freed) and its
+ * first punt creates a new pool.
+ */
+void uu_iowq_atfork_child(void)
+{
+	if (thread_wq)
+		pthread_setspecific(wq_key, NULL);
+	thread_wq = NULL;
+	cur_acct = NULL;
+}
+
 static unsigned int cpus(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);

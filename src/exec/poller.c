@@ -18,6 +18,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -67,7 +68,15 @@ static struct {
 	struct uu_req *ud_hash[UD_HASH_SIZE];
 } P = { .lock = PTHREAD_MUTEX_INITIALIZER, .epfd = -1, .kickfd = -1 };
 
-static pthread_once_t poller_once = PTHREAD_ONCE_INIT;
+/*
+ * Started on first use, and again in a forked child: a pthread_once could
+ * not be reset there, and the child has neither the poller thread nor an
+ * epoll instance of its own (the inherited epfd is the parent's: a
+ * registration made through it would deliver the child's pointers to the
+ * parent's poller).
+ */
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool started; /* release: pairs with ensure_started's acquire */
 
 /*
  * All anonymous-inode files (eventfd, timerfd, signalfd, epoll, ...) share
@@ -129,6 +138,62 @@ static void poller_start(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+static void ensure_started(void)
+{
+	/* acquire: pairs with the release below, so P.up, P.epfd and
+	 * P.kickfd are seen as poller_start left them */
+	if (atomic_load_explicit(&started, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&start_lock);
+	if (!atomic_load_explicit(&started, memory_order_relaxed)) {
+		poller_start();
+		atomic_store_explicit(&started, true, memory_order_release);
+	}
+	pthread_mutex_unlock(&start_lock);
+}
+
+/*
+ * fork: P.lock is held across fork so that the child inherits a consistent
+ * table.  The child then drops everything of the parent's: its copies of
+ * the engine's fds are closed (the open files stay the parent's), the
+ * waiters are the parent's requests (their rings are foreign in the child
+ * and never complete there), and the next arm starts a new poller.
+ */
+void uu_poller_atfork_prepare(void)
+{
+	pthread_mutex_lock(&start_lock);
+	pthread_mutex_lock(&P.lock);
+}
+
+void uu_poller_atfork_parent(void)
+{
+	pthread_mutex_unlock(&P.lock);
+	pthread_mutex_unlock(&start_lock);
+}
+
+void uu_poller_atfork_child(void)
+{
+	pthread_mutex_init(&start_lock, NULL);
+	pthread_mutex_init(&P.lock, NULL);
+	if (!atomic_load_explicit(&started, memory_order_relaxed))
+		return;
+	for (int h = 0; h < HASH_SIZE; h++) {
+		for (struct uu_pollfile *pf = P.hash[h]; pf; pf = pf->hnext)
+			uu_sys_close(pf->fd);
+		P.hash[h] = NULL;
+	}
+	P.recheck = NULL;
+	P.graveyard = NULL;
+	if (P.epfd >= 0)
+		uu_sys_close(P.epfd);
+	if (P.kickfd >= 0)
+		uu_sys_close(P.kickfd);
+	P.epfd = -1;
+	P.kickfd = -1;
+	P.up = false;
+	atomic_store_explicit(&started, false, memory_order_relaxed);
+}
+
 static void kick(void)
 {
 	uint64_t one = 1;
@@ -171,12 +236,27 @@ static void ud_index_del(struct uu_req *req)
 
 static void waiter_append(struct uu_pollfile *pf, struct uu_req *req)
 {
-	if (req->opcode == IORING_OP_POLL_ADD)
+	if (req->opcode == IORING_OP_POLL_ADD) {
+		/*
+		 * A POLL_ADD needs no file reference of its own: pf's dup
+		 * keeps the file open while req waits on it (a program
+		 * polling thousands of files would otherwise need two
+		 * engine fds per file).  Done before req becomes visible
+		 * to the poller, which may complete it at once.
+		 */
+		req->poll.dev = pf->dev;
+		req->poll.ino = pf->ino;
+		if (req->fd_owned)
+			uu_sys_close(req->fd);
+		req->fd_owned = false;
+		req->fd = -1;
 		ud_index_add(req);
+	}
 	req->poll_next = NULL;
 	req->poll_prev = pf->tail;
 	req->pf = pf;
 	req->poll_fresh = true;
+	req->poll_state = UU_POLLST_ARMED;
 	if (pf->tail)
 		pf->tail->poll_next = req;
 	else
@@ -198,6 +278,7 @@ static void waiter_unlink(struct uu_pollfile *pf, struct uu_req *req)
 		pf->tail = req->poll_prev;
 	req->poll_next = req->poll_prev = NULL;
 	req->pf = NULL;
+	req->poll_state = UU_POLLST_TAKEN;
 	if (req->opcode == IORING_OP_POLL_ADD)
 		ud_index_del(req);
 }
@@ -266,17 +347,13 @@ static int arm(struct uu_req *req)
 	struct stat st;
 	unsigned int h;
 
-	pthread_once(&poller_once, poller_start);
+	ensure_started();
 	if (!P.up)
 		return -ENOMEM;
 	int accmode = fcntl(req->fd, F_GETFL);
 
 	if (fstat(req->fd, &st) || accmode < 0)
 		return -EBADF;
-	if (req->opcode == IORING_OP_POLL_ADD) {
-		req->poll.dev = st.st_dev;
-		req->poll.ino = st.st_ino;
-	}
 	bool anon;
 
 	accmode &= O_ACCMODE;
@@ -284,6 +361,17 @@ static int arm(struct uu_req *req)
 	anon = st.st_dev == anon_dev && st.st_ino == anon_ino;
 	h = hash_of(st.st_dev, st.st_ino);
 	pthread_mutex_lock(&P.lock);
+	/*
+	 * Cancelled before it could be armed (uu_poll_cancel_req), or its
+	 * ring lost its last fd (the dead flag is set before
+	 * uu_poll_cancel_ring takes P.lock, so under P.lock we either see
+	 * it or are found on the file by that sweep).
+	 */
+	if (req->poll_state == UU_POLLST_CANCEL_AT_ARM ||
+	    atomic_load_explicit(&req->ring->dead, memory_order_acquire)) {
+		pthread_mutex_unlock(&P.lock);
+		return -ECANCELED;
+	}
 	for (pf = P.hash[h]; pf; pf = pf->hnext)
 		if (pf->dev == st.st_dev && pf->ino == st.st_ino &&
 		    pf->accmode == accmode &&
@@ -344,22 +432,27 @@ static int arm(struct uu_req *req)
  * own opens). */
 void uu_poller_prewarm(void)
 {
-	pthread_once(&poller_once, poller_start);
+	ensure_started();
 	pthread_once(&anon_once, anon_probe);
 }
 
-void uu_poll_arm(struct uu_req *req, int dir)
+/* 0: armed (or handed to io-wq); -ECANCELED: cancelled before it could
+ * be armed, the caller completes it. */
+int uu_poll_arm(struct uu_req *req, int dir)
 {
 	int ret;
 
 	req->park_events = dir == UU_POLL_IN ? EPOLLIN | EPOLLRDNORM :
 					       EPOLLOUT | EPOLLWRNORM;
 	ret = arm(req);
+	if (ret == -ECANCELED)
+		return ret;
 	if (ret) {
 		/* not pollable after all: let a worker block on it */
 		uu_stat_inc(req->ring, route_iowq);
 		uu_iowq_enqueue(req, true);
 	}
+	return 0;
 }
 
 /* Post an extra CQE of a multishot request; false if the CQ is full (the
@@ -686,23 +779,35 @@ int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 	return uu_cancel_req(target) ? -EALREADY : 0;
 }
 
-/* Removes a parked request from its file's waiters; false if the poller
- * already took it (it is being completed). */
-bool uu_poll_cancel_req(struct uu_req *req)
+/*
+ * Cancels a request parked on the readiness engine.  REMOVED: taken off
+ * its file's waiters, the caller completes it.  DEFERRED: not armed yet,
+ * the arming thread will complete it -ECANCELED.  BUSY: the poller already
+ * took it (it is being completed).
+ */
+int uu_poll_cancel_req(struct uu_req *req)
 {
 	struct uu_pollfile *pf;
+	int ret = UU_POLL_CANCEL_BUSY;
 
 	pthread_mutex_lock(&P.lock);
-	/* req->pf is set while req is on the file's list, under P.lock */
-	pf = req->pf;
-	if (!pf) {
-		pthread_mutex_unlock(&P.lock);
-		return false;
+	switch (req->poll_state) {
+	case UU_POLLST_UNARMED:
+		req->poll_state = UU_POLLST_CANCEL_AT_ARM;
+		ret = UU_POLL_CANCEL_DEFERRED;
+		break;
+	case UU_POLLST_ARMED:
+		/* armed: on pf's waiter list until waiter_unlink */
+		pf = req->pf;
+		waiter_unlink(pf, req);
+		ret = UU_POLL_CANCEL_REMOVED;
+		pollfile_release_locked(pf);
+		break;
+	default:
+		break;
 	}
-	waiter_unlink(pf, req);
-	pollfile_release_locked(pf);
 	pthread_mutex_unlock(&P.lock);
-	return true;
+	return ret;
 }
 
 /* The ring is going away: end every request still waiting for it. */

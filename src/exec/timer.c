@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -24,6 +25,7 @@
 
 #include "core/internal.h"
 #include "util/fdutil.h"
+#include "util/rawsys.h"
 
 #define NCLOCKS 3
 static const clockid_t clock_ids[NCLOCKS] = { CLOCK_MONOTONIC, CLOCK_BOOTTIME,
@@ -36,9 +38,14 @@ static struct {
 	int tfd[NCLOCKS];
 	int epfd;
 	bool up;
-} T = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} T = { .lock = PTHREAD_MUTEX_INITIALIZER, .epfd = -1,
+	.tfd = { -1, -1, -1 } };
 
-static pthread_once_t timer_once = PTHREAD_ONCE_INIT;
+/* Started on first use, and again in a forked child (see ensure_started;
+ * the inherited timerfds are the parent's: programming them from the
+ * child would move the parent's deadlines). */
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool started; /* release: pairs with ensure_started's acquire */
 
 int64_t uu_clock_now(int clock)
 {
@@ -179,16 +186,69 @@ static void timer_start(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+static void ensure_started(void)
+{
+	/* acquire: pairs with the release below (T.up, the fds) */
+	if (atomic_load_explicit(&started, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&start_lock);
+	if (!atomic_load_explicit(&started, memory_order_relaxed)) {
+		timer_start();
+		atomic_store_explicit(&started, true, memory_order_release);
+	}
+	pthread_mutex_unlock(&start_lock);
+}
+
 void uu_timer_prewarm(void)
 {
-	pthread_once(&timer_once, timer_start);
+	ensure_started();
+}
+
+/*
+ * fork: the child has no timer thread.  The pending timers are the
+ * parent's requests (foreign rings in the child): forgotten; the child's
+ * copies of the epoll and timerfds are closed, and its first timer starts
+ * a new set.
+ */
+void uu_timer_atfork_prepare(void)
+{
+	pthread_mutex_lock(&start_lock);
+	pthread_mutex_lock(&T.lock);
+}
+
+void uu_timer_atfork_parent(void)
+{
+	pthread_mutex_unlock(&T.lock);
+	pthread_mutex_unlock(&start_lock);
+}
+
+void uu_timer_atfork_child(void)
+{
+	pthread_mutex_init(&start_lock, NULL);
+	pthread_mutex_init(&T.lock, NULL);
+	if (!atomic_load_explicit(&started, memory_order_relaxed))
+		return;
+	for (int c = 0; c < NCLOCKS; c++) {
+		/* a cancel of one of them in the child finds it not pending */
+		for (unsigned int i = 0; i < T.nr[c]; i++)
+			T.heap[c][i]->heap_idx = -1;
+		T.nr[c] = 0;
+		if (T.tfd[c] >= 0)
+			uu_sys_close(T.tfd[c]);
+		T.tfd[c] = -1;
+	}
+	if (T.epfd >= 0)
+		uu_sys_close(T.epfd);
+	T.epfd = -1;
+	T.up = false;
+	atomic_store_explicit(&started, false, memory_order_relaxed);
 }
 
 int uu_timer_arm(struct uu_timer *t)
 {
 	int c = t->clock;
 
-	pthread_once(&timer_once, timer_start);
+	ensure_started();
 	if (!T.up)
 		return -ENOMEM;
 	pthread_mutex_lock(&T.lock);

@@ -296,7 +296,10 @@ static enum rw_class classify(int fd)
 		return RW_BAD;
 	if (S_ISREG(st.st_mode))
 		return RW_BLOCK_INLINE; /* page cache / fs: brief, never "ready" */
-	if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode))
+	/* anonymous-inode files (eventfd, timerfd, signalfd, inotify...)
+	 * have no file type bits; like pipes, they have a poll method */
+	if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+	    S_ISCHR(st.st_mode) || (st.st_mode & S_IFMT) == 0)
 		return RW_POLL;
 	return RW_WORKER; /* block devices and the rest */
 }

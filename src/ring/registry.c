@@ -53,13 +53,25 @@ pid_t uu_gettid_slow(void)
 	return uu_tid_cache;
 }
 
+/*
+ * The engine's threads (poller, timer, AIO reaper, io-wq workers) do not
+ * exist in a forked child, and the fds they use are shared with the
+ * parent: each part starts afresh in the child.  Lock order: live_lock,
+ * then the parts' locks (none of them takes live_lock).
+ */
 static void atfork_prepare(void)
 {
 	pthread_mutex_lock(&live_lock);
+	uu_poller_atfork_prepare();
+	uu_timer_atfork_prepare();
+	uu_aio_atfork_prepare();
 }
 
 static void atfork_parent(void)
 {
+	uu_aio_atfork_parent();
+	uu_timer_atfork_parent();
+	uu_poller_atfork_parent();
 	pthread_mutex_unlock(&live_lock);
 }
 
@@ -68,6 +80,11 @@ static void atfork_child(void)
 	/* every ring now belongs to the parent: enter/register get -EPERM */
 	atomic_fetch_add(&uu_fork_generation, 1);
 	uu_tid_cache = 0;
+	uu_aio_atfork_child();
+	uu_timer_atfork_child();
+	uu_poller_atfork_child();
+	uu_iowq_atfork_child();
+	uu_wait_atfork_child();
 	pthread_mutex_unlock(&live_lock);
 }
 

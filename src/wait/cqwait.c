@@ -58,15 +58,35 @@ static int thread_efd(void)
 	return wait_efd;
 }
 
+/*
+ * fork: the child's copy of the wake eventfd is the parent thread's file;
+ * sleeping on it in the child would consume the parent's wakeups.  The
+ * child's first sleep creates its own.
+ */
+void uu_wait_atfork_child(void)
+{
+	if (wait_efd >= 0 && uu_fd_ino(wait_efd) == wait_efd_ino)
+		close(wait_efd);
+	wait_efd = -1;
+}
+
 void uu_wait_prewarm(void)
 {
 	thread_efd();
 }
 
+/* A TIMEOUT request expired (or was satisfied by its count) since the
+ * wait began: as in the kernel, the wait returns whatever the count. */
+static inline bool timeout_hit(struct uu_ring *r, struct uu_waiter *w)
+{
+	return atomic_load_explicit(&r->cq_timeouts, memory_order_relaxed) !=
+	       w->nr_timeouts;
+}
+
 static inline bool waiter_satisfied(struct uu_ring *r, struct uu_waiter *w,
 				    uint32_t tail)
 {
-	return (int32_t)(tail - w->target) >= 0 ||
+	return (int32_t)(tail - w->target) >= 0 || timeout_hit(r, w) ||
 	       atomic_load_explicit(&r->ovf_pending, memory_order_relaxed) ||
 	       atomic_load_explicit(&r->cq_dropped, memory_order_relaxed);
 }
@@ -330,6 +350,8 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 	w.target = head + min_events;
 	w.efd = efd;
 	w.any_new = false;
+	w.nr_timeouts = atomic_load_explicit(&r->cq_timeouts,
+					     memory_order_relaxed);
 	atomic_store(&w.woken, false);
 	min_tail = cq_tail_acquire(r);
 	uu_stat_inc(r, waits);
@@ -356,7 +378,9 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 			tail = w.target - 1;
 #endif
 		(void)first;
-		if ((int32_t)(tail - w.target) >= 0) {
+		/* cq_timeouts is read after waiter_add's fence: either we see
+		 * an expiry or its poster sees us (uu_wake_waiters) */
+		if ((int32_t)(tail - w.target) >= 0 || timeout_hit(r, &w)) {
 			ret = 0;
 			break;
 		}
@@ -402,6 +426,7 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 			atomic_store_explicit(&w.woken, false, memory_order_relaxed);
 			tail = cq_tail_acquire(r);
 			if ((int32_t)(tail - w.target) < 0 &&
+			    !timeout_hit(r, &w) &&
 			    !atomic_load(&r->ovf_pending) &&
 			    !atomic_load(&r->cq_dropped))
 				uu_stat_inc(r, spurious_wakeups);

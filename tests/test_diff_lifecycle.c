@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Differential tests: the engine's life cycle and its cancellation races,
+ * kernel io_uring vs uuring.  Each scenario comes from a liburing test
+ * that hung or crashed on uuring:
+ *  - fork: a child that sets up its own ring after the parent used the
+ *    readiness engine and the timers (poll-cancel, timeout);
+ *  - a TIMEOUT that expires ends a wait for more CQEs (timeout);
+ *  - POLL_ADD holds no fd of its own, cancel by fd still finds it
+ *    (poll-many);
+ *  - reads of anonymous-inode files (timerfd) wait for readiness and can
+ *    be cancelled (read-before-exit);
+ *  - a read parked in the readiness engine or io-wq on a ring whose last
+ *    fd is closed is cancelled, so the ring and its registered files go
+ *    (ring-leak);
+ *  - a LINK_TIMEOUT that fires: its target is cancelled even before it
+ *    was armed, and CQE_SKIP_SUCCESS hides its own -ETIME (link-timeout,
+ *    skip-cqe).
+ * Every body runs isolated with a time limit: a hang is recorded as HUNG.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dtest.h"
+
+#define LIMIT_MS 8000
+#define SEC 1000000000LL
+#define MS 1000000LL
+
+static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
+				 const void *addr, unsigned int len,
+				 uint64_t off, uint64_t ud, uint8_t flags)
+{
+	struct io_uring_sqe *s = tring_get_sqe(r);
+
+	tring_prep_rw(s, op, fd, addr, len, off, ud);
+	s->flags = flags;
+	return s;
+}
+
+static void poll_add(struct tring *r, int fd, uint64_t ud)
+{
+	struct io_uring_sqe *s = prep(r, IORING_OP_POLL_ADD, fd, NULL, 0, 0,
+				      ud, 0);
+
+	s->poll32_events = POLLIN;
+}
+
+static void timeout(struct tring *r, struct __kernel_timespec *ts,
+		    uint64_t ud)
+{
+	prep(r, IORING_OP_TIMEOUT, -1, ts, 1, 0, ud, 0);
+}
+
+static void wr(int fd, const void *b, size_t n)
+{
+	if (write(fd, b, n) != (ssize_t)n)
+		perror("write");
+}
+
+/* a CQE within ms? (recorded), and how many are ready */
+static void none(struct dctx *c, struct tring *r, int ms, const char *label)
+{
+	int ret = tring_wait(r, 1, ms * MS);
+
+	drec_int(c, ret == -ETIME ? 0 : 1, "%s: a CQE within %d ms", label, ms);
+	drec_int(c, tring_cq_ready(r), "%s: CQEs ready", label);
+}
+
+/*
+ * The child of a process whose engine was busy (a poll waiting, a timer
+ * pending) sets up its own ring: its polls and timeouts must work, and
+ * the parent's must not be disturbed by them.
+ */
+static long body_fork(struct dctx *c, void *arg)
+{
+	struct __kernel_timespec ts = { 0, 200 * MS };
+	struct tring r;
+	int p[2], st = -1;
+	pid_t pid;
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	poll_add(&r, p[0], 1);
+	timeout(&r, &ts, 2);
+	drec_int(c, tring_submit(&r), "parent: poll + timeout");
+	none(c, &r, 20, "parent before fork");
+	pid = fork();
+	if (pid == 0) {
+		struct tring cr;
+		struct __kernel_timespec cts = { 0, 10 * MS };
+		int cp[2], bad = 0;
+
+		if (tring_init(&cr, c->be, 8, 0) || pipe(cp))
+			_exit(10);
+		poll_add(&cr, cp[0], 11);
+		timeout(&cr, &cts, 12);
+		if (tring_submit(&cr) != 2)
+			_exit(11);
+		wr(cp[1], "x", 1);
+		for (int i = 0; i < 2; i++) {
+			struct io_uring_cqe *cqe;
+
+			if (tring_wait(&cr, 1, 2 * SEC))
+				_exit(12 + i);
+			cqe = tring_peek_cqe(&cr);
+			if (cqe->user_data == 11 && !(cqe->res & POLLIN))
+				bad = 20;
+			if (cqe->user_data == 12 && cqe->res != -ETIME)
+				bad = 21;
+			tring_cq_advance(&cr, 1);
+		}
+		tring_exit(&cr);
+		_exit(bad);
+	}
+	if (pid > 0 && waitpid(pid, &st, 0) == pid)
+		drec_int(c, WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st),
+			 "child: own ring's poll and timeout");
+	/* the parent's engine goes on: its poll, then its timer */
+	wr(p[1], "y", 1);
+	dreap(c, &r, 1, true, "parent: poll after the child");
+	dreap(c, &r, 1, true, "parent: timeout after the child");
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+	return 0;
+}
+DISOLATED_SCENARIO(sc_fork, body_fork, LIMIT_MS)
+
+/* A TIMEOUT that expires ends a wait for more CQEs than are coming. */
+static long body_timeout_wait(struct dctx *c, void *arg)
+{
+	struct __kernel_timespec ts = { 0, 30 * MS };
+	struct tring r;
+	int ret;
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0))
+		return 0;
+	timeout(&r, &ts, 1);
+	drec_int(c, tring_submit(&r), "timeout");
+	ret = tring_enter(&r, 0, 4, IORING_ENTER_GETEVENTS, NULL, 0);
+	drec_int(c, ret, "enter waiting for 4");
+	drec_int(c, tring_cq_ready(&r), "CQEs after the wait");
+	dreap(c, &r, 1, true, "the timeout");
+
+	/* a count timeout satisfied by a NOP ends it too */
+	prep(&r, IORING_OP_TIMEOUT, -1, &ts, 1, 1, 2, 0);
+	ts.tv_sec = 5;
+	drec_int(c, tring_submit(&r), "count timeout");
+	prep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 3, 0);
+	ret = tring_enter(&r, 1, 8, IORING_ENTER_GETEVENTS, NULL, 0);
+	drec_int(c, ret, "nop + enter waiting for 8");
+	dreap(c, &r, 2, false, "nop and the count timeout");
+	tring_exit(&r);
+	return 0;
+}
+DISOLATED_SCENARIO(sc_timeout_wait, body_timeout_wait, LIMIT_MS)
+
+/* how many fds the process has open */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * POLL_ADD keeps its file through the readiness engine's registration:
+ * thousands of polls need no fd each.  Cancel by fd still finds an armed
+ * poll, also after the application closed its fd number.
+ */
+static long body_poll_fds(struct dctx *c, void *arg)
+{
+	enum { N = 300 };
+	struct io_uring_sqe *s;
+	struct tring r;
+	int p[N][2], base, used, n = 0;
+
+	(void)arg;
+	if (dring_flags(c, &r, 512, 0))
+		return 0;
+	for (int i = 0; i < N; i++) {
+		if (pipe(p[i])) {
+			drec_int(c, -errno, "pipe %d", i);
+			return 0;
+		}
+	}
+	base = open_fds();
+	for (int i = 0; i < N; i++)
+		poll_add(&r, p[i][0], 100 + (uint64_t)i);
+	drec_int(c, tring_submit(&r), "%d polls", N);
+	used = open_fds() - base;
+	/* the kernel uses no fd per poll; uuring one per polled file (its
+	 * registration), none per request */
+	drec_int(c, used <= N + 16, "fds used by %d waiting polls <= %d",
+		 N, N + 16);
+	for (int i = 0; i < N; i += 3) {
+		wr(p[i][1], "x", 1);
+		n++;
+	}
+	dreap(c, &r, (unsigned int)n, false, "every third poll");
+	/* cancel by fd: the target's fd number is still open */
+	s = prep(&r, IORING_OP_ASYNC_CANCEL, p[1][0], NULL, 0, 0, 1, 0);
+	s->cancel_flags = IORING_ASYNC_CANCEL_FD;
+	drec_int(c, tring_submit(&r), "cancel by fd");
+	dreap(c, &r, 2, false, "cancel by fd");
+	/* the app closes its number: the poll goes on */
+	close(p[2][0]);
+	wr(p[2][1], "x", 1);
+	dreap(c, &r, 1, true, "poll after its fd was closed");
+	for (int i = 0; i < N; i++) {
+		if (i != 2)
+			close(p[i][0]);
+		close(p[i][1]);
+	}
+	tring_exit(&r);
+	return 0;
+}
+DISOLATED_SCENARIO(sc_poll_fds, body_poll_fds, LIMIT_MS)
+
+/* Reads of a timerfd (an anonymous inode) wait for readiness. */
+static long body_timerfd(struct dctx *c, void *arg)
+{
+	struct itimerspec its = { .it_value = { 0, 20 * MS } };
+	uint64_t v1 = 0, v2 = 0;
+	struct tring r;
+	int t1, t2;
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0))
+		return 0;
+	t1 = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	t2 = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	prep(&r, IORING_OP_READ, t1, &v1, sizeof(v1), 0, 1, 0);
+	prep(&r, IORING_OP_READ, t2, &v2, sizeof(v2), 0, 2, 0);
+	drec_int(c, tring_submit(&r), "two timerfd reads");
+	none(c, &r, 20, "unarmed timerfds");
+	drec_int(c, timerfd_settime(t1, 0, &its, NULL), "arm the first");
+	dreap(c, &r, 1, true, "first timerfd expired");
+	drec_int(c, (long)v1, "expirations");
+	/* the second never fires: cancel it (a waiting read, not one
+	 * blocked in a worker) */
+	prep(&r, IORING_OP_ASYNC_CANCEL, -1, (void *)(uintptr_t)2, 0, 0, 3, 0);
+	drec_int(c, tring_submit(&r), "cancel the second");
+	dreap(c, &r, 2, false, "second cancelled");
+	close(t1);
+	close(t2);
+	tring_exit(&r);
+	return 0;
+}
+DISOLATED_SCENARIO(sc_timerfd, body_timerfd, LIMIT_MS)
+
+/*
+ * Reads waiting on a pipe (one in the readiness engine, one sent to io-wq
+ * with IOSQE_ASYNC), through registered files; the ring's last fd is
+ * closed: they are cancelled and the registered write end is closed, so
+ * a read of the pipe sees EOF.
+ */
+static long body_ring_exit(struct dctx *c, void *arg)
+{
+	(void)arg;
+	/* repeated: the ring may go while the io-wq read is still running
+	 * in its worker, about to wait for readiness */
+	for (int i = 0; i < 20; i++) {
+		struct tring r;
+		char buf[16];
+		int p[2];
+
+		if (dring_flags(c, &r, 8, 0) || pipe(p))
+			return 0;
+		drec_int(c, c->be->reg((unsigned int)r.fd,
+				       IORING_REGISTER_FILES, p, 2),
+			 "register the pipe");
+		close(p[1]);
+		prep(&r, IORING_OP_READ, 0, buf, 10, 0, 1, IOSQE_FIXED_FILE);
+		prep(&r, IORING_OP_READ, 0, buf, 10, 0, 2,
+		     IOSQE_FIXED_FILE | IOSQE_ASYNC);
+		drec_int(c, tring_submit(&r), "two reads");
+		tring_exit(&r);
+		/* the kernel releases the ring asynchronously: EOF soon */
+		drec_int(c, (int)read(p[0], buf, 10),
+			 "read after the ring went");
+		close(p[0]);
+	}
+	return 0;
+}
+DISOLATED_SCENARIO(sc_ring_exit, body_ring_exit, LIMIT_MS)
+
+/*
+ * A LINK_TIMEOUT fires while its target waits on an empty pipe (inline
+ * park, or first through io-wq with IOSQE_ASYNC): the target is cancelled,
+ * and with CQE_SKIP_SUCCESS on the link timeout only the target posts.
+ * Repeated, so that the timer also fires before the target is armed.
+ */
+static long body_ltimeout_fire(struct dctx *c, void *arg)
+{
+	struct __kernel_timespec ts = { 0, 1 * MS };
+	struct tring r;
+	char buf[1];
+	int p[2], bad = 0, extra = 0;
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	for (int i = 0; i < 80; i++) {
+		bool async = i & 1, skip = i & 2;
+		unsigned int nr = skip ? 1 : 2;
+		struct __kernel_timespec t0 = { 0, (i & 4) ? 0 : ts.tv_nsec };
+
+		prep(&r, IORING_OP_READ, p[0], buf, 1, 0, 1,
+		     IOSQE_IO_LINK | (async ? IOSQE_ASYNC : 0));
+		prep(&r, IORING_OP_LINK_TIMEOUT, -1, &t0, 1, 0, 2,
+		     skip ? IOSQE_CQE_SKIP_SUCCESS : 0);
+		if (tring_submit(&r) != 2) {
+			bad++;
+			continue;
+		}
+		for (unsigned int k = 0; k < nr; k++) {
+			struct io_uring_cqe *cqe;
+
+			if (tring_wait(&r, 1, 2 * SEC)) {
+				bad++;
+				break;
+			}
+			cqe = tring_peek_cqe(&r);
+			/* the target is cancelled (or interrupted); the
+			 * link timeout's result depends on the race */
+			if (cqe->user_data == 1 && cqe->res != -ECANCELED &&
+			    cqe->res != -EINTR)
+				bad++;
+			if (cqe->user_data == 2 && skip)
+				bad++;
+			tring_cq_advance(&r, 1);
+		}
+		if (tring_wait(&r, 1, 5 * MS) == 0)
+			extra++;
+		while (tring_cq_ready(&r))
+			tring_cq_advance(&r, 1);
+	}
+	drec_int(c, bad, "unexpected or missing CQEs in 80 rounds");
+	drec_int(c, extra, "extra CQEs in 80 rounds");
+
+	/* deterministic: a fired link timeout with CQE_SKIP_SUCCESS */
+	ts.tv_nsec = 20 * MS;
+	prep(&r, IORING_OP_READ, p[0], buf, 1, 0, 3, IOSQE_IO_LINK);
+	prep(&r, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 4,
+	     IOSQE_CQE_SKIP_SUCCESS);
+	drec_int(c, tring_submit(&r), "read + skipped link timeout");
+	dreap(c, &r, 1, true, "only the read");
+	none(c, &r, 20, "no link timeout CQE");
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+	return 0;
+}
+DISOLATED_SCENARIO(sc_ltimeout_fire, body_ltimeout_fire, LIMIT_MS)
+
+static const struct dscenario scenarios[] = {
+	{ "fork_child_engine", sc_fork, NULL, NULL },
+	{ "timeout_ends_wait", sc_timeout_wait, NULL, NULL },
+	{ "poll_fds", sc_poll_fds, NULL, NULL },
+	{ "timerfd_read", sc_timerfd, NULL, NULL },
+	{ "ring_exit_cancels", sc_ring_exit, NULL, NULL },
+	{ "ltimeout_fire", sc_ltimeout_fire, NULL, NULL },
+};
+
+DTEST_MAIN(scenarios)

@@ -597,6 +597,55 @@ static long body_mshot_limits(struct dctx *c, void *arg)
 }
 ISOLATED(sc_mshot_limits, body_mshot_limits)
 
+/*
+ * DEFER_TASKRUN: the shots of a waiting multishot RECV are posted only
+ * when the submitter waits, together with the end that followed them.
+ */
+static long body_mshot_defer(struct dctx *c, void *arg)
+{
+	char *a = map(PS);
+	struct tring r;
+	int sp[2];
+
+	(void)arg;
+	if (!a || dring_flags(c, &r, 16, IORING_SETUP_SINGLE_ISSUER |
+					    IORING_SETUP_DEFER_TASKRUN) ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+		return 0;
+	provide(&r, a, 8, 8, 1, 0, 1);
+	run(c, &r, 1, "provide 8");
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
+		 IORING_RECV_MULTISHOT, 2);
+	submit(c, &r, "multishot RECV");
+	wr(sp[0], "one", 3);
+	usleep(20000);
+	wr(sp[0], "two", 3);
+	usleep(20000);
+	shutdown(sp[0], SHUT_WR);
+	usleep(20000);
+	drec_int(c, tring_cq_ready(&r), "CQEs before waiting");
+	reap(c, &r, 2, true, "the shots and EOF, at the wait");
+	/* cancelled after a shot was queued for the submitter */
+	close(sp[0]);
+	close(sp[1]);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+		return 0;
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
+		 IORING_RECV_MULTISHOT, 3);
+	submit(c, &r, "multishot RECV");
+	usleep(20000);
+	wr(sp[0], "three", 5);
+	usleep(20000);
+	cancel(&r, 3, 4);
+	submit(c, &r, "cancel");
+	reap(c, &r, 2, false, "cancel");
+	close(sp[0]);
+	close(sp[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_mshot_defer, body_mshot_defer)
+
 /* A full CQ: the shot that does not fit ends the request, its data in
  * the final CQE (which overflows). */
 static long body_mshot_overflow(struct dctx *c, void *arg)
@@ -798,6 +847,7 @@ static const struct dscenario scenarios[] = {
 	{ "netbuf_mshot_prep", sc_mshot_prep, NULL },
 	{ "netbuf_mshot", sc_mshot, NULL },
 	{ "netbuf_mshot_limits", sc_mshot_limits, NULL },
+	{ "netbuf_mshot_defer", sc_mshot_defer, NULL },
 	{ "netbuf_mshot_overflow", sc_mshot_overflow, NULL },
 	{ "netbuf_mshot_msg", sc_mshot_msg, NULL },
 	{ "netbuf_probe", sc_probe, NULL },

@@ -94,6 +94,9 @@ bool uu_cancel_still_parked(struct uu_ring *r, const struct uu_cancel_match *m)
 }
 
 /* With park_lock held.  0: removed (caller finishes it), -EALREADY. */
+/* try_remove: cancelled, but completed by the task_work runner */
+#define TW_CANCELED 1
+
 static int try_remove(struct uu_req *req)
 {
 	switch (req->parked_on) {
@@ -106,6 +109,13 @@ static int try_remove(struct uu_req *req)
 			return 0;
 		req->flags |= UU_REQ_CANCELED;
 		return -EALREADY;
+	case UU_PARKED_TW:
+		/* ready, queued for the submitter to issue again: it will
+		 * complete it with -ECANCELED instead (uu_tw_reissue) */
+		if (!(req->flags & UU_REQ_TW_REISSUE))
+			return -EALREADY;
+		req->flags |= UU_REQ_CANCELED;
+		return TW_CANCELED;
 	default:
 		return -EALREADY;
 	}
@@ -118,6 +128,10 @@ int uu_cancel_req(struct uu_req *target)
 
 	pthread_mutex_lock(&r->park_lock);
 	ret = try_remove(target);
+	if (ret == TW_CANCELED) {
+		pthread_mutex_unlock(&r->park_lock);
+		return 0;
+	}
 	if (!ret)
 		target->flags |= UU_REQ_CANCELED;
 	pthread_mutex_unlock(&r->park_lock);
@@ -140,7 +154,9 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 			continue;
 		ret = try_remove(req);
 		req->flags |= UU_REQ_CANCELED;
-		if (!ret) {
+		if (ret == TW_CANCELED) {
+			ret = 0;
+		} else if (!ret) {
 			req->late_next = done;
 			done = req;
 		}

@@ -226,6 +226,8 @@ enum {
 	UU_REQ_ARM_LTIMEOUT = 1u << 13, /* next in chain is a LINK_TIMEOUT */
 	UU_REQ_NOT_PARKED = 1u << 14, /* finished late but never parked */
 	UU_REQ_PREPPED = 1u << 15,   /* prep succeeded: cleanup applies */
+	UU_REQ_TW_REISSUE = 1u << 16, /* ready: to be issued again by the
+				       * task_work runner (uu_tw_reissue) */
 };
 
 #define UU_INLINE_IOVS 8
@@ -382,7 +384,7 @@ enum {
 
 /* where a parked request waits (req->parked_on) */
 enum { UU_PARKED_NONE, UU_PARKED_IOWQ, UU_PARKED_POLL, UU_PARKED_TIMEOUT,
-       UU_PARKED_AIO };
+       UU_PARKED_AIO, UU_PARKED_TW };
 
 static inline int uu_park(struct uu_req *req, int how)
 {
@@ -478,6 +480,13 @@ struct uu_req *uu_req_to_heap(struct uu_req *req);
 void uu_req_queue_head(struct uu_exec *s, struct uu_req *req, bool heap);
 void uu_req_finish_async(struct uu_req *req);
 void uu_req_run_in_worker(struct uu_req *req);
+/*
+ * From the poller, for a parked request of a DEFER_TASKRUN ring that is
+ * ready: instead of retrying it there, have the submitter issue it again
+ * when it runs its task_work (as the kernel runs a poll-driven retry in
+ * the task).  The issue function returns what this returns.
+ */
+int uu_tw_reissue(struct uu_req *req);
 unsigned int uu_tw_run_deferred(struct uu_ring *ring, unsigned int max);
 
 /* ---- io-wq (exec/iowq.c) ---- */

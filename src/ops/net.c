@@ -1112,6 +1112,11 @@ static int recv_select_issue(struct uu_req *req, unsigned int issue_flags)
 	int flags = (int)(req->os.net.msg_flags | MSG_DONTWAIT);
 	int ret;
 
+	/* DEFER_TASKRUN: the shots are the submitter's to post, when it
+	 * waits, like the rest of the ring's completions */
+	if (mshot && in_poller(issue_flags) &&
+	    (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN))
+		return uu_tw_reissue(req);
 	ret = is_socket(req);
 	if (ret)
 		return ret;

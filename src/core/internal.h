@@ -322,6 +322,10 @@ struct uu_req {
 			uint64_t user_data, cmd;
 			uint32_t len, src_fd, dst_fd, flags;
 		} msg;
+		struct {
+			uint64_t arg;      /* the user's array of fds */
+			uint32_t nr, offset;
+		} upd;                     /* FILES_UPDATE */
 	};
 
 	/* ---- buffers (core/rsrc_buf.c, ops/kbuf.c; see core/buffers.h).
@@ -580,6 +584,8 @@ void uu_eventfd_signal_locked(struct uu_ring *ring, uint32_t tail);
 int uu_fixed_file(struct uu_ring *ring, unsigned int idx);
 int uu_fixed_install(struct uu_ring *ring, int fd, uint32_t file_slot);
 int uu_fixed_remove(struct uu_ring *ring, uint32_t file_slot);
+int uu_files_update_prep(struct uu_req *req);
+int uu_files_update_issue(struct uu_req *req, unsigned int issue_flags);
 void uu_rsrc_free(struct uu_ring *ring);
 extern __thread bool uu_in_iowq_worker;
 

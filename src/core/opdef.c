@@ -189,7 +189,12 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 		.prep = uu_close_prep,
 		.issue = uu_close_issue,
 	},
-	OP(IORING_OP_FILES_UPDATE, "FILES_UPDATE"),
+	[IORING_OP_FILES_UPDATE] = {
+		.name = "FILES_UPDATE",
+		.supported = true,
+		.prep = uu_files_update_prep,
+		.issue = uu_files_update_issue,
+	},
 	[IORING_OP_STATX] = {
 		.name = "STATX",
 		.supported = true,

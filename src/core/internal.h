@@ -584,6 +584,7 @@ void uu_eventfd_signal_locked(struct uu_ring *ring, uint32_t tail);
 int uu_fixed_file(struct uu_ring *ring, unsigned int idx);
 int uu_fixed_install(struct uu_ring *ring, int fd, uint32_t file_slot);
 int uu_fixed_remove(struct uu_ring *ring, uint32_t file_slot);
+int uu_fixed_file_dup(struct uu_ring *r, unsigned int idx);
 int uu_files_update_prep(struct uu_req *req);
 int uu_files_update_issue(struct uu_req *req, unsigned int issue_flags);
 void uu_rsrc_free(struct uu_ring *ring);

@@ -358,6 +358,22 @@ void uu_eventfd_signal_locked(struct uu_ring *r, uint32_t tail)
 
 /* A fixed file of the ring as an fd for this request, or -EBADF.  The
  * caller holds uring_lock or dups the result before dropping it. */
+/* The file in slot idx as the caller's own dup (in the reserved range),
+ * which no later table change affects; -EBADF for an empty slot. */
+int uu_fixed_file_dup(struct uu_ring *r, unsigned int idx)
+{
+	int fd;
+
+	pthread_mutex_lock(&r->files_lock);
+	fd = (r->files && idx < r->nr_files) ? r->files[idx].fd : -1;
+	if (fd >= 0)
+		fd = uu_fd_dup_reserved(fd);
+	else
+		fd = -EBADF;
+	pthread_mutex_unlock(&r->files_lock);
+	return fd;
+}
+
 int uu_fixed_file(struct uu_ring *r, unsigned int idx)
 {
 	int fd;

@@ -39,9 +39,9 @@ done
 # added to every ring whose scenario chose no mode itself).  A test not
 # listed for a mode still diverges there: docs/compatibility.md R9.
 RING_MODE_TESTS=(
-	"coop:async buffers epoll fault fsops futex fuzz lifecycle link msgring net nop overflow pipe poll register rsrc rw setup sqpoll timeout wait"
-	"defer:async buffers epoll fault fsops fuzz net nop register rw setup sqpoll timeout"
-	"sqpoll:async buffers epoll fault net sqpoll"
+	"coop:async buffers epoll fault fsops futex fuzz lifecycle link msgring net netbuf nop overflow pipe poll register rsrc rw setup sqpoll timeout wait"
+	"defer:async buffers epoll fault fsops fuzz net netbuf nop register rw setup sqpoll timeout"
+	"sqpoll:async buffers epoll fault net netbuf sqpoll"
 )
 if [ -z "${UURING_SKIP_RING_MODES:-}" ]; then
 	for entry in "${RING_MODE_TESTS[@]}"; do

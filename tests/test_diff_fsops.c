@@ -1844,6 +1844,68 @@ static void sc_splice(struct dctx *c)
 	t.splice_off_in = (uint64_t)-1;
 	t.splice_flags = SPLICE_F_NONBLOCK;
 	run1(c, &r, &t, false, "splice empty NONBLOCK");
+	/* registered files: SPLICE_F_FD_IN_FIXED for the input, and
+	 * IOSQE_FIXED_FILE for the output; an empty slot, a slot out of
+	 * range, TEE, io-wq */
+	{
+		int tab[4] = { fd, p1[0], -1, p2[1] };
+
+		drec_int(c, r.be->reg((unsigned int)r.fd,
+				      IORING_REGISTER_FILES, tab, 4),
+			 "register files");
+		t = mk(IORING_OP_SPLICE, p1[1], 0, 4, (uint64_t)-1, 40);
+		t.splice_fd_in = 0;
+		t.splice_off_in = 2;
+		t.splice_flags = SPLICE_F_FD_IN_FIXED;
+		run1(c, &r, &t, false, "fixed file@2 -> pipe");
+		t = mk(IORING_OP_SPLICE, 3, 0, 2, (uint64_t)-1, 41);
+		t.splice_fd_in = 1;
+		t.splice_off_in = (uint64_t)-1;
+		t.splice_flags = SPLICE_F_FD_IN_FIXED;
+		t.flags = IOSQE_FIXED_FILE;
+		run1(c, &r, &t, false, "fixed pipe -> fixed pipe");
+		t = mk(IORING_OP_TEE, 3, 0, 2, 0, 42);
+		t.splice_fd_in = 1;
+		t.splice_flags = SPLICE_F_FD_IN_FIXED;
+		t.flags = IOSQE_FIXED_FILE;
+		run1(c, &r, &t, false, "fixed tee");
+		t = mk(IORING_OP_SPLICE, p2[1], 0, 2, (uint64_t)-1, 43);
+		t.splice_fd_in = 1;
+		t.splice_off_in = (uint64_t)-1;
+		t.splice_flags = SPLICE_F_FD_IN_FIXED;
+		t.flags = IOSQE_ASYNC;
+		run1(c, &r, &t, false, "fixed in, ASYNC");
+		drec_int(c, pipe_bytes(p1[0]), "pipe 1 holds");
+		drec_int(c, pipe_bytes(p2[0]), "pipe 2 holds");
+		t = mk(IORING_OP_SPLICE, p1[1], 0, 4, (uint64_t)-1, 44);
+		t.splice_fd_in = 2;
+		t.splice_flags = SPLICE_F_FD_IN_FIXED;
+		run1(c, &r, &t, false, "FD_IN_FIXED, empty slot");
+		t = mk(IORING_OP_SPLICE, p1[1], 0, 4, (uint64_t)-1, 45);
+		t.splice_fd_in = 9;
+		t.splice_flags = SPLICE_F_FD_IN_FIXED;
+		run1(c, &r, &t, false, "FD_IN_FIXED, out of range");
+		t = mk(IORING_OP_SPLICE, p1[1], 0, 0, (uint64_t)-1, 46);
+		t.splice_fd_in = 2;
+		t.splice_flags = SPLICE_F_FD_IN_FIXED;
+		run1(c, &r, &t, false, "FD_IN_FIXED len 0, empty slot");
+		t = mk(IORING_OP_SPLICE, p1[1], 0, 0, (uint64_t)-1, 47);
+		t.splice_fd_in = 0;
+		t.splice_flags = SPLICE_F_FD_IN_FIXED;
+		run1(c, &r, &t, false, "FD_IN_FIXED len 0");
+		t = mk(IORING_OP_SPLICE, 2, 0, 4, (uint64_t)-1, 48);
+		t.splice_fd_in = 0;
+		t.splice_flags = SPLICE_F_FD_IN_FIXED;
+		t.flags = IOSQE_FIXED_FILE;
+		run1(c, &r, &t, false, "FIXED_FILE output, empty slot");
+		drec_int(c, r.be->reg((unsigned int)r.fd,
+				      IORING_UNREGISTER_FILES, NULL, 0),
+			 "unregister files");
+		/* empty both pipes for what follows */
+		if ((pipe_bytes(p1[0]) > 0 && read(p1[0], buf, sizeof(buf)) < 0) ||
+		    (pipe_bytes(p2[0]) > 0 && read(p2[0], buf, sizeof(buf)) < 0))
+			abort();
+	}
 	/* short splice fails the chain; a full one does not */
 	{
 		struct io_uring_sqe *sqe;

@@ -2,13 +2,15 @@
 /*
  * Differential tests: registered files (REGISTER_FILES, FILES2 sparse,
  * FILES_UPDATE, FILES_UPDATE2, FILE_ALLOC_RANGE, UNREGISTER, fixed-file
- * I/O, errors) and the CQ eventfd (REGISTER_EVENTFD, EVENTFD_ASYNC,
+ * I/O, errors), IORING_OP_FILES_UPDATE (offsets, index allocation,
+ * errors) and the CQ eventfd (REGISTER_EVENTFD, EVENTFD_ASYNC,
  * IORING_CQ_EVENTFD_DISABLED, signalled once per commit).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -234,7 +236,119 @@ static void sc_direct(struct dctx *c)
 	tring_exit(&r);
 }
 
+/* IORING_OP_FILES_UPDATE, at a given offset and with index allocation */
+static struct io_uring_sqe *upd(struct tring *r, int *fds, unsigned int nr,
+				uint64_t off, uint64_t ud)
+{
+	struct io_uring_sqe *sqe = tring_get_sqe(r);
+
+	tring_prep_rw(sqe, IORING_OP_FILES_UPDATE, -1, fds, nr, off, ud);
+	return sqe;
+}
+
+static void sc_files_update_op(struct dctx *c)
+{
+	struct tring r;
+	int fd = dtmpfile(c, 8192, 3), fd2 = dtmpfile(c, 4096, 7);
+	int none[2] = { -1, -1 }, set[3], alloc[3], sparse[4] = { -1, -1, -1, -1 };
+	struct io_uring_file_index_range range = { .off = 1, .len = 2 };
+	struct io_uring_sqe *sqe;
+	char buf[8];
+
+	/* SUBMIT_ALL: a failed prep does not stop the batch */
+	if (fd < 0 || fd2 < 0 ||
+	    dring_flags(c, &r, 16, IORING_SETUP_SUBMIT_ALL))
+		return;
+	/* no table: -ENXIO; prep errors */
+	upd(&r, none, 2, 0, 1);
+	upd(&r, none, 0, 0, 2);
+	upd(&r, none, 1, 0, 3)->rw_flags = 1;
+	upd(&r, none, 1, 0, 4)->splice_fd_in = 1;
+	upd(&r, none, 1, 0, 5)->ioprio = 1;
+	upd(&r, none, 1, 0, 6)->flags |= IOSQE_FIXED_FILE;
+	upd(&r, none, 1, 0, 7)->flags |= IOSQE_BUFFER_SELECT;
+	upd(&r, none, 1, IORING_FILE_INDEX_ALLOC, 8);
+	drec_int(c, tring_submit(&r), "errors without a table");
+	dreap(c, &r, 8, true, "errors without a table");
+
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES, sparse, 4), "register 4 empty");
+	/* set slots 0 and 2, skip 1 */
+	set[0] = fd;
+	set[1] = IORING_REGISTER_FILES_SKIP;
+	set[2] = fd2;
+	upd(&r, set, 3, 0, 10);
+	drec_int(c, tring_submit(&r), "update 3");
+	dreap(c, &r, 1, true, "update 3");
+	for (int i = 0; i < 3; i++) {
+		sqe = tring_get_sqe(&r);
+		tring_prep_rw(sqe, IORING_OP_READ, i, buf, sizeof(buf), 0, 20 + i);
+		sqe->flags |= IOSQE_FIXED_FILE;
+	}
+	drec_int(c, tring_submit(&r), "fixed reads");
+	dreap(c, &r, 3, true, "fixed reads");
+	/* out of range, overflow, bad fd (after one done), a ring fd,
+	 * unreadable array */
+	upd(&r, set, 3, 2, 30);
+	upd(&r, set, 2, 0xffffffffULL - 1, 31);
+	set[1] = 9999;
+	upd(&r, set, 3, 0, 32);
+	set[0] = r.fd;
+	upd(&r, set, 1, 0, 33);
+	upd(&r, dunmapped_addr(), 1, 0, 34);
+	upd(&r, none, 2, 2, 35); /* clear 2 and 3 */
+	drec_int(c, tring_submit(&r), "update errors");
+	dreap(c, &r, 6, true, "update errors");
+	/* allocation in the range [1, 3): indexes written back */
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILE_ALLOC_RANGE, &range, 0),
+		 "alloc range");
+	alloc[0] = fd;
+	alloc[1] = fd2;
+	alloc[2] = fd;
+	upd(&r, alloc, 3, IORING_FILE_INDEX_ALLOC, 40);
+	drec_int(c, tring_submit(&r), "alloc 3 into 2 free");
+	dreap(c, &r, 1, true, "alloc 3 into 2 free");
+	drec_int(c, alloc[0], "index 0");
+	drec_int(c, alloc[1], "index 1");
+	drec_int(c, alloc[2], "not written");
+	alloc[0] = fd;
+	upd(&r, alloc, 1, IORING_FILE_INDEX_ALLOC, 41);
+	alloc[1] = 9999;
+	upd(&r, alloc + 1, 1, IORING_FILE_INDEX_ALLOC, 42);
+	drec_int(c, tring_submit(&r), "alloc with no room, bad fd");
+	dreap(c, &r, 2, true, "alloc with no room, bad fd");
+	/* async */
+	upd(&r, none, 2, 1, 50)->flags |= IOSQE_ASYNC;
+	drec_int(c, tring_submit(&r), "async clear");
+	dreap(c, &r, 1, true, "async clear");
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_READ, 1, buf, sizeof(buf), 0, 51);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	drec_int(c, tring_submit(&r), "read a cleared slot");
+	dreap(c, &r, 1, true, "read a cleared slot");
+	close(fd);
+	close(fd2);
+	tring_exit(&r);
+}
+
+static void sc_probe(struct dctx *c)
+{
+	size_t sz = sizeof(struct io_uring_probe) +
+		    256 * sizeof(struct io_uring_probe_op);
+	struct io_uring_probe *p = calloc(1, sz);
+	struct tring r;
+
+	if (!p || dring_flags(c, &r, 8, 0))
+		return;
+	drec_int(c, reg(c, &r, IORING_REGISTER_PROBE, p, 256), "probe");
+	drec_int(c, !!(p->ops[IORING_OP_FILES_UPDATE].flags &
+		       IO_URING_OP_SUPPORTED), "FILES_UPDATE");
+	free(p);
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
+	{ "files_update_op", sc_files_update_op, NULL, NULL },
+	{ "probe", sc_probe, NULL, NULL },
 	{ "direct", sc_direct, NULL, NULL },
 	{ "files", sc_files, NULL, NULL },
 	{ "files2", sc_files2, NULL, NULL },

@@ -104,5 +104,18 @@ void uu_kbuf_prep(struct uu_req *req, uint32_t want);
 int uu_kbuf_select(struct uu_req *req, unsigned int issue_flags, bool can_poll);
 void uu_kbuf_after_issue(struct uu_req *req, int res);
 void uu_kbuf_cleanup(struct uu_req *req);
+/*
+ * The socket receives (ops/net.c) settle a selection themselves, each
+ * releasing the group lock a pollable selection holds:
+ * uu_kbuf_recycle() gives the buffer back (legacy: to the head of its
+ * group; uncommitted ring: not committed), unless it is a committed ring
+ * buffer, which stays with the request (returns false);
+ * uu_kbuf_consume() consumes it and returns the CQE flags;
+ * uu_kbuf_hold() keeps it with a request that waits after a partial
+ * transfer (a ring buffer is committed).
+ */
+bool uu_kbuf_recycle(struct uu_req *req);
+uint32_t uu_kbuf_consume(struct uu_req *req, int res);
+void uu_kbuf_hold(struct uu_req *req);
 
 #endif /* UURING_BUFFERS_H */

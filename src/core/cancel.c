@@ -95,8 +95,11 @@ bool uu_cancel_still_parked(struct uu_ring *r, const struct uu_cancel_match *m)
 	return found;
 }
 
-/* With park_lock held.  0: removed (caller finishes it), 1: cancelled,
- * the thread arming it finishes it, -EALREADY. */
+/*
+ * With park_lock held.  0: removed (the caller finishes it); 1: cancelled,
+ * another thread finishes it (the one arming it on the readiness engine,
+ * or the submitter running its task_work); -EALREADY: running.
+ */
 static int try_remove(struct uu_req *req)
 {
 	switch (req->parked_on) {
@@ -114,6 +117,13 @@ static int try_remove(struct uu_req *req)
 			return 0;
 		req->flags |= UU_REQ_CANCELED;
 		return -EALREADY;
+	case UU_PARKED_TW:
+		/* ready, queued for the submitter to issue again: it will
+		 * complete it with -ECANCELED instead (uu_tw_reissue) */
+		if (!(req->flags & UU_REQ_TW_REISSUE))
+			return -EALREADY;
+		req->flags |= UU_REQ_CANCELED;
+		return 1;
 	default:
 		return -EALREADY;
 	}
@@ -126,7 +136,7 @@ int uu_cancel_req(struct uu_req *target)
 
 	pthread_mutex_lock(&r->park_lock);
 	ret = try_remove(target);
-	/* (not when deferred: the arming thread owns target's flags now) */
+	/* (not when 1: the finishing thread owns target's flags now) */
 	if (!ret)
 		target->flags |= UU_REQ_CANCELED;
 	pthread_mutex_unlock(&r->park_lock);
@@ -148,7 +158,7 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 		if (req->parked_on == UU_PARKED_TIMEOUT || !matches(req, m))
 			continue;
 		ret = try_remove(req);
-		/* (not when deferred: the arming thread owns its flags) */
+		/* (not when 1: the finishing thread owns its flags) */
 		if (ret <= 0)
 			req->flags |= UU_REQ_CANCELED;
 		if (!ret) {
@@ -156,7 +166,7 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 			done = req;
 		}
 		if (ret > 0)
-			ret = 0; /* completed by the thread arming it */
+			ret = 0; /* completed by another thread */
 		nr++;
 		if (!all)
 			break;

@@ -254,6 +254,8 @@ enum {
 	UU_REQ_ARM_LTIMEOUT = 1u << 13, /* next in chain is a LINK_TIMEOUT */
 	UU_REQ_NOT_PARKED = 1u << 14, /* finished late but never parked */
 	UU_REQ_PREPPED = 1u << 15,   /* prep succeeded: cleanup applies */
+	UU_REQ_TW_REISSUE = 1u << 16, /* ready: to be issued again by the
+				       * task_work runner (uu_tw_reissue) */
 };
 
 #define UU_INLINE_IOVS 8
@@ -359,6 +361,10 @@ struct uu_req {
 			uint64_t user_data, cmd;
 			uint32_t len, src_fd, dst_fd, flags;
 		} msg;
+		struct {
+			uint64_t arg;      /* the user's array of fds */
+			uint32_t nr, offset;
+		} upd;                     /* FILES_UPDATE */
 	};
 
 	/* ---- buffers (core/rsrc_buf.c, ops/kbuf.c; see core/buffers.h).
@@ -423,7 +429,7 @@ enum {
 
 /* where a parked request waits (req->parked_on) */
 enum { UU_PARKED_NONE, UU_PARKED_IOWQ, UU_PARKED_POLL, UU_PARKED_TIMEOUT,
-       UU_PARKED_AIO };
+       UU_PARKED_AIO, UU_PARKED_TW };
 
 static inline int uu_park(struct uu_req *req, int how)
 {
@@ -532,6 +538,13 @@ struct uu_req *uu_req_to_heap(struct uu_req *req);
 void uu_req_queue_head(struct uu_exec *s, struct uu_req *req, bool heap);
 void uu_req_finish_async(struct uu_req *req);
 void uu_req_run_in_worker(struct uu_req *req);
+/*
+ * From the poller, for a parked request of a DEFER_TASKRUN ring that is
+ * ready: instead of retrying it there, have the submitter issue it again
+ * when it runs its task_work (as the kernel runs a poll-driven retry in
+ * the task).  The issue function returns what this returns.
+ */
+int uu_tw_reissue(struct uu_req *req);
 unsigned int uu_tw_run_deferred(struct uu_ring *ring, unsigned int max);
 /* completes reaped IOPOLL requests (iopoll_next list) in one context */
 void uu_req_complete_reaped(struct uu_ring *ring, struct uu_req *list);
@@ -652,6 +665,9 @@ void uu_eventfd_signal_locked(struct uu_ring *ring, uint32_t tail);
 int uu_fixed_file(struct uu_ring *ring, unsigned int idx);
 int uu_fixed_install(struct uu_ring *ring, int fd, uint32_t file_slot);
 int uu_fixed_remove(struct uu_ring *ring, uint32_t file_slot);
+int uu_fixed_file_dup(struct uu_ring *r, unsigned int idx);
+int uu_files_update_prep(struct uu_req *req);
+int uu_files_update_issue(struct uu_req *req, unsigned int issue_flags);
 void uu_rsrc_free(struct uu_ring *ring);
 extern __thread bool uu_in_iowq_worker;
 

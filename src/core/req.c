@@ -612,8 +612,32 @@ static void finish_now(struct uu_req *req, bool submitter)
 	struct uu_exec s;
 
 	uu_exec_init(&s, req->ring, submitter);
+	if (req->flags & UU_REQ_TW_REISSUE) {
+		bool heap = true;
+
+		/* flags is shared with a cancel (park_lock): see try_remove */
+		pthread_mutex_lock(&req->ring->park_lock);
+		req->flags &= ~UU_REQ_TW_REISSUE;
+		pthread_mutex_unlock(&req->ring->park_lock);
+		if (req->flags & UU_REQ_CANCELED) {
+			req->res = -ECANCELED;
+		} else if (!issue_one(&s, &req, &heap, 0)) {
+			/* waiting again (on the poller) */
+			uu_exec_end(&s);
+			return;
+		}
+	}
 	finish_parked(&s, req);
 	uu_exec_end(&s);
+}
+
+int uu_tw_reissue(struct uu_req *req)
+{
+	pthread_mutex_lock(&req->ring->park_lock);
+	req->flags |= UU_REQ_TW_REISSUE;
+	req->parked_on = UU_PARKED_TW;
+	pthread_mutex_unlock(&req->ring->park_lock);
+	return 0;
 }
 
 /*

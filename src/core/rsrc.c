@@ -167,6 +167,8 @@ static int update_files(struct uu_ring *r, unsigned int off, const void *fds,
 	unsigned int done;
 	int ret = 0;
 
+	if (off + nr < off) /* __io_register_rsrc_update */
+		return -EOVERFLOW;
 	if (!r->files)
 		return -ENXIO;
 	if (off > r->nr_files || nr > r->nr_files - off)
@@ -356,6 +358,22 @@ void uu_eventfd_signal_locked(struct uu_ring *r, uint32_t tail)
 
 /* A fixed file of the ring as an fd for this request, or -EBADF.  The
  * caller holds uring_lock or dups the result before dropping it. */
+/* The file in slot idx as the caller's own dup (in the reserved range),
+ * which no later table change affects; -EBADF for an empty slot. */
+int uu_fixed_file_dup(struct uu_ring *r, unsigned int idx)
+{
+	int fd;
+
+	pthread_mutex_lock(&r->files_lock);
+	fd = (r->files && idx < r->nr_files) ? r->files[idx].fd : -1;
+	if (fd >= 0)
+		fd = uu_fd_dup_reserved(fd);
+	else
+		fd = -EBADF;
+	pthread_mutex_unlock(&r->files_lock);
+	return fd;
+}
+
 int uu_fixed_file(struct uu_ring *r, unsigned int idx)
 {
 	int fd;
@@ -417,6 +435,78 @@ int uu_fixed_install(struct uu_ring *r, int fd, uint32_t file_slot)
 	}
 	pthread_mutex_unlock(&r->files_lock);
 	uu_sys_close(fd);
+	return ret;
+}
+
+/*
+ * IORING_OP_FILES_UPDATE: REGISTER_FILES_UPDATE as an SQE (addr: the
+ * array of fds, len: how many, off: the first slot), under files_lock
+ * (an inline issue also holds uring_lock).  With off
+ * IORING_FILE_INDEX_ALLOC each fd goes into a free slot of the
+ * allocation range, whose index is written back into the array.  The
+ * result is the count done, or the error that stopped the first one.
+ */
+int uu_files_update_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+
+	if (req->flags & UU_REQ_FIXED_FILE)
+		return -EINVAL;
+	if (sqe->rw_flags || sqe->splice_fd_in)
+		return -EINVAL;
+	req->upd.offset = (uint32_t)sqe->off;
+	req->upd.nr = sqe->len;
+	if (!req->upd.nr)
+		return -EINVAL;
+	req->upd.arg = sqe->addr;
+	return 0;
+}
+
+static int files_update_alloc(struct uu_req *req)
+{
+	struct uu_ring *r = req->ring;
+	int32_t *fds = (int32_t *)(uintptr_t)req->upd.arg;
+	unsigned int done;
+	int ret = 0;
+
+	if (!r->files)
+		return -ENXIO;
+	for (done = 0; done < req->upd.nr; done++) {
+		int32_t fd, slot;
+
+		ret = uu_copy_from_user(&fd, &fds[done], sizeof(fd));
+		if (ret)
+			break;
+		ret = import_fd(fd);
+		if (ret < 0)
+			break;
+		/* takes the dup (closed on failure) */
+		ret = uu_fixed_install(r, ret, IORING_FILE_INDEX_ALLOC);
+		if (ret < 0)
+			break;
+		slot = ret;
+		ret = uu_copy_to_user(&fds[done], &slot, sizeof(slot));
+		if (ret) {
+			uu_fixed_remove(r, (uint32_t)slot + 1);
+			break;
+		}
+	}
+	return done ? (int)done : ret;
+}
+
+int uu_files_update_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	struct uu_ring *r = req->ring;
+	int ret;
+
+	(void)issue_flags;
+	if (req->upd.offset == IORING_FILE_INDEX_ALLOC)
+		return files_update_alloc(req);
+	pthread_mutex_lock(&r->files_lock);
+	ret = update_files(r, req->upd.offset,
+			   (const void *)(uintptr_t)req->upd.arg, 0,
+			   req->upd.nr);
+	pthread_mutex_unlock(&r->files_lock);
 	return ret;
 }
 

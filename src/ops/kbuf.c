@@ -352,6 +352,87 @@ void uu_kbuf_after_issue(struct uu_req *req, int res)
 	}
 }
 
+/*
+ * The kernel's io_kbuf_recycle, as the socket receives use it (net.c):
+ * a receive that must wait, or that ends with nothing received, gives
+ * its buffer back so that it is not consumed.  A legacy buffer goes back
+ * to the head of its group (io_kbuf_recycle_legacy); an uncommitted ring
+ * buffer is simply not committed; a committed ring buffer (io-wq, T5)
+ * stays with the request.  Returns true if the buffer was given back.
+ */
+bool uu_kbuf_recycle(struct uu_req *req)
+{
+	struct uu_kbuf_ctx *c = ctx_get(req->ring, false);
+	bool back = false;
+
+	if (req->kb.state == UU_KB_LEGACY) {
+		struct kb_buf *b = req->kb.lbuf;
+		struct kb_group *g;
+
+		pthread_mutex_lock(&c->lock);
+		g = group_find(c, req->kb.bgid);
+		if (g && !g->ring && g->nbufs < 0xffff) {
+			b->next = g->head;
+			g->head = b;
+			if (!g->tail)
+				g->tail = b;
+			g->nbufs++;
+		} else {
+			/* the group became a ring meanwhile: nowhere to go */
+			free(b);
+		}
+		pthread_mutex_unlock(&c->lock);
+		req->kb.lbuf = NULL;
+		req->kb.state = UU_KB_NONE;
+		back = true;
+	} else if (req->kb.state == UU_KB_RING && !req->kb.committed) {
+		req->kb.state = UU_KB_NONE;
+		back = true;
+	}
+	if (req->kb.locked) {
+		req->kb.locked = false;
+		pthread_mutex_unlock(&c->lock);
+	}
+	return back;
+}
+
+/* Consumes the selected buffer now; returns its CQE flags (0 if none). */
+uint32_t uu_kbuf_consume(struct uu_req *req, int res)
+{
+	struct uu_kbuf_ctx *c = ctx_get(req->ring, false);
+	uint32_t cflags = 0;
+
+	if (req->kb.state != UU_KB_NONE)
+		cflags = kbuf_put(req, res);
+	if (req->kb.locked) {
+		req->kb.locked = false;
+		pthread_mutex_unlock(&c->lock);
+	}
+	return cflags;
+}
+
+/*
+ * A receive that moved part of its data (MSG_WAITALL) waits for the rest
+ * with its buffer (REQ_F_BL_NO_RECYCLE): an uncommitted ring buffer is
+ * committed now, since the group lock cannot be held while it waits.
+ */
+void uu_kbuf_hold(struct uu_req *req)
+{
+	struct uu_kbuf_ctx *c = ctx_get(req->ring, false);
+
+	if (req->kb.state == UU_KB_RING && !req->kb.committed) {
+		struct kb_group *g = group_find(c, req->kb.bgid);
+
+		if (g && g->ring)
+			req->kb.more = !ring_commit(g, (int)req->kb.len);
+		req->kb.committed = true;
+	}
+	if (req->kb.locked) {
+		req->kb.locked = false;
+		pthread_mutex_unlock(&c->lock);
+	}
+}
+
 void uu_kbuf_cleanup(struct uu_req *req)
 {
 	struct uu_kbuf_ctx *c;

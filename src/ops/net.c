@@ -41,9 +41,11 @@
  * file_index install the new socket into the registered file table (a
  * direct descriptor).
  *
- * Not implemented, refused as a kernel without them would: provided
- * buffers (IOSQE_BUFFER_SELECT: -EOPNOTSUPP at submission), hence
- * multishot receives; bundles (-EINVAL).
+ * RECV and RECVMSG take provided buffers (IOSQE_BUFFER_SELECT, legacy
+ * groups and buffer rings, see recv_select_issue), one-shot and
+ * IORING_RECV_MULTISHOT.  Not implemented, refused as a kernel without
+ * them would: bundles (-EINVAL), provided buffers for sends
+ * (-EOPNOTSUPP at submission).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -72,9 +74,10 @@ enum {
 	NET_POLLED = 1u << 0,      /* waited for readiness once (REQ_F_POLLED) */
 	NET_IN_PROGRESS = 1u << 1, /* CONNECT: EINPROGRESS seen */
 	NET_SEEN_ABORT = 1u << 2,  /* CONNECT: ECONNABORTED seen */
-	NET_MULTISHOT = 1u << 3,   /* ACCEPT */
+	NET_MULTISHOT = 1u << 3,   /* ACCEPT, RECV, RECVMSG */
 	NET_SENT = 1u << 4,        /* SEND*: bytes went out */
 	NET_ZC_REPORT = 1u << 5,   /* IORING_SEND_ZC_REPORT_USAGE */
+	NET_MSHOT_LIM = 1u << 6,   /* multishot RECV: a byte limit (addr2) */
 };
 
 /* os.net.kind: what the kernel reports msg_inq / is_empty for */
@@ -101,6 +104,8 @@ struct uu_netmsg {
 	size_t controllen;
 	void *control;           /* SENDMSG: the imported control data, or
 				  * NULL (the user's, read by sendmsg) */
+	int mnamelen;            /* multishot RECVMSG: the layout's name */
+	uint64_t mcontrollen;    /* and control lengths, as the user set */
 	unsigned int nr_iov, first; /* first iovec not used up (WAITALL) */
 	size_t total;            /* bytes the iovecs cover */
 	struct iovec iov[];      /* then the control data */
@@ -446,6 +451,55 @@ int uu_send_prep(struct uu_req *req)
 }
 
 /*
+ * RECVMSG with IOSQE_BUFFER_SELECT: no iovecs are imported; at most one
+ * may be given, whose length caps the buffer (io_msg_copy_hdr).  A
+ * multishot RECVMSG lays out each buffer as struct io_uring_recvmsg_out,
+ * then msg_namelen bytes for the name and msg_controllen for the control
+ * data, both as the user set them (not the clamped name length), then
+ * the payload.
+ */
+static int import_msghdr_select(struct uu_req *req, const struct msghdr *um,
+				int namelen)
+{
+	struct uu_netmsg *m;
+	uint32_t want = 0;
+	int ret;
+
+	if (um->msg_iovlen > 1)
+		return -EINVAL;
+	if (um->msg_iovlen) {
+		struct iovec v;
+
+		ret = uu_copy_from_user(&v, um->msg_iov, sizeof(v));
+		if (ret)
+			return ret;
+		want = (uint32_t)v.iov_len;
+	}
+	if (req->os.net.st & NET_MULTISHOT) {
+		int mnl = (int)um->msg_namelen;
+		uint64_t hdr;
+
+		if (mnl < 0)
+			return -EOVERFLOW;
+		hdr = sizeof(struct io_uring_recvmsg_out) + (uint64_t)mnl;
+		if (__builtin_add_overflow(hdr, um->msg_controllen, &hdr) ||
+		    hdr > INT32_MAX)
+			return -EOVERFLOW;
+	}
+	m = alloc_netmsg(req, 0, 0);
+	if (!m)
+		return -ENOMEM;
+	m->uname = (uintptr_t)um->msg_name;
+	m->namelen = namelen;
+	m->ucontrol = (uintptr_t)um->msg_control;
+	m->controllen = um->msg_controllen;
+	m->mnamelen = (int)um->msg_namelen;
+	m->mcontrollen = um->msg_controllen;
+	uu_kbuf_prep(req, want);
+	return 0;
+}
+
+/*
  * The user's msghdr (struct user_msghdr on a 64-bit kernel), copied and
  * checked like __copy_msghdr(); for SENDMSG the name is imported and the
  * control data copied when it can be (otherwise sendmsg(2) reads it, as
@@ -480,6 +534,8 @@ static int import_msghdr(struct uu_req *req, bool is_send)
 		}
 		return -EMSGSIZE;
 	}
+	if (!is_send && (req->flags & UU_REQ_BUFFER_SELECT))
+		return import_msghdr_select(req, &um, namelen);
 	m = alloc_netmsg(req, um.msg_iovlen, ctl);
 	if (!m)
 		return -ENOMEM;
@@ -852,12 +908,28 @@ static int recv_common_prep(struct uu_req *req)
 	if (req->os.net.flags & ~RECV_FLAGS)
 		return -EINVAL;
 	req->os.net.msg_flags = sqe->msg_flags;
-	/* multishot needs provided buffers (IOSQE_BUFFER_SELECT, refused at
-	 * submission for now) */
-	if (req->os.net.flags & IORING_RECV_MULTISHOT)
+	/*
+	 * Multishot (6.18): RECV's len caps each shot, and optlen (the
+	 * file_index field) limits the bytes in all, after which it ends;
+	 * RECVMSG takes no optlen, nor does a one-shot receive.
+	 */
+	if (req->os.net.flags & IORING_RECV_MULTISHOT) {
+		if (!(req->flags & UU_REQ_BUFFER_SELECT))
+			return -EINVAL;
+		if (req->os.net.msg_flags & MSG_WAITALL)
+			return -EINVAL;
+		if (req->opcode == IORING_OP_RECV) {
+			req->os.net.addr2 = sqe->optlen;
+			if (sqe->optlen)
+				req->os.net.st |= NET_MSHOT_LIM;
+		} else if (sqe->optlen) {
+			return -EINVAL;
+		}
+		req->os.net.st |= NET_MULTISHOT;
+	} else if (sqe->optlen) {
 		return -EINVAL;
-	if (sqe->optlen)
-		return -EINVAL;
+	}
+	/* bundles: not implemented, refused as a kernel without them */
 	if (req->os.net.flags & IORING_RECVSEND_BUNDLE)
 		return -EINVAL;
 	return 0;
@@ -871,6 +943,11 @@ int uu_recv_prep(struct uu_req *req)
 		return ret;
 	if (req->os.net.len > UU_MAX_RW_COUNT)
 		req->os.net.len = UU_MAX_RW_COUNT;
+	if (req->flags & UU_REQ_BUFFER_SELECT) {
+		/* the address is not looked at; len caps the buffer */
+		uu_kbuf_prep(req, req->os.net.len);
+		return 0;
+	}
 	return range_ok(req->os.net.addr, req->os.net.len);
 }
 
@@ -883,6 +960,235 @@ int uu_recvmsg_prep(struct uu_req *req)
 	return import_msghdr(req, false);
 }
 
+/* recvmsg(2)'s write-back into the user's msghdr */
+static int recvmsg_writeback(struct uu_req *req, const struct msghdr *h,
+			     const struct uu_netmsg *m)
+{
+	struct msghdr *um = (struct msghdr *)(uintptr_t)req->os.net.addr;
+	struct {
+		size_t controllen;
+		int flags;
+	} __attribute__((packed)) tail;
+	int ret;
+
+	if (m->uname) {
+		int namelen = (int)h->msg_namelen;
+
+		ret = uu_copy_to_user(&um->msg_namelen, &namelen,
+				      sizeof(namelen));
+		if (ret)
+			return ret;
+	}
+	_Static_assert(offsetof(struct msghdr, msg_flags) ==
+		       offsetof(struct msghdr, msg_controllen) + sizeof(size_t),
+		       "msghdr layout");
+	tail.controllen = h->msg_controllen;
+	tail.flags = h->msg_flags & ~MSG_CMSG_COMPAT;
+	return uu_copy_to_user(&um->msg_controllen, &tail,
+			       sizeof(size_t) + sizeof(int));
+}
+
+/*
+ * One receive of a multishot RECVMSG into the selected buffer, laid out
+ * as struct io_uring_recvmsg_out, the name (mnamelen bytes), the control
+ * data (mcontrollen bytes) and the payload, as io_recvmsg_multishot:
+ * the header records the name's full length, the control bytes used,
+ * the message flags and the payload's full length (MSG_TRUNC), and the
+ * result covers the header, the name and control areas and the payload
+ * stored.  *finished: recvmsg returned 0 or failed, which ends it.
+ */
+static ssize_t recvmsg_mshot_one(struct uu_req *req, int flags, bool *finished)
+{
+	const struct uu_netmsg *m = nmsg(req);
+	struct {
+		struct io_uring_recvmsg_out out;
+		struct sockaddr_storage name;
+	} hdr;
+	char *buf = (char *)(uintptr_t)req->kb.addr;
+	size_t room = req->kb.len, need, copy;
+	struct msghdr h;
+	struct iovec v;
+	ssize_t n;
+
+	_Static_assert(offsetof(__typeof__(hdr), name) ==
+		       sizeof(struct io_uring_recvmsg_out), "no gap");
+	*finished = true;
+	need = sizeof(hdr.out) + (size_t)m->mnamelen + m->mcontrollen;
+	if (room < need)
+		return -EFAULT;
+	v.iov_base = buf + need;
+	v.iov_len = room - need;
+	do {
+		memset(&h, 0, sizeof(h));
+		if (m->mnamelen) {
+			h.msg_name = &hdr.name;
+			h.msg_namelen = sizeof(hdr.name);
+		}
+		if (m->mcontrollen) {
+			h.msg_control = buf + sizeof(hdr.out) + m->mnamelen;
+			h.msg_controllen = m->mcontrollen;
+		}
+		h.msg_iov = &v;
+		h.msg_iovlen = 1;
+		n = recvmsg(req->fd, &h, flags);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	*finished = n == 0;
+	memset(&hdr.out, 0, sizeof(hdr.out));
+	hdr.out.namelen = m->mnamelen ? h.msg_namelen : 0;
+	hdr.out.controllen = m->mcontrollen ? (uint32_t)h.msg_controllen : 0;
+	hdr.out.flags = (uint32_t)h.msg_flags & ~(uint32_t)MSG_CMSG_COMPAT;
+	hdr.out.payloadlen = (uint32_t)n;
+	if ((size_t)n > v.iov_len)
+		n = (ssize_t)v.iov_len;
+	copy = sizeof(hdr.out);
+	copy += hdr.out.namelen < (uint32_t)m->mnamelen ? hdr.out.namelen :
+							 (uint32_t)m->mnamelen;
+	if (uu_copy_to_user(buf, &hdr, copy)) {
+		*finished = true;
+		return -EFAULT;
+	}
+	return (ssize_t)need + n;
+}
+
+/* One receive into the selected buffer (after the bytes already moved). */
+static ssize_t recv_into_buf(struct uu_req *req, int flags, bool *trunc)
+{
+	char *buf = (char *)(uintptr_t)req->kb.addr + req->os.net.done;
+	struct iovec v = { buf, req->kb.len - req->os.net.done };
+	struct msghdr h;
+	ssize_t n;
+	int ret;
+
+	*trunc = false;
+	do {
+		memset(&h, 0, sizeof(h));
+		h.msg_iov = &v;
+		h.msg_iovlen = 1;
+		if (req->opcode == IORING_OP_RECVMSG) {
+			const struct uu_netmsg *m = nmsg(req);
+
+			h.msg_name = (void *)(uintptr_t)m->uname;
+			h.msg_namelen = (socklen_t)m->namelen;
+			h.msg_control = (void *)(uintptr_t)m->ucontrol;
+			h.msg_controllen = m->controllen;
+		}
+		n = recvmsg(req->fd, &h, flags);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (req->opcode == IORING_OP_RECVMSG) {
+		ret = recvmsg_writeback(req, &h, nmsg(req));
+		if (ret)
+			return ret;
+	}
+	*trunc = (flags & MSG_WAITALL) &&
+		 (h.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
+	return n;
+}
+
+/*
+ * RECV and RECVMSG with IOSQE_BUFFER_SELECT, one-shot and multishot, as
+ * the kernel's io_recv / io_recvmsg with io_recv_finish:
+ *  - the socket is checked, then a buffer is selected (-ENOBUFS when the
+ *    group is empty or unknown), capped at the length asked for;
+ *  - a receive that would block gives the buffer back (ops/kbuf.c,
+ *    uu_kbuf_recycle) and waits for readiness; the retry selects again,
+ *    so the buffer is consumed only when data arrives;
+ *  - a receive that ends with nothing (0 at EOF, an error) gives it back
+ *    too: its CQE has no IORING_CQE_F_BUFFER;
+ *  - otherwise the buffer is consumed and the CQE carries its id;
+ *  - multishot: each receive posts a CQE with IORING_CQE_F_MORE and the
+ *    request receives again at once (later shots take whole buffers);
+ *    it ends, with a CQE without F_MORE, on an error (-ENOBUFS included),
+ *    a receive of 0 (EOF), a full CQ (that CQE carries the data, T14),
+ *    or cancellation.
+ */
+static int recv_select_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	bool mshot = req->os.net.st & NET_MULTISHOT;
+	bool msg = req->opcode == IORING_OP_RECVMSG;
+	int flags = (int)(req->os.net.msg_flags | MSG_DONTWAIT);
+	int ret;
+
+	/* DEFER_TASKRUN: the shots are the submitter's to post, when it
+	 * waits, like the rest of the ring's completions */
+	if (mshot && in_poller(issue_flags) &&
+	    (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN))
+		return uu_tw_reissue(req);
+	ret = is_socket(req);
+	if (ret)
+		return ret;
+	for (;;) {
+		bool finished = true, trunc = false, fail;
+		uint32_t done = req->os.net.done, cflags = 0;
+		size_t min;
+		ssize_t n;
+		int res;
+
+		if (req->kb.state == UU_KB_NONE) {
+			ret = uu_kbuf_select(req, issue_flags, true);
+			if (ret) {
+				req->cflags = 0;
+				return ret;
+			}
+		}
+		if (mshot && msg) {
+			n = recvmsg_mshot_one(req, flags, &finished);
+		} else {
+			n = recv_into_buf(req, flags, &trunc);
+			finished = n <= 0;
+		}
+		if (n == -EAGAIN && !(req->os.net.msg_flags & MSG_DONTWAIT)) {
+			/* wait for readiness; what moved stays in the buffer */
+			if (done)
+				uu_kbuf_hold(req);
+			else
+				uu_kbuf_recycle(req);
+			return park(req, UU_ISSUE_PARK_POLLIN);
+		}
+		/* MSG_WAITALL wants the whole buffer, except on a RECVMSG
+		 * with control data (no partial retry then, as the kernel) */
+		min = (flags & MSG_WAITALL) && !(msg && nmsg(req)->controllen) ?
+		      req->kb.len - done : 0;
+		if (n > 0 && (size_t)n < min && net_retry(req)) {
+			/* partial: the rest at once, into the same buffer */
+			req->os.net.done = done + (uint32_t)n;
+			continue;
+		}
+		fail = n < 0 || (size_t)n < min || trunc;
+		if (n > 0) {
+			res = (int)(n + done);
+		} else if (done) {
+			res = (int)done;
+		} else {
+			res = (int)n;
+			uu_kbuf_recycle(req);
+		}
+		if (n >= 0)
+			cflags = recv_cflags(req);
+		cflags |= uu_kbuf_consume(req, res);
+		if (res > 0 && (req->os.net.st & NET_MSHOT_LIM)) {
+			/* the byte limit reached ends it, with this CQE */
+			req->os.net.addr2 -= (uint64_t)res < req->os.net.addr2 ?
+					     (uint64_t)res : req->os.net.addr2;
+			if (!req->os.net.addr2)
+				finished = true;
+		}
+		if (mshot && !finished &&
+		    post_more(req, res, cflags)) {
+			/* later shots: RECV's len again, RECVMSG's iovec
+			 * only capped the first one */
+			if (msg)
+				req->kb.want = 0;
+			continue;
+		}
+		req->cflags = cflags;
+		return fail && res >= 0 ? short_res(req, res) : res;
+	}
+}
+
 int uu_recv_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	int flags = (int)(req->os.net.msg_flags | MSG_DONTWAIT);
@@ -890,10 +1196,11 @@ int uu_recv_issue(struct uu_req *req, unsigned int issue_flags)
 	ssize_t n;
 	int res;
 
-	(void)issue_flags;
 	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
 	    !(req->os.net.st & NET_POLLED))
 		return poll_first(req, UU_ISSUE_PARK_POLLIN);
+	if (req->flags & UU_REQ_BUFFER_SELECT)
+		return recv_select_issue(req, issue_flags);
 	do {
 		char *buf = (char *)(uintptr_t)req->os.net.addr +
 			    req->os.net.done;
@@ -925,34 +1232,6 @@ int uu_recv_issue(struct uu_req *req, unsigned int issue_flags)
 	return res;
 }
 
-/* recvmsg(2)'s write-back into the user's msghdr */
-static int recvmsg_writeback(struct uu_req *req, const struct msghdr *h,
-			     const struct uu_netmsg *m)
-{
-	struct msghdr *um = (struct msghdr *)(uintptr_t)req->os.net.addr;
-	struct {
-		size_t controllen;
-		int flags;
-	} __attribute__((packed)) tail;
-	int ret;
-
-	if (m->uname) {
-		int namelen = (int)h->msg_namelen;
-
-		ret = uu_copy_to_user(&um->msg_namelen, &namelen,
-				      sizeof(namelen));
-		if (ret)
-			return ret;
-	}
-	_Static_assert(offsetof(struct msghdr, msg_flags) ==
-		       offsetof(struct msghdr, msg_controllen) + sizeof(size_t),
-		       "msghdr layout");
-	tail.controllen = h->msg_controllen;
-	tail.flags = h->msg_flags & ~MSG_CMSG_COMPAT;
-	return uu_copy_to_user(&um->msg_controllen, &tail,
-			       sizeof(size_t) + sizeof(int));
-}
-
 int uu_recvmsg_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	struct uu_netmsg *m = nmsg(req);
@@ -963,7 +1242,6 @@ int uu_recvmsg_issue(struct uu_req *req, unsigned int issue_flags)
 	ssize_t n;
 	int res;
 
-	(void)issue_flags;
 	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
 	    !(req->os.net.st & NET_POLLED)) {
 		res = is_socket(req);
@@ -971,6 +1249,8 @@ int uu_recvmsg_issue(struct uu_req *req, unsigned int issue_flags)
 			return res;
 		return poll_first(req, UU_ISSUE_PARK_POLLIN);
 	}
+	if (req->flags & UU_REQ_BUFFER_SELECT)
+		return recv_select_issue(req, issue_flags);
 	do {
 		want = m->total - req->os.net.done;
 		do {
@@ -1015,6 +1295,10 @@ void uu_net_cleanup(struct uu_req *req)
 	if (req->res < 0 && req->os.net.done &&
 	    req->os.net.hdr.tag == uu_os_tag(req))
 		req->res = (int32_t)req->os.net.done;
+	/* a buffer still held (a cancelled wait after a partial receive, or
+	 * a committed ring buffer): consumed, with the CQE flag */
+	if (req->flags & UU_REQ_BUFFER_SELECT)
+		uu_kbuf_cleanup(req);
 	uu_os_release(req);
 }
 

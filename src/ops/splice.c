@@ -12,8 +12,11 @@
  * moved something too.
  *
  * As in the kernel, offset -1 means "the file position" and a result
- * other than the full length fails a link chain; SPLICE_F_FD_IN_FIXED
- * needs the registered file table (none yet: -EBADF).
+ * other than the full length fails a link chain.  SPLICE_F_FD_IN_FIXED
+ * names splice_fd_in in the registered file table, looked up at each
+ * issue as the kernel does in io-wq (an empty slot is -EBADF), through a
+ * dup of our own for the call; the output's IOSQE_FIXED_FILE is resolved
+ * by the core.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +25,7 @@
 
 #include "core/internal.h"
 #include "ops/ops.h"
+#include "util/rawsys.h"
 
 #ifndef SPLICE_F_NONBLOCK
 #define SPLICE_F_NONBLOCK 0x02
@@ -58,26 +62,32 @@ int uu_tee_prep(struct uu_req *req)
 	return splice_prep_common(req);
 }
 
-/* fget(splice_fd_in): a closed or O_PATH fd is -EBADF */
-static int check_in(struct uu_req *req)
+/*
+ * io_splice_get_file: the input, a plain fd (a closed or O_PATH fd is
+ * -EBADF) or a registered file (our own dup, *owned set).
+ */
+static int get_in(struct uu_req *req, bool *owned)
 {
-	int fl;
+	int fl, fd = req->os.splice.fd_in;
 
-	if (req->os.splice.flags & SPLICE_F_FD_IN_FIXED)
-		return -EBADF; /* no registered files */
-	fl = fcntl(req->os.splice.fd_in, F_GETFL);
-	return fl < 0 || (fl & O_PATH) ? -EBADF : 0;
+	*owned = false;
+	if (req->os.splice.flags & SPLICE_F_FD_IN_FIXED) {
+		fd = uu_fixed_file_dup(req->ring, (unsigned int)fd);
+		*owned = fd >= 0;
+		return fd;
+	}
+	fl = fcntl(fd, F_GETFL);
+	return fl < 0 || (fl & O_PATH) ? -EBADF : fd;
 }
 
-static long do_call(struct uu_req *req, bool tee, unsigned int flags)
+static long do_call(struct uu_req *req, int in, bool tee, unsigned int flags)
 {
 	int64_t off_in = req->os.splice.off_in, off_out = req->os.splice.off_out;
 
 	if (tee)
-		return syscall(SYS_tee, req->os.splice.fd_in, req->fd,
+		return syscall(SYS_tee, in, req->fd,
 			       (size_t)req->os.splice.len, flags);
-	return syscall(SYS_splice, req->os.splice.fd_in,
-		       off_in == -1 ? NULL : &off_in, req->fd,
+	return syscall(SYS_splice, in, off_in == -1 ? NULL : &off_in, req->fd,
 		       off_out == -1 ? NULL : &off_out,
 		       (size_t)req->os.splice.len, flags);
 }
@@ -86,28 +96,36 @@ static int splice_issue(struct uu_req *req, unsigned int issue_flags,
 			bool tee)
 {
 	unsigned int flags = req->os.splice.flags & ~SPLICE_F_FD_IN_FIXED;
-	bool worker = issue_flags & UU_ISSUE_F_WORKER;
+	bool worker = issue_flags & UU_ISSUE_F_WORKER, owned;
+	int ret, in, err;
 	long n;
-	int ret;
 
 	/* the files are resolved first: out (req->fd), then in */
-	if (req->flags & UU_REQ_FIXED_FILE)
-		return -EBADF;
 	if (!req->os.splice.len) {
 		ret = uu_file_check(req);
-		return ret ? ret : check_in(req);
+		if (ret)
+			return ret;
+		in = get_in(req, &owned);
+		if (owned)
+			uu_sys_close(in);
+		return in < 0 ? in : 0;
 	}
-	if (req->os.splice.flags & SPLICE_F_FD_IN_FIXED)
-		return -EBADF;
+	in = get_in(req, &owned);
+	if (in < 0)
+		return in;
 	for (;;) {
-		n = do_call(req, tee, worker ? flags : flags | SPLICE_F_NONBLOCK);
+		n = do_call(req, in, tee,
+			    worker ? flags : flags | SPLICE_F_NONBLOCK);
 		if (n >= 0 || errno != EINTR)
 			break;
 	}
+	err = errno;
+	if (owned)
+		uu_sys_close(in);
 	if (n < 0) {
-		if (errno == EAGAIN && !worker && !(flags & SPLICE_F_NONBLOCK))
+		if (err == EAGAIN && !worker && !(flags & SPLICE_F_NONBLOCK))
 			return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
-		return -errno;
+		return -err;
 	}
 	if ((uint64_t)n != req->os.splice.len)
 		req->flags |= UU_REQ_SHORT;

@@ -1,0 +1,856 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Differential tests: provided buffers on sockets.  RECV and RECVMSG with
+ * IOSQE_BUFFER_SELECT (legacy PROVIDE_BUFFERS groups and registered
+ * buffer rings), one-shot and IORING_RECV_MULTISHOT, and READ with
+ * IOSQE_BUFFER_SELECT on a socket; loopback only (AF_UNIX socketpairs,
+ * UDP on 127.0.0.1).
+ *
+ * Covered: the buffer a receive takes (IORING_CQE_F_BUFFER and its id),
+ * the length cap (sqe->len, RECVMSG's single iovec), -ENOBUFS for an
+ * empty or unknown group, that a receive waiting for data does not
+ * consume its buffer (REMOVE_BUFFERS counts and PBUF_STATUS heads while
+ * it waits), that a receive of 0 (EOF) or an error gives the buffer back
+ * (no flag), io-wq (IOSQE_ASYNC), cancellation, the prep checks of
+ * multishot (no BUFFER_SELECT, a length, MSG_WAITALL, a negative name
+ * length), multishot CQEs with IORING_CQE_F_MORE, its ends (-ENOBUFS,
+ * EOF, cancellation, a full CQ), and the io_uring_recvmsg_out layout of
+ * multishot RECVMSG (name, control data, MSG_TRUNC, a buffer too small
+ * for the header: -EFAULT).
+ *
+ * Every scenario body runs isolated (disolated) with a time limit.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "dtest.h"
+
+#define LIMIT_MS 8000
+#define SEC 1000000000LL
+#define MS 1000000LL
+#define PS 4096
+
+#define ISOLATED(sc, body) DISOLATED_SCENARIO(sc, body, LIMIT_MS)
+
+static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
+				 const void *addr, unsigned int len,
+				 uint64_t off, uint64_t ud, uint8_t flags)
+{
+	struct io_uring_sqe *s = tring_get_sqe(r);
+
+	tring_prep_rw(s, op, fd, addr, len, off, ud);
+	s->flags = flags;
+	return s;
+}
+
+/* RECV (or RECVMSG with a msghdr) selecting from group bgid */
+static struct io_uring_sqe *recv_sel(struct tring *r, int op, int fd,
+				     const void *addr, unsigned int len,
+				     uint16_t bgid, uint16_t ioprio,
+				     uint64_t ud)
+{
+	struct io_uring_sqe *s = prep(r, op, fd, addr, len, 0, ud,
+				      IOSQE_BUFFER_SELECT);
+
+	s->buf_group = bgid;
+	s->ioprio = ioprio;
+	return s;
+}
+
+static struct io_uring_sqe *provide(struct tring *r, void *addr,
+				    unsigned int len, int nbufs, uint16_t bgid,
+				    uint64_t bid, uint64_t ud)
+{
+	struct io_uring_sqe *s = prep(r, IORING_OP_PROVIDE_BUFFERS, nbufs,
+				      addr, len, bid, ud, 0);
+
+	s->buf_group = bgid;
+	return s;
+}
+
+static struct io_uring_sqe *remove_bufs(struct tring *r, int nbufs,
+					uint16_t bgid, uint64_t ud)
+{
+	struct io_uring_sqe *s = prep(r, IORING_OP_REMOVE_BUFFERS, nbufs, NULL,
+				      0, 0, ud, 0);
+
+	s->buf_group = bgid;
+	return s;
+}
+
+static struct io_uring_sqe *cancel(struct tring *r, uint64_t target,
+				   uint64_t ud)
+{
+	struct io_uring_sqe *s = prep(r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0,
+				      0, ud, 0);
+
+	s->addr = target;
+	return s;
+}
+
+/* On an SQPOLL ring enter returns the SQEs not yet taken: success only. */
+static void submit(struct dctx *c, struct tring *r, const char *label)
+{
+	int ret = tring_submit(r);
+
+	if ((r->flags & IORING_SETUP_SQPOLL) && ret >= 0)
+		ret = 1;
+	drec_int(c, ret, "%s: submit", label);
+}
+
+static unsigned int reap(struct dctx *c, struct tring *r, unsigned int n,
+			 bool ordered, const char *label)
+{
+	struct tcqe q[16];
+	unsigned int got = tring_reap_wait(r, q, n, 2 * SEC);
+
+	drec_cqes(c, q, got, ordered, "%s", label);
+	return got;
+}
+
+static void run(struct dctx *c, struct tring *r, unsigned int n,
+		const char *label)
+{
+	submit(c, r, label);
+	reap(c, r, n, true, label);
+}
+
+/* no CQE within ms */
+static void none(struct dctx *c, struct tring *r, int ms, const char *label)
+{
+	int ret = tring_wait(r, 1, ms * MS);
+
+	if (ret > 0 && !tring_cq_ready(r))
+		tring_wait(r, 1, ms * MS);
+	drec_int(c, tring_cq_ready(r), "%s: CQEs ready", label);
+}
+
+/* how many buffers group bgid holds: REMOVE_BUFFERS of all, then put
+ * them back is not possible, so this empties the group */
+static void count_and_empty(struct dctx *c, struct tring *r, uint16_t bgid,
+			    const char *label)
+{
+	remove_bufs(r, 100, bgid, 900);
+	run(c, r, 1, label);
+}
+
+static void wr(int fd, const void *b, size_t n)
+{
+	if (write(fd, b, n) != (ssize_t)n)
+		abort();
+}
+
+static void *map(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int reg(struct tring *r, unsigned int op, void *arg, unsigned int n)
+{
+	return r->be->reg((unsigned int)r->fd, op, arg, n);
+}
+
+static int pbuf_reg(struct tring *r, void *ring, unsigned int entries,
+		    uint16_t bgid)
+{
+	struct io_uring_buf_reg rg;
+
+	memset(&rg, 0, sizeof(rg));
+	rg.ring_addr = (uint64_t)(uintptr_t)ring;
+	rg.ring_entries = entries;
+	rg.bgid = bgid;
+	return reg(r, IORING_REGISTER_PBUF_RING, &rg, 1);
+}
+
+static int pbuf_head(struct tring *r, uint16_t bgid)
+{
+	struct io_uring_buf_status st;
+	int ret;
+
+	memset(&st, 0, sizeof(st));
+	st.buf_group = bgid;
+	ret = reg(r, IORING_REGISTER_PBUF_STATUS, &st, 1);
+	return ret ? ret : (int)st.head;
+}
+
+static void ring_add(struct io_uring_buf_ring *br, unsigned int mask,
+		     uint16_t *tail, void *addr, uint32_t len, uint16_t bid)
+{
+	struct io_uring_buf *b = &br->bufs[*tail & mask];
+
+	b->addr = (uint64_t)(uintptr_t)addr;
+	b->len = len;
+	b->bid = bid;
+	(*tail)++;
+	__atomic_store_n(&br->tail, *tail, __ATOMIC_RELEASE);
+}
+
+/* ---- one-shot RECV / RECVMSG, legacy groups ---- */
+
+static long body_legacy(struct dctx *c, void *arg)
+{
+	char *a = map(PS);
+	struct tring r;
+	int sp[2], p[2];
+
+	(void)arg;
+	if (!a || pipe(p) || dring_flags(c, &r, 16, 0) ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+		return 0;
+	provide(&r, a, 16, 3, 1, 0, 1);
+	run(c, &r, 1, "provide 3");
+
+	/* data waiting: the whole buffer, then a capped one */
+	wr(sp[0], "hello", 5);
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 2);
+	run(c, &r, 1, "RECV, data ready");
+	drec_int(c, !memcmp(a, "hello", 5), "data in bid 0");
+	wr(sp[0], "abcdef", 6);
+	recv_sel(&r, IORING_OP_RECV, sp[1], (void *)1, 3, 1, 0, 3);
+	run(c, &r, 1, "RECV len 3 (addr ignored), more left");
+	drec_int(c, !memcmp(a + 16, "abc", 3), "data in bid 1");
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 4);
+	run(c, &r, 1, "RECV the rest");
+
+	/* empty group, unknown group, not a socket */
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 5);
+	run(c, &r, 1, "RECV, group empty: -ENOBUFS");
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 77, 0, 6);
+	run(c, &r, 1, "RECV, no such group: -ENOBUFS");
+	provide(&r, a, 16, 2, 1, 10, 7);
+	run(c, &r, 1, "provide 2 more");
+	recv_sel(&r, IORING_OP_RECV, p[0], NULL, 0, 1, 0, 8);
+	run(c, &r, 1, "RECV on a pipe: -ENOTSOCK");
+
+	/* a waiting receive does not hold its buffer */
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 9);
+	submit(c, &r, "RECV waits");
+	none(c, &r, 20, "RECV waits");
+	remove_bufs(&r, 1, 1, 10);
+	run(c, &r, 1, "remove 1 while it waits");
+	wr(sp[0], "xyz", 3);
+	reap(c, &r, 1, true, "RECV gets data");
+	remove_bufs(&r, 5, 1, 11);
+	run(c, &r, 1, "remove the rest: none left");
+
+	/* EOF and errors give the buffer back */
+	provide(&r, a, 16, 2, 1, 20, 12);
+	run(c, &r, 1, "provide 2");
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 13);
+	submit(c, &r, "RECV waits for EOF");
+	none(c, &r, 20, "RECV waits for EOF");
+	shutdown(sp[0], SHUT_WR);
+	reap(c, &r, 1, true, "RECV at EOF: 0, no buffer");
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 14);
+	run(c, &r, 1, "RECV at EOF again");
+	count_and_empty(c, &r, 1, "both buffers still there");
+
+	/* cancellation of a waiting receive, MSG_DONTWAIT */
+	close(sp[0]);
+	close(sp[1]);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+		return 0;
+	provide(&r, a, 16, 2, 1, 30, 15);
+	run(c, &r, 1, "provide 2");
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 16);
+	submit(c, &r, "RECV to cancel");
+	none(c, &r, 20, "RECV to cancel");
+	cancel(&r, 16, 17);
+	submit(c, &r, "cancel");
+	reap(c, &r, 2, false, "cancel");
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 18)->msg_flags =
+		MSG_DONTWAIT;
+	run(c, &r, 1, "RECV MSG_DONTWAIT: -EAGAIN");
+	count_and_empty(c, &r, 1, "both buffers still there");
+
+	/* io-wq */
+	provide(&r, a, 16, 2, 1, 40, 19);
+	run(c, &r, 1, "provide 2");
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 20)->flags |=
+		IOSQE_ASYNC;
+	submit(c, &r, "async RECV waits");
+	none(c, &r, 50, "async RECV waits");
+	wr(sp[0], "async", 5);
+	reap(c, &r, 1, true, "async RECV");
+	count_and_empty(c, &r, 1, "one left");
+
+	/* a link: a failed selection fails the chain */
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 21)->flags |=
+		IOSQE_IO_LINK;
+	prep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 22, 0);
+	run(c, &r, 2, "RECV(-ENOBUFS) -> NOP");
+
+	close(sp[0]);
+	close(sp[1]);
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_legacy, body_legacy)
+
+static long body_recvmsg(struct dctx *c, void *arg)
+{
+	char *a = map(PS);
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	struct sockaddr_in from;
+	struct iovec v[2];
+	struct msghdr m;
+	struct tring r;
+	int u0, u1, sp[2];
+
+	(void)arg;
+	if (!a || dring_flags(c, &r, 16, 0) ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+		return 0;
+	u0 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	u1 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(u1, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockname(u1, (struct sockaddr *)&sa, &sl))
+		return 0;
+	provide(&r, a, 32, 4, 2, 0, 1);
+	run(c, &r, 1, "provide 4");
+
+	/* no iovec: the whole buffer; the name and flags written back */
+	sendto(u0, "datagram-1", 10, 0, (struct sockaddr *)&sa, sizeof(sa));
+	memset(&m, 0, sizeof(m));
+	memset(&from, 0, sizeof(from));
+	m.msg_name = &from;
+	m.msg_namelen = sizeof(from);
+	recv_sel(&r, IORING_OP_RECVMSG, u1, &m, 1, 2, 0, 2);
+	run(c, &r, 1, "RECVMSG, no iovec");
+	drec_int(c, m.msg_namelen, "namelen written back");
+	drec_int(c, from.sin_family, "family");
+	drec_int(c, from.sin_addr.s_addr == htonl(INADDR_LOOPBACK), "addr");
+	drec_int(c, !memcmp(a, "datagram-1", 10), "data in bid 0");
+
+	/* one iovec caps the length: MSG_TRUNC written back */
+	sendto(u0, "datagram-22", 11, 0, (struct sockaddr *)&sa, sizeof(sa));
+	v[0].iov_base = NULL;
+	v[0].iov_len = 4;
+	m.msg_iov = v;
+	m.msg_iovlen = 1;
+	m.msg_flags = 0;
+	recv_sel(&r, IORING_OP_RECVMSG, u1, &m, 1, 2, 0, 3);
+	run(c, &r, 1, "RECVMSG, iovec of 4");
+	drec_int(c, m.msg_flags & MSG_TRUNC ? 1 : 0, "MSG_TRUNC");
+	drec_int(c, !memcmp(a + 32, "data", 4), "data in bid 1");
+
+	/* two iovecs: -EINVAL; an unreadable iovec: -EFAULT */
+	m.msg_iovlen = 2;
+	recv_sel(&r, IORING_OP_RECVMSG, u1, &m, 1, 2, 0, 4);
+	run(c, &r, 1, "RECVMSG, two iovecs: -EINVAL");
+	m.msg_iov = dunmapped_addr();
+	m.msg_iovlen = 1;
+	recv_sel(&r, IORING_OP_RECVMSG, u1, &m, 1, 2, 0, 5);
+	run(c, &r, 1, "RECVMSG, unreadable iovec: -EFAULT");
+
+	/* waiting on a stream socket, then data */
+	memset(&m, 0, sizeof(m));
+	recv_sel(&r, IORING_OP_RECVMSG, sp[1], &m, 1, 2, 0, 6);
+	submit(c, &r, "RECVMSG waits");
+	none(c, &r, 20, "RECVMSG waits");
+	remove_bufs(&r, 1, 2, 7);
+	run(c, &r, 1, "remove 1 while it waits");
+	wr(sp[0], "stream", 6);
+	reap(c, &r, 1, true, "RECVMSG gets data");
+	recv_sel(&r, IORING_OP_RECVMSG, sp[1], &m, 1, 2, 0, 8);
+	run(c, &r, 1, "RECVMSG, group empty: -ENOBUFS");
+
+	/* READ with BUFFER_SELECT on a socket: waits without the buffer */
+	provide(&r, a, 32, 2, 3, 50, 9);
+	run(c, &r, 1, "provide 2");
+	prep(&r, IORING_OP_READ, sp[1], NULL, 0, 0, 10, IOSQE_BUFFER_SELECT)
+		->buf_group = 3;
+	submit(c, &r, "READ waits");
+	none(c, &r, 20, "READ waits");
+	wr(sp[0], "read", 4);
+	reap(c, &r, 1, true, "READ gets data");
+	count_and_empty(c, &r, 3, "READ: buffers left");
+
+	close(u0);
+	close(u1);
+	close(sp[0]);
+	close(sp[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_recvmsg, body_recvmsg)
+
+/* ---- buffer rings ---- */
+
+static long body_ring(struct dctx *c, void *arg)
+{
+	struct io_uring_buf_ring *br = map(PS);
+	char *a = map(PS);
+	uint16_t tail = 0;
+	struct tring r;
+	int sp[2];
+
+	(void)arg;
+	if (!a || !br || dring_flags(c, &r, 16, 0) ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+		return 0;
+	drec_int(c, pbuf_reg(&r, br, 8, 5), "register a ring");
+	for (uint16_t i = 0; i < 3; i++)
+		ring_add(br, 7, &tail, a + 64 * i, 64, (uint16_t)(100 + i));
+
+	wr(sp[0], "ring!", 5);
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 5, 0, 1);
+	run(c, &r, 1, "RECV from a ring");
+	drec_int(c, pbuf_head(&r, 5), "head");
+
+	/* waiting: the head does not move until data arrives */
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 5, 0, 2);
+	submit(c, &r, "RECV waits");
+	none(c, &r, 20, "RECV waits");
+	drec_int(c, pbuf_head(&r, 5), "head while it waits");
+	wr(sp[0], "later", 5);
+	reap(c, &r, 1, true, "RECV gets data");
+	drec_int(c, pbuf_head(&r, 5), "head");
+	drec_int(c, !memcmp(a + 64, "later", 5), "data in bid 101");
+
+	/* EOF: nothing consumed */
+	shutdown(sp[0], SHUT_WR);
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 5, 0, 3);
+	run(c, &r, 1, "RECV at EOF");
+	drec_int(c, pbuf_head(&r, 5), "head");
+	close(sp[0]);
+	close(sp[1]);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+		return 0;
+
+	/* cancelled while waiting: nothing consumed */
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 5, 0, 4);
+	submit(c, &r, "RECV to cancel");
+	none(c, &r, 20, "RECV to cancel");
+	cancel(&r, 4, 5);
+	submit(c, &r, "cancel");
+	reap(c, &r, 2, false, "cancel");
+	drec_int(c, pbuf_head(&r, 5), "head");
+
+	/* the last one, then empty */
+	wr(sp[0], "0123456789", 10);
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 4, 5, 0, 6);
+	run(c, &r, 1, "RECV len 4");
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 5, 0, 7);
+	run(c, &r, 1, "RECV, ring empty: -ENOBUFS");
+	drec_int(c, pbuf_head(&r, 5), "head");
+
+	close(sp[0]);
+	close(sp[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_ring, body_ring)
+
+/* ---- multishot ---- */
+
+static long body_mshot_prep(struct dctx *c, void *arg)
+{
+	struct msghdr m;
+	struct tring r;
+	int sp[2];
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+		return 0;
+	prep(&r, IORING_OP_RECV, sp[1], NULL, 0, 0, 1, 0)->ioprio =
+		IORING_RECV_MULTISHOT;
+	run(c, &r, 1, "multishot without BUFFER_SELECT: -EINVAL");
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 2)->file_index = 1;
+	run(c, &r, 1, "one-shot RECV with optlen: -EINVAL");
+	memset(&m, 0, sizeof(m));
+	recv_sel(&r, IORING_OP_RECVMSG, sp[1], &m, 1, 1,
+		 IORING_RECV_MULTISHOT, 7)->file_index = 1;
+	run(c, &r, 1, "multishot RECVMSG with optlen: -EINVAL");
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
+		 IORING_RECV_MULTISHOT, 3)->msg_flags = MSG_WAITALL;
+	run(c, &r, 1, "multishot MSG_WAITALL: -EINVAL");
+	memset(&m, 0, sizeof(m));
+	m.msg_namelen = 0x80000000u;
+	recv_sel(&r, IORING_OP_RECVMSG, sp[1], &m, 1, 1,
+		 IORING_RECV_MULTISHOT, 4);
+	run(c, &r, 1, "multishot RECVMSG, negative name length: -EOVERFLOW");
+	m.msg_namelen = 0;
+	recv_sel(&r, IORING_OP_RECVMSG, sp[1], &m, 1, 1,
+		 IORING_RECV_MULTISHOT, 5);
+	run(c, &r, 1, "multishot RECVMSG, no buffers: -ENOBUFS");
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
+		 IORING_RECV_MULTISHOT, 6);
+	run(c, &r, 1, "multishot RECV, no buffers: -ENOBUFS");
+	close(sp[0]);
+	close(sp[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_mshot_prep, body_mshot_prep)
+
+static long body_mshot(struct dctx *c, void *arg)
+{
+	char *a = map(PS);
+	struct tring r;
+	int sp[2];
+
+	(void)arg;
+	if (!a || dring_flags(c, &r, 16, 0) ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+		return 0;
+	provide(&r, a, 8, 4, 1, 0, 1);
+	run(c, &r, 1, "provide 4 of 8 bytes");
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
+		 IORING_RECV_MULTISHOT, 2);
+	submit(c, &r, "multishot RECV");
+	none(c, &r, 20, "multishot RECV waits");
+	wr(sp[0], "one", 3);
+	reap(c, &r, 1, true, "first shot");
+	wr(sp[0], "two", 3);
+	reap(c, &r, 1, true, "second shot");
+	/* 20 bytes: 8 + 8, then no buffer: -ENOBUFS ends it */
+	wr(sp[0], "abcdefghijklmnopqrst", 20);
+	reap(c, &r, 3, true, "two shots and -ENOBUFS");
+	none(c, &r, 20, "ended");
+	drec_int(c, !memcmp(a + 16, "abcdefgh", 8), "data in bid 2");
+
+	/* more buffers: the rest, then EOF ends it (0, no buffer) */
+	provide(&r, a, 8, 4, 1, 10, 3);
+	run(c, &r, 1, "provide 4");
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
+		 IORING_RECV_MULTISHOT, 4);
+	run(c, &r, 1, "multishot RECV takes the 4 left");
+	shutdown(sp[0], SHUT_WR);
+	reap(c, &r, 1, true, "EOF ends it");
+	count_and_empty(c, &r, 1, "three buffers left");
+	close(sp[0]);
+	close(sp[1]);
+
+	/* cancellation ends it */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+		return 0;
+	provide(&r, a, 8, 4, 1, 20, 5);
+	run(c, &r, 1, "provide 4");
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
+		 IORING_RECV_MULTISHOT, 6);
+	submit(c, &r, "multishot RECV");
+	wr(sp[0], "x", 1);
+	reap(c, &r, 1, true, "one shot");
+	cancel(&r, 6, 7);
+	submit(c, &r, "cancel");
+	reap(c, &r, 2, false, "cancelled");
+	none(c, &r, 20, "ended");
+	count_and_empty(c, &r, 1, "three buffers left");
+	close(sp[0]);
+	close(sp[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_mshot, body_mshot)
+
+/* multishot RECV: len caps each shot, optlen limits the total */
+static long body_mshot_limits(struct dctx *c, void *arg)
+{
+	char *a = map(PS);
+	struct tring r;
+	int sp[2];
+
+	(void)arg;
+	if (!a || dring_flags(c, &r, 16, 0) ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+		return 0;
+	provide(&r, a, 64, 8, 1, 0, 1);
+	run(c, &r, 1, "provide 8 of 64 bytes");
+	wr(sp[0], "0123456789", 10);
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 4, 1,
+		 IORING_RECV_MULTISHOT, 2);
+	submit(c, &r, "multishot RECV, 4 bytes a shot");
+	reap(c, &r, 3, true, "4 + 4 + 2");
+	cancel(&r, 2, 3);
+	submit(c, &r, "cancel");
+	reap(c, &r, 2, false, "cancelled");
+	/* a limit of 6 bytes in all: ends after the shot that reaches it */
+	wr(sp[0], "abc", 3);
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
+		 IORING_RECV_MULTISHOT, 4)->file_index = 6;
+	submit(c, &r, "multishot RECV, 6 bytes in all");
+	reap(c, &r, 1, true, "3 bytes");
+	wr(sp[0], "defgh", 5);
+	reap(c, &r, 1, true, "5 more: the limit ends it");
+	none(c, &r, 20, "ended");
+	close(sp[0]);
+	close(sp[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_mshot_limits, body_mshot_limits)
+
+/*
+ * DEFER_TASKRUN: the shots of a waiting multishot RECV are posted only
+ * when the submitter waits, together with the end that followed them.
+ */
+static long body_mshot_defer(struct dctx *c, void *arg)
+{
+	char *a = map(PS);
+	struct tring r;
+	int sp[2];
+
+	(void)arg;
+	if (!a || dring_flags(c, &r, 16, IORING_SETUP_SINGLE_ISSUER |
+					    IORING_SETUP_DEFER_TASKRUN) ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+		return 0;
+	provide(&r, a, 8, 8, 1, 0, 1);
+	run(c, &r, 1, "provide 8");
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
+		 IORING_RECV_MULTISHOT, 2);
+	submit(c, &r, "multishot RECV");
+	wr(sp[0], "one", 3);
+	usleep(20000);
+	wr(sp[0], "two", 3);
+	usleep(20000);
+	shutdown(sp[0], SHUT_WR);
+	usleep(20000);
+	drec_int(c, tring_cq_ready(&r), "CQEs before waiting");
+	reap(c, &r, 2, true, "the shots and EOF, at the wait");
+	/* cancelled after a shot was queued for the submitter */
+	close(sp[0]);
+	close(sp[1]);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+		return 0;
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
+		 IORING_RECV_MULTISHOT, 3);
+	submit(c, &r, "multishot RECV");
+	usleep(20000);
+	wr(sp[0], "three", 5);
+	usleep(20000);
+	cancel(&r, 3, 4);
+	submit(c, &r, "cancel");
+	reap(c, &r, 2, false, "cancel");
+	close(sp[0]);
+	close(sp[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_mshot_defer, body_mshot_defer)
+
+/* A full CQ: the shot that does not fit ends the request, its data in
+ * the final CQE (which overflows). */
+static long body_mshot_overflow(struct dctx *c, void *arg)
+{
+	char *a = map(PS);
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	struct io_uring_params p;
+	struct tring r;
+	int u0, u1;
+
+	(void)arg;
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_CQSIZE;
+	p.cq_entries = 4;
+	if (!a || dring(c, &r, 4, &p, "CQ of 4"))
+		return 0;
+	u0 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	u1 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(u1, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockname(u1, (struct sockaddr *)&sa, &sl))
+		return 0;
+	provide(&r, a, 16, 16, 1, 0, 1);
+	run(c, &r, 1, "provide 16");
+	for (int i = 0; i < 8; i++)
+		sendto(u0, "dgram", 1 + (size_t)(i % 5), 0,
+		       (struct sockaddr *)&sa, sizeof(sa));
+	recv_sel(&r, IORING_OP_RECV, u1, NULL, 0, 1, IORING_RECV_MULTISHOT, 2);
+	submit(c, &r, "multishot RECV, 8 datagrams queued");
+	usleep(50000);
+	drec_int(c, (*r.sq_flags & IORING_SQ_CQ_OVERFLOW) ? 1 : 0,
+		 "CQ overflow flag");
+	reap(c, &r, 5, true, "4 shots, then the last CQE");
+	none(c, &r, 20, "ended");
+	remove_bufs(&r, 100, 1, 3);
+	run(c, &r, 1, "buffers left");
+	close(u0);
+	close(u1);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_mshot_overflow, body_mshot_overflow)
+
+/* multishot RECVMSG: struct io_uring_recvmsg_out, name, control, payload */
+static void rec_out(struct dctx *c, const char *buf, int res,
+		    const struct msghdr *m, const char *label)
+{
+	const struct io_uring_recvmsg_out *o = (const void *)buf;
+	size_t hdr = sizeof(*o) + m->msg_namelen + m->msg_controllen;
+
+	if (res < (int)sizeof(*o)) {
+		drec_int(c, res, "%s: short", label);
+		return;
+	}
+	drec_int(c, (int)o->namelen, "%s: namelen", label);
+	drec_int(c, (int)o->controllen, "%s: controllen", label);
+	drec_int(c, (int)o->payloadlen, "%s: payloadlen", label);
+	drec_int(c, (int)o->flags, "%s: flags", label);
+	if (o->namelen >= sizeof(struct sockaddr_in) && m->msg_namelen) {
+		const struct sockaddr_in *in = (const void *)(o + 1);
+
+		drec_int(c, in->sin_family, "%s: family", label);
+		drec_int(c, in->sin_addr.s_addr == htonl(INADDR_LOOPBACK),
+			 "%s: addr", label);
+	}
+	if (o->controllen >= sizeof(struct cmsghdr)) {
+		const struct cmsghdr *cm = (const void *)(buf + sizeof(*o) +
+							  m->msg_namelen);
+
+		drec_int(c, cm->cmsg_level, "%s: cmsg level", label);
+		drec_int(c, cm->cmsg_type, "%s: cmsg type", label);
+		drec_int(c, (int)cm->cmsg_len, "%s: cmsg len", label);
+	}
+	if (res > (int)hdr)
+		drec_int(c, buf[hdr], "%s: first payload byte", label);
+}
+
+static long body_mshot_msg(struct dctx *c, void *arg)
+{
+	char *a = map(PS);
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	struct msghdr m;
+	struct tcqe q[8];
+	struct tring r;
+	int u0, u1, one = 1, sp[2];
+	unsigned int got;
+
+	(void)arg;
+	if (!a || dring_flags(c, &r, 16, 0) ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+		return 0;
+	u0 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	u1 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(u1, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockname(u1, (struct sockaddr *)&sa, &sl) ||
+	    setsockopt(u1, IPPROTO_IP, IP_RECVORIGDSTADDR, &one, sizeof(one)))
+		return 0;
+	/* 3 buffers of 256: header 16 + name 128 + control 40 + payload */
+	provide(&r, a, 256, 3, 1, 0, 1);
+	run(c, &r, 1, "provide 3");
+	memset(&m, 0, sizeof(m));
+	m.msg_namelen = sizeof(struct sockaddr_storage);
+	m.msg_controllen = 40;
+	recv_sel(&r, IORING_OP_RECVMSG, u1, &m, 1, 1, IORING_RECV_MULTISHOT,
+		 2)->msg_flags = MSG_TRUNC;
+	submit(c, &r, "multishot RECVMSG");
+	none(c, &r, 20, "multishot RECVMSG waits");
+	sendto(u0, "small", 5, 0, (struct sockaddr *)&sa, sizeof(sa));
+	got = tring_reap_wait(&r, q, 1, 2 * SEC);
+	drec_cqes(c, q, got, true, "first datagram");
+	if (got == 1 && (q[0].flags & IORING_CQE_F_BUFFER))
+		rec_out(c, a + 256 * (q[0].flags >> 16), q[0].res, &m,
+			"first datagram");
+	{
+		static char big[200];
+
+		memset(big, 'B', sizeof(big));
+		sendto(u0, big, sizeof(big), 0, (struct sockaddr *)&sa,
+		       sizeof(sa));
+	}
+	got = tring_reap_wait(&r, q, 1, 2 * SEC);
+	drec_cqes(c, q, got, true, "a datagram longer than the room");
+	if (got == 1 && (q[0].flags & IORING_CQE_F_BUFFER))
+		rec_out(c, a + 256 * (q[0].flags >> 16), q[0].res, &m,
+			"truncated datagram");
+	sendto(u0, "", 0, 0, (struct sockaddr *)&sa, sizeof(sa));
+	got = tring_reap_wait(&r, q, 1, 2 * SEC);
+	drec_cqes(c, q, got, true, "an empty datagram ends it");
+	if (got == 1 && (q[0].flags & IORING_CQE_F_BUFFER))
+		rec_out(c, a + 256 * (q[0].flags >> 16), q[0].res, &m,
+			"empty datagram");
+	none(c, &r, 20, "ended");
+
+	/* a buffer smaller than the header: -EFAULT, the buffer kept */
+	provide(&r, a + 1024, 64, 1, 2, 7, 3);
+	run(c, &r, 1, "provide a small one");
+	recv_sel(&r, IORING_OP_RECVMSG, u1, &m, 1, 2, IORING_RECV_MULTISHOT,
+		 4);
+	submit(c, &r, "multishot RECVMSG, small buffer");
+	sendto(u0, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa));
+	reap(c, &r, 1, true, "buffer too small: -EFAULT");
+	count_and_empty(c, &r, 2, "small buffer left");
+
+	/* no name, no control, on a stream socket; then EOF */
+	provide(&r, a, 64, 3, 1, 10, 5);
+	run(c, &r, 1, "provide 3");
+	memset(&m, 0, sizeof(m));
+	recv_sel(&r, IORING_OP_RECVMSG, sp[1], &m, 1, 1, IORING_RECV_MULTISHOT,
+		 6);
+	submit(c, &r, "multishot RECVMSG on a stream");
+	wr(sp[0], "stream data", 11);
+	got = tring_reap_wait(&r, q, 1, 2 * SEC);
+	drec_cqes(c, q, got, true, "stream shot");
+	if (got == 1 && (q[0].flags & IORING_CQE_F_BUFFER))
+		rec_out(c, a + 64 * ((q[0].flags >> 16) - 10), q[0].res, &m,
+			"stream shot");
+	shutdown(sp[0], SHUT_WR);
+	got = tring_reap_wait(&r, q, 1, 2 * SEC);
+	drec_cqes(c, q, got, true, "EOF");
+	if (got == 1 && (q[0].flags & IORING_CQE_F_BUFFER))
+		rec_out(c, a + 64 * ((q[0].flags >> 16) - 10), q[0].res, &m,
+			"EOF");
+	count_and_empty(c, &r, 1, "buffers left");
+
+	close(u0);
+	close(u1);
+	close(sp[0]);
+	close(sp[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_mshot_msg, body_mshot_msg)
+
+static void sc_probe(struct dctx *c)
+{
+	struct tring r;
+	size_t sz = sizeof(struct io_uring_probe) +
+		    256 * sizeof(struct io_uring_probe_op);
+	struct io_uring_probe *p = calloc(1, sz);
+
+	if (!p || dring_flags(c, &r, 8, 0))
+		return;
+	drec_int(c, reg(&r, IORING_REGISTER_PROBE, p, 256), "probe");
+	drec_int(c, !!(p->ops[IORING_OP_RECV].flags & IO_URING_OP_SUPPORTED),
+		 "RECV");
+	drec_int(c, !!(p->ops[IORING_OP_RECVMSG].flags &
+		       IO_URING_OP_SUPPORTED), "RECVMSG");
+	free(p);
+	tring_exit(&r);
+}
+
+static const struct dscenario scenarios[] = {
+	{ "netbuf_legacy", sc_legacy, NULL },
+	{ "netbuf_recvmsg", sc_recvmsg, NULL },
+	{ "netbuf_ring", sc_ring, NULL },
+	{ "netbuf_mshot_prep", sc_mshot_prep, NULL },
+	{ "netbuf_mshot", sc_mshot, NULL },
+	{ "netbuf_mshot_limits", sc_mshot_limits, NULL },
+	{ "netbuf_mshot_defer", sc_mshot_defer, NULL },
+	{ "netbuf_mshot_overflow", sc_mshot_overflow, NULL },
+	{ "netbuf_mshot_msg", sc_mshot_msg, NULL },
+	{ "netbuf_probe", sc_probe, NULL },
+};
+
+DTEST_MAIN(scenarios)

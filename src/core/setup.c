@@ -108,6 +108,7 @@ UU_EXPORT int uuring_setup(unsigned int entries, struct io_uring_params *up)
 
 	uu_registry_sweep(); /* rings whose last fd was closed behind our back */
 	uu_poller_prewarm();
+	uu_iowq_prewarm();
 	uu_timer_prewarm();
 	uu_wait_prewarm();
 	if ((p.flags & IORING_SETUP_ATTACH_WQ) && !(p.flags & IORING_SETUP_SQPOLL)) {

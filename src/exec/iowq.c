@@ -143,11 +143,31 @@ void uu_iowq_atfork_child(void)
 	cur_acct = NULL;
 }
 
+/*
+ * Online CPUs, read once.  glibc's sysconf opens a /sys file: done from
+ * an engine thread (the SQPOLL thread creates its pool at start) that
+ * open would briefly take the lowest free fd number and race with the
+ * application's own opens, so ring setup reads it first (uu_iowq_prewarm,
+ * in the application's thread).
+ */
+static _Atomic unsigned int nr_cpus;
+
 static unsigned int cpus(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int n = atomic_load_explicit(&nr_cpus, memory_order_relaxed);
+	long v;
 
-	return n > 0 ? (unsigned int)n : 1;
+	if (n)
+		return n;
+	v = sysconf(_SC_NPROCESSORS_ONLN);
+	n = v > 0 ? (unsigned int)v : 1;
+	atomic_store_explicit(&nr_cpus, n, memory_order_relaxed);
+	return n;
+}
+
+void uu_iowq_prewarm(void)
+{
+	cpus();
 }
 
 static int idle_ms(void)

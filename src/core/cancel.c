@@ -106,7 +106,11 @@ static int try_remove(struct uu_req *req)
 	case UU_PARKED_IOWQ:
 		if (uu_iowq_cancel_pending(req))
 			return 0;
+		/* running: interrupt its worker's system call (T7); taken
+		 * off the queue but not started (a quick batch): it sees
+		 * the flag and completes -ECANCELED */
 		req->flags |= UU_REQ_CANCELED;
+		uu_iowq_cancel_running(req);
 		return -EALREADY;
 	default:
 		return -EALREADY;
@@ -130,14 +134,46 @@ int uu_cancel_req(struct uu_req *target)
 	return ret;
 }
 
+/*
+ * How ALL/ANY count io-wq work (observed on the kernel, which cancels a
+ * whole io-wq in one io_wq_cancel_cb call and then skips, by sequence,
+ * what that call already matched): the canceller's own pool counts 1 if
+ * queued work was removed and none was running, else 0; another
+ * thread's pool counts 1 if anything matched.  Requests elsewhere (the
+ * poller) count one each.
+ */
+struct wq_tally {
+	struct uu_iowq *wq;
+	bool pending, running;
+};
+
+static int tally_iowq(struct wq_tally *t, unsigned int n)
+{
+	struct uu_iowq *own = uu_iowq_current();
+	int nr = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (t[i].wq == own && own)
+			nr += t[i].pending && !t[i].running;
+		else
+			nr += t[i].pending || t[i].running;
+	}
+	return nr;
+}
+
 int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 {
 	bool all = m->flags & (IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_ANY);
 	struct uu_req *req, *done = NULL;
+	struct wq_tally tally[8];
+	unsigned int nt = 0;
 	int nr = 0, ret = -ENOENT;
 
 	pthread_mutex_lock(&r->park_lock);
 	for (req = r->parked; req; req = req->park_next) {
+		bool iowq = req->parked_on == UU_PARKED_IOWQ;
+		unsigned int t;
+
 		if (req->parked_on == UU_PARKED_TIMEOUT || !matches(req, m))
 			continue;
 		ret = try_remove(req);
@@ -146,11 +182,28 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 			req->late_next = done;
 			done = req;
 		}
-		nr++;
 		if (!all)
 			break;
+		if (!iowq) {
+			nr++;
+			continue;
+		}
+		for (t = 0; t < nt && tally[t].wq != req->wq; t++)
+			;
+		if (t == nt) {
+			if (nt == sizeof(tally) / sizeof(tally[0])) {
+				nr++; /* more pools than any program has */
+				continue;
+			}
+			tally[nt++] = (struct wq_tally){ req->wq, false, false };
+		}
+		if (ret)
+			tally[t].running = true;
+		else
+			tally[t].pending = true;
 	}
 	pthread_mutex_unlock(&r->park_lock);
+	nr += tally_iowq(tally, nt);
 	while (done) {
 		req = done;
 		done = req->late_next;
@@ -226,4 +279,17 @@ int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags)
 		m.ino = st.st_ino;
 	}
 	return uu_cancel(req->ring, &m);
+}
+
+/*
+ * The ring's last fd is gone (the kernel's io_ring_exit_work): every
+ * parked request is cancelled; work queued in io-wq completes -ECANCELED
+ * and work running there is interrupted (T7), so that no worker stays
+ * blocked for a ring nobody can reap.
+ */
+void uu_cancel_ring_all(struct uu_ring *r)
+{
+	struct uu_cancel_match m = { .flags = IORING_ASYNC_CANCEL_ANY };
+
+	uu_cancel(r, &m);
 }

@@ -443,10 +443,14 @@ struct uu_cancel_match {
  * execution context's batch. */
 int uu_cancel(struct uu_ring *ring, const struct uu_cancel_match *m);
 int uu_cancel_req(struct uu_req *req); /* one parked request */
+void uu_cancel_ring_all(struct uu_ring *ring); /* last close */
 bool uu_cancel_still_parked(struct uu_ring *ring, const struct uu_cancel_match *m);
 void uu_park_list_add(struct uu_req *req);
 void uu_park_list_del(struct uu_req *req);
 bool uu_iowq_cancel_pending(struct uu_req *req);
+bool uu_iowq_cancel_running(struct uu_req *req);
+struct uu_iowq *uu_iowq_current(void);
+void uu_iowq_issue_done(void);
 bool uu_poll_cancel_req(struct uu_req *req);
 void uu_exec_finish_late(struct uu_req *req); /* after the batch */
 extern __thread struct uu_exec *uu_current_exec;

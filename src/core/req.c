@@ -728,6 +728,7 @@ void uu_req_run_batch_in_worker(struct uu_req *list)
 			cur = r;
 		}
 		if (req->flags & UU_REQ_CANCELED) {
+			uu_iowq_issue_done();
 			req->res = -ECANCELED;
 		} else {
 			/* anything but a quick op may block: count the
@@ -738,6 +739,9 @@ void uu_req_run_batch_in_worker(struct uu_req *list)
 			if (may_block)
 				uu_iowq_blocking(true);
 			done = issue_one(&s, &req, &heap, UU_ISSUE_F_WORKER);
+			/* before it completes: a cancel must not find it
+			 * current here once it may be freed (T7) */
+			uu_iowq_issue_done();
 			if (may_block)
 				uu_iowq_blocking(false);
 			if (!done)
@@ -757,17 +761,20 @@ void uu_req_run_in_worker(struct uu_req *req)
 	bool heap = true;
 
 	if (req->flags & UU_REQ_CANCELED) {
+		uu_iowq_issue_done();
 		req->res = -ECANCELED;
 		uu_req_finish_async(req);
 		return;
 	}
 	uu_exec_init(&s, r, false);
 	if (!issue_one(&s, &req, &heap, UU_ISSUE_F_WORKER)) {
+		uu_iowq_issue_done();
 		/* parked again (a pollable file): it stays on the parked
 		 * list with its ring reference */
 		uu_exec_end(&s);
 		return;
 	}
+	uu_iowq_issue_done();
 	uu_exec_end(&s);
 	uu_req_finish_async(req);
 }

@@ -22,6 +22,7 @@
 
 #include "core/internal.h"
 #include "ops/ops.h"
+#include "util/cpsys.h"
 
 #ifndef SPLICE_F_NONBLOCK
 #define SPLICE_F_NONBLOCK 0x02
@@ -73,13 +74,14 @@ static long do_call(struct uu_req *req, bool tee, unsigned int flags)
 {
 	int64_t off_in = req->os.splice.off_in, off_out = req->os.splice.off_out;
 
+	/* -errno; interruptible by a cancel in a worker (T7) */
 	if (tee)
-		return syscall(SYS_tee, req->os.splice.fd_in, req->fd,
-			       (size_t)req->os.splice.len, flags);
-	return syscall(SYS_splice, req->os.splice.fd_in,
-		       off_in == -1 ? NULL : &off_in, req->fd,
-		       off_out == -1 ? NULL : &off_out,
-		       (size_t)req->os.splice.len, flags);
+		return uu_sys_cp(SYS_tee, req->os.splice.fd_in, req->fd,
+				 (long)req->os.splice.len, flags, 0, 0);
+	return uu_sys_cp(SYS_splice, req->os.splice.fd_in,
+			 off_in == -1 ? 0 : (long)&off_in, req->fd,
+			 off_out == -1 ? 0 : (long)&off_out,
+			 (long)req->os.splice.len, flags);
 }
 
 static int splice_issue(struct uu_req *req, unsigned int issue_flags,
@@ -99,15 +101,20 @@ static int splice_issue(struct uu_req *req, unsigned int issue_flags,
 	}
 	if (req->os.splice.flags & SPLICE_F_FD_IN_FIXED)
 		return -EBADF;
+	/* an interrupt that is not a cancel (none reaches a worker but
+	 * ours) is retried; a cancel's is not: the kernel leaves the
+	 * wait's -ERESTARTSYS in the CQE (T7) */
 	for (;;) {
 		n = do_call(req, tee, worker ? flags : flags | SPLICE_F_NONBLOCK);
-		if (n >= 0 || errno != EINTR)
+		if (n != -EINTR)
 			break;
+		if (uu_cp_cancelled())
+			return -UU_ERESTARTSYS;
 	}
 	if (n < 0) {
-		if (errno == EAGAIN && !worker && !(flags & SPLICE_F_NONBLOCK))
+		if (n == -EAGAIN && !worker && !(flags & SPLICE_F_NONBLOCK))
 			return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
-		return -errno;
+		return (int)n;
 	}
 	if ((uint64_t)n != req->os.splice.len)
 		req->flags |= UU_REQ_SHORT;

@@ -148,10 +148,12 @@ static int parse_signal(const char *v)
 	return n >= SIGRTMIN && n <= SIGRTMAX ? (int)n : -1;
 }
 
-static void cp_init(void)
+static int cp_number = -1;
+static pthread_once_t number_once = PTHREAD_ONCE_INIT;
+
+static void number_init(void)
 {
 	const char *v = getenv("UURING_CANCEL_SIGNAL");
-	struct ksigaction ka;
 	int sig = SIGRTMAX - 2;
 
 	if (v && *v) {
@@ -163,6 +165,19 @@ static void cp_init(void)
 		else
 			sig = s;
 	}
+	cp_number = sig;
+}
+
+int uu_cp_signal_number(void)
+{
+	pthread_once(&number_once, number_init);
+	return cp_number;
+}
+
+static void cp_init(void)
+{
+	struct ksigaction ka;
+	int sig = uu_cp_signal_number();
 	memset(&ka, 0, sizeof(ka));
 	ka.handler = (void *)cp_handler;
 	/* no SA_RESTART: the blocked call must return; every signal masked

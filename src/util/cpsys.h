@@ -78,6 +78,9 @@ static inline bool uu_cp_cancelled(void)
  * on first use; -1 if it could not be installed. */
 int uu_cp_signal(void);
 
+/* The configured number, without installing anything (the shim). */
+int uu_cp_signal_number(void);
+
 /* How many interrupts the handler has noted, process-wide. */
 unsigned long uu_cp_interrupts(void);
 

@@ -4,11 +4,17 @@
  * (poller), TIMEOUT_REMOVE (timeouts).  Every parked request is on its
  * ring's parked list; a cancel finds it there and removes it from where it
  * waits: the poller (completes -ECANCELED), the io-wq queue (not started:
- * -ECANCELED), or reports it running (-EALREADY: the kernel interrupts a
- * worker's blocking syscall with TIF_NOTIFY_SIGNAL; uuring does not yet,
- * T7), or the timeout list.
+ * -ECANCELED), or, running in an io-wq worker, reports -EALREADY and
+ * interrupts the worker (T7: where the kernel sets TIF_NOTIFY_SIGNAL,
+ * uu_iowq_cancel_running sets the worker's cancel word and sends it the
+ * private signal, see util/cpsys.h; the request then completes with what
+ * its interrupted call left, e.g. -ERESTARTSYS for OPENAT), or the
+ * timeout list.  With ALL/ANY, io-wq work counts as the kernel counts it
+ * (tally_iowq).  At the ring's last close everything parked is cancelled
+ * (uu_cancel_ring_all).
  *
- * Lock order: park_lock, then the poller's or io-wq's lock.  Requests
+ * Lock order: park_lock, then the poller's or io-wq's lock (io-wq:
+ * the work-list lock, or the workers lock then a worker's cur_lock).  Requests
  * found are finished after the lock is dropped, after the current batch
  * (the kernel completes cancelled requests through task_work).
  */

@@ -15,7 +15,21 @@
  * Workers are created on demand, up to the class limit (bounded:
  * min(sq_entries, 4 * CPUs); unbounded: RLIMIT_NPROC), exit after
  * UURING_IOWQ_IDLE_MS idle (default 5000), except the last one, and are
- * named iou-wrk-<owner tid> with every async signal blocked (T8).
+ * named iou-wrk-<owner tid> with every async signal blocked (T8) but the
+ * private cancel signal.
+ *
+ * T7, cancelling running work: a worker's non-quick request is its
+ * `cur` from the moment it leaves the work list (under the work-list
+ * lock) until its issue returns, so a cancel finds it queued or current.
+ * uu_iowq_cancel_running sets the worker's cancel word and tgkills it
+ * with UURING_CANCEL_SIGNAL (util/cpsys.h), under the worker's cur_lock;
+ * the op's blocking call (through uu_sys_cp) returns -EINTR even if the
+ * signal landed just before the syscall instruction, and the op does not
+ * retry it.  When the issue returns, the word is cleared and a signal not
+ * yet delivered is taken with sigtimedwait, so none reaches a later call.
+ * The owner thread's exit cancels queued work and interrupts running
+ * work, as the kernel's task exit does; its bounded wait for the workers
+ * is then only for ops that ignore the interrupt.
  */
 #include <errno.h>
 #include <linux/futex.h>

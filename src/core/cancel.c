@@ -85,7 +85,7 @@ static bool matches_any(struct uu_req *req, const struct uu_cancel_match *m)
 static bool matches(struct uu_req *req, const struct uu_cancel_match *m)
 {
 	/* already cancelled by this or an earlier pass: not again */
-	return !(req->flags & UU_REQ_CANCELED) && matches_any(req, m);
+	return !uu_req_cancelled(req) && matches_any(req, m);
 }
 
 /* Is anything matching m still parked (cancelled or not)? */
@@ -115,7 +115,7 @@ static int try_remove(struct uu_req *req)
 		/* running: interrupt its worker's system call (T7); taken
 		 * off the queue but not started (a quick batch): it sees
 		 * the flag and completes -ECANCELED */
-		req->flags |= UU_REQ_CANCELED;
+		uu_req_mark_cancelled(req);
 		uu_iowq_cancel_running(req);
 		return -EALREADY;
 	default:
@@ -131,7 +131,7 @@ int uu_cancel_req(struct uu_req *target)
 	pthread_mutex_lock(&r->park_lock);
 	ret = try_remove(target);
 	if (!ret)
-		target->flags |= UU_REQ_CANCELED;
+		uu_req_mark_cancelled(target);
 	pthread_mutex_unlock(&r->park_lock);
 	if (!ret) {
 		target->res = -ECANCELED;
@@ -183,7 +183,7 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 		if (req->parked_on == UU_PARKED_TIMEOUT || !matches(req, m))
 			continue;
 		ret = try_remove(req);
-		req->flags |= UU_REQ_CANCELED;
+		uu_req_mark_cancelled(req);
 		if (!ret) {
 			req->late_next = done;
 			done = req;

@@ -219,7 +219,7 @@ enum {
 	UU_REQ_DRAIN = 1u << 7,
 	UU_REQ_BUFFER_SELECT = 1u << 8,
 	UU_REQ_SHORT = 1u << 9,      /* rw moved less than asked: fails links */
-	UU_REQ_CANCELED = 1u << 10,  /* cancel requested while parked */
+	UU_REQ_CANCELED_UNUSED = 1u << 10, /* see uu_req.cancel_mark */
 	UU_REQ_CQE_POSTED = 1u << 11, /* its CQE was already posted */
 	UU_REQ_RES_NOFAIL = 1u << 12, /* a negative res that does not fail
 				       * links (TIMEOUT_ETIME_SUCCESS) */
@@ -251,6 +251,10 @@ struct uu_req {
 	bool wq_running;          /* an io-wq worker took it */
 	bool on_park_list;        /* counted in inflight, holds a ring ref */
 	bool wq_unbound;          /* io-wq class */
+	/* a cancel found it (UU_REQ_CANCELED's meaning): written by the
+	 * canceller under park_lock while a worker may run the request, so
+	 * not in flags, which the worker updates without a lock (T7) */
+	atomic_bool cancel_mark;
 	pid_t submit_tid;         /* the submitting thread (signals, T9) */
 	struct uu_req *late_next; /* exec's list of reqs finished late */
 	struct uu_ring *ring;
@@ -601,6 +605,17 @@ struct uu_config {
 };
 extern struct uu_config uu_config;
 void uu_config_load(void);
+
+static inline bool uu_req_cancelled(const struct uu_req *req)
+{
+	return atomic_load_explicit(&req->cancel_mark, memory_order_acquire);
+}
+
+/* pairs with the acquire in uu_req_cancelled */
+static inline void uu_req_mark_cancelled(struct uu_req *req)
+{
+	atomic_store_explicit(&req->cancel_mark, true, memory_order_release);
+}
 
 static inline pid_t uu_gettid(void)
 {

@@ -727,7 +727,7 @@ void uu_req_run_batch_in_worker(struct uu_req *list)
 			uu_exec_init(&s, r, false);
 			cur = r;
 		}
-		if (req->flags & UU_REQ_CANCELED) {
+		if (uu_req_cancelled(req)) {
 			uu_iowq_issue_done();
 			req->res = -ECANCELED;
 		} else {
@@ -760,7 +760,7 @@ void uu_req_run_in_worker(struct uu_req *req)
 	struct uu_exec s;
 	bool heap = true;
 
-	if (req->flags & UU_REQ_CANCELED) {
+	if (uu_req_cancelled(req)) {
 		uu_iowq_issue_done();
 		req->res = -ECANCELED;
 		uu_req_finish_async(req);

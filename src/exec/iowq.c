@@ -350,7 +350,9 @@ void uu_iowq_issue_done(void)
  */
 bool uu_iowq_cancel_running(struct uu_req *req)
 {
-	struct uu_iowq *wq = req->wq;
+	/* req is on the parked list (a cancel can see it) before it is
+	 * queued: pairs with the release store in pool_for */
+	struct uu_iowq *wq = __atomic_load_n(&req->wq, __ATOMIC_ACQUIRE);
 	bool found = false;
 
 	if (!wq)
@@ -520,7 +522,9 @@ static int create_worker(struct uu_wq_acct *a)
 /* Removes req from its pool's queue if no worker took it yet. */
 bool uu_iowq_cancel_pending(struct uu_req *req)
 {
-	struct uu_iowq *wq = req->wq;
+	/* req is on the parked list (a cancel can see it) before it is
+	 * queued: pairs with the release store in pool_for */
+	struct uu_iowq *wq = __atomic_load_n(&req->wq, __ATOMIC_ACQUIRE);
 	bool found = false;
 
 	if (!wq)
@@ -687,7 +691,8 @@ static struct uu_iowq *pool_for(struct uu_req *req)
 	atomic_fetch_add(&wq->refs, 1);
 	if (req->wq)
 		uu_iowq_put(req->wq);
-	req->wq = wq;
+	/* pairs with the acquire loads of the cancel paths */
+	__atomic_store_n(&req->wq, wq, __ATOMIC_RELEASE);
 	return wq;
 }
 

@@ -79,7 +79,7 @@ int uu_waitid_issue(struct uu_req *req, unsigned int issue_flags)
 		ret = syscall(SYS_waitid, req->os.waitid.which,
 			      req->os.waitid.upid, &si, options, NULL);
 	} while (ret < 0 && errno == EINTR && worker &&
-		 !(req->flags & UU_REQ_CANCELED));
+		 !uu_req_cancelled(req));
 	if (worker)
 		uu_iowq_blocking(false);
 	/* interrupted by a cancel: the kernel's waitid (not io-wq there)

@@ -4,11 +4,17 @@
  * (poller), TIMEOUT_REMOVE (timeouts).  Every parked request is on its
  * ring's parked list; a cancel finds it there and removes it from where it
  * waits: the poller (completes -ECANCELED), the io-wq queue (not started:
- * -ECANCELED), or reports it running (-EALREADY: the kernel interrupts a
- * worker's blocking syscall with TIF_NOTIFY_SIGNAL; uuring does not yet,
- * T7), or the timeout list.
+ * -ECANCELED), or, running in an io-wq worker, reports -EALREADY and
+ * interrupts the worker (T7: where the kernel sets TIF_NOTIFY_SIGNAL,
+ * uu_iowq_cancel_running sets the worker's cancel word and sends it the
+ * private signal, see util/cpsys.h; the request then completes with what
+ * its interrupted call left, e.g. -ERESTARTSYS for OPENAT), or the
+ * timeout list.  With ALL/ANY, io-wq work counts as the kernel counts it
+ * (tally_iowq).  At the ring's last close everything parked is cancelled
+ * (uu_cancel_ring_all).
  *
- * Lock order: park_lock, then the poller's or io-wq's lock.  Requests
+ * Lock order: park_lock, then the poller's or io-wq's lock (io-wq:
+ * the work-list lock, or the workers lock then a worker's cur_lock).  Requests
  * found are finished after the lock is dropped, after the current batch
  * (the kernel completes cancelled requests through task_work).
  */
@@ -79,7 +85,7 @@ static bool matches_any(struct uu_req *req, const struct uu_cancel_match *m)
 static bool matches(struct uu_req *req, const struct uu_cancel_match *m)
 {
 	/* already cancelled by this or an earlier pass: not again */
-	return !(req->flags & UU_REQ_CANCELED) && matches_any(req, m);
+	return !uu_req_cancelled(req) && matches_any(req, m);
 }
 
 /* Is anything matching m still parked (cancelled or not)? */
@@ -115,14 +121,18 @@ static int try_remove(struct uu_req *req)
 	case UU_PARKED_IOWQ:
 		if (uu_iowq_cancel_pending(req))
 			return 0;
-		req->flags |= UU_REQ_CANCELED;
+		/* running: interrupt its worker's system call (T7); taken
+		 * off the queue but not started (a quick batch): it sees
+		 * the flag and completes -ECANCELED */
+		uu_req_mark_cancelled(req);
+		uu_iowq_cancel_running(req);
 		return -EALREADY;
 	case UU_PARKED_TW:
 		/* ready, queued for the submitter to issue again: it will
 		 * complete it with -ECANCELED instead (uu_tw_reissue) */
 		if (!(req->flags & UU_REQ_TW_REISSUE))
 			return -EALREADY;
-		req->flags |= UU_REQ_CANCELED;
+		uu_req_mark_cancelled(req);
 		return 1;
 	default:
 		return -EALREADY;
@@ -138,7 +148,7 @@ int uu_cancel_req(struct uu_req *target)
 	ret = try_remove(target);
 	/* (not when 1: the finishing thread owns target's flags now) */
 	if (!ret)
-		target->flags |= UU_REQ_CANCELED;
+		uu_req_mark_cancelled(target);
 	pthread_mutex_unlock(&r->park_lock);
 	if (!ret) {
 		target->res = -ECANCELED;
@@ -147,31 +157,80 @@ int uu_cancel_req(struct uu_req *target)
 	return ret > 0 ? 0 : ret;
 }
 
+/*
+ * How ALL/ANY count io-wq work (observed on the kernel, which cancels a
+ * whole io-wq in one io_wq_cancel_cb call and then skips, by sequence,
+ * what that call already matched): the canceller's own pool counts 1 if
+ * queued work was removed and none was running, else 0; another
+ * thread's pool counts 1 if anything matched.  Requests elsewhere (the
+ * poller) count one each.
+ */
+struct wq_tally {
+	struct uu_iowq *wq;
+	bool pending, running;
+};
+
+static int tally_iowq(struct wq_tally *t, unsigned int n)
+{
+	struct uu_iowq *own = uu_iowq_current();
+	int nr = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (t[i].wq == own && own)
+			nr += t[i].pending && !t[i].running;
+		else
+			nr += t[i].pending || t[i].running;
+	}
+	return nr;
+}
+
 int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 {
 	bool all = m->flags & (IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_ANY);
 	struct uu_req *req, *done = NULL;
+	struct wq_tally tally[8];
+	unsigned int nt = 0;
 	int nr = 0, ret = -ENOENT;
 
 	pthread_mutex_lock(&r->park_lock);
 	for (req = r->parked; req; req = req->park_next) {
+		bool iowq = req->parked_on == UU_PARKED_IOWQ;
+		unsigned int t;
+
 		if (req->parked_on == UU_PARKED_TIMEOUT || !matches(req, m))
 			continue;
 		ret = try_remove(req);
-		/* (not when 1: the finishing thread owns its flags) */
+		/* (not when 1: the finishing thread owns the request) */
 		if (ret <= 0)
-			req->flags |= UU_REQ_CANCELED;
+			uu_req_mark_cancelled(req);
 		if (!ret) {
 			req->late_next = done;
 			done = req;
 		}
 		if (ret > 0)
 			ret = 0; /* completed by another thread */
-		nr++;
 		if (!all)
 			break;
+		if (!iowq) {
+			nr++;
+			continue;
+		}
+		for (t = 0; t < nt && tally[t].wq != req->wq; t++)
+			;
+		if (t == nt) {
+			if (nt == sizeof(tally) / sizeof(tally[0])) {
+				nr++; /* more pools than any program has */
+				continue;
+			}
+			tally[nt++] = (struct wq_tally){ req->wq, false, false };
+		}
+		if (ret)
+			tally[t].running = true;
+		else
+			tally[t].pending = true;
 	}
 	pthread_mutex_unlock(&r->park_lock);
+	nr += tally_iowq(tally, nt);
 	while (done) {
 		req = done;
 		done = req->late_next;
@@ -247,4 +306,17 @@ int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags)
 		m.ino = st.st_ino;
 	}
 	return uu_cancel(req->ring, &m);
+}
+
+/*
+ * The ring's last fd is gone (the kernel's io_ring_exit_work): every
+ * parked request is cancelled; work queued in io-wq completes -ECANCELED
+ * and work running there is interrupted (T7), so that no worker stays
+ * blocked for a ring nobody can reap.
+ */
+void uu_cancel_ring_all(struct uu_ring *r)
+{
+	struct uu_cancel_match m = { .flags = IORING_ASYNC_CANCEL_ANY };
+
+	uu_cancel(r, &m);
 }

@@ -247,7 +247,7 @@ enum {
 	UU_REQ_DRAIN = 1u << 7,
 	UU_REQ_BUFFER_SELECT = 1u << 8,
 	UU_REQ_SHORT = 1u << 9,      /* rw moved less than asked: fails links */
-	UU_REQ_CANCELED = 1u << 10,  /* cancel requested while parked */
+	UU_REQ_CANCELED_UNUSED = 1u << 10, /* see uu_req.cancel_mark */
 	UU_REQ_CQE_POSTED = 1u << 11, /* its CQE was already posted */
 	UU_REQ_RES_NOFAIL = 1u << 12, /* a negative res that does not fail
 				       * links (TIMEOUT_ETIME_SUCCESS) */
@@ -282,6 +282,10 @@ struct uu_req {
 	bool wq_running;          /* an io-wq worker took it */
 	bool on_park_list;        /* counted in inflight, holds a ring ref */
 	bool wq_unbound;          /* io-wq class */
+	/* a cancel found it (UU_REQ_CANCELED's meaning): written by the
+	 * canceller under park_lock while a worker may run the request, so
+	 * not in flags, which the worker updates without a lock (T7) */
+	atomic_bool cancel_mark;
 	pid_t submit_tid;         /* the submitting thread (signals, T9) */
 	struct uu_req *late_next; /* exec's list of reqs finished late */
 	struct uu_req *iopoll_next; /* ring's IOPOLL list (iopoll_lock) */
@@ -486,6 +490,7 @@ struct uu_cancel_match {
  * execution context's batch. */
 int uu_cancel(struct uu_ring *ring, const struct uu_cancel_match *m);
 int uu_cancel_req(struct uu_req *req); /* one parked request */
+void uu_cancel_ring_all(struct uu_ring *ring); /* last close */
 bool uu_cancel_still_parked(struct uu_ring *ring, const struct uu_cancel_match *m);
 void uu_park_list_add(struct uu_req *req);
 void uu_park_list_del(struct uu_req *req);
@@ -502,6 +507,9 @@ enum { UU_POLL_CANCEL_REMOVED, UU_POLL_CANCEL_DEFERRED, UU_POLL_CANCEL_BUSY };
 int uu_poll_cancel_req(struct uu_req *req);
 bool uu_restriction_allows(const struct uu_ring *r, unsigned int opcode,
 			   unsigned int sqe_flags);
+bool uu_iowq_cancel_running(struct uu_req *req);
+struct uu_iowq *uu_iowq_current(void);
+void uu_iowq_issue_done(void);
 void uu_exec_finish_late(struct uu_req *req); /* after the batch */
 extern __thread struct uu_exec *uu_current_exec;
 
@@ -566,7 +574,7 @@ void uu_iowq_blocking(bool begin);
 bool uu_aio_submit(struct uu_req *req, bool is_write);
 void uu_iowq_max_workers(struct uu_ring *ring, uint32_t vals[2]);
 struct uu_iowq *uu_iowq_of_caller(struct uu_ring *ring);
-struct uu_iowq *uu_iowq_current(struct uu_ring *ring);
+struct uu_iowq *uu_iowq_current_create(struct uu_ring *ring);
 void uu_iowq_set_affinity(struct uu_iowq *wq, const cpu_set_t *mask);
 struct uu_iowq *uu_sqd_iowq(struct uu_sqd *sqd);
 void uu_req_run_batch_in_worker(struct uu_req *list);
@@ -689,6 +697,17 @@ struct uu_config {
 };
 extern struct uu_config uu_config;
 void uu_config_load(void);
+
+static inline bool uu_req_cancelled(const struct uu_req *req)
+{
+	return atomic_load_explicit(&req->cancel_mark, memory_order_acquire);
+}
+
+/* pairs with the acquire in uu_req_cancelled */
+static inline void uu_req_mark_cancelled(struct uu_req *req)
+{
+	atomic_store_explicit(&req->cancel_mark, true, memory_order_release);
+}
 
 static inline pid_t uu_gettid(void)
 {

@@ -307,7 +307,7 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 		/* a cancel that found it running in the worker (-EALREADY)
 		 * marked it: it must not start waiting now (the kernel's
 		 * io-wq checks its work's cancel flag the same way) */
-		cancelled = req->flags & UU_REQ_CANCELED;
+		cancelled = uu_req_cancelled(req);
 		req->parked_on = park_place(how);
 		pthread_mutex_unlock(&r->park_lock);
 		if (cancelled) {
@@ -619,7 +619,7 @@ static void finish_now(struct uu_req *req, bool submitter)
 		pthread_mutex_lock(&req->ring->park_lock);
 		req->flags &= ~UU_REQ_TW_REISSUE;
 		pthread_mutex_unlock(&req->ring->park_lock);
-		if (req->flags & UU_REQ_CANCELED) {
+		if (uu_req_cancelled(req)) {
 			req->res = -ECANCELED;
 		} else if (!issue_one(&s, &req, &heap, 0)) {
 			/* waiting again (on the poller) */
@@ -801,7 +801,8 @@ void uu_req_run_batch_in_worker(struct uu_req *list)
 			uu_exec_init(&s, r, false);
 			cur = r;
 		}
-		if (req->flags & UU_REQ_CANCELED) {
+		if (uu_req_cancelled(req)) {
+			uu_iowq_issue_done();
 			req->res = -ECANCELED;
 		} else {
 			/* anything but a quick op may block: count the
@@ -812,6 +813,9 @@ void uu_req_run_batch_in_worker(struct uu_req *list)
 			if (may_block)
 				uu_iowq_blocking(true);
 			done = issue_one(&s, &req, &heap, UU_ISSUE_F_WORKER);
+			/* before it completes: a cancel must not find it
+			 * current here once it may be freed (T7) */
+			uu_iowq_issue_done();
 			if (may_block)
 				uu_iowq_blocking(false);
 			if (!done)
@@ -830,18 +834,21 @@ void uu_req_run_in_worker(struct uu_req *req)
 	struct uu_exec s;
 	bool heap = true;
 
-	if (req->flags & UU_REQ_CANCELED) {
+	if (uu_req_cancelled(req)) {
+		uu_iowq_issue_done();
 		req->res = -ECANCELED;
 		uu_req_finish_async(req);
 		return;
 	}
 	uu_exec_init(&s, r, false);
 	if (!issue_one(&s, &req, &heap, UU_ISSUE_F_WORKER)) {
+		uu_iowq_issue_done();
 		/* parked again (a pollable file): it stays on the parked
 		 * list with its ring reference */
 		uu_exec_end(&s);
 		return;
 	}
+	uu_iowq_issue_done();
 	uu_exec_end(&s);
 	uu_req_finish_async(req);
 }

@@ -24,6 +24,7 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 	req->opcode = sqe->opcode;
 	req->user_data = sqe->user_data;
 	req->flags = 0;
+	atomic_store_explicit(&req->cancel_mark, false, memory_order_relaxed);
 	req->res = 0;
 	req->cflags = 0;
 	req->big[0] = req->big[1] = 0;

@@ -15,7 +15,21 @@
  * Workers are created on demand, up to the class limit (bounded:
  * min(sq_entries, 4 * CPUs); unbounded: RLIMIT_NPROC), exit after
  * UURING_IOWQ_IDLE_MS idle (default 5000), except the last one, and are
- * named iou-wrk-<owner tid> with every async signal blocked (T8).
+ * named iou-wrk-<owner tid> with every async signal blocked (T8) but the
+ * private cancel signal.
+ *
+ * T7, cancelling running work: a worker's non-quick request is its
+ * `cur` from the moment it leaves the work list (under the work-list
+ * lock) until its issue returns, so a cancel finds it queued or current.
+ * uu_iowq_cancel_running sets the worker's cancel word and tgkills it
+ * with UURING_CANCEL_SIGNAL (util/cpsys.h), under the worker's cur_lock;
+ * the op's blocking call (through uu_sys_cp) returns -EINTR even if the
+ * signal landed just before the syscall instruction, and the op does not
+ * retry it.  When the issue returns, the word is cleared and a signal not
+ * yet delivered is taken with sigtimedwait, so none reaches a later call.
+ * The owner thread's exit cancels queued work and interrupts running
+ * work, as the kernel's task exit does; its bounded wait for the workers
+ * is then only for ops that ignore the interrupt.
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -30,20 +44,33 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "util/cpsys.h"
 
 struct uu_worker {
 	struct uu_worker *next_free;
+	struct uu_worker *all_next, *all_prev; /* acct->all, workers_lock */
 	struct uu_wq_acct *acct;
 	_Atomic uint32_t wake;    /* futex word: 1 = work may be waiting */
 	bool on_free_list;
+	/*
+	 * The request that may block here (T7), set when it is taken off
+	 * the work list (under the work-list lock, so a cancel finds it
+	 * either queued or here) and cleared when its issue returns; the
+	 * cancel word is set and the signal sent under cur_lock.
+	 */
+	pthread_mutex_t cur_lock;
+	struct uu_req *cur;
+	pid_t tid;
+	struct uu_cp cp;
 };
 
 struct uu_wq_acct {
 	pthread_mutex_t lock;     /* work list */
 	struct uu_req *head, *tail;
 	unsigned int queued;
-	pthread_mutex_t workers_lock; /* free list and counts */
+	pthread_mutex_t workers_lock; /* free list, all list and counts */
 	struct uu_worker *free_list;
+	struct uu_worker *all;    /* every worker, for cancels (T7) */
 	unsigned int nr_workers, max_workers;
 	/* workers awake and not blocked in a syscall (the kernel's
 	 * nr_running, kept by hand: there is no scheduler hook) */
@@ -66,7 +93,10 @@ static __thread struct uu_iowq *thread_wq;
 __thread bool uu_engine_thread; /* poller/timer: no pool of its own */
 __thread bool uu_in_iowq_worker;
 static __thread struct uu_wq_acct *cur_acct;
+static __thread struct uu_worker *cur_worker;
 static void activate_more(struct uu_wq_acct *a);
+static struct uu_req *pop_work(struct uu_wq_acct *a);
+static void interrupt_locked(struct uu_worker *w);
 static pthread_key_t wq_key;
 static pthread_once_t wq_once = PTHREAD_ONCE_INIT;
 
@@ -98,17 +128,32 @@ static void wq_thread_exit(void *arg)
 	atomic_store(&wq->exiting, true);
 	for (int i = 0; i < 2; i++) {
 		struct uu_wq_acct *a = &wq->acct[i];
+		struct uu_req *r;
 
+		/* the kernel's task exit cancels the task's io-wq work:
+		 * queued work completes -ECANCELED, running work is
+		 * interrupted (T7) */
+		while ((r = pop_work(a))) {
+			r->res = -ECANCELED;
+			uu_req_finish_async(r);
+		}
 		pthread_mutex_lock(&a->workers_lock);
 		for (struct uu_worker *w = a->free_list; w; w = w->next_free) {
 			atomic_store_explicit(&w->wake, 1, memory_order_release);
 			futex(&w->wake, FUTEX_WAKE_PRIVATE, 1, NULL);
 		}
+		for (struct uu_worker *w = a->all; w; w = w->all_next) {
+			pthread_mutex_lock(&w->cur_lock);
+			if (w->cur)
+				interrupt_locked(w);
+			pthread_mutex_unlock(&w->cur_lock);
+		}
 		pthread_mutex_unlock(&a->workers_lock);
 	}
 	/* the kernel's task exit waits for its io-wq to go away: so that no
 	 * iou-wrk thread outlives the thread that owned it, wait (bounded:
-	 * a worker blocked in a syscall is not interrupted, T7) */
+	 * an op that ignores the interrupt and goes on blocking is waited
+	 * for no longer than a second) */
 	for (int i = 0; i < 1000; i++) {
 		unsigned int left = 0;
 
@@ -231,7 +276,7 @@ static struct uu_req *pop_work(struct uu_wq_acct *a)
  * lock, or else one request, which may block (other workers should take
  * the rest in parallel).
  */
-static struct uu_req *pop_batch(struct uu_wq_acct *a)
+static struct uu_req *pop_batch(struct uu_wq_acct *a, struct uu_worker *w)
 {
 	struct uu_req *head, *req;
 	unsigned int n = 1;
@@ -255,6 +300,13 @@ static struct uu_req *pop_batch(struct uu_wq_acct *a)
 		a->tail = NULL;
 	req->wq_next = NULL;
 	a->queued -= n;
+	if (!uu_opdefs[head->opcode].quick) {
+		/* off the list and current in one step: a cancel that no
+		 * longer finds it queued finds it here (T7) */
+		pthread_mutex_lock(&w->cur_lock);
+		w->cur = head;
+		pthread_mutex_unlock(&w->cur_lock);
+	}
 	pthread_mutex_unlock(&a->lock);
 	return head;
 }
@@ -269,6 +321,104 @@ static bool has_work(struct uu_wq_acct *a)
 	return r;
 }
 
+/* With workers_lock held. */
+static void all_add(struct uu_wq_acct *a, struct uu_worker *w)
+{
+	w->all_prev = NULL;
+	w->all_next = a->all;
+	if (a->all)
+		a->all->all_prev = w;
+	a->all = w;
+}
+
+static void all_del(struct uu_wq_acct *a, struct uu_worker *w)
+{
+	if (w->all_prev)
+		w->all_prev->all_next = w->all_next;
+	else
+		a->all = w->all_next;
+	if (w->all_next)
+		w->all_next->all_prev = w->all_prev;
+}
+
+/* With w->cur_lock held: interrupt w's current request. */
+static void interrupt_locked(struct uu_worker *w)
+{
+	int sig = uu_cp_signal();
+
+	/* read by the stub and by the handler once the signal is in: the
+	 * kernel's delivery orders it after this store */
+	atomic_store_explicit(&w->cp.cancel, 1, memory_order_release);
+	if (sig > 0)
+		syscall(SYS_tgkill, getpid(), w->tid, sig);
+}
+
+/*
+ * The issue of this worker's current request returned: a cancel can no
+ * longer reach it.  A signal sent for it and not delivered yet is taken
+ * now (every send happened under cur_lock, before this), so that it
+ * cannot interrupt a later call of this worker.
+ */
+void uu_iowq_issue_done(void)
+{
+	struct uu_worker *w = cur_worker;
+	int was;
+
+	if (!w || !w->cur)
+		return;
+	pthread_mutex_lock(&w->cur_lock);
+	w->cur = NULL;
+	was = atomic_exchange_explicit(&w->cp.cancel, 0, memory_order_relaxed);
+	pthread_mutex_unlock(&w->cur_lock);
+	if (was && uu_cp_signal() > 0) {
+		struct timespec zero = { 0, 0 };
+		sigset_t one;
+
+		sigemptyset(&one);
+		sigaddset(&one, uu_cp_signal());
+		pthread_sigmask(SIG_BLOCK, &one, NULL);
+		while (sigtimedwait(&one, NULL, &zero) > 0)
+			;
+		pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	}
+}
+
+/*
+ * Interrupts req if a worker of its pool is running it (the kernel's
+ * io_wq_cancel_running_work with __set_notify_signal).  true if found.
+ */
+bool uu_iowq_cancel_running(struct uu_req *req)
+{
+	/* req is on the parked list (a cancel can see it) before it is
+	 * queued: pairs with the release store in pool_for */
+	struct uu_iowq *wq = __atomic_load_n(&req->wq, __ATOMIC_ACQUIRE);
+	bool found = false;
+
+	if (!wq)
+		return false;
+	for (int i = 0; i < 2 && !found; i++) {
+		struct uu_wq_acct *a = &wq->acct[i];
+
+		pthread_mutex_lock(&a->workers_lock);
+		for (struct uu_worker *w = a->all; w && !found; w = w->all_next) {
+			pthread_mutex_lock(&w->cur_lock);
+			if (w->cur == req) {
+				interrupt_locked(w);
+				found = true;
+			}
+			pthread_mutex_unlock(&w->cur_lock);
+		}
+		pthread_mutex_unlock(&a->workers_lock);
+	}
+	return found;
+}
+
+/* The calling thread's pool, if it has one (not created). */
+struct uu_iowq *uu_iowq_current(void)
+{
+	return thread_wq;
+}
+
 static void *worker_main(void *arg)
 {
 	struct uu_worker *w = arg;
@@ -280,6 +430,18 @@ static void *worker_main(void *arg)
 	uu_engine_thread = true;
 	uu_in_iowq_worker = true;
 	cur_acct = a;
+	cur_worker = w;
+	w->tid = uu_gettid();
+	uu_cp_self = &w->cp;
+	/* T8: every async signal stays blocked (create_worker), except the
+	 * private one that interrupts a cancelled request (T7) */
+	if (uu_cp_signal() > 0) {
+		sigset_t one;
+
+		sigemptyset(&one);
+		sigaddset(&one, uu_cp_signal());
+		pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	}
 	thread_wq = wq; /* continuations punted from here stay in this pool */
 	snprintf(name, sizeof(name), "iou-wrk-%d", (int)wq->owner_tid);
 	pthread_setname_np(pthread_self(), name);
@@ -288,13 +450,14 @@ static void *worker_main(void *arg)
 		struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 		long ret;
 
-		while ((req = pop_batch(a))) {
+		while ((req = pop_batch(a, w))) {
 			/* this one may block: if more work waits, bring one
 			 * more worker in (the work spreads out as fast as it
 			 * arrives) */
 			if (!uu_opdefs[req->opcode].quick && has_work(a))
 				activate_more(a);
 			uu_req_run_batch_in_worker(req);
+			uu_iowq_issue_done(); /* if the runner did not */
 		}
 		/*
 		 * Go idle: free list first, then recheck the work list.  An
@@ -343,11 +506,15 @@ static void *worker_main(void *arg)
 				pp = &(*pp)->next_free;
 			*pp = w->next_free;
 			a->nr_workers--;
+			all_del(a, w);
 			pthread_mutex_unlock(&a->workers_lock);
 			break;
 		}
 		pthread_mutex_unlock(&a->workers_lock);
 	}
+	uu_cp_self = NULL;
+	cur_worker = NULL;
+	pthread_mutex_destroy(&w->cur_lock);
 	free(w);
 	uu_iowq_put(wq);
 	return NULL;
@@ -365,6 +532,11 @@ static int create_worker(struct uu_wq_acct *a)
 	if (!w)
 		return -ENOMEM;
 	w->acct = a;
+	pthread_mutex_init(&w->cur_lock, NULL);
+	(void)uu_cp_signal(); /* the handler is in place before any cancel */
+	pthread_mutex_lock(&a->workers_lock);
+	all_add(a, w);
+	pthread_mutex_unlock(&a->workers_lock);
 	atomic_fetch_add(&a->wq->refs, 1);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -391,6 +563,10 @@ static int create_worker(struct uu_wq_acct *a)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (ret) {
+		pthread_mutex_lock(&a->workers_lock);
+		all_del(a, w);
+		pthread_mutex_unlock(&a->workers_lock);
+		pthread_mutex_destroy(&w->cur_lock);
 		free(w);
 		uu_iowq_put(a->wq);
 		return -ret;
@@ -401,7 +577,9 @@ static int create_worker(struct uu_wq_acct *a)
 /* Removes req from its pool's queue if no worker took it yet. */
 bool uu_iowq_cancel_pending(struct uu_req *req)
 {
-	struct uu_iowq *wq = req->wq;
+	/* req is on the parked list (a cancel can see it) before it is
+	 * queued: pairs with the release store in pool_for */
+	struct uu_iowq *wq = __atomic_load_n(&req->wq, __ATOMIC_ACQUIRE);
 	bool found = false;
 
 	if (!wq)
@@ -564,7 +742,7 @@ struct uu_iowq *uu_iowq_of_caller(struct uu_ring *ring)
 }
 
 /* The calling thread's pool, created now if needed (the SQPOLL thread). */
-struct uu_iowq *uu_iowq_current(struct uu_ring *ring)
+struct uu_iowq *uu_iowq_current_create(struct uu_ring *ring)
 {
 	return current_wq(ring);
 }
@@ -606,7 +784,8 @@ static struct uu_iowq *pool_for(struct uu_req *req)
 	atomic_fetch_add(&wq->refs, 1);
 	if (req->wq)
 		uu_iowq_put(req->wq);
-	req->wq = wq;
+	/* pairs with the acquire loads of the cancel paths */
+	__atomic_store_n(&req->wq, wq, __ATOMIC_RELEASE);
 	return wq;
 }
 

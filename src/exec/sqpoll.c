@@ -188,7 +188,7 @@ static void *sqpoll_main(void *arg)
 	}
 	pthread_mutex_lock(&sqd->lock);
 	if (sqd->nr)
-		atomic_store_explicit(&sqd->wq, uu_iowq_current(sqd->rings[0]),
+		atomic_store_explicit(&sqd->wq, uu_iowq_current_create(sqd->rings[0]),
 				      memory_order_release);
 	pthread_mutex_unlock(&sqd->lock);
 	idle_until = now_ns() + sqd->idle_ns;

@@ -386,7 +386,7 @@ static int wait_in_worker(struct uu_req *req, unsigned int issue_flags)
 			      (unsigned long)req->os.futex.val,
 			      (unsigned long)req->os.futex.mask,
 			      req->os.futex.flags, NULL, 0);
-	} while (ret < 0 && errno == EINTR && !(req->flags & UU_REQ_CANCELED));
+	} while (ret < 0 && errno == EINTR && !uu_req_cancelled(req));
 	uu_iowq_blocking(false);
 	if (ret < 0)
 		return errno == EINTR ? -ECANCELED :

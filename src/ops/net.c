@@ -63,6 +63,7 @@
 #include "core/buffers.h"
 #include "core/internal.h"
 #include "ops/ops.h"
+#include "util/cpsys.h"
 #include "util/usercopy.h"
 
 #ifndef MSG_CMSG_COMPAT
@@ -626,7 +627,7 @@ static int send_issue(struct uu_req *req)
 			want = m->total - req->os.net.done;
 			do {
 				n = do_sendmsg(req, m, flags);
-			} while (n < 0 && errno == EINTR);
+			} while (n < 0 && errno == EINTR && !uu_cp_cancelled());
 		} else {
 			char *buf = (char *)(uintptr_t)req->os.net.addr +
 				    req->os.net.done;
@@ -639,7 +640,7 @@ static int send_issue(struct uu_req *req)
 						   (socklen_t)m->addrlen);
 				else
 					n = send(req->fd, buf, want, flags);
-			} while (n < 0 && errno == EINTR);
+			} while (n < 0 && errno == EINTR && !uu_cp_cancelled());
 		}
 		if (n < 0)
 			n = -errno;
@@ -1214,13 +1215,13 @@ int uu_recv_issue(struct uu_req *req, unsigned int issue_flags)
 
 			do {
 				n = recvmsg(req->fd, &h, flags);
-			} while (n < 0 && errno == EINTR);
+			} while (n < 0 && errno == EINTR && !uu_cp_cancelled());
 			trunc = n >= 0 &&
 				(h.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
 		} else {
 			do {
 				n = recv(req->fd, buf, want, flags);
-			} while (n < 0 && errno == EINTR);
+			} while (n < 0 && errno == EINTR && !uu_cp_cancelled());
 		}
 		if (n < 0)
 			n = -errno;
@@ -1262,7 +1263,7 @@ int uu_recvmsg_issue(struct uu_req *req, unsigned int issue_flags)
 			h.msg_control = (void *)(uintptr_t)m->ucontrol;
 			h.msg_controllen = m->controllen;
 			n = recvmsg(req->fd, &h, flags);
-		} while (n < 0 && errno == EINTR);
+		} while (n < 0 && errno == EINTR && !uu_cp_cancelled());
 		if (n < 0) {
 			n = -errno;
 		} else {
@@ -1346,7 +1347,7 @@ static int accept_one(struct uu_req *req, bool *nonempty)
 		fd = accept4(req->fd, (struct sockaddr *)(uintptr_t)req->os.net.addr,
 			     (socklen_t *)(uintptr_t)req->os.net.addr2,
 			     (int)req->os.net.msg_flags);
-	} while (fd < 0 && errno == EINTR);
+	} while (fd < 0 && errno == EINTR && !uu_cp_cancelled());
 	*nonempty = false;
 	if (fd < 0)
 		return -errno;

@@ -26,6 +26,7 @@
 
 #include "core/internal.h"
 #include "ops/ops.h"
+#include "util/cpsys.h"
 #include "util/rawsys.h"
 #include "util/usercopy.h"
 
@@ -147,6 +148,7 @@ int uu_openat2_prep(struct uu_req *req)
 	return open_prep_common(req);
 }
 
+/* The fd or -errno.  Interruptible by a cancel in a worker (T7). */
 static int do_open(struct uu_req *req, uint64_t extra)
 {
 	const char *path = req->os.hdr.mem;
@@ -158,12 +160,12 @@ static int do_open(struct uu_req *req, uint64_t extra)
 			.resolve = req->os.open.resolve,
 		};
 
-		return (int)syscall(SYS_openat2, req->os.open.dfd, path, &how,
-				    sizeof(how));
+		return (int)uu_sys_cp(SYS_openat2, req->os.open.dfd,
+				      (long)path, (long)&how, sizeof(how), 0, 0);
 	}
-	return (int)syscall(SYS_openat, req->os.open.dfd, path,
-			    (int)(req->os.open.flags | extra),
-			    (unsigned int)req->os.open.mode);
+	return (int)uu_sys_cp(SYS_openat, req->os.open.dfd, (long)path,
+			      (int)(req->os.open.flags | extra),
+			      (unsigned int)req->os.open.mode, 0, 0);
 }
 
 int uu_openat_issue(struct uu_req *req, unsigned int issue_flags)
@@ -186,10 +188,14 @@ int uu_openat_issue(struct uu_req *req, unsigned int issue_flags)
 	if (worker)
 		uu_iowq_blocking(false);
 	if (fd < 0) {
-		if (errno == EAGAIN && nonblock &&
+		if (fd == -EAGAIN && nonblock &&
 		    !(req->os.open.resolve & RESOLVE_CACHED))
 			return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
-		return -errno;
+		/* interrupted by a cancel: the kernel's open leaves the
+		 * wait's -ERESTARTSYS in the CQE (T7) */
+		if (fd == -EINTR && uu_cp_cancelled())
+			return -UU_ERESTARTSYS;
+		return fd;
 	}
 	if (nonblock && !(req->os.open.flags & O_NONBLOCK)) {
 		fl = fcntl(fd, F_GETFL);

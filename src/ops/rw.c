@@ -23,6 +23,7 @@
 
 #include "core/buffers.h"
 #include "core/internal.h"
+#include "util/cpsys.h"
 #include "util/usercopy.h"
 
 #define IOPRIO_CLASS_SHIFT 13
@@ -171,6 +172,26 @@ static ssize_t rw_once(struct uu_req *req, bool is_write, off_t pos,
 {
 	int fd = req->fd;
 
+	if (uu_cp_self) {
+		/* an io-wq worker: through the stub a cancel interrupts
+		 * (T7); errno as the libc calls below set it */
+		bool one = req->rw.nr_iov == 1 && !flags;
+		long r;
+
+		if (one && pos == -1)
+			r = uu_sys_cp(is_write ? SYS_write : SYS_read, fd,
+				      (long)req->rw.iov[0].iov_base,
+				      (long)req->rw.iov[0].iov_len, 0, 0, 0);
+		else
+			r = uu_sys_cp(is_write ? SYS_pwritev2 : SYS_preadv2, fd,
+				      (long)req->rw.iov, req->rw.nr_iov,
+				      (long)pos, 0, flags);
+		if (r < 0) {
+			errno = (int)-r;
+			return -1;
+		}
+		return r;
+	}
 	/* the single-buffer, no-flag case skips the kernel's iovec import
 	 * (measurably cheaper than preadv2 with one iovec) */
 	if (req->rw.nr_iov == 1 && !flags) {
@@ -212,7 +233,7 @@ static ssize_t finish_short_read(struct uu_req *req, off_t pos, ssize_t done)
 		do {
 			n = pos == -1 ? readv(req->fd, iov, cnt) :
 					preadv(req->fd, iov, cnt, pos + done);
-		} while (n < 0 && errno == EINTR);
+		} while (n < 0 && errno == EINTR && !uu_cp_cancelled());
 		if (n < 0)
 			return done; /* report what was read, like a short read */
 		done += n;
@@ -358,6 +379,8 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 				}
 				if (errno != EINTR)
 					break;
+				if (uu_cp_cancelled())
+					return -EINTR; /* T7: not retried */
 			}
 			int err = errno;
 
@@ -397,7 +420,9 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 			pos = -1; /* stream file: the offset is ignored */
 			continue;
 		}
-		if (errno == EINTR)
+		/* a cancel's interrupt ends it: the kernel's rw turns the
+		 * wait's -ERESTARTSYS into -EINTR (T7) */
+		if (errno == EINTR && !uu_cp_cancelled())
 			continue;
 		/* io_uring reports a NOWAIT write the fs cannot do without
 		 * blocking (buffered ext4) as -EAGAIN, not -EOPNOTSUPP */

@@ -25,6 +25,7 @@
 
 #include "core/internal.h"
 #include "ops/ops.h"
+#include "util/cpsys.h"
 #include "util/rawsys.h"
 
 #ifndef SPLICE_F_NONBLOCK
@@ -84,12 +85,13 @@ static long do_call(struct uu_req *req, int in, bool tee, unsigned int flags)
 {
 	int64_t off_in = req->os.splice.off_in, off_out = req->os.splice.off_out;
 
+	/* -errno; interruptible by a cancel in a worker (T7) */
 	if (tee)
-		return syscall(SYS_tee, in, req->fd,
-			       (size_t)req->os.splice.len, flags);
-	return syscall(SYS_splice, in, off_in == -1 ? NULL : &off_in, req->fd,
-		       off_out == -1 ? NULL : &off_out,
-		       (size_t)req->os.splice.len, flags);
+		return uu_sys_cp(SYS_tee, in, req->fd,
+				 (long)req->os.splice.len, flags, 0, 0);
+	return uu_sys_cp(SYS_splice, in, off_in == -1 ? 0 : (long)&off_in,
+			 req->fd, off_out == -1 ? 0 : (long)&off_out,
+			 (long)req->os.splice.len, flags);
 }
 
 static int splice_issue(struct uu_req *req, unsigned int issue_flags,
@@ -97,7 +99,7 @@ static int splice_issue(struct uu_req *req, unsigned int issue_flags,
 {
 	unsigned int flags = req->os.splice.flags & ~SPLICE_F_FD_IN_FIXED;
 	bool worker = issue_flags & UU_ISSUE_F_WORKER, owned;
-	int ret, in, err;
+	int ret, in;
 	long n;
 
 	/* the files are resolved first: out (req->fd), then in */
@@ -113,19 +115,25 @@ static int splice_issue(struct uu_req *req, unsigned int issue_flags,
 	in = get_in(req, &owned);
 	if (in < 0)
 		return in;
+	/* an interrupt that is not a cancel (none reaches a worker but
+	 * ours) is retried; a cancel's is not: the kernel leaves the
+	 * wait's -ERESTARTSYS in the CQE (T7) */
 	for (;;) {
 		n = do_call(req, in, tee,
 			    worker ? flags : flags | SPLICE_F_NONBLOCK);
-		if (n >= 0 || errno != EINTR)
+		if (n != -EINTR)
 			break;
+		if (uu_cp_cancelled()) {
+			n = -UU_ERESTARTSYS;
+			break;
+		}
 	}
-	err = errno;
 	if (owned)
 		uu_sys_close(in);
 	if (n < 0) {
-		if (err == EAGAIN && !worker && !(flags & SPLICE_F_NONBLOCK))
+		if (n == -EAGAIN && !worker && !(flags & SPLICE_F_NONBLOCK))
 			return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
-		return -err;
+		return (int)n;
 	}
 	if ((uint64_t)n != req->os.splice.len)
 		req->flags |= UU_REQ_SHORT;

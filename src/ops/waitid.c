@@ -22,6 +22,7 @@
 
 #include "core/internal.h"
 #include "ops/ops.h"
+#include "util/cpsys.h"
 #include "util/usercopy.h"
 
 #ifndef __WNOTHREAD
@@ -78,9 +79,13 @@ int uu_waitid_issue(struct uu_req *req, unsigned int issue_flags)
 		ret = syscall(SYS_waitid, req->os.waitid.which,
 			      req->os.waitid.upid, &si, options, NULL);
 	} while (ret < 0 && errno == EINTR && worker &&
-		 !(req->flags & UU_REQ_CANCELED));
+		 !uu_req_cancelled(req));
 	if (worker)
 		uu_iowq_blocking(false);
+	/* interrupted by a cancel: the kernel's waitid (not io-wq there)
+	 * completes -ECANCELED (T7) */
+	if (ret < 0 && errno == EINTR && worker && uu_cp_cancelled())
+		return -ECANCELED;
 	if (ret < 0)
 		return -errno;
 	/* WNOHANG and nothing ready: si_pid stays 0 */

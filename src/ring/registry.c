@@ -286,6 +286,7 @@ static void check_last_close(struct uu_ring *r)
 		if ((*pp)->ring == r) {
 			ring_kill_locked(r, pp);
 			pthread_mutex_unlock(&live_lock);
+			uu_cancel_ring_all(r); /* io-wq work too (T7) */
 			uu_poll_cancel_ring(r); /* polls would wait forever */
 			uu_iopoll_ring_dead(r); /* nobody will reap */
 			uu_sqpoll_detach(r);
@@ -331,7 +332,8 @@ void uu_registry_sweep(void)
 	}
 	pthread_mutex_unlock(&live_lock);
 	while (nr) {
-		uu_poll_cancel_ring(dead[--nr]);
+		uu_cancel_ring_all(dead[--nr]);
+		uu_poll_cancel_ring(dead[nr]);
 		uu_iopoll_ring_dead(dead[nr]);
 		uu_sqpoll_detach(dead[nr]);
 		uu_ring_put(dead[nr]);

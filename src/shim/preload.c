@@ -39,6 +39,7 @@
 #include "abi/io_uring_abi.h"
 #include "core/internal.h"
 #include "shim/shim.h"
+#include "util/cpsys.h"
 #include "util/rawsys.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -435,7 +436,32 @@ EXPORT int sigaction(int sig, const struct sigaction *act,
 {
 	struct sigaction copy;
 
-	uuring_mode();
+	if (uuring_mode() && sig == uu_cp_signal_number()) {
+		/*
+		 * The engine's private signal (UURING_CANCEL_SIGNAL, T7):
+		 * taking it over would leave cancelled io-wq work blocked.
+		 * The program's action is remembered and reported back, not
+		 * installed (docs/compatibility.md).
+		 */
+		static struct sigaction app_cp;
+		static bool told;
+		struct sigaction prev = app_cp;
+
+		if (act && act->sa_handler != SIG_DFL && !told &&
+		    uu_shim.verbose) {
+			told = true;
+			uu_shim_msg("the program installs a handler for signal "
+				    "%d, which uuring uses to interrupt "
+				    "cancelled io-wq work: it is not installed "
+				    "(choose another with UURING_CANCEL_SIGNAL)",
+				    sig);
+		}
+		if (act)
+			app_cp = *act;
+		if (old)
+			*old = prev;
+		return 0;
+	}
 	if (!uu_shim.trap_on)
 		return uu_real.sigaction(sig, act, old);
 	if (sig == SIGSYS) {

@@ -346,9 +346,70 @@ static void sc_probe(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * RSRC tags on files (FEAT_RSRC_TAGS): a replaced or unregistered slot's
+ * tag CQE (user_data = tag, res 0) comes after the last request that used
+ * the file from that slot, not at the replacement.  A read of an empty
+ * pipe through the slot waits; the slot is replaced meanwhile.
+ */
+static void sc_file_tags(struct dctx *c)
+{
+	struct io_uring_rsrc_register rr;
+	struct io_uring_rsrc_update2 up;
+	struct io_uring_params p;
+	struct io_uring_sqe *sqe;
+	struct tring r;
+	uint64_t tags[3] = { 0x7a9, 0x7b0, 0 };
+	int pp[2], fds[3], nfd;
+	char buf[8];
+
+	memset(&p, 0, sizeof(p));
+	if (pipe(pp) || tring_init_params(&r, c->be, 16, &p)) {
+		dcheck(c, 0, "setup");
+		return;
+	}
+	drec_int(c, !!(p.features & IORING_FEAT_RSRC_TAGS), "FEAT_RSRC_TAGS");
+	fds[0] = pp[0];
+	fds[1] = pp[1];
+	fds[2] = -1;
+	memset(&rr, 0, sizeof(rr));
+	rr.nr = 3;
+	rr.data = (uint64_t)(uintptr_t)fds;
+	rr.tags = (uint64_t)(uintptr_t)tags;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES2, &rr, sizeof(rr)),
+		 "files2 with tags");
+	/* a read of the empty pipe through slot 0 waits */
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_READ, 0, buf, sizeof(buf), 0, 1);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	drec_int(c, tring_submit(&r), "read via slot 0");
+	/* replace both slots: slot 1 (unused) posts its tag now, slot 0's
+	 * waits for the read */
+	nfd = open("/dev/null", O_RDONLY);
+	fds[0] = nfd;
+	fds[1] = nfd;
+	memset(&up, 0, sizeof(up));
+	up.offset = 0;
+	up.data = (uint64_t)(uintptr_t)fds;
+	up.nr = 2;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES_UPDATE2, &up, sizeof(up)),
+		 "replace slots 0 and 1");
+	dreap(c, &r, 1, true, "after the replacement");
+	drec_int(c, write(pp[1], "abc", 3), "write the pipe");
+	dreap(c, &r, 2, true, "the read, then slot 0's tag");
+	/* unregister: the new (untagged) files post nothing */
+	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, NULL, 0), "unregister");
+	dreap(c, &r, 0, true, "after unregister");
+	close(nfd);
+	close(pp[0]);
+	close(pp[1]);
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "files_update_op", sc_files_update_op, NULL, NULL },
 	{ "probe", sc_probe, NULL, NULL },
+	{ "file_tags", sc_file_tags, NULL, NULL },
 	{ "direct", sc_direct, NULL, NULL },
 	{ "files", sc_files, NULL, NULL },
 	{ "files2", sc_files2, NULL, NULL },

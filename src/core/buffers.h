@@ -45,6 +45,8 @@ int uu_rsrc_buf_clone(struct uu_ring *r, void *arg, unsigned int nr_args);
 /* The node at idx with a reference taken, or NULL. */
 struct uu_rbuf_node *uu_rbuf_get(struct uu_ring *r, unsigned int idx);
 void uu_rbuf_put(struct uu_rbuf_node *node);
+/* a tag CQE, after the batch this thread is completing (or at once) */
+void uu_rsrc_post_tag(struct uu_ring *r, uint64_t tag);
 /* Ring teardown: tables and groups freed, no tag CQEs. */
 void uu_rsrc_buf_free(struct uu_ring *r);
 

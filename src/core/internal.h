@@ -52,7 +52,8 @@
 	 IORING_FEAT_EXT_ARG | IORING_FEAT_CQE_SKIP |                       \
 	 IORING_FEAT_LINKED_FILE | IORING_FEAT_REG_REG_RING |               \
 	 IORING_FEAT_MIN_TIMEOUT | IORING_FEAT_FAST_POLL |                  \
-	 IORING_FEAT_NATIVE_WORKERS | IORING_FEAT_SQPOLL_NONFIXED)
+	 IORING_FEAT_NATIVE_WORKERS | IORING_FEAT_SQPOLL_NONFIXED |         \
+	 IORING_FEAT_RSRC_TAGS)
 
 struct uu_ring;
 struct uu_req;
@@ -189,6 +190,9 @@ struct uu_ring {
 	struct uu_fixed_file {
 		int fd;                /* engine dup, -1 = empty */
 		uint64_t tag;
+		/* tagged slots: the tag CQE waits for the last request
+		 * that resolved the file (FEAT_RSRC_TAGS) */
+		struct uu_file_tag *tagref;
 	} *files;
 	unsigned int nr_files, alloc_start, alloc_end, alloc_hint;
 	atomic_int evfd;               /* CQ eventfd (engine dup) or -1 */
@@ -271,6 +275,7 @@ struct uu_req {
 	struct uu_req *wq_next;   /* io-wq work list */
 	struct uu_req *poll_next, *poll_prev; /* readiness engine waiters */
 	struct uu_pollfile *pf;   /* readiness engine file it waits on */
+	struct uu_file_tag *file_tag; /* tagged fixed file in use (ref) */
 	struct uu_req *ud_next, **ud_pprev; /* armed POLL_ADD by user_data */
 	uint32_t park_events;     /* EPOLL* a parked read/write waits for */
 	bool poll_fresh;          /* added since the file's last edge */
@@ -672,6 +677,12 @@ int uu_rsrc_register(struct uu_ring *ring, unsigned int opcode, void *arg,
 		     unsigned int nr_args);
 void uu_eventfd_signal_locked(struct uu_ring *ring, uint32_t tail);
 int uu_fixed_file(struct uu_ring *ring, unsigned int idx);
+/* as uu_fixed_file; a tagged slot's file also takes a reference in *tag
+ * (NULL otherwise), dropped with uu_file_tag_put when the request ends */
+struct uu_file_tag;
+int uu_fixed_file_ref(struct uu_ring *ring, unsigned int idx,
+		      struct uu_file_tag **tag);
+void uu_file_tag_put(struct uu_file_tag *tag);
 int uu_fixed_install(struct uu_ring *ring, int fd, uint32_t file_slot);
 int uu_fixed_remove(struct uu_ring *ring, uint32_t file_slot);
 int uu_fixed_file_dup(struct uu_ring *r, unsigned int idx);

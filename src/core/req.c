@@ -140,6 +140,11 @@ static void req_free(struct uu_req *req, bool heap)
 		uu_sys_close(req->fd);
 		req->fd_owned = false;
 	}
+	if (req->file_tag) {
+		/* after this request's CQE, like the kernel's node put */
+		uu_file_tag_put(req->file_tag);
+		req->file_tag = NULL;
+	}
 	if (req->wq)
 		uu_iowq_put(req->wq);
 	req->wq = NULL;
@@ -384,7 +389,8 @@ static bool issue_one(struct uu_exec *s, struct uu_req **reqp, bool *heap,
 		/* resolved at issue (FEAT_LINKED_FILE): from here on the op
 		 * sees a plain fd; off the submitting thread it takes its
 		 * own reference, since the table may change meanwhile */
-		int fd = uu_fixed_file(req->ring, (unsigned int)req->fd);
+		int fd = uu_fixed_file_ref(req->ring, (unsigned int)req->fd,
+					   &req->file_tag);
 
 		if (fd >= 0 && !s->submitter) {
 			fd = uu_fd_dup_reserved(fd);

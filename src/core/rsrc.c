@@ -12,10 +12,12 @@
  * takes its own dup of the file (core/req.c), so replacing or
  * unregistering a slot cannot redirect it either.
  *
- * RSRC tags: the tag CQE of a replaced or unregistered file is posted at
- * once — in-flight users hold their own dup, so the file they use stays
- * alive regardless.  (The kernel posts it after the last user; FEAT_RSRC_TAGS
- * is not advertised.)
+ * RSRC tags: the tag CQE of a replaced or unregistered file is posted
+ * after the last request that resolved the file from its slot, as the
+ * kernel's node put does (FEAT_RSRC_TAGS): a tagged slot carries a
+ * reference count (struct uu_file_tag) that such requests hold until they
+ * end.  The file itself is closed at once: parked users hold their own
+ * dup, inline users run under uring_lock, which table changes take too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,22 +37,42 @@
 
 #define MAX_FIXED_FILES (1U << 20)
 
+struct uu_file_tag {
+	atomic_int refs;       /* the slot's + one per request using it */
+	uint64_t tag;
+	struct uu_ring *ring;
+};
+
 static void post_tag(struct uu_ring *r, uint64_t tag)
 {
-	if (!tag)
+	if (tag)
+		uu_rsrc_post_tag(r, tag);
+}
+
+void uu_file_tag_put(struct uu_file_tag *t)
+{
+	/* acq_rel: the last put sees every user's completion */
+	if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
 		return;
-	pthread_mutex_lock(&r->completion_lock);
-	uu_cq_post_locked(r, tag, 0, 0, NULL);
-	uu_cq_commit_locked(r);
-	pthread_mutex_unlock(&r->completion_lock);
+	post_tag(t->ring, t->tag);
+	free(t);
 }
 
 /* the kernel's allocation hint: after the last slot set, at the last
  * slot cleared */
 static void slot_set(struct uu_ring *r, unsigned int i, int fd, uint64_t tag)
 {
+	struct uu_file_tag *t = NULL;
+
+	if (tag && (t = malloc(sizeof(*t)))) {
+		atomic_init(&t->refs, 1);
+		t->tag = tag;
+		t->ring = r;
+	}
+	/* without memory for the count the tag is posted at replacement */
 	r->files[i].fd = fd;
 	r->files[i].tag = tag;
+	r->files[i].tagref = t;
 	r->alloc_hint = i + 1;
 }
 
@@ -58,11 +80,15 @@ static void slot_clear(struct uu_ring *r, unsigned int i)
 {
 	if (r->files[i].fd >= 0) {
 		uu_sys_close(r->files[i].fd);
-		post_tag(r, r->files[i].tag);
+		if (r->files[i].tagref)
+			uu_file_tag_put(r->files[i].tagref);
+		else
+			post_tag(r, r->files[i].tag);
 		r->alloc_hint = i;
 	}
 	r->files[i].fd = -1;
 	r->files[i].tag = 0;
+	r->files[i].tagref = NULL;
 }
 
 /* The fd the application names, as a registered file: a dup, or -errno.
@@ -374,6 +400,23 @@ int uu_fixed_file_dup(struct uu_ring *r, unsigned int idx)
 	return fd;
 }
 
+int uu_fixed_file_ref(struct uu_ring *r, unsigned int idx,
+		      struct uu_file_tag **tag)
+{
+	int fd = -1;
+
+	*tag = NULL;
+	pthread_mutex_lock(&r->files_lock);
+	if (r->files && idx < r->nr_files) {
+		fd = r->files[idx].fd;
+		if (fd >= 0 && (*tag = r->files[idx].tagref))
+			atomic_fetch_add_explicit(&(*tag)->refs, 1,
+						  memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&r->files_lock);
+	return fd >= 0 ? fd : -EBADF;
+}
+
 int uu_fixed_file(struct uu_ring *r, unsigned int idx)
 {
 	int fd;
@@ -537,9 +580,14 @@ void uu_rsrc_free(struct uu_ring *r)
 	if (fd >= 0)
 		uu_sys_close(fd);
 	if (r->files) {
-		for (unsigned int i = 0; i < r->nr_files; i++)
+		/* no request is left (each held a ring reference): the
+		 * slots' tag counts are theirs alone, and no CQE is posted
+		 * to a ring being freed */
+		for (unsigned int i = 0; i < r->nr_files; i++) {
 			if (r->files[i].fd >= 0)
 				uu_sys_close(r->files[i].fd);
+			free(r->files[i].tagref);
+		}
 		free(r->files);
 		r->files = NULL;
 	}

@@ -322,7 +322,7 @@ static void rbuf_put(struct uu_rbuf *b)
  * kernel (io_free_batch_list puts the nodes after the CQEs are posted).
  * Outside a batch (a register call) it is posted at once.
  */
-static void post_tag(struct uu_ring *r, uint64_t tag)
+void uu_rsrc_post_tag(struct uu_ring *r, uint64_t tag)
 {
 	struct uu_req *req = calloc(1, sizeof(*req));
 
@@ -351,7 +351,7 @@ void uu_rbuf_put(struct uu_rbuf_node *node)
 	rbuf_put(node->buf);
 	free(node);
 	if (tag)
-		post_tag(r, tag);
+		uu_rsrc_post_tag(r, tag);
 }
 
 struct uu_rbuf_node *uu_rbuf_get(struct uu_ring *r, unsigned int idx)

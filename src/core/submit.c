@@ -35,6 +35,7 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 	/* a LINK_TIMEOUT may fire between park and the poll arm: its
 	 * cancel must see "not armed yet", not a stale pointer */
 	req->pf = NULL;
+	req->file_tag = NULL;
 	req->poll_state = UU_POLLST_UNARMED;
 	req->on_park_list = false;
 	req->iopoll_listed = false;

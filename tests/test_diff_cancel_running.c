@@ -592,7 +592,9 @@ ISOLATED(sc_thread_exit, body_thread_exit)
  * after with a growing delay: the cancel reaches the work queued, just
  * taken by a worker, about to enter its system call, or blocked in it.
  * Whatever the timing, both complete (the target with -ECANCELED or
- * -ERESTARTSYS, the cancel with 0 or -EALREADY) and no reader is left.
+ * -ERESTARTSYS, the cancel with 0, -EALREADY or, in the kernel's window
+ * between a worker's dequeue and its marking the work running, -ENOENT)
+ * and no reader is left.
  */
 static long body_race(struct dctx *c, void *arg)
 {
@@ -623,11 +625,18 @@ static long body_race(struct dctx *c, void *arg)
 		}
 		for (unsigned int k = 0; k < 2; k++) {
 			if (q[k].user_data == 1 && q[k].res != -ECANCELED &&
-			    q[k].res != -ERESTARTSYS)
+			    q[k].res != -ERESTARTSYS) {
+				dnote(c, "round %d: target res %d", i, q[k].res);
 				bad++;
+			}
+			/* the kernel's cancel can miss work a worker has
+			 * just dequeued and not yet marked running
+			 * (-ENOENT: seen once in ~3000 rounds on 6.18) */
 			if (q[k].user_data == 101 && q[k].res != 0 &&
-			    q[k].res != -EALREADY)
+			    q[k].res != -EALREADY && q[k].res != -ENOENT) {
+				dnote(c, "round %d: cancel res %d", i, q[k].res);
 				bad++;
+			}
 		}
 		close_opened(q, n);
 	}

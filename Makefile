@@ -52,7 +52,10 @@ test-tsan: | $(DEPS_STAMP)
 	@[ -f build-tsan/build.ninja ] || CC=clang meson setup build-tsan \
 		-Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug >/dev/null
 	ninja -C build-tsan
-	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 tests/run-tests.sh build-tsan
+	@# die_after_fork=0: a forked child of a threaded test starts the
+	@# engine's threads afresh (tests/test_diff_lifecycle fork_child_engine)
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
+		tests/run-tests.sh build-tsan
 
 bench: build
 	bench/run-bench.sh $(BUILD)

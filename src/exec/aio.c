@@ -121,7 +121,8 @@ void uu_aio_atfork_parent(void)
 
 void uu_aio_atfork_child(void)
 {
-	pthread_mutex_init(&start_lock, NULL);
+	/* released, not re-initialised (see uu_poller_atfork_child) */
+	pthread_mutex_unlock(&start_lock);
 	aio_ctx = 0;
 	aio_up = false;
 	atomic_store_explicit(&started, false, memory_order_relaxed);

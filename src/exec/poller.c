@@ -173,8 +173,12 @@ void uu_poller_atfork_parent(void)
 
 void uu_poller_atfork_child(void)
 {
-	pthread_mutex_init(&start_lock, NULL);
-	pthread_mutex_init(&P.lock, NULL);
+	/* released, not re-initialised: the forking thread took them in
+	 * prepare and is the child's only thread (a re-initialised mutex
+	 * still counts as held for ThreadSanitizer, whose lock graph then
+	 * sees an inversion at the child's own next fork) */
+	pthread_mutex_unlock(&P.lock);
+	pthread_mutex_unlock(&start_lock);
 	if (!atomic_load_explicit(&started, memory_order_relaxed))
 		return;
 	for (int h = 0; h < HASH_SIZE; h++) {

@@ -224,8 +224,9 @@ void uu_timer_atfork_parent(void)
 
 void uu_timer_atfork_child(void)
 {
-	pthread_mutex_init(&start_lock, NULL);
-	pthread_mutex_init(&T.lock, NULL);
+	/* released, not re-initialised (see uu_poller_atfork_child) */
+	pthread_mutex_unlock(&T.lock);
+	pthread_mutex_unlock(&start_lock);
 	if (!atomic_load_explicit(&started, memory_order_relaxed))
 		return;
 	for (int c = 0; c < NCLOCKS; c++) {

@@ -256,6 +256,9 @@ enum {
 	UU_REQ_PREPPED = 1u << 15,   /* prep succeeded: cleanup applies */
 	UU_REQ_TW_REISSUE = 1u << 16, /* ready: to be issued again by the
 				       * task_work runner (uu_tw_reissue) */
+	UU_REQ_TW_CONT = 1u << 17,   /* DEFER_TASKRUN task_work item: a link
+				      * continuation to issue (or, with
+				      * tw_cancel, a chain rest to cancel) */
 };
 
 #define UU_INLINE_IOVS 8
@@ -546,6 +549,14 @@ void uu_req_run_in_worker(struct uu_req *req);
  */
 int uu_tw_reissue(struct uu_req *req);
 unsigned int uu_tw_run_deferred(struct uu_ring *ring, unsigned int max);
+/* DEFER_TASKRUN: the submitter runs its task_work (__io_run_local_work) */
+int uu_tw_run_local(struct uu_ring *ring, int min_events, int max_events);
+#define UU_LOCAL_TW_DEFAULT_MAX 20 /* the kernel's IO_LOCAL_TW_DEFAULT_MAX */
+static inline int uu_tw_max_events(int min_events)
+{
+	return min_events > UU_LOCAL_TW_DEFAULT_MAX ? min_events :
+						       UU_LOCAL_TW_DEFAULT_MAX;
+}
 /* completes reaped IOPOLL requests (iopoll_next list) in one context */
 void uu_req_complete_reaped(struct uu_ring *ring, struct uu_req *list);
 

@@ -160,10 +160,31 @@ struct uu_req *uu_req_to_heap(struct uu_req *req)
 	return h;
 }
 
+static void tw_queue(struct uu_req *req, bool force);
+
 static void tw_push(struct uu_exec *s, struct uu_req *req, bool cancel)
 {
-	req->tw_next = NULL;
 	req->tw_cancel = cancel;
+	if (s->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN) {
+		/*
+		 * DEFER_TASKRUN: the kernel queues the rest of a chain as
+		 * task_work (io_queue_next -> io_req_task_queue, or one
+		 * io_req_tw_fail_links item) on the ring's local list, which
+		 * only the submitter runs, in GETEVENTS.  The item holds a
+		 * ring reference until it has run (dropped by its runner).
+		 * It is never lazy: the kernel drops the lazy wake for
+		 * linked requests and queues continuations without it.
+		 */
+		atomic_fetch_add_explicit(&s->ring->refs, 1,
+					  memory_order_relaxed);
+		/* in flight for IO_DRAIN until it has run (tw_run_item) */
+		atomic_fetch_add_explicit(&s->ring->inflight, 1,
+					  memory_order_relaxed);
+		req->flags |= UU_REQ_TW_CONT;
+		tw_queue(req, true);
+		return;
+	}
+	req->tw_next = NULL;
 	if (s->tw_tail)
 		s->tw_tail->tw_next = req;
 	else
@@ -440,6 +461,21 @@ static void queue_req(struct uu_exec *s, struct uu_req *req, bool heap,
 	req_free(req, heap);
 }
 
+/* the rest of a failed chain: every member completes -ECANCELED (or its
+ * own error if it failed while the chain was assembled) */
+static void cancel_chain(struct uu_exec *s, struct uu_req *req)
+{
+	struct uu_req *l, *next;
+
+	for (l = req; l; l = next) {
+		next = l->link;
+		l->res = (l->flags & UU_REQ_FAIL) ? l->res : -ECANCELED;
+		l->cflags = 0;
+		req_complete(s, l);
+		req_free(l, true);
+	}
+}
+
 static void run_task_work(struct uu_exec *s)
 {
 	struct uu_req *req;
@@ -449,16 +485,7 @@ static void run_task_work(struct uu_exec *s)
 		if (!s->tw_head)
 			s->tw_tail = NULL;
 		if (req->tw_cancel) {
-			struct uu_req *l, *next;
-
-			for (l = req; l; l = next) {
-				next = l->link;
-				l->res = (l->flags & UU_REQ_FAIL) ? l->res :
-								    -ECANCELED;
-				l->cflags = 0;
-				req_complete(s, l);
-				req_free(l, true);
-			}
+			cancel_chain(s, req);
 			continue;
 		}
 		queue_req(s, req, true, UU_ISSUE_F_CONT);
@@ -641,29 +668,17 @@ int uu_tw_reissue(struct uu_req *req)
 }
 
 /*
- * DEFER_TASKRUN: a finished parked request waits in the ring's task_work
- * queue until the submitter enters to wait; only then are its CQE posted
- * and its chain continued, in the submitter.  The sleeping submitter
- * publishes how many items it needs (tw_wait_nr) and is woken once that
- * many are queued (the kernel's lazy wake), not once per item.
+ * DEFER_TASKRUN: a finished parked request (or a link continuation, see
+ * tw_push) waits in the ring's task_work queue until the submitter enters
+ * to wait; only then are its CQE posted and its chain continued, in the
+ * submitter.  The sleeping submitter publishes how many items it needs
+ * (tw_wait_nr) and is woken once that many are queued (the kernel's lazy
+ * wake), not once per item; force wakes it at once.
  */
-static void defer_push(struct uu_req *req)
+static void tw_queue(struct uu_req *req, bool force)
 {
 	struct uu_ring *r = req->ring;
 	unsigned int n, want;
-	/*
-	 * The lazy wake (count-based) is for readiness and AIO completions,
-	 * as in the kernel; an io-wq completion wakes the waiter at once
-	 * (the kernel queues it with a plain task_work add), so does an
-	 * expired timeout (a timeout ends the wait whatever its count), and
-	 * so does a request with a chain behind it (the kernel drops the
-	 * lazy wake for linked requests): the rest of the chain is issued
-	 * only when the submitter runs this item, so the CQEs it waits for
-	 * may never be counted here otherwise.
-	 */
-	bool force = req->parked_on == UU_PARKED_IOWQ ||
-		     req->parked_on == UU_PARKED_TIMEOUT || req->link ||
-		     (req->flags & (UU_REQ_LINK | UU_REQ_HARDLINK));
 
 	/* once pushed, req (and its ring reference) belong to the submitter:
 	 * hold our own reference for the wake-up below */
@@ -690,6 +705,25 @@ static void defer_push(struct uu_req *req)
 		}
 	}
 	uu_ring_put(r);
+}
+
+static void defer_push(struct uu_req *req)
+{
+	/*
+	 * The lazy wake (count-based) is for readiness and AIO completions,
+	 * as in the kernel; an io-wq completion wakes the waiter at once
+	 * (the kernel queues it with a plain task_work add), so does an
+	 * expired timeout (a timeout ends the wait whatever its count), and
+	 * so does a request with a chain behind it (the kernel drops the
+	 * lazy wake for linked requests): the rest of the chain is issued
+	 * only when the submitter runs this item, so the CQEs it waits for
+	 * may never be counted here otherwise.
+	 */
+	bool force = req->parked_on == UU_PARKED_IOWQ ||
+		     req->parked_on == UU_PARKED_TIMEOUT || req->link ||
+		     (req->flags & (UU_REQ_LINK | UU_REQ_HARDLINK));
+
+	tw_queue(req, force);
 }
 
 void uu_req_finish_async(struct uu_req *req)
@@ -739,19 +773,50 @@ void uu_req_complete_reaped(struct uu_ring *r, struct uu_req *list)
 	uu_exec_end(&s);
 }
 
-/* Runs up to max deferred items in the submitter; returns how many. */
+/* Pops the oldest task_work item of r (there is one: tw_pending says so). */
+static struct uu_req *tw_pop(struct uu_ring *r)
+{
+	struct uu_mpsc_node *n;
+
+	while (!(n = uu_mpscq_pop(&r->defer_tw)))
+		sched_yield(); /* a producer is mid-push */
+	return (struct uu_req *)((char *)n - offsetof(struct uu_req, tw_node));
+}
+
+static void tw_run_item(struct uu_ring *r, struct uu_req *req)
+{
+	struct uu_exec s;
+
+	if (!(req->flags & UU_REQ_TW_CONT)) {
+		finish_now(req, true);
+		return;
+	}
+	/* a link continuation queued by tw_push */
+	uu_exec_init(&s, r, true);
+	req->flags &= ~UU_REQ_TW_CONT;
+	if (req->tw_cancel)
+		cancel_chain(&s, req);
+	else
+		queue_req(&s, req, true, UU_ISSUE_F_CONT);
+	if (atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_acq_rel) == 1 &&
+	    atomic_load_explicit(&r->drain_active, memory_order_acquire)) {
+		uu_exec_flush(&s);
+		process_defer(r, &s);
+	}
+	s.ring_puts++; /* tw_push's reference, after the last CQE */
+	uu_exec_end(&s);
+}
+
+/* SQPOLL: runs up to max queued items in the SQPOLL thread; returns how
+ * many. */
 unsigned int uu_tw_run_deferred(struct uu_ring *r, unsigned int max)
 {
 	unsigned int done = 0;
 
 	while (done < max &&
 	       atomic_load_explicit(&r->tw_pending, memory_order_acquire)) {
-		struct uu_mpsc_node *n = uu_mpscq_pop(&r->defer_tw);
+		struct uu_req *req = tw_pop(r);
 
-		if (!n) {
-			sched_yield(); /* a producer is mid-push */
-			continue;
-		}
 		if (atomic_fetch_sub_explicit(&r->tw_pending, 1,
 					      memory_order_acq_rel) == 1 &&
 		    (r->setup_flags & IORING_SETUP_TASKRUN_FLAG)) {
@@ -764,12 +829,59 @@ unsigned int uu_tw_run_deferred(struct uu_ring *r, unsigned int max)
 							 IORING_SQ_TASKRUN,
 							 memory_order_release);
 		}
-		finish_now((struct uu_req *)((char *)n -
-					     offsetof(struct uu_req, tw_node)),
-			   true);
+		tw_run_item(r, req);
 		done++;
 	}
 	return done;
+}
+
+/*
+ * DEFER_TASKRUN: the submitter runs its task_work, as the kernel's
+ * __io_run_local_work: each round takes the items queued when it starts
+ * (at most max_events of them; the rest stay first in line), and another
+ * round follows only while items are queued and fewer than min_events ran
+ * in the last round.  Items queued by the items run (the next member of a
+ * chain) belong to a later round.  Returns the number of items run.
+ */
+int uu_tw_run_local(struct uu_ring *r, int min_events, int max_events)
+{
+	bool flag = r->setup_flags & IORING_SETUP_TASKRUN_FLAG;
+	int ret = 0;
+
+	if (!atomic_load_explicit(&r->tw_pending, memory_order_acquire))
+		return 0;
+	if (max_events < 1)
+		max_events = 1;
+	if (flag)
+		atomic_fetch_and_explicit(r->sq_flags,
+					  ~(uint32_t)IORING_SQ_TASKRUN,
+					  memory_order_release);
+	for (;;) {
+		unsigned int queued;
+		int lim;
+
+		min_events -= ret;
+		queued = atomic_load_explicit(&r->tw_pending,
+					      memory_order_acquire);
+		lim = queued < (unsigned int)max_events ? (int)queued :
+							 max_events;
+		for (ret = 0; ret < lim; ret++) {
+			struct uu_req *req = tw_pop(r);
+
+			atomic_fetch_sub_explicit(&r->tw_pending, 1,
+						  memory_order_acq_rel);
+			tw_run_item(r, req);
+		}
+		if (!atomic_load_explicit(&r->tw_pending, memory_order_acquire))
+			break;
+		if (ret < min_events)
+			continue;
+		if (flag)
+			atomic_fetch_or_explicit(r->sq_flags, IORING_SQ_TASKRUN,
+						 memory_order_release);
+		break;
+	}
+	return ret;
 }
 
 /*

@@ -183,6 +183,9 @@ struct uu_ring {
 	atomic_uint tw_wait_nr;        /* lazy wake: items the sleeping
 					* submitter needs (0: not sleeping) */
 	atomic_int tw_waiter_efd;      /* the submitter's wake eventfd */
+	pthread_mutex_t tw_lock;       /* the queue's one consumer at a time */
+	atomic_bool tw_dead;           /* last fd closed: whoever queues an
+					* item runs the queue (uu_tw_ring_dead) */
 
 	/* ---- registered resources (core/rsrc.c) ---- */
 	pthread_mutex_t files_lock;    /* the table pointer, for lookups */
@@ -551,6 +554,8 @@ int uu_tw_reissue(struct uu_req *req);
 unsigned int uu_tw_run_deferred(struct uu_ring *ring, unsigned int max);
 /* DEFER_TASKRUN: the submitter runs its task_work (__io_run_local_work) */
 int uu_tw_run_local(struct uu_ring *ring, int min_events, int max_events);
+/* the ring's last fd is gone: its task_work runs where it is queued */
+void uu_tw_ring_dead(struct uu_ring *ring);
 #define UU_LOCAL_TW_DEFAULT_MAX 20 /* the kernel's IO_LOCAL_TW_DEFAULT_MAX */
 static inline int uu_tw_max_events(int min_events)
 {

@@ -675,6 +675,8 @@ int uu_tw_reissue(struct uu_req *req)
  * (tw_wait_nr) and is woken once that many are queued (the kernel's lazy
  * wake), not once per item; force wakes it at once.
  */
+static void tw_exit_drain(struct uu_ring *r);
+
 static void tw_queue(struct uu_req *req, bool force)
 {
 	struct uu_ring *r = req->ring;
@@ -704,6 +706,10 @@ static void tw_queue(struct uu_req *req, bool force)
 			/* non-blocking eventfd: cannot fill up */
 		}
 	}
+	/* seq_cst: pairs with uu_tw_ring_dead (set tw_dead, then read
+	 * tw_pending): either it sees our item or we see the flag */
+	if (atomic_load_explicit(&r->tw_dead, memory_order_seq_cst))
+		tw_exit_drain(r);
 	uu_ring_put(r);
 }
 
@@ -744,6 +750,9 @@ void uu_req_finish_async(struct uu_req *req)
 		uu_mpscq_push(&r->defer_tw, &req->tw_node);
 		atomic_fetch_add_explicit(&r->tw_pending, 1, memory_order_seq_cst);
 		uu_sqd_wake(r->sqd);
+		/* pairs with uu_tw_ring_dead, as in tw_queue */
+		if (atomic_load_explicit(&r->tw_dead, memory_order_seq_cst))
+			tw_exit_drain(r);
 		uu_ring_put(r);
 		return;
 	}
@@ -787,14 +796,23 @@ static void tw_run_item(struct uu_ring *r, struct uu_req *req)
 {
 	struct uu_exec s;
 
+	/* the ring lost its last fd: nothing is issued any more (the
+	 * kernel's tw.cancel, io_should_terminate_tw) */
+	bool dead = atomic_load_explicit(&r->tw_dead, memory_order_relaxed);
+
 	if (!(req->flags & UU_REQ_TW_CONT)) {
+		if (dead && (req->flags & UU_REQ_TW_REISSUE)) {
+			pthread_mutex_lock(&r->park_lock);
+			req->flags |= UU_REQ_CANCELED;
+			pthread_mutex_unlock(&r->park_lock);
+		}
 		finish_now(req, true);
 		return;
 	}
 	/* a link continuation queued by tw_push */
 	uu_exec_init(&s, r, true);
 	req->flags &= ~UU_REQ_TW_CONT;
-	if (req->tw_cancel)
+	if (req->tw_cancel || dead)
 		cancel_chain(&s, req);
 	else
 		queue_req(&s, req, true, UU_ISSUE_F_CONT);
@@ -813,6 +831,7 @@ unsigned int uu_tw_run_deferred(struct uu_ring *r, unsigned int max)
 {
 	unsigned int done = 0;
 
+	pthread_mutex_lock(&r->tw_lock);
 	while (done < max &&
 	       atomic_load_explicit(&r->tw_pending, memory_order_acquire)) {
 		struct uu_req *req = tw_pop(r);
@@ -832,6 +851,9 @@ unsigned int uu_tw_run_deferred(struct uu_ring *r, unsigned int max)
 		tw_run_item(r, req);
 		done++;
 	}
+	pthread_mutex_unlock(&r->tw_lock);
+	if (atomic_load_explicit(&r->tw_dead, memory_order_seq_cst))
+		tw_exit_drain(r);
 	return done;
 }
 
@@ -852,6 +874,7 @@ int uu_tw_run_local(struct uu_ring *r, int min_events, int max_events)
 		return 0;
 	if (max_events < 1)
 		max_events = 1;
+	pthread_mutex_lock(&r->tw_lock);
 	if (flag)
 		atomic_fetch_and_explicit(r->sq_flags,
 					  ~(uint32_t)IORING_SQ_TASKRUN,
@@ -881,7 +904,49 @@ int uu_tw_run_local(struct uu_ring *r, int min_events, int max_events)
 						 memory_order_release);
 		break;
 	}
+	pthread_mutex_unlock(&r->tw_lock);
+	/* the ring died meanwhile: a drain that found the lock taken left
+	 * its items to us */
+	if (atomic_load_explicit(&r->tw_dead, memory_order_seq_cst))
+		tw_exit_drain(r);
 	return ret;
+}
+
+/*
+ * The ring's last fd is gone (the kernel's io_ring_exit_work, which moves
+ * the local task_work to a fallback worker): nothing will enter to run the
+ * queue, so whoever queues an item from now on runs it, and the queue is
+ * run here once.  Items already running elsewhere hold tw_lock: the
+ * drain then leaves the queue to that runner, which drains again when it
+ * lets go of the lock.
+ */
+static void tw_exit_drain(struct uu_ring *r)
+{
+	for (;;) {
+		if (pthread_mutex_trylock(&r->tw_lock))
+			return;
+		while (atomic_load_explicit(&r->tw_pending,
+					    memory_order_acquire)) {
+			struct uu_req *req = tw_pop(r);
+
+			atomic_fetch_sub_explicit(&r->tw_pending, 1,
+						  memory_order_acq_rel);
+			tw_run_item(r, req);
+		}
+		pthread_mutex_unlock(&r->tw_lock);
+		/* an item queued after our last look whose producer found
+		 * the lock taken: ours to run */
+		if (!atomic_load_explicit(&r->tw_pending, memory_order_seq_cst))
+			return;
+	}
+}
+
+void uu_tw_ring_dead(struct uu_ring *r)
+{
+	if (!(r->setup_flags & IORING_SETUP_DEFER_TASKRUN) && !r->sqd)
+		return;
+	atomic_store_explicit(&r->tw_dead, true, memory_order_seq_cst);
+	tw_exit_drain(r);
 }
 
 /*

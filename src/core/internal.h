@@ -678,6 +678,7 @@ void uu_wake_waiters(struct uu_ring *ring);
 int uu_rsrc_register(struct uu_ring *ring, unsigned int opcode, void *arg,
 		     unsigned int nr_args);
 void uu_eventfd_signal_locked(struct uu_ring *ring, uint32_t tail);
+void uu_eventfd_signal_tw(struct uu_ring *ring);
 int uu_fixed_file(struct uu_ring *ring, unsigned int idx);
 int uu_fixed_install(struct uu_ring *ring, int fd, uint32_t file_slot);
 int uu_fixed_remove(struct uu_ring *ring, uint32_t file_slot);

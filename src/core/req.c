@@ -687,9 +687,12 @@ static void tw_queue(struct uu_req *req, bool force)
 	atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
 	uu_mpscq_push(&r->defer_tw, &req->tw_node);
 	n = atomic_fetch_add_explicit(&r->tw_pending, 1, memory_order_seq_cst) + 1;
-	if (n == 1 && (r->setup_flags & IORING_SETUP_TASKRUN_FLAG))
-		atomic_fetch_or_explicit(r->sq_flags, IORING_SQ_TASKRUN,
-					 memory_order_release);
+	if (n == 1) {
+		if (r->setup_flags & IORING_SETUP_TASKRUN_FLAG)
+			atomic_fetch_or_explicit(r->sq_flags, IORING_SQ_TASKRUN,
+						 memory_order_release);
+		uu_eventfd_signal_tw(r);
+	}
 	/*
 	 * Dekker pair with the waiter in wait/cqwait.c: it stores tw_wait_nr
 	 * then fences then reads tw_pending; we increment tw_pending

@@ -435,7 +435,9 @@ enum {
 
 /* where a parked request waits (req->parked_on) */
 enum { UU_PARKED_NONE, UU_PARKED_IOWQ, UU_PARKED_POLL, UU_PARKED_TIMEOUT,
-       UU_PARKED_AIO, UU_PARKED_TW };
+       UU_PARKED_AIO, UU_PARKED_TW,
+       UU_PARKED_DONE /* finished: its completion waits in the DEFER_TASKRUN
+		       * task_work queue (nothing left to cancel) */ };
 
 static inline int uu_park(struct uu_req *req, int how)
 {

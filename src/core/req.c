@@ -732,6 +732,14 @@ static void defer_push(struct uu_req *req)
 		     req->parked_on == UU_PARKED_TIMEOUT || req->link ||
 		     (req->flags & (UU_REQ_LINK | UU_REQ_HARDLINK));
 
+	if (req->on_park_list && !(req->flags & UU_REQ_TW_REISSUE)) {
+		/* cancels find nothing to do any more (and a synchronous
+		 * cancel stops waiting for it: the kernel's returns once
+		 * the completion is queued) */
+		pthread_mutex_lock(&req->ring->park_lock);
+		req->parked_on = UU_PARKED_DONE;
+		pthread_mutex_unlock(&req->ring->park_lock);
+	}
 	tw_queue(req, force);
 }
 

@@ -280,6 +280,9 @@ struct uu_req {
 	struct uu_req *ud_next, **ud_pprev; /* armed POLL_ADD by user_data */
 	uint32_t park_events;     /* EPOLL* a parked read/write waits for */
 	bool poll_fresh;          /* added since the file's last edge */
+	bool poll_tw;             /* DEFER_TASKRUN multishot POLL_ADD: a
+				   * wakeup is queued as task_work for the
+				   * submitter (uu_poll_tw_shot); P.lock */
 	uint8_t poll_state;       /* UU_POLLST_*, under the poller's lock */
 	uint8_t park;             /* UU_ISSUE_*: set by uu_park() */
 	struct uu_mpsc_node tw_node; /* ring's deferred task_work queue */
@@ -290,6 +293,9 @@ struct uu_req {
 	bool wq_unbound;          /* io-wq class */
 	pid_t submit_tid;         /* the submitting thread (signals, T9) */
 	struct uu_req *late_next; /* exec's list of reqs finished late */
+	bool late_inline;         /* finished at its issue after all (a poll
+				   * with nothing to wait on): not task_work
+				   * on a DEFER_TASKRUN ring */
 	struct uu_req *iopoll_next; /* ring's IOPOLL list (iopoll_lock) */
 	bool iopoll_listed;       /* on that list: enter reaps it */
 	atomic_bool iopoll_done;  /* res is final (release/acquire) */
@@ -325,6 +331,8 @@ struct uu_req {
 		} nop;
 		struct {
 			uint32_t events;   /* EPOLL* interest, incl. ERR/HUP */
+			uint32_t tw_mask;  /* DEFER: the queued wakeup's mask */
+			uint32_t tw_nr;    /* DEFER: wakeups since it was queued */
 			bool multishot;
 			bool armed;        /* on a pollfile's list */
 			/* the file polled (cancel by fd): once armed, the
@@ -505,7 +513,14 @@ bool uu_iowq_cancel_pending(struct uu_req *req);
  * arming thread, which completes the request -ECANCELED instead of arming.
  */
 enum { UU_POLLST_UNARMED, UU_POLLST_ARMED, UU_POLLST_TAKEN,
-       UU_POLLST_CANCEL_AT_ARM };
+       UU_POLLST_CANCEL_AT_ARM,
+       UU_POLLST_CANCEL_AT_TW /* cancelled while a wakeup was queued as
+			       * task_work: that item completes it */ };
+/* DEFER_TASKRUN: run a queued multishot wakeup in the submitter; true if
+ * the request ended (res set: the caller finishes it) */
+bool uu_poll_tw_shot(struct uu_req *req);
+/* queue a multishot wakeup of req for the submitter (core/req.c) */
+void uu_tw_queue_poll_shot(struct uu_req *req);
 enum { UU_POLL_CANCEL_REMOVED, UU_POLL_CANCEL_DEFERRED, UU_POLL_CANCEL_BUSY };
 int uu_poll_cancel_req(struct uu_req *req);
 bool uu_restriction_allows(const struct uu_ring *r, unsigned int opcode,

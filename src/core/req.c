@@ -375,6 +375,7 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 			return true;
 		}
 		/* completed at once (no poll support: always ready) */
+		req->late_inline = true;
 		uu_exec_finish_late(req);
 		return true;
 	default:
@@ -383,6 +384,7 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 					     UU_POLL_IN : UU_POLL_OUT)) {
 			/* cancelled before it was armed */
 			req->res = -ECANCELED;
+			req->late_inline = true;
 			uu_exec_finish_late(req);
 		}
 		return true;
@@ -514,9 +516,22 @@ void uu_exec_flush(struct uu_exec *s)
 			s->late_head = req->late_next;
 			if (!s->late_head)
 				s->late_tail = NULL;
-			if (!(req->flags & UU_REQ_NOT_PARKED) &&
-			    ((req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN) ||
-			     req->ring->sqd) && !s->submitter)
+			if (req->flags & UU_REQ_NOT_PARKED)
+				finish_parked(s, req);
+			else if (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN)
+				/*
+				 * a parked request finished by something
+				 * else (a cancel, a timeout removal): the
+				 * kernel completes it through task_work,
+				 * which on DEFER_TASKRUN rings waits for the
+				 * submitter's GETEVENTS even when the
+				 * submitter itself did it
+				 */
+				if (req->late_inline)
+					finish_parked(s, req);
+				else
+					uu_req_finish_async(req);
+			else if (req->ring->sqd && !s->submitter)
 				uu_req_finish_async(req);
 			else
 				finish_parked(s, req);
@@ -716,6 +731,14 @@ static void tw_queue(struct uu_req *req, bool force)
 	uu_ring_put(r);
 }
 
+/* a wakeup of an armed multishot POLL_ADD (exec/poller.c): the kernel
+ * runs io_poll_task_func in the submitter, which polls the file again and
+ * posts the CQE; a poll wakeup is not lazy for multishot requests */
+void uu_tw_queue_poll_shot(struct uu_req *req)
+{
+	tw_queue(req, true);
+}
+
 static void defer_push(struct uu_req *req)
 {
 	/*
@@ -811,6 +834,13 @@ static void tw_run_item(struct uu_ring *r, struct uu_req *req)
 	 * kernel's tw.cancel, io_should_terminate_tw) */
 	bool dead = atomic_load_explicit(&r->tw_dead, memory_order_relaxed);
 
+	if (req->opcode == IORING_OP_POLL_ADD && req->poll_tw) {
+		/* an armed multishot poll's wakeup: no ring reference of
+		 * its own (the parked request holds one) */
+		if (uu_poll_tw_shot(req))
+			finish_now(req, true);
+		return;
+	}
 	if (!(req->flags & UU_REQ_TW_CONT)) {
 		if (dead && (req->flags & UU_REQ_TW_REISSUE)) {
 			pthread_mutex_lock(&r->park_lock);

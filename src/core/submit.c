@@ -35,6 +35,8 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 	 * cancel must see "not armed yet", not a stale pointer */
 	req->pf = NULL;
 	req->poll_state = UU_POLLST_UNARMED;
+	req->poll_tw = false;
+	req->late_inline = false;
 	req->on_park_list = false;
 	req->iopoll_listed = false;
 	req->submit_tid = uu_gettid();

@@ -37,10 +37,10 @@ done
 # The differential suite again on COOP_TASKRUN, DEFER_TASKRUN and SQPOLL
 # rings (UURING_TEST_RING_MODE, tests/lib/tring.c: the mode's flags are
 # added to every ring whose scenario chose no mode itself).  A test not
-# listed for a mode still diverges there: docs/compatibility.md R9.
+# listed for a mode still diverges there: docs/compatibility.md row 20.
 RING_MODE_TESTS=(
-	"coop:async buffers epoll fault fsops futex fuzz lifecycle link msgring net netbuf nop overflow pipe poll register rsrc rw setup sqpoll timeout wait"
-	"defer:async buffers epoll fault fsops fuzz net netbuf nop register rw setup sqpoll timeout"
+	"coop:async buffers cancel_running epoll fault fsops futex fuzz lifecycle link msgring net netbuf nop overflow pipe poll register rsrc rw setup sqpoll timeout wait"
+	"defer:async buffers epoll fault fsops futex fuzz lifecycle link msgring net netbuf nop overflow pipe poll register rsrc rw setup sqpoll timeout wait"
 	"sqpoll:async buffers epoll fault net netbuf sqpoll"
 )
 if [ -z "${UURING_SKIP_RING_MODES:-}" ]; then

@@ -117,6 +117,16 @@ static int now(struct dctx *c, struct tring *r, const char *label)
 	return reap1(c, r, label);
 }
 
+/*
+ * enter(GETEVENTS, min_complete 0): on a DEFER_TASKRUN ring the submitter
+ * runs its task_work here (a wakeup's CQE is posted only then); on other
+ * rings it does nothing.
+ */
+static int run_tw(struct tring *r)
+{
+	return tring_enter(r, 0, 0, IORING_ENTER_GETEVENTS, NULL, 0);
+}
+
 static void wr(int fd, const void *b, size_t n)
 {
 	if (write(fd, b, n) != (ssize_t)n)
@@ -449,6 +459,12 @@ static long body_multishot_overflow(struct dctx *c, void *arg)
 	for (i = 0; i < 4; i++) {
 		wr(pp[1], "o", 1);
 		usleep(40 * 1000);
+		/* each wakeup is handled before the next write, on every
+		 * kind of ring: without this a DEFER_TASKRUN ring would post
+		 * nothing until the reap below, one CQE for all four writes,
+		 * and that reap (of 2) would wait forever on both backends
+		 * (poll_multishot_defer covers that case) */
+		drec_int(c, run_tw(&r), "after write %d: run task_work", i);
 		drec_int(c, tring_cq_ready(&r), "after write %d: CQEs ready", i);
 		drec_int(c, !!(tring_sq_flags(&r) & IORING_SQ_CQ_OVERFLOW),
 			 "after write %d: CQ_OVERFLOW", i);
@@ -1094,12 +1110,108 @@ static long body_fd_limit(struct dctx *c, void *arg)
 }
 ISOLATED(sc_fd_limit, body_fd_limit)
 
+/*
+ * DEFER_TASKRUN (a ring of that mode in every run): a multishot poll's
+ * wakeups are task_work of the submitter.  Nothing is posted until it
+ * enters with GETEVENTS; the wakeups before that give one CQE, with what
+ * is ready when the task_work runs (nothing, if the data was taken
+ * meanwhile: no CQE and the poll stays armed); a poll removed while a
+ * wakeup is queued completes -ECANCELED when that runs, after the
+ * removal's own CQE; a full CQ ends the poll with its last CQE in the
+ * overflow list.
+ */
+static long body_multishot_defer(struct dctx *c, void *arg)
+{
+	struct io_uring_params p;
+	struct tring r;
+	int pp[2], i;
+
+	(void)arg;
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SINGLE_ISSUER |
+		  IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_CQSIZE;
+	p.cq_entries = 4;
+	if (dring(c, &r, 4, &p, "DEFER_TASKRUN ring, CQ of 4") || pipe(pp))
+		return 0;
+	poll_add(&r, pp[0], POLLIN, IORING_POLL_ADD_MULTI, 1, 0);
+	submit(c, &r, "multishot POLLIN");
+	for (i = 0; i < 3; i++) {
+		wr(pp[1], "a", 1);
+		usleep(20 * 1000);
+	}
+	drec_int(c, tring_cq_ready(&r), "three writes, no enter: CQEs ready");
+	drec_int(c, !!(tring_sq_flags(&r) & IORING_SQ_TASKRUN),
+		 "three writes: SQ_TASKRUN");
+	drec_int(c, run_tw(&r), "run task_work");
+	drec_int(c, !!(tring_sq_flags(&r) & IORING_SQ_TASKRUN),
+		 "after the run: SQ_TASKRUN");
+	reap(c, &r, 1, true, "one CQE for three wakeups");
+	drec_int(c, tring_cq_ready(&r), "nothing more");
+	/* the data is taken before the task_work runs */
+	wr(pp[1], "b", 1);
+	usleep(20 * 1000);
+	drain_fd(pp[0]);
+	drec_int(c, run_tw(&r), "run task_work, data gone");
+	drec_int(c, tring_cq_ready(&r), "data gone: CQEs ready");
+	/* still armed */
+	wr(pp[1], "c", 1);
+	reap1(c, &r, "still armed");
+	drain_fd(pp[0]);
+	/* POLL_REMOVE while a wakeup is queued: the poll cannot be
+	 * disarmed (-EALREADY) and posts that wakeup */
+	wr(pp[1], "d", 1);
+	usleep(20 * 1000);
+	poll_remove(&r, 1, 0, 0, 0, 2);
+	submit(c, &r, "remove with a wakeup queued");
+	drec_int(c, tring_cq_ready(&r), "remove: CQEs ready at once");
+	reap(c, &r, 2, true, "remove, then the wakeup");
+	drain_fd(pp[0]);
+	/* removed: its -ECANCELED is task_work too, posted after the
+	 * removal's CQE, at the next GETEVENTS */
+	poll_remove(&r, 1, 0, 0, 0, 4);
+	submit(c, &r, "remove");
+	drec_int(c, tring_cq_ready(&r), "remove: CQEs ready at once");
+	reap(c, &r, 2, true, "remove, then the cancelled poll");
+	/* ASYNC_CANCEL while a wakeup is queued: it succeeds, the wakeup
+	 * completes the poll -ECANCELED */
+	poll_add(&r, pp[0], POLLIN, IORING_POLL_ADD_MULTI, 5, 0);
+	submit(c, &r, "multishot for the cancel");
+	wr(pp[1], "d", 1);
+	usleep(20 * 1000);
+	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 6, 0)->addr = 5;
+	submit(c, &r, "cancel with a wakeup queued");
+	drec_int(c, tring_cq_ready(&r), "cancel: CQEs ready at once");
+	reap(c, &r, 2, true, "cancel, then the cancelled poll");
+	drain_fd(pp[0]);
+	/* a full CQ ends it */
+	poll_add(&r, pp[0], POLLIN, IORING_POLL_ADD_MULTI, 3, 0);
+	submit(c, &r, "multishot again");
+	for (i = 0; i < 6; i++) {
+		wr(pp[1], "e", 1);
+		usleep(20 * 1000);
+		drec_int(c, run_tw(&r), "write %d: run task_work", i);
+		drec_int(c, tring_cq_ready(&r), "write %d: CQEs ready", i);
+		drec_int(c, !!(tring_sq_flags(&r) & IORING_SQ_CQ_OVERFLOW),
+			 "write %d: CQ_OVERFLOW", i);
+	}
+	reap(c, &r, 4, true, "the full CQ");
+	drec_int(c, tring_wait(&r, 1, 100 * MS), "wait flushes the overflow");
+	reap(c, &r, 1, true, "the overflowed last CQE");
+	none(c, &r, 30, "ended");
+	close(pp[0]);
+	close(pp[1]);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_multishot_defer, body_multishot_defer)
+
 static const struct dscenario scenarios[] = {
 	{ "poll_oneshot_pipe", sc_oneshot_pipe, NULL },
 	{ "poll_oneshot_socket_eventfd", sc_oneshot_other, NULL },
 	{ "poll_nopoll_files", sc_nopoll_files, NULL },
 	{ "poll_multishot", sc_multishot, NULL },
 	{ "poll_multishot_overflow", sc_multishot_overflow, NULL },
+	{ "poll_multishot_defer", sc_multishot_defer, NULL },
 	{ "poll_remove", sc_remove, NULL },
 	{ "poll_update", sc_update, NULL },
 	{ "poll_errors", sc_errors, NULL },

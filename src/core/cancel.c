@@ -84,8 +84,10 @@ static bool matches_any(struct uu_req *req, const struct uu_cancel_match *m)
 
 static bool matches(struct uu_req *req, const struct uu_cancel_match *m)
 {
-	/* already cancelled by this or an earlier pass: not again */
-	return !uu_req_cancelled(req) && matches_any(req, m);
+	/* already cancelled by this or an earlier pass: not again; nor one
+	 * that finished and only waits for its completion to be posted */
+	return !uu_req_cancelled(req) && req->parked_on != UU_PARKED_DONE &&
+	       matches_any(req, m);
 }
 
 /* Is anything matching m still parked (cancelled or not)? */
@@ -96,7 +98,8 @@ bool uu_cancel_still_parked(struct uu_ring *r, const struct uu_cancel_match *m)
 
 	pthread_mutex_lock(&r->park_lock);
 	for (req = r->parked; req && !found; req = req->park_next)
-		found = req->parked_on != UU_PARKED_TIMEOUT && matches_any(req, m);
+		found = req->parked_on != UU_PARKED_TIMEOUT &&
+			req->parked_on != UU_PARKED_DONE && matches_any(req, m);
 	pthread_mutex_unlock(&r->park_lock);
 	return found;
 }

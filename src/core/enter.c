@@ -71,7 +71,8 @@ UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 		 * that were deferred are posted before the wait */
 		if ((flags & IORING_ENTER_GETEVENTS) &&
 		    (r->setup_flags & IORING_SETUP_DEFER_TASKRUN))
-			uu_tw_run_deferred(r, UINT32_MAX);
+			uu_tw_run_local(r, (int)min_complete,
+					uu_tw_max_events((int)min_complete));
 	}
 	if (flags & IORING_ENTER_GETEVENTS) {
 		int ret2;

@@ -184,6 +184,9 @@ struct uu_ring {
 	atomic_uint tw_wait_nr;        /* lazy wake: items the sleeping
 					* submitter needs (0: not sleeping) */
 	atomic_int tw_waiter_efd;      /* the submitter's wake eventfd */
+	pthread_mutex_t tw_lock;       /* the queue's one consumer at a time */
+	atomic_bool tw_dead;           /* last fd closed: whoever queues an
+					* item runs the queue (uu_tw_ring_dead) */
 
 	/* ---- registered resources (core/rsrc.c) ---- */
 	pthread_mutex_t files_lock;    /* the table pointer, for lookups */
@@ -260,6 +263,9 @@ enum {
 	UU_REQ_PREPPED = 1u << 15,   /* prep succeeded: cleanup applies */
 	UU_REQ_TW_REISSUE = 1u << 16, /* ready: to be issued again by the
 				       * task_work runner (uu_tw_reissue) */
+	UU_REQ_TW_CONT = 1u << 17,   /* DEFER_TASKRUN task_work item: a link
+				      * continuation to issue (or, with
+				      * tw_cancel, a chain rest to cancel) */
 };
 
 #define UU_INLINE_IOVS 8
@@ -279,6 +285,9 @@ struct uu_req {
 	struct uu_req *ud_next, **ud_pprev; /* armed POLL_ADD by user_data */
 	uint32_t park_events;     /* EPOLL* a parked read/write waits for */
 	bool poll_fresh;          /* added since the file's last edge */
+	bool poll_tw;             /* DEFER_TASKRUN multishot POLL_ADD: a
+				   * wakeup is queued as task_work for the
+				   * submitter (uu_poll_tw_shot); P.lock */
 	uint8_t poll_state;       /* UU_POLLST_*, under the poller's lock */
 	uint8_t park;             /* UU_ISSUE_*: set by uu_park() */
 	struct uu_mpsc_node tw_node; /* ring's deferred task_work queue */
@@ -293,6 +302,9 @@ struct uu_req {
 	atomic_bool cancel_mark;
 	pid_t submit_tid;         /* the submitting thread (signals, T9) */
 	struct uu_req *late_next; /* exec's list of reqs finished late */
+	bool late_inline;         /* finished at its issue after all (a poll
+				   * with nothing to wait on): not task_work
+				   * on a DEFER_TASKRUN ring */
 	struct uu_req *iopoll_next; /* ring's IOPOLL list (iopoll_lock) */
 	bool iopoll_listed;       /* on that list: enter reaps it */
 	atomic_bool iopoll_done;  /* res is final (release/acquire) */
@@ -328,6 +340,8 @@ struct uu_req {
 		} nop;
 		struct {
 			uint32_t events;   /* EPOLL* interest, incl. ERR/HUP */
+			uint32_t tw_mask;  /* DEFER: the queued wakeup's mask */
+			uint32_t tw_nr;    /* DEFER: wakeups since it was queued */
 			bool multishot;
 			bool armed;        /* on a pollfile's list */
 			/* the file polled (cancel by fd): once armed, the
@@ -438,7 +452,9 @@ enum {
 
 /* where a parked request waits (req->parked_on) */
 enum { UU_PARKED_NONE, UU_PARKED_IOWQ, UU_PARKED_POLL, UU_PARKED_TIMEOUT,
-       UU_PARKED_AIO, UU_PARKED_TW };
+       UU_PARKED_AIO, UU_PARKED_TW,
+       UU_PARKED_DONE /* finished: its completion waits in the DEFER_TASKRUN
+		       * task_work queue (nothing left to cancel) */ };
 
 static inline int uu_park(struct uu_req *req, int how)
 {
@@ -507,7 +523,14 @@ bool uu_iowq_cancel_pending(struct uu_req *req);
  * arming thread, which completes the request -ECANCELED instead of arming.
  */
 enum { UU_POLLST_UNARMED, UU_POLLST_ARMED, UU_POLLST_TAKEN,
-       UU_POLLST_CANCEL_AT_ARM };
+       UU_POLLST_CANCEL_AT_ARM,
+       UU_POLLST_CANCEL_AT_TW /* cancelled while a wakeup was queued as
+			       * task_work: that item completes it */ };
+/* DEFER_TASKRUN: run a queued multishot wakeup in the submitter; true if
+ * the request ended (res set: the caller finishes it) */
+bool uu_poll_tw_shot(struct uu_req *req);
+/* queue a multishot wakeup of req for the submitter (core/req.c) */
+void uu_tw_queue_poll_shot(struct uu_req *req);
 enum { UU_POLL_CANCEL_REMOVED, UU_POLL_CANCEL_DEFERRED, UU_POLL_CANCEL_BUSY };
 int uu_poll_cancel_req(struct uu_req *req);
 bool uu_restriction_allows(const struct uu_ring *r, unsigned int opcode,
@@ -559,6 +582,16 @@ void uu_req_run_in_worker(struct uu_req *req);
  */
 int uu_tw_reissue(struct uu_req *req);
 unsigned int uu_tw_run_deferred(struct uu_ring *ring, unsigned int max);
+/* DEFER_TASKRUN: the submitter runs its task_work (__io_run_local_work) */
+int uu_tw_run_local(struct uu_ring *ring, int min_events, int max_events);
+/* the ring's last fd is gone: its task_work runs where it is queued */
+void uu_tw_ring_dead(struct uu_ring *ring);
+#define UU_LOCAL_TW_DEFAULT_MAX 20 /* the kernel's IO_LOCAL_TW_DEFAULT_MAX */
+static inline int uu_tw_max_events(int min_events)
+{
+	return min_events > UU_LOCAL_TW_DEFAULT_MAX ? min_events :
+						       UU_LOCAL_TW_DEFAULT_MAX;
+}
 /* completes reaped IOPOLL requests (iopoll_next list) in one context */
 void uu_req_complete_reaped(struct uu_ring *ring, struct uu_req *list);
 
@@ -676,6 +709,7 @@ void uu_wake_waiters(struct uu_ring *ring);
 int uu_rsrc_register(struct uu_ring *ring, unsigned int opcode, void *arg,
 		     unsigned int nr_args);
 void uu_eventfd_signal_locked(struct uu_ring *ring, uint32_t tail);
+void uu_eventfd_signal_tw(struct uu_ring *ring);
 int uu_fixed_file(struct uu_ring *ring, unsigned int idx);
 /* as uu_fixed_file; a tagged slot's file also takes a reference in *tag
  * (NULL otherwise), dropped with uu_file_tag_put when the request ends */

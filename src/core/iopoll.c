@@ -191,7 +191,8 @@ int uu_iopoll_check(struct uu_ring *r, unsigned int min_complete,
 						  memory_order_acquire)) {
 			uint32_t tail = atomic_load(r->cq_tail);
 
-			uu_tw_run_deferred(r, UINT32_MAX);
+			uu_tw_run_local(r, (int)min_complete,
+					uu_tw_max_events((int)min_complete));
 			if (tail != atomic_load(r->cq_tail))
 				break; /* some requests are not polled */
 		}

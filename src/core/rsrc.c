@@ -382,6 +382,27 @@ void uu_eventfd_signal_locked(struct uu_ring *r, uint32_t tail)
 	}
 }
 
+/*
+ * DEFER_TASKRUN: the ring's task_work queue became non-empty.  The kernel
+ * signals the eventfd then (io_req_local_work_add), without the CQ-tail
+ * check of a commit (the completions are posted only later, by the
+ * submitter, whose own commit does not count for EVENTFD_ASYNC).
+ */
+void uu_eventfd_signal_tw(struct uu_ring *r)
+{
+	int fd = atomic_load_explicit(&r->evfd, memory_order_acquire);
+	uint64_t one = 1;
+
+	if (fd < 0 || (atomic_load_explicit(r->cq_flags, memory_order_relaxed) &
+		       IORING_CQ_EVENTFD_DISABLED))
+		return;
+	if (r->evfd_async && !uu_in_iowq_worker)
+		return;
+	if (write(fd, &one, sizeof(one)) < 0) {
+		/* an eventfd at its maximum: the kernel drops it too */
+	}
+}
+
 /* A fixed file of the ring as an fd for this request, or -EBADF.  The
  * caller holds uring_lock or dups the result before dropping it. */
 /* The file in slot idx as the caller's own dup (in the reserved range),

@@ -37,6 +37,8 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 	req->pf = NULL;
 	req->file_tag = NULL;
 	req->poll_state = UU_POLLST_UNARMED;
+	req->poll_tw = false;
+	req->late_inline = false;
 	req->on_park_list = false;
 	req->iopoll_listed = false;
 	req->submit_tid = uu_gettid();

@@ -486,7 +486,7 @@ static bool post_more(struct uu_req *req, int32_t res)
  * requests are moved to *done (completed outside the lock).
  */
 static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
-		    struct uu_req **done)
+		    struct uu_req **done, struct uu_req **shots)
 {
 	struct uu_req *req, *next;
 	bool in_blocked = false, out_blocked = false;
@@ -503,6 +503,26 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 			uint32_t m = revents & req->poll.events;
 
 			if (!m) {
+				continue;
+			}
+			if (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN) {
+				/*
+				 * DEFER_TASKRUN: the kernel's wakeup queues
+				 * io_poll_task_func for the submitter, which
+				 * completes or posts then (uu_poll_tw_shot);
+				 * the request stays armed meanwhile.  The
+				 * wakeups that come before it runs add no
+				 * item (poll_refs): one CQE covers them.
+				 */
+				if (!req->poll_tw) {
+					req->poll_tw = true;
+					req->poll.tw_nr = 1;
+					req->poll.tw_mask = m;
+					req->late_next = *shots;
+					*shots = req;
+				} else {
+					req->poll.tw_nr++;
+				}
 				continue;
 			}
 			if (req->poll.multishot && post_more(req, (int32_t)m)) {
@@ -533,6 +553,23 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 		waiter_unlink(pf, req);
 		req->poll_next = *done;
 		*done = req;
+	}
+}
+
+/* queue the multishot wakeups collected by process(), outside P.lock */
+static void queue_shots(struct uu_req *shots)
+{
+	struct uu_req *rev = NULL, *next;
+
+	for (; shots; shots = next) {
+		next = shots->late_next;
+		shots->late_next = rev;
+		rev = shots;
+	}
+	for (; rev; rev = next) {
+		next = rev->late_next;
+		rev->late_next = NULL;
+		uu_tw_queue_poll_shot(rev);
 	}
 }
 
@@ -577,7 +614,7 @@ static void *poller_main(void *arg)
 		n = epoll_wait(P.epfd, evs, 64, -1);
 
 		for (int i = 0; i < n; i++) {
-			struct uu_req *done = NULL;
+			struct uu_req *done = NULL, *shots = NULL;
 
 			if (evs[i].data.ptr == &P) {
 				uint64_t v;
@@ -589,10 +626,11 @@ static void *poller_main(void *arg)
 			pthread_mutex_lock(&P.lock);
 			if (!((struct uu_pollfile *)evs[i].data.ptr)->dead) {
 				process(evs[i].data.ptr, evs[i].events, false,
-					&done);
+					&done, &shots);
 				pollfile_release_locked(evs[i].data.ptr);
 			}
 			pthread_mutex_unlock(&P.lock);
+			queue_shots(shots);
 			finish_list(done);
 		}
 		pthread_mutex_lock(&P.lock);
@@ -606,7 +644,7 @@ static void *poller_main(void *arg)
 							POLLRDHUP | POLLRDNORM |
 							POLLWRNORM | POLLRDBAND |
 							POLLWRBAND };
-			struct uu_req *done = NULL;
+			struct uu_req *done = NULL, *shots = NULL;
 
 			if (poll(&pfd, 1, 0) < 0)
 				pfd.revents = 0;
@@ -614,10 +652,12 @@ static void *poller_main(void *arg)
 			rc = pf->recheck_next;
 			pf->on_recheck = false;
 			if (!pf->dead) {
-				process(pf, (uint32_t)pfd.revents, true, &done);
+				process(pf, (uint32_t)pfd.revents, true, &done,
+					&shots);
 				pollfile_release_locked(pf);
 			}
 			pthread_mutex_unlock(&P.lock);
+			queue_shots(shots);
 			finish_list(done);
 		}
 	}
@@ -747,6 +787,13 @@ int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 		pthread_mutex_unlock(&P.lock);
 		return -ENOENT;
 	}
+	if (target->poll_tw) {
+		/* a wakeup is queued for the submitter (DEFER_TASKRUN): the
+		 * kernel's io_poll_disarm cannot take ownership of the poll
+		 * and neither removes nor updates it */
+		pthread_mutex_unlock(&P.lock);
+		return -EALREADY;
+	}
 	pf = target->pf;
 	if (update) {
 		if (req->poll_upd.update_events) {
@@ -805,6 +852,12 @@ int uu_poll_cancel_req(struct uu_req *req)
 		pf = req->pf;
 		waiter_unlink(pf, req);
 		ret = UU_POLL_CANCEL_REMOVED;
+		if (req->poll_tw) {
+			/* a wakeup is queued for the submitter: that item
+			 * completes it (the kernel's IO_POLL_CANCEL_FLAG) */
+			req->poll_state = UU_POLLST_CANCEL_AT_TW;
+			ret = UU_POLL_CANCEL_DEFERRED;
+		}
 		pollfile_release_locked(pf);
 		break;
 	default:
@@ -834,6 +887,11 @@ void uu_poll_cancel_ring(struct uu_ring *ring)
 				if (r->ring != ring)
 					continue;
 				waiter_unlink(pf, r);
+				if (r->poll_tw) {
+					/* its queued wakeup completes it */
+					r->poll_state = UU_POLLST_CANCEL_AT_TW;
+					continue;
+				}
 				r->res = -ECANCELED;
 				r->poll_next = done;
 				done = r;
@@ -843,4 +901,57 @@ void uu_poll_cancel_ring(struct uu_ring *ring)
 	}
 	pthread_mutex_unlock(&P.lock);
 	finish_list(done);
+}
+
+/*
+ * DEFER_TASKRUN: the submitter runs a queued wakeup of an armed poll
+ * (io_poll_task_func).  The mask is the wakeup's, or after several
+ * wakeups what polling the file gives now.  A one-shot poll completes
+ * with it; a multishot one posts a CQE with F_MORE, nothing if nothing is
+ * ready, and when the CQ has no room it ends with that mask as its last
+ * CQE (which then overflows, T14).  True when the request ended.
+ */
+bool uu_poll_tw_shot(struct uu_req *req)
+{
+	struct uu_pollfile *pf;
+	struct pollfd pfd;
+	uint32_t m;
+
+	pthread_mutex_lock(&P.lock);
+	req->poll_tw = false;
+	if (req->poll_state == UU_POLLST_CANCEL_AT_TW) {
+		pthread_mutex_unlock(&P.lock);
+		req->res = -ECANCELED;
+		return true;
+	}
+	pf = req->pf;
+	if (req->poll_state != UU_POLLST_ARMED || !pf) {
+		pthread_mutex_unlock(&P.lock);
+		return false;
+	}
+	if (req->poll.tw_nr == 1) {
+		/* one wakeup: its mask, as the kernel stashed it (even if
+		 * the data was taken since) */
+		m = req->poll.tw_mask;
+	} else {
+		/* several: the kernel polls the file again */
+		pfd.fd = pf->fd;
+		pfd.events = POLLIN | POLLOUT | POLLPRI | POLLRDHUP |
+			     POLLRDNORM | POLLWRNORM | POLLRDBAND | POLLWRBAND;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, 0) < 0)
+			pfd.revents = 0;
+		m = (uint32_t)pfd.revents & req->poll.events;
+	}
+	/* nothing ready: armed still (a one-shot poll is re-armed,
+	 * IOU_POLL_REISSUE) */
+	if (!m || (req->poll.multishot && post_more(req, (int32_t)m))) {
+		pthread_mutex_unlock(&P.lock);
+		return false;
+	}
+	waiter_unlink(pf, req);
+	pollfile_release_locked(pf);
+	pthread_mutex_unlock(&P.lock);
+	req->res = (int32_t)m;
+	return true;
 }

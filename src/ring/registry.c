@@ -290,6 +290,7 @@ static void check_last_close(struct uu_ring *r)
 			uu_poll_cancel_ring(r); /* polls would wait forever */
 			uu_iopoll_ring_dead(r); /* nobody will reap */
 			uu_sqpoll_detach(r);
+			uu_tw_ring_dead(r); /* no submitter will run it */
 			uu_ring_put(r); /* the registry's reference */
 			return;
 		}
@@ -336,6 +337,7 @@ void uu_registry_sweep(void)
 		uu_poll_cancel_ring(dead[nr]);
 		uu_iopoll_ring_dead(dead[nr]);
 		uu_sqpoll_detach(dead[nr]);
+		uu_tw_ring_dead(dead[nr]);
 		uu_ring_put(dead[nr]);
 	}
 }

@@ -235,6 +235,7 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 	atomic_store(&r->evfd, -1);
 	r->clockid = CLOCK_MONOTONIC;
 	uu_mpscq_init(&r->defer_tw);
+	pthread_mutex_init(&r->tw_lock, NULL);
 	atomic_store(&r->tw_waiter_efd, -1);
 	atomic_store_explicit(&r->refs, 1, memory_order_release);
 	atomic_init(&r->disabled, !!(p->flags & IORING_SETUP_R_DISABLED));
@@ -278,6 +279,7 @@ void uu_ring_free(struct uu_ring *r)
 	pthread_mutex_destroy(&r->park_lock);
 	pthread_mutex_destroy(&r->files_lock);
 	pthread_mutex_destroy(&r->iopoll_lock);
+	pthread_mutex_destroy(&r->tw_lock);
 	uu_ring_recycle(r);
 }
 

@@ -318,7 +318,8 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 		/* only the submitter may run its deferred task_work */
 		if (atomic_load(&r->submitter_tid) != uu_gettid())
 			return -EEXIST;
-		uu_tw_run_deferred(r, UINT32_MAX);
+		uu_tw_run_local(r, (int)min_events,
+				uu_tw_max_events((int)min_events));
 	}
 
 	uu_cq_flush_overflow(r);
@@ -361,10 +362,9 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 		struct pollfd pfd = { .fd = efd, .events = POLLIN };
 		struct timespec buf, *tmo;
 		uint32_t tail;
+		int32_t nr_wait;
 		int n;
 
-		if (defer)
-			uu_tw_run_deferred(r, UINT32_MAX);
 		if (atomic_load_explicit(&r->ovf_pending, memory_order_acquire))
 			uu_cq_flush_overflow(r);
 		if (atomic_load_explicit(&r->cq_dropped, memory_order_acquire)) {
@@ -388,19 +388,25 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 		 * min_wait (the kernel's two-phase rule): the first timer is
 		 * start + min_wait, whatever the overall timeout says.
 		 */
+		/* the completions still needed (io_cqring_wait's nr_wait) */
+		nr_wait = (int32_t)(w.target - tail);
+		if (nr_wait < 1)
+			nr_wait = 1;
 		if (defer) {
 			/* lazy wake: publish how many completions we need;
-			 * pairs with the fence in core/req.c defer_push */
-			unsigned int need = w.target - tail;
-
+			 * pairs with the fence in core/req.c tw_queue */
 			atomic_store_explicit(&r->tw_waiter_efd, efd,
 					      memory_order_relaxed);
-			atomic_store_explicit(&r->tw_wait_nr, need,
+			atomic_store_explicit(&r->tw_wait_nr,
+					      (unsigned int)nr_wait,
 					      memory_order_seq_cst);
 			atomic_thread_fence(memory_order_seq_cst);
+			/* any queued task_work is run rather than slept on
+			 * (io_cqring_wait_schedule), nr_wait items at most */
 			if (atomic_load_explicit(&r->tw_pending,
-						 memory_order_relaxed) >= need) {
+						 memory_order_relaxed)) {
 				atomic_store(&r->tw_wait_nr, 0);
+				uu_tw_run_local(r, nr_wait, nr_wait);
 				continue;
 			}
 		}
@@ -410,7 +416,7 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 			atomic_store(&r->tw_wait_nr, 0);
 			/* as the kernel: completions queued meanwhile are
 			 * posted even when the wait ends in -ETIME/-EINTR */
-			uu_tw_run_deferred(r, UINT32_MAX);
+			uu_tw_run_local(r, nr_wait, nr_wait);
 		}
 		if (n < 0) {
 			ret = errno == EINTR ? -EINTR : -errno;

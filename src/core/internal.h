@@ -630,6 +630,7 @@ void uu_poll_cancel_ring(struct uu_ring *ring);
 /* engine fds created at setup, not in the middle of the application's
  * own opens (each briefly takes the lowest free number) */
 void uu_poller_prewarm(void);
+void uu_poller_sync(void);
 void uu_iowq_prewarm(void);
 void uu_timer_prewarm(void);
 void uu_wait_prewarm(void);

@@ -14,6 +14,8 @@
  * Retries run in the poller thread and are non-blocking.
  */
 #include <errno.h>
+#include <linux/futex.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -77,6 +79,13 @@ static struct {
  */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool started; /* release: pairs with ensure_started's acquire */
+
+/*
+ * Poller rounds, for uu_poller_sync: begun when epoll_wait returns, done
+ * (a futex word) when the round's completions and task_work are queued.
+ */
+static _Atomic uint32_t rounds_begun, rounds_done;
+static atomic_int sync_waiters;
 
 /*
  * All anonymous-inode files (eventfd, timerfd, signalfd, epoll, ...) share
@@ -612,6 +621,7 @@ static void *poller_main(void *arg)
 			grave = next;
 		}
 		n = epoll_wait(P.epfd, evs, 64, -1);
+		atomic_fetch_add_explicit(&rounds_begun, 1, memory_order_seq_cst);
 
 		for (int i = 0; i < n; i++) {
 			struct uu_req *done = NULL, *shots = NULL;
@@ -660,8 +670,47 @@ static void *poller_main(void *arg)
 			queue_shots(shots);
 			finish_list(done);
 		}
+		/* seq_cst: pairs with uu_poller_sync's waiter count */
+		atomic_fetch_add_explicit(&rounds_done, 1, memory_order_seq_cst);
+		if (atomic_load_explicit(&sync_waiters, memory_order_seq_cst))
+			syscall(SYS_futex, &rounds_done, FUTEX_WAKE_PRIVATE,
+				INT_MAX, NULL, NULL, 0);
 	}
 	return NULL;
+}
+
+/*
+ * The kernel turns a wakeup into task_work in the waker's own context: by
+ * the time write(2) on a pipe returns, the poll's completion is queued.
+ * The poller does it a moment later.  A DEFER_TASKRUN submitter about to
+ * run its task_work calls this first: if the epoll instance already
+ * holds readiness, it waits (bounded) for a poller round that began after
+ * it looked, so that readiness is queued as task_work before it runs.
+ */
+void uu_poller_sync(void)
+{
+	struct pollfd pfd;
+	uint32_t begun, done;
+
+	if (!atomic_load_explicit(&started, memory_order_acquire) || !P.up)
+		return;
+	begun = atomic_load_explicit(&rounds_begun, memory_order_seq_cst);
+	pfd.fd = P.epfd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	if (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & POLLIN))
+		return;
+	atomic_fetch_add_explicit(&sync_waiters, 1, memory_order_seq_cst);
+	for (int i = 0; i < 50; i++) {
+		struct timespec ts = { 0, 1000000 }; /* 1 ms per try */
+
+		done = atomic_load_explicit(&rounds_done, memory_order_seq_cst);
+		if ((int32_t)(done - (begun + 1)) >= 0)
+			break;
+		syscall(SYS_futex, &rounds_done, FUTEX_WAIT_PRIVATE, done, &ts,
+			NULL, 0);
+	}
+	atomic_fetch_sub_explicit(&sync_waiters, 1, memory_order_seq_cst);
 }
 
 /* ---- IORING_OP_POLL_ADD / POLL_REMOVE ---- */

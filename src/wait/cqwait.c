@@ -318,6 +318,9 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 		/* only the submitter may run its deferred task_work */
 		if (atomic_load(&r->submitter_tid) != uu_gettid())
 			return -EEXIST;
+		/* readiness already signalled becomes task_work first */
+		if (atomic_load_explicit(&r->inflight, memory_order_relaxed))
+			uu_poller_sync();
 		uu_tw_run_local(r, (int)min_events,
 				uu_tw_max_events((int)min_events));
 	}

@@ -319,7 +319,14 @@ static long body_ltimeout_fire(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
 	for (int i = 0; i < 80; i++) {
-		bool async = i & 1, skip = i & 2;
+		/*
+		 * Not with IOSQE_ASYNC: on 6.18 a link timeout on a read
+		 * the kernel sent to io-wq sometimes does not fire within
+XX
+		 * covers that case as a known divergence), which made this
+		 * count flaky on the kernel side.
+		 */
+		bool async = false, skip = i & 2;
 		unsigned int nr = skip ? 1 : 2;
 		struct __kernel_timespec t0 = { 0, (i & 4) ? 0 : ts.tv_nsec };
 
@@ -342,10 +349,15 @@ static long body_ltimeout_fire(struct dctx *c, void *arg)
 			/* the target is cancelled (or interrupted); the
 			 * link timeout's result depends on the race */
 			if (cqe->user_data == 1 && cqe->res != -ECANCELED &&
-			    cqe->res != -EINTR)
+			    cqe->res != -EINTR) {
+				dnote(c, "round %d: target res %d", i, cqe->res);
 				bad++;
-			if (cqe->user_data == 2 && skip)
+			}
+			if (cqe->user_data == 2 && skip) {
+				dnote(c, "round %d: skipped link timeout res %d",
+				      i, cqe->res);
 				bad++;
+			}
 			tring_cq_advance(&r, 1);
 		}
 		if (tring_wait(&r, 1, 5 * MS) == 0)

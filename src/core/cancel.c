@@ -191,6 +191,7 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 	struct wq_tally tally[8];
 	unsigned int nt = 0;
 	int nr = 0, ret = -ENOENT;
+	bool futex;
 
 	pthread_mutex_lock(&r->park_lock);
 	for (req = r->parked; req; req = req->park_next) {
@@ -199,6 +200,9 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 
 		if (req->parked_on == UU_PARKED_TIMEOUT || !matches(req, m))
 			continue;
+		/* read now: once removed, another thread may own req */
+		futex = req->opcode == IORING_OP_FUTEX_WAIT ||
+			req->opcode == IORING_OP_FUTEX_WAITV;
 		ret = try_remove(req);
 		/* (not when 1: the finishing thread owns the request) */
 		if (ret <= 0)
@@ -209,6 +213,9 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 		}
 		if (ret > 0)
 			ret = 0; /* completed by another thread */
+		/* the kernel's io_futex_cancel answers with its count */
+		if (!ret && futex)
+			ret = 1;
 		if (!all)
 			break;
 		if (!iowq) {

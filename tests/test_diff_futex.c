@@ -841,6 +841,19 @@ static void sc_futex_waitv_cancel(struct dctx *c)
 	submit_reap(c, &r, 2, 2000, "one wake reaches the FUTEX_WAIT");
 	drec_int(c, raw_wake(&words[0], 1, FUTEX_BITSET_MATCH_ANY, true),
 		 "nobody left on futex 0");
+	/* IOSQE_ASYNC, then CANCEL_ALL of two by user_data */
+	{
+		struct io_uring_sqe t = fwaitv(v, 2, 7);
+
+		t.flags = IOSQE_ASYNC;
+		*tring_get_sqe(&r) = t;
+		*tring_get_sqe(&r) = fwaitv(v, 2, 7);
+		submit_reap(c, &r, 1, 100, "two waitvs, one ASYNC");
+		t = mk(IORING_OP_ASYNC_CANCEL, -1, 7, 0, 0, 8);
+		t.cancel_flags = IORING_ASYNC_CANCEL_ALL;
+		*tring_get_sqe(&r) = t;
+		submit_reap(c, &r, 3, 2000, "cancel both (ALL)");
+	}
 	/* ring exit with a waitv waiting */
 	*tring_get_sqe(&r) = fwaitv(v, 2, 6);
 	submit_reap(c, &r, 1, 100, "waitv before exit");

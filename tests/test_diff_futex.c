@@ -728,6 +728,21 @@ static void sc_futex_waitv_errors(struct dctx *c)
 	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, 3, 45) },
 	     "value 0 differs, unmapped futex 2 (shared)");
 	words[0] = 0;
+	/* 128 futexes: a key error at the end beats a value at the start */
+	setv(v, FUTEX_WAITV_MAX, words, PF);
+	v[0].uaddr = P(dunmapped_addr());
+	v[FUTEX_WAITV_MAX - 1].uaddr += 1;
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, FUTEX_WAITV_MAX, 47) },
+	     "128: futex 0 unmapped (private), 127 unaligned");
+	setv(v, FUTEX_WAITV_MAX, words, PF);
+	words[0] = 1;
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, FUTEX_WAITV_MAX, 48) },
+	     "128: value 0 differs");
+	words[0] = 0;
+	words[127] = 2;
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, FUTEX_WAITV_MAX, 49) },
+	     "128: value 127 differs");
+	words[127] = 0;
 	setv(v, 3, words, PF);
 	words[1] = 3;
 	t = fwaitv(v, 3, 46);

@@ -684,13 +684,18 @@ int uu_futexv_prep(struct uu_req *req)
  * (alignment, a mapped page for a shared futex), then the values in
  * order.  The vector gets one more entry whose value differs, so that the
  * call never sleeps; -EAGAIN then means "all equal, or one differs",
- * which reading the values tells apart.
+ * which reading the values tells apart.  (A vector of 128 takes two
+ * calls: a key error in the second still beats a value in the first, a
+ * fault's place in the order is approximate there.)  A wake that finds
+ * the check's queued entries completes the request as woken, as the
+ * kernel's would.
  */
 static int futexv_check(struct vjob *j)
 {
 	static uint32_t never = 1;
 	struct futex_waitv v[FUTEX_WAITV_MAX];
 	unsigned int base, n;
+	int err = 0;
 	long ret;
 
 	for (base = 0; base < j->nr; base += VCHUNK) {
@@ -701,9 +706,17 @@ static int futexv_check(struct vjob *j)
 			.flags = UU_FUTEX2_SIZE_U32 | UU_FUTEX2_PRIVATE,
 		};
 		ret = sys_futex_waitv(v, n + 1);
-		if (ret != -EAGAIN)
-			return ret < 0 ? (int)ret : -EAGAIN;
+		/* woken while queued by the check: the wake was for us */
+		if (ret >= 0 && ret < n)
+			return (int)(base + ret);
+		/* only the keys give -EINVAL, and they come first */
+		if (ret == -EINVAL)
+			return -EINVAL;
+		if (ret < 0 && ret != -EAGAIN && !err)
+			err = (int)ret;
 	}
+	if (err)
+		return err;
 	ret = vdiffers(j->v, j->nr);
 	return ret == -1 ? 0 : ret == -EFAULT ? -EFAULT : -EAGAIN;
 }

@@ -3,6 +3,8 @@
  * Differential tests: FUTEX_WAKE (futex2 flags, bitsets, counts, a waiter
  * in another thread), FUTEX_WAIT (queued before enter returns: woken by
  * FUTEX_WAKE and by raw futex(2) wakes, FIFO order, bitsets, links) and
+ * FUTEX_WAITV (prep and issue errors, woken on each index, 128 futexes,
+ * IOSQE_ASYNC, links, ASYNC_CANCEL, ring exit) and
  * WAITID (exited, stopped, still running children,
  * WNOHANG, WNOWAIT, pidfds, a wait that blocks until the child exits),
  * with their prep and issue errors.
@@ -617,6 +619,268 @@ static void sc_waitid(struct dctx *c)
 	tring_exit(&r);
 }
 
+/* ---- FUTEX_WAITV ---- */
+
+#ifndef FUTEX_WAITV_MAX
+#define FUTEX_WAITV_MAX 128
+#endif
+
+/* FUTEX_WAITV: the vector in addr, its length in len */
+static struct io_uring_sqe fwaitv(const void *v, uint32_t nr, uint64_t ud)
+{
+	return mk(IORING_OP_FUTEX_WAITV, 0, P(v), nr, 0, ud);
+}
+
+static void setv(struct futex_waitv *v, unsigned int nr, uint32_t *words,
+		 uint32_t flags)
+{
+	memset(v, 0, nr * sizeof(*v));
+	for (unsigned int i = 0; i < nr; i++) {
+		v[i].uaddr = P(&words[i]);
+		v[i].val = words[i];
+		v[i].flags = flags;
+	}
+}
+
+static void sc_futex_waitv_errors(struct dctx *c)
+{
+	const uint32_t PF = F2_U32 | F2_PRIVATE;
+	struct futex_waitv *v = calloc(FUTEX_WAITV_MAX + 1, sizeof(*v));
+	uint32_t *words = calloc(FUTEX_WAITV_MAX + 2, sizeof(*words));
+	struct io_uring_sqe t;
+	struct tring r;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	setv(v, 3, words, PF);
+	/* prep: the SQE */
+	t = fwaitv(v, 3, 1);
+	t.fd = 1;
+	run1(c, &r, &t, "fd set");
+	t = fwaitv(v, 3, 2);
+	t.addr2 = 1;
+	run1(c, &r, &t, "addr2 set");
+	t = fwaitv(v, 3, 3);
+	t.addr3 = 1;
+	run1(c, &r, &t, "addr3 set");
+	t = fwaitv(v, 3, 4);
+	t.futex_flags = 1;
+	run1(c, &r, &t, "futex_flags set");
+	t = fwaitv(v, 3, 5);
+	t.buf_index = 1;
+	run1(c, &r, &t, "buf_index set");
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, 0, 6) }, "nr 0");
+	setv(v, FUTEX_WAITV_MAX + 1, words, PF);
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, FUTEX_WAITV_MAX + 1, 7) },
+	     "nr 129");
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(NULL, 1, 8) }, "NULL vector");
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(dunmapped_addr(), 1, 9) },
+	     "unmapped vector");
+	/* prep: the entries */
+	setv(v, 3, words, PF);
+	v[1].__reserved = 1;
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, 3, 10) }, "reserved set");
+	static const uint32_t bad[] = { F2_U8 | F2_PRIVATE, F2_U64 | F2_PRIVATE,
+		0x01 | F2_PRIVATE, PF | 0x100, PF | 0x40, PF | F2_NUMA,
+		PF | F2_MPOL, F2_U32 };
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char label[64];
+
+		setv(v, 3, words, PF);
+		words[2] = 7; /* so a valid one does not wait */
+		v[2].flags = bad[i];
+		snprintf(label, sizeof(label), "entry flags 0x%x", bad[i]);
+		run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, 3, 11 + i) },
+		     label);
+		words[2] = 0;
+	}
+	setv(v, 3, words, PF);
+	v[0].val = 1ULL << 32;
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, 3, 30) },
+	     "value above 32 bits");
+	/* an error in prep beats a bad pointer further on */
+	setv(v, 3, words, PF);
+	v[0].flags = F2_U64;
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, 3, 31) },
+	     "bad flags, then more entries");
+	/* issue */
+	setv(v, 3, words, PF);
+	words[0] = 5;
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, 3, 40) },
+	     "value 0 differs");
+	words[0] = 0;
+	words[2] = 5;
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, 3, 41) },
+	     "value 2 differs");
+	words[2] = 0;
+	setv(v, 3, words, PF);
+	v[1].uaddr += 2;
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, 3, 42) }, "unaligned");
+	setv(v, 3, words, PF);
+	v[2].uaddr = P(dunmapped_addr());
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, 3, 43) },
+	     "unmapped futex");
+	words[0] = 9;
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, 3, 44) },
+	     "value 0 differs, unmapped futex 2 (private)");
+	setv(v, 3, words, F2_U32);
+	v[2].uaddr = P(dunmapped_addr());
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, 3, 45) },
+	     "value 0 differs, unmapped futex 2 (shared)");
+	words[0] = 0;
+	/* 128 futexes: a key error at the end beats a value at the start */
+	setv(v, FUTEX_WAITV_MAX, words, PF);
+	v[0].uaddr = P(dunmapped_addr());
+	v[FUTEX_WAITV_MAX - 1].uaddr += 1;
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, FUTEX_WAITV_MAX, 47) },
+	     "128: futex 0 unmapped (private), 127 unaligned");
+	setv(v, FUTEX_WAITV_MAX, words, PF);
+	words[0] = 1;
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, FUTEX_WAITV_MAX, 48) },
+	     "128: value 0 differs");
+	words[0] = 0;
+	words[127] = 2;
+	run1(c, &r, (struct io_uring_sqe[]){ fwaitv(v, FUTEX_WAITV_MAX, 49) },
+	     "128: value 127 differs");
+	words[127] = 0;
+	setv(v, 3, words, PF);
+	words[1] = 3;
+	t = fwaitv(v, 3, 46);
+	t.flags = IOSQE_IO_LINK;
+	run1(c, &r, &t, "value differs, linked");
+	tring_exit(&r);
+	free(words);
+	free(v);
+}
+
+static void sc_futex_waitv(struct dctx *c)
+{
+	const uint32_t PF = F2_U32 | F2_PRIVATE;
+	struct futex_waitv *v = calloc(FUTEX_WAITV_MAX, sizeof(*v));
+	uint32_t *words = calloc(FUTEX_WAITV_MAX, sizeof(*words));
+	struct tring r;
+	char label[64];
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	/* woken by FUTEX_WAKE on each index (the value changed first) */
+	for (unsigned int i = 0; i < 4; i++) {
+		memset(words, 0, 4 * sizeof(*words));
+		setv(v, 4, words, i == 3 ? F2_U32 : PF);
+		*tring_get_sqe(&r) = fwaitv(v, 4, 100 + i);
+		snprintf(label, sizeof(label), "waitv %u: nothing yet", i);
+		submit_reap(c, &r, 1, 50, label);
+		words[i] = 1;
+		*tring_get_sqe(&r) = wake(&words[i], 1, MATCH_ANY,
+					  i == 3 ? F2_U32 : PF, 200 + i);
+		snprintf(label, sizeof(label), "woken on index %u", i);
+		submit_reap(c, &r, 2, 2000, label);
+	}
+	/* woken without a value change, once it sleeps */
+	memset(words, 0, 4 * sizeof(*words));
+	setv(v, 4, words, PF);
+	*tring_get_sqe(&r) = fwaitv(v, 4, 110);
+	submit_reap(c, &r, 1, 200, "waitv: nothing yet");
+	*tring_get_sqe(&r) = wake(&words[2], 1, MATCH_ANY, PF, 210);
+	submit_reap(c, &r, 2, 2000, "woken on index 2, value unchanged");
+	/* woken by a raw futex(2) wake */
+	*tring_get_sqe(&r) = fwaitv(v, 4, 111);
+	submit_reap(c, &r, 1, 200, "waitv: nothing yet");
+	words[1] = 4;
+	drec_int(c, raw_wake(&words[1], 1, FUTEX_BITSET_MATCH_ANY, true),
+		 "raw wake of index 1");
+	submit_reap(c, &r, 1, 2000, "woken by the raw wake");
+	/* the full 128 */
+	memset(words, 0, FUTEX_WAITV_MAX * sizeof(*words));
+	setv(v, FUTEX_WAITV_MAX, words, PF);
+	for (unsigned int i = 126; i < 129; i += 1) {
+		unsigned int k = i == 128 ? 5 : i;
+
+		*tring_get_sqe(&r) = fwaitv(v, FUTEX_WAITV_MAX, 120 + i);
+		submit_reap(c, &r, 1, 100, "waitv 128: nothing yet");
+		words[k] = 1;
+		*tring_get_sqe(&r) = wake(&words[k], 1, MATCH_ANY, PF, 220 + i);
+		snprintf(label, sizeof(label), "128: woken on index %u", k);
+		submit_reap(c, &r, 2, 2000, label);
+		words[k] = 0;
+	}
+	/* IOSQE_ASYNC, and a link waiting for the wake */
+	memset(words, 0, 4 * sizeof(*words));
+	setv(v, 4, words, PF);
+	{
+		struct io_uring_sqe t = fwaitv(v, 4, 130);
+
+		t.flags = IOSQE_ASYNC;
+		*tring_get_sqe(&r) = t;
+		submit_reap(c, &r, 1, 100, "ASYNC waitv: nothing yet");
+		words[3] = 1;
+		*tring_get_sqe(&r) = wake(&words[3], 1, MATCH_ANY, PF, 230);
+		submit_reap(c, &r, 2, 2000, "ASYNC waitv woken on 3");
+		words[3] = 0;
+		t = fwaitv(v, 4, 131);
+		t.flags = IOSQE_IO_LINK;
+		*tring_get_sqe(&r) = t;
+		tring_prep_nop(tring_get_sqe(&r), 132);
+		submit_reap(c, &r, 1, 100, "linked waitv: nothing yet");
+		words[0] = 1;
+		*tring_get_sqe(&r) = wake(&words[0], 1, MATCH_ANY, PF, 231);
+		submit_reap(c, &r, 3, 2000, "waitv, its link, the wake");
+	}
+	tring_exit(&r);
+	free(words);
+	free(v);
+}
+
+/* ASYNC_CANCEL of a FUTEX_WAITV, and a ring closed with one waiting */
+static void sc_futex_waitv_cancel(struct dctx *c)
+{
+	const uint32_t PF = F2_U32 | F2_PRIVATE;
+	struct futex_waitv v[2];
+	uint32_t *words = calloc(2, sizeof(*words));
+	struct timespec ts = { 0, 200000000 };
+	struct tring r;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	setv(v, 2, words, PF);
+	*tring_get_sqe(&r) = fwaitv(v, 2, 1);
+	*tring_get_sqe(&r) = fwait(&words[1], 0, MATCH_ANY, PF, 2);
+	submit_reap(c, &r, 1, 100, "waitv and wait");
+	*tring_get_sqe(&r) = mk(IORING_OP_ASYNC_CANCEL, -1, 1, 0, 0, 3);
+	submit_reap(c, &r, 2, 2000, "cancel the waitv");
+	*tring_get_sqe(&r) = mk(IORING_OP_ASYNC_CANCEL, -1, 1, 0, 0, 4);
+	submit_reap(c, &r, 1, 2000, "cancel it again");
+	/* the cancelled waitv no longer takes wakes of its futexes */
+	nanosleep(&ts, NULL);
+	*tring_get_sqe(&r) = wake(&words[1], 1, MATCH_ANY, PF, 5);
+	submit_reap(c, &r, 2, 2000, "one wake reaches the FUTEX_WAIT");
+	drec_int(c, raw_wake(&words[0], 1, FUTEX_BITSET_MATCH_ANY, true),
+		 "nobody left on futex 0");
+	/* IOSQE_ASYNC, then CANCEL_ALL of two by user_data */
+	{
+		struct io_uring_sqe t = fwaitv(v, 2, 7);
+
+		t.flags = IOSQE_ASYNC;
+		*tring_get_sqe(&r) = t;
+		*tring_get_sqe(&r) = fwaitv(v, 2, 7);
+		submit_reap(c, &r, 1, 100, "two waitvs, one ASYNC");
+		t = mk(IORING_OP_ASYNC_CANCEL, -1, 7, 0, 0, 8);
+		t.cancel_flags = IORING_ASYNC_CANCEL_ALL;
+		*tring_get_sqe(&r) = t;
+		submit_reap(c, &r, 3, 2000, "cancel both (ALL)");
+	}
+	/* ring exit with a waitv waiting */
+	*tring_get_sqe(&r) = fwaitv(v, 2, 6);
+	submit_reap(c, &r, 1, 100, "waitv before exit");
+	tring_exit(&r);
+	nanosleep(&ts, NULL);
+	drec_int(c, raw_wake(&words[0], 1, FUTEX_BITSET_MATCH_ANY, true),
+		 "nobody left on futex 0 after exit");
+	drec_int(c, raw_wake(&words[1], 1, FUTEX_BITSET_MATCH_ANY, true),
+		 "nobody left on futex 1 after exit");
+	free(words);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "futex_wake", sc_futex_wake, NULL },
 	{ "futex_wait", sc_futex_wait, NULL },
@@ -624,9 +888,12 @@ static const struct dscenario scenarios[] = {
 	  "open race (docs/compatibility.md #15): under heavy load the raw wake right "
 	  "after enter can miss uuring's shared-futex sleeper (seen once in a loaded run)" },
 	{ "futex_wait_cancel", sc_futex_wait_cancel, NULL,
-	  "ASYNC_CANCEL of a FUTEX_WAIT: the kernel's CQE res is 1 (io_futex_cancel's count), the core's 0; "
-	  "the other waits on that futex complete as if woken (uuring shakes the cancelled sleeper off by waking all)" },
+	  "ASYNC_CANCEL of a FUTEX_WAIT: the other waits on that futex complete as if woken "
+	  "(uuring shakes the cancelled sleeper off by waking all)" },
 	{ "futex_wait_storm", sc_futex_wait_storm, NULL },
+	{ "futex_waitv_errors", sc_futex_waitv_errors, NULL },
+	{ "futex_waitv", sc_futex_waitv, NULL },
+	{ "futex_waitv_cancel", sc_futex_waitv_cancel, NULL },
 	{ "waitid", sc_waitid, NULL },
 };
 

@@ -166,7 +166,8 @@ int uu_cancel_req(struct uu_req *target)
  * what that call already matched): the canceller's own pool counts 1 if
  * queued work was removed and none was running, else 0; another
  * thread's pool counts 1 if anything matched.  Requests elsewhere (the
- * poller) count one each.
+ * poller) count one each, except FUTEX_WAIT/WAITV, which count 1 in all
+ * (io_futex_cancel cancels all of them in one call).
  */
 struct wq_tally {
 	struct uu_iowq *wq;
@@ -194,6 +195,7 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 	struct wq_tally tally[8];
 	unsigned int nt = 0;
 	int nr = 0, ret = -ENOENT;
+	bool futex, futex_counted = false;
 
 	pthread_mutex_lock(&r->park_lock);
 	for (req = r->parked; req; req = req->park_next) {
@@ -202,6 +204,9 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 
 		if (req->parked_on == UU_PARKED_TIMEOUT || !matches(req, m))
 			continue;
+		/* read now: once removed, another thread may own req */
+		futex = req->opcode == IORING_OP_FUTEX_WAIT ||
+			req->opcode == IORING_OP_FUTEX_WAITV;
 		ret = try_remove(req);
 		/* (not when 1: the finishing thread owns the request) */
 		if (ret <= 0)
@@ -212,8 +217,18 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 		}
 		if (ret > 0)
 			ret = 0; /* completed by another thread */
+		/* the kernel's io_futex_cancel answers with its count */
+		if (!ret && futex)
+			ret = 1;
 		if (!all)
 			break;
+		if (futex) {
+			/* the kernel's io_futex_cancel removes every match in
+			 * one call, which the ALL loop counts once */
+			nr += !futex_counted;
+			futex_counted = true;
+			continue;
+		}
 		if (!iowq) {
 			nr++;
 			continue;

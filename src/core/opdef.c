@@ -420,7 +420,13 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 		.prep = uu_futex_prep,
 		.issue = uu_futex_wake_issue,
 	},
-	OP(IORING_OP_FUTEX_WAITV, "FUTEX_WAITV"),
+	[IORING_OP_FUTEX_WAITV] = {
+		.name = "FUTEX_WAITV",
+		.supported = true,
+		.prep = uu_futexv_prep,
+		.issue = uu_futexv_issue,
+		.cleanup = uu_futexv_cleanup,
+	},
 	OP(IORING_OP_FIXED_FD_INSTALL, "FIXED_FD_INSTALL"),
 	[IORING_OP_FTRUNCATE] = {
 		.name = "FTRUNCATE",

@@ -43,11 +43,14 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/internal.h"
 #include "ops/ops.h"
+#include "util/cpsys.h"
 #include "util/fdutil.h"
 #include "util/rawsys.h"
 #include "util/usercopy.h"
@@ -424,4 +427,352 @@ int uu_futex_wait_issue(struct uu_req *req, unsigned int issue_flags)
 		return 0;
 	req->fd = w->s->pipe[0];
 	return uu_park(req, UU_ISSUE_PARK_POLLIN);
+}
+
+/* ---- FUTEX_WAITV ---- */
+
+/*
+ * The kernel queues one futex_q per futex at issue, all owned by the
+ * request; the first wake claims it and the CQE says which futex it was.
+ * uuring checks every value at issue (completing at once, as the kernel
+ * does, if one differs), then hands the wait to threads blocked in
+ * futex_waitv(2) on the same futexes.  Each thread's vector carries one
+ * extra entry, the job's state word (expected 0 = waiting): whoever ends
+ * the job (a thread that was woken, a cancel, the ring's exit) moves the
+ * state off 0 and wakes it, so every thread returns without a signal.
+ * That extra entry leaves 127 of the syscall's 128 slots to the
+ * application, so a vector of 128 is split over two threads.
+ *
+ * The threads start sleeping a little after enter returns: a wake that
+ * comes in between without changing a value is missed (documented in
+ * docs/compatibility.md).  A change of value is not missed: futex_waitv
+ * then returns -EAGAIN and the request completes with the index of a
+ * futex whose value differs, which is the futex the usual protocol
+ * (change the value, then wake) woke.
+ *
+ * The request waits on the readiness engine for an eventfd that the
+ * winning thread signals, so ASYNC_CANCEL and ring teardown find it
+ * there and complete it -ECANCELED, as the kernel's futex list does.
+ */
+#ifndef SYS_futex_waitv
+#define SYS_futex_waitv 449
+#endif
+#define UU_FUTEX2_SIZE_U32 0x02
+#define VCHUNK (FUTEX_WAITV_MAX - 1)
+
+enum { VJ_WAITING, VJ_DONE, VJ_ENDED };
+
+struct vjob {
+	_Atomic uint32_t state;  /* VJ_*; a futex word in every vector */
+	atomic_int refs;         /* the request's and each thread's */
+	int efd;                 /* "done" eventfd, -1 before issue */
+	int res;                 /* the CQE res when VJ_DONE */
+	unsigned int nr;
+	struct futex_waitv v[];  /* the application's vector, copied at prep */
+};
+
+struct vthread {
+	struct vjob *j;
+	unsigned int base, n;
+	struct futex_waitv v[FUTEX_WAITV_MAX];
+};
+
+static void vjob_put(struct vjob *j)
+{
+	if (atomic_fetch_sub_explicit(&j->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	if (j->efd >= 0)
+		uu_sys_close(j->efd);
+	free(j);
+}
+
+/* Moves the job off VJ_WAITING (once) and wakes every thread of it. */
+static bool vjob_end(struct vjob *j, uint32_t to)
+{
+	uint32_t waiting = VJ_WAITING;
+
+	/* release: res is visible to whoever sees VJ_DONE (acquire load in
+	 * uu_futexv_issue) */
+	if (!atomic_compare_exchange_strong_explicit(&j->state, &waiting, to,
+						     memory_order_acq_rel,
+						     memory_order_acquire))
+		return false;
+	sys_futex(&j->state, FUTEX_WAKE_PRIVATE, INT_MAX, 0, NULL, 0);
+	return true;
+}
+
+static long sys_futex_waitv(struct futex_waitv *v, unsigned int nr)
+{
+	long ret = syscall(SYS_futex_waitv, v, nr, 0, NULL, 0);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* The index of the first entry of v[0..nr) whose value differs, -1 if
+ * none; -EFAULT if one cannot be read. */
+static int vdiffers(const struct futex_waitv *v, unsigned int nr)
+{
+	uint32_t val;
+
+	for (unsigned int i = 0; i < nr; i++) {
+		if (uu_copy_from_user(&val, (const void *)(uintptr_t)v[i].uaddr,
+				      sizeof(val)))
+			return -EFAULT;
+		if (val != (uint32_t)v[i].val)
+			return (int)i;
+	}
+	return -1;
+}
+
+static void *vthread_main(void *arg)
+{
+	struct vthread *t = arg;
+	struct vjob *j = t->j;
+	long ret;
+	int res;
+
+	t->v[t->n] = (struct futex_waitv){
+		.val = VJ_WAITING,
+		.uaddr = (uint64_t)(uintptr_t)&j->state,
+		.flags = UU_FUTEX2_SIZE_U32 | UU_FUTEX2_PRIVATE,
+	};
+	for (;;) {
+		ret = sys_futex_waitv(t->v, t->n + 1);
+		/* acquire: pairs with vjob_end's release */
+		if (atomic_load_explicit(&j->state, memory_order_acquire) !=
+		    VJ_WAITING)
+			break;
+		if (ret == -EINTR || ret == (long)t->n)
+			continue;
+		if (ret >= 0) {
+			res = (int)(t->base + ret);
+		} else if (ret == -EAGAIN) {
+			/* a value changed after the issue's check */
+			res = vdiffers(t->v, t->n);
+			if (res == -1)
+				continue; /* changed back: wait again */
+			if (res >= 0)
+				res += (int)t->base;
+		} else {
+			res = (int)ret;
+		}
+		j->res = res;
+		if (vjob_end(j, VJ_DONE)) {
+			uint64_t one = 1;
+
+			if (write(j->efd, &one, sizeof(one)) < 0) {
+				/* an eventfd counter cannot overflow here */
+			}
+		}
+		break;
+	}
+	vjob_put(j);
+	free(t);
+	return NULL;
+}
+
+/* Starts the threads that wait for the job; false if none could start. */
+static int vjob_start(struct vjob *j)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	unsigned int base;
+	int ret = 0;
+
+	/* engine threads take no signals (T8); small stacks */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	for (base = 0; base < j->nr; base += VCHUNK) {
+		struct vthread *t = malloc(sizeof(*t));
+		pthread_t th;
+
+		if (!t) {
+			ret = -ENOMEM;
+			break;
+		}
+		t->j = j;
+		t->base = base;
+		t->n = j->nr - base < VCHUNK ? j->nr - base : VCHUNK;
+		memcpy(t->v, &j->v[base], t->n * sizeof(t->v[0]));
+		atomic_fetch_add_explicit(&j->refs, 1, memory_order_relaxed);
+		if (pthread_create(&th, &attr, vthread_main, t)) {
+			atomic_fetch_sub_explicit(&j->refs, 1,
+						  memory_order_relaxed);
+			free(t);
+			ret = -ENOMEM;
+			break;
+		}
+		pthread_setname_np(th, "iou-futexv");
+	}
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret)
+		vjob_end(j, VJ_ENDED); /* the started ones return */
+	return ret;
+}
+
+/*
+ * Whether the kernel accepts these futex2 flags in a waitv entry: asked
+ * once per value, with an entry whose value differs (-EAGAIN: valid).
+ * 0 unknown, 1 valid, 2 not.
+ */
+static _Atomic uint8_t vflags_ok[256];
+
+static bool futexv_flags_valid(uint32_t flags)
+{
+	static uint32_t word[4] __attribute__((aligned(16))) = {
+		1, 0xffffffffu, 0, 0
+	};
+	struct futex_waitv v = {
+		.val = 0, .uaddr = (uint64_t)(uintptr_t)word, .flags = flags,
+	};
+	uint8_t ok;
+
+	if (flags > 0xff)
+		return false;
+	ok = atomic_load_explicit(&vflags_ok[flags], memory_order_relaxed);
+	if (ok)
+		return ok == 1;
+	ok = sys_futex_waitv(&v, 1) == -EINVAL ? 2 : 1;
+	atomic_store_explicit(&vflags_ok[flags], ok, memory_order_relaxed);
+	return ok == 1;
+}
+
+/* io_futexv_prep: no flags or mask, 1..128 entries read and checked now */
+int uu_futexv_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	unsigned int nr = sqe->len, i;
+	struct vjob *j;
+
+	uu_os_init(req);
+	if (sqe->fd || sqe->buf_index || sqe->file_index || sqe->addr2 ||
+	    sqe->futex_flags || sqe->addr3)
+		return -EINVAL;
+	if (!nr || nr > FUTEX_WAITV_MAX)
+		return -EINVAL;
+	j = calloc(1, sizeof(*j) + nr * sizeof(j->v[0]));
+	if (!j)
+		return -ENOMEM;
+	atomic_init(&j->refs, 1);
+	j->efd = -1;
+	j->nr = nr;
+	for (i = 0; i < nr; i++) {
+		struct futex_waitv *w = &j->v[i];
+
+		if (uu_copy_from_user(w, (const char *)(uintptr_t)sqe->addr +
+				      i * sizeof(*w), sizeof(*w))) {
+			free(j);
+			return -EFAULT;
+		}
+		/* futex_validate_input: the value fits the 32-bit futex */
+		if (w->__reserved || !futexv_flags_valid(w->flags) ||
+		    (w->val >> 32)) {
+			free(j);
+			return -EINVAL;
+		}
+	}
+	uu_os_take(req, j, NULL);
+	return 0;
+}
+
+/*
+ * futex_wait_multiple_setup's checks, by the kernel itself: every key
+ * (alignment, a mapped page for a shared futex), then the values in
+ * order.  The vector gets one more entry whose value differs, so that the
+ * call never sleeps; -EAGAIN then means "all equal, or one differs",
+ * which reading the values tells apart.  (A vector of 128 takes two
+ * calls: a key error in the second still beats a value in the first, a
+ * fault's place in the order is approximate there.)  A wake that finds
+ * the check's queued entries completes the request as woken, as the
+ * kernel's would.
+ */
+static int futexv_check(struct vjob *j)
+{
+	static uint32_t never = 1;
+	struct futex_waitv v[FUTEX_WAITV_MAX];
+	unsigned int base, n;
+	int err = 0;
+	long ret;
+
+	for (base = 0; base < j->nr; base += VCHUNK) {
+		n = j->nr - base < VCHUNK ? j->nr - base : VCHUNK;
+		memcpy(v, &j->v[base], n * sizeof(v[0]));
+		v[n] = (struct futex_waitv){
+			.val = 0, .uaddr = (uint64_t)(uintptr_t)&never,
+			.flags = UU_FUTEX2_SIZE_U32 | UU_FUTEX2_PRIVATE,
+		};
+		ret = sys_futex_waitv(v, n + 1);
+		/* woken while queued by the check: the wake was for us */
+		if (ret >= 0 && ret < n)
+			return (int)(base + ret);
+		/* only the keys give -EINVAL, and they come first */
+		if (ret == -EINVAL)
+			return -EINVAL;
+		if (ret < 0 && ret != -EAGAIN && !err)
+			err = (int)ret;
+	}
+	if (err)
+		return err;
+	ret = vdiffers(j->v, j->nr);
+	return ret == -1 ? 0 : ret == -EFAULT ? -EFAULT : -EAGAIN;
+}
+
+int uu_futexv_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	struct vjob *j = req->os.hdr.mem;
+	uint64_t cnt;
+	int ret;
+
+	if (j->efd < 0) {
+		ret = futexv_check(j);
+		if (ret)
+			return ret;
+		ret = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (ret < 0)
+			return -errno;
+		j->efd = uu_fd_to_reserved(ret);
+		ret = vjob_start(j);
+		if (ret)
+			return ret;
+	} else if (issue_flags & UU_ISSUE_F_WORKER) {
+		/* the eventfd could not be polled: wait here, interruptible
+		 * by a cancel (T7) */
+		uu_iowq_blocking(true);
+		while (atomic_load_explicit(&j->state, memory_order_acquire) ==
+		       VJ_WAITING && !uu_req_cancelled(req))
+			uu_sys_cp(SYS_futex, (long)&j->state,
+				  FUTEX_WAIT_PRIVATE, VJ_WAITING, 0, 0, 0);
+		uu_iowq_blocking(false);
+		if (atomic_load_explicit(&j->state, memory_order_acquire) !=
+		    VJ_DONE)
+			return -ECANCELED;
+	}
+	/* acquire: pairs with vjob_end's release of res */
+	if (atomic_load_explicit(&j->state, memory_order_acquire) == VJ_DONE)
+		return j->res;
+	/* not done: a stale readiness; drain it and wait again */
+	while (read(j->efd, &cnt, sizeof(cnt)) > 0)
+		;
+	if (atomic_load_explicit(&j->state, memory_order_acquire) == VJ_DONE)
+		return j->res;
+	req->fd = j->efd;
+	return uu_park(req, UU_ISSUE_PARK_POLLIN);
+}
+
+/* At completion, whatever it was: the threads still waiting are woken off
+ * their futexes by the state word (no spurious wakeups for anyone). */
+void uu_futexv_cleanup(struct uu_req *req)
+{
+	struct vjob *j = req->os.hdr.mem;
+
+	req->os.hdr.mem = NULL; /* shared with the threads: not uu_os_drop */
+	if (j && req->os.hdr.tag == uu_os_tag(req)) {
+		vjob_end(j, VJ_ENDED);
+		vjob_put(j);
+	}
+	uu_os_release(req);
 }

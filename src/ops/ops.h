@@ -114,6 +114,9 @@ int uu_futex_wake_issue(struct uu_req *req, unsigned int issue_flags);
 int uu_futex_wait_prep(struct uu_req *req);
 int uu_futex_wait_issue(struct uu_req *req, unsigned int issue_flags);
 void uu_futex_wait_cleanup(struct uu_req *req);
+int uu_futexv_prep(struct uu_req *req);
+int uu_futexv_issue(struct uu_req *req, unsigned int issue_flags);
+void uu_futexv_cleanup(struct uu_req *req);
 
 /* ---- ops/waitid.c ---- */
 int uu_waitid_prep(struct uu_req *req);

@@ -383,15 +383,21 @@ void uu_iowq_issue_done(void)
 	}
 }
 
+/* The pool req was queued to, for a cancel: req is on the parked list (a
+ * cancel can see it) before it is queued, so the pool may not be set yet;
+ * pairs with the release store in pool_for. */
+static struct uu_iowq *req_pool(struct uu_req *req)
+{
+	return __atomic_load_n(&req->wq, __ATOMIC_ACQUIRE);
+}
+
 /*
  * Interrupts req if a worker of its pool is running it (the kernel's
  * io_wq_cancel_running_work with __set_notify_signal).  true if found.
  */
 bool uu_iowq_cancel_running(struct uu_req *req)
 {
-	/* req is on the parked list (a cancel can see it) before it is
-	 * queued: pairs with the release store in pool_for */
-	struct uu_iowq *wq = __atomic_load_n(&req->wq, __ATOMIC_ACQUIRE);
+	struct uu_iowq *wq = req_pool(req);
 	bool found = false;
 
 	if (!wq)
@@ -577,9 +583,7 @@ static int create_worker(struct uu_wq_acct *a)
 /* Removes req from its pool's queue if no worker took it yet. */
 bool uu_iowq_cancel_pending(struct uu_req *req)
 {
-	/* req is on the parked list (a cancel can see it) before it is
-	 * queued: pairs with the release store in pool_for */
-	struct uu_iowq *wq = __atomic_load_n(&req->wq, __ATOMIC_ACQUIRE);
+	struct uu_iowq *wq = req_pool(req);
 	bool found = false;
 
 	if (!wq)

@@ -283,6 +283,7 @@ struct uu_req {
 	struct uu_pollfile *pf;   /* readiness engine file it waits on */
 	struct uu_file_tag *file_tag; /* tagged fixed file in use (ref) */
 	struct uu_req *ud_next, **ud_pprev; /* armed POLL_ADD by user_data */
+	bool tw_reissue_req;      /* uu_tw_reissue noted, not committed */
 	uint32_t park_events;     /* EPOLL* a parked read/write waits for */
 	bool poll_fresh;          /* added since the file's last edge */
 	bool poll_tw;             /* DEFER_TASKRUN multishot POLL_ADD: a
@@ -581,6 +582,7 @@ void uu_req_run_in_worker(struct uu_req *req);
  * the task).  The issue function returns what this returns.
  */
 int uu_tw_reissue(struct uu_req *req);
+void uu_tw_reissue_commit(struct uu_req *req);
 unsigned int uu_tw_run_deferred(struct uu_ring *ring, unsigned int max);
 /* DEFER_TASKRUN: the submitter runs its task_work (__io_run_local_work) */
 int uu_tw_run_local(struct uu_ring *ring, int min_events, int max_events);

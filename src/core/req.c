@@ -681,11 +681,23 @@ static void finish_now(struct uu_req *req, bool submitter)
 
 int uu_tw_reissue(struct uu_req *req)
 {
+	/*
+	 * Called in the poller's process() under the poller's lock, which
+	 * ranks below park_lock (cancel takes park_lock, then the poller's):
+	 * only noted here; the poller commits it once it dropped its lock
+	 * (uu_tw_reissue_commit), before it finishes the request.
+	 */
+	req->tw_reissue_req = true;
+	return 0;
+}
+
+void uu_tw_reissue_commit(struct uu_req *req)
+{
+	req->tw_reissue_req = false;
 	pthread_mutex_lock(&req->ring->park_lock);
 	req->flags |= UU_REQ_TW_REISSUE;
 	req->parked_on = UU_PARKED_TW;
 	pthread_mutex_unlock(&req->ring->park_lock);
-	return 0;
 }
 
 /*

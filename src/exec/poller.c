@@ -595,6 +595,10 @@ static void finish_list(struct uu_req *done)
 	for (; rev; rev = next) {
 		next = rev->poll_next;
 		rev->poll_next = NULL;
+		/* a DEFER ring's multishot receive handed to the submitter:
+		 * committed now that P.lock is dropped (lock order) */
+		if (rev->tw_reissue_req)
+			uu_tw_reissue_commit(rev);
 		uu_req_finish_async(rev);
 	}
 }

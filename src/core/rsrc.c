@@ -407,12 +407,18 @@ void uu_eventfd_signal_tw(struct uu_ring *r)
  * caller holds uring_lock or dups the result before dropping it. */
 /* The file in slot idx as the caller's own dup (in the reserved range),
  * which no later table change affects; -EBADF for an empty slot. */
+/* slot idx's fd, -1 if none; with files_lock held */
+static int slot_fd_locked(const struct uu_ring *r, unsigned int idx)
+{
+	return (r->files && idx < r->nr_files) ? r->files[idx].fd : -1;
+}
+
 int uu_fixed_file_dup(struct uu_ring *r, unsigned int idx)
 {
 	int fd;
 
 	pthread_mutex_lock(&r->files_lock);
-	fd = (r->files && idx < r->nr_files) ? r->files[idx].fd : -1;
+	fd = slot_fd_locked(r, idx);
 	if (fd >= 0)
 		fd = uu_fd_dup_reserved(fd);
 	else
@@ -424,16 +430,14 @@ int uu_fixed_file_dup(struct uu_ring *r, unsigned int idx)
 int uu_fixed_file_ref(struct uu_ring *r, unsigned int idx,
 		      struct uu_file_tag **tag)
 {
-	int fd = -1;
+	int fd;
 
 	*tag = NULL;
 	pthread_mutex_lock(&r->files_lock);
-	if (r->files && idx < r->nr_files) {
-		fd = r->files[idx].fd;
-		if (fd >= 0 && (*tag = r->files[idx].tagref))
-			atomic_fetch_add_explicit(&(*tag)->refs, 1,
-						  memory_order_relaxed);
-	}
+	fd = slot_fd_locked(r, idx);
+	if (fd >= 0 && (*tag = r->files[idx].tagref))
+		atomic_fetch_add_explicit(&(*tag)->refs, 1,
+					  memory_order_relaxed);
 	pthread_mutex_unlock(&r->files_lock);
 	return fd >= 0 ? fd : -EBADF;
 }
@@ -443,7 +447,7 @@ int uu_fixed_file(struct uu_ring *r, unsigned int idx)
 	int fd;
 
 	pthread_mutex_lock(&r->files_lock);
-	fd = (r->files && idx < r->nr_files) ? r->files[idx].fd : -1;
+	fd = slot_fd_locked(r, idx);
 	pthread_mutex_unlock(&r->files_lock);
 	return fd >= 0 ? fd : -EBADF;
 }

@@ -345,7 +345,7 @@ static int register_restrictions(struct uu_ring *r, const void *arg,
 static int register_iowq_aff(struct uu_ring *r, unsigned int opcode,
 			     void *arg, unsigned int nr_args)
 {
-	static long possible;
+	long possible;
 	unsigned long bits[1024 / (8 * sizeof(long))];
 	struct uu_iowq *wq;
 	cpu_set_t set;
@@ -358,8 +358,9 @@ static int register_iowq_aff(struct uu_ring *r, unsigned int opcode,
 	} else if (!arg || !nr_args) {
 		return -EINVAL;
 	}
-	if (!possible)
-		possible = sysconf(_SC_NPROCESSORS_CONF);
+	/* per call, in the caller's thread: a rare register, and a cached
+	 * copy would be written by concurrent registers unsynchronised */
+	possible = sysconf(_SC_NPROCESSORS_CONF);
 	if (arg) {
 		/* cpumask_size(): whole longs covering the possible CPUs */
 		len = ((size_t)possible + 8 * sizeof(long) - 1) /

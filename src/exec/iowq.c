@@ -526,6 +526,14 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* detached, with a small stack: a worker runs one request at a time */
+static void worker_attr_init(pthread_attr_t *attr)
+{
+	pthread_attr_init(attr);
+	pthread_attr_setdetachstate(attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(attr, 256 * 1024);
+}
+
 static int create_worker(struct uu_wq_acct *a)
 {
 	struct uu_worker *w = calloc(1, sizeof(*w));
@@ -544,9 +552,7 @@ static int create_worker(struct uu_wq_acct *a)
 	all_add(a, w);
 	pthread_mutex_unlock(&a->workers_lock);
 	atomic_fetch_add(&a->wq->refs, 1);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
+	worker_attr_init(&attr);
 	pthread_mutex_lock(&a->wq->aff_lock);
 	aff = a->wq->aff_set;
 	if (aff)
@@ -561,9 +567,7 @@ static int create_worker(struct uu_wq_acct *a)
 		/* CPUs the cpuset does not allow: the kernel's worker keeps
 		 * its inherited affinity when setting the mask fails */
 		pthread_attr_destroy(&attr);
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		pthread_attr_setstacksize(&attr, 256 * 1024);
+		worker_attr_init(&attr);
 		ret = pthread_create(&th, &attr, worker_main, w);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -70,13 +70,9 @@ UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 		/* io_run_local_work_locked: completions of this submission
 		 * that were deferred are posted before the wait */
 		if ((flags & IORING_ENTER_GETEVENTS) &&
-		    (r->setup_flags & IORING_SETUP_DEFER_TASKRUN)) {
-			if (atomic_load_explicit(&r->inflight,
-						 memory_order_relaxed))
-				uu_poller_sync();
+		    (r->setup_flags & IORING_SETUP_DEFER_TASKRUN))
 			uu_tw_run_local(r, (int)min_complete,
 					uu_tw_max_events((int)min_complete));
-		}
 	}
 	if (flags & IORING_ENTER_GETEVENTS) {
 		int ret2;

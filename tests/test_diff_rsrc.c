@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "dtest.h"
@@ -406,6 +408,453 @@ static void sc_file_tags(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * The state of slots [0, n): each is read (1 byte at offset 0) through the
+ * table; a file made by dtmpfile(c, len, seed) answers with its seed, an
+ * empty slot with the read's error (-EBADF).
+ */
+static void slots(struct dctx *c, struct tring *r, unsigned int n,
+		  const char *label)
+{
+	unsigned char b[16];
+	struct tcqe cq[16];
+	unsigned int got;
+
+	if (n > 16)
+		n = 16;
+	memset(b, 0, sizeof(b));
+	for (unsigned int i = 0; i < n; i++) {
+		struct io_uring_sqe *sqe = tring_get_sqe(r);
+
+		tring_prep_rw(sqe, IORING_OP_READ, (int)i, &b[i], 1, 0,
+			      0x5100 + i);
+		sqe->flags |= IOSQE_FIXED_FILE;
+	}
+	drec_int(c, tring_submit(r), "%s: slot reads", label);
+	got = tring_reap_wait(r, cq, n, 1000 * 1000 * 1000LL);
+	drec_int(c, got, "%s: slot reads done", label);
+	for (unsigned int k = 0; k < got; k++) {
+		unsigned int i = (unsigned int)(cq[k].user_data - 0x5100);
+
+		if (i >= n) {
+			drec_int(c, (long)cq[k].user_data, "%s: stray CQE", label);
+			continue;
+		}
+		drec_int(c, cq[k].res == 1 ? b[i] : cq[k].res, "%s: slot %u",
+			 label, i);
+	}
+}
+
+static int upd2(struct dctx *c, struct tring *r, unsigned int off,
+		const int *fds, const uint64_t *tags, unsigned int nr)
+{
+	struct io_uring_rsrc_update2 up;
+
+	memset(&up, 0, sizeof(up));
+	up.offset = off;
+	up.data = (uint64_t)(uintptr_t)fds;
+	up.tags = (uint64_t)(uintptr_t)tags;
+	up.nr = nr;
+	return reg(c, r, IORING_REGISTER_FILES_UPDATE2, &up, sizeof(up));
+}
+
+static int files2(struct dctx *c, struct tring *r, const int *fds,
+		  const uint64_t *tags, unsigned int nr, unsigned int flags)
+{
+	struct io_uring_rsrc_register rr;
+
+	memset(&rr, 0, sizeof(rr));
+	rr.nr = nr;
+	rr.flags = flags;
+	rr.data = (uint64_t)(uintptr_t)fds;
+	rr.tags = (uint64_t)(uintptr_t)tags;
+	return reg(c, r, IORING_REGISTER_FILES2, &rr, sizeof(rr));
+}
+
+/*
+ * A partly failing update: the entries before the failing one are done
+ * (the count is returned), and the failing entry's slot is emptied before
+ * its fd is looked at (a bad fd or a ring fd leaves the slot empty); SKIP
+ * and -1 with a tag fail before touching the slot.
+ */
+static void sc_update_partial(struct dctx *c)
+{
+	struct tring r;
+	int f[8], fds[6], ret;
+	uint64_t tags[4] = { 0, 0, 0, 0 };
+	struct io_uring_files_update old;
+
+	for (int i = 0; i < 8; i++)
+		f[i] = dtmpfile(c, 16, (unsigned char)(0x10 * (i + 1)));
+	if (f[7] < 0 || dring_flags(c, &r, 32, 0))
+		return;
+	for (int i = 0; i < 6; i++)
+		fds[i] = f[i];
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES, fds, 6), "register 6");
+	slots(c, &r, 6, "registered");
+	/* slot 0 := f6, 1 skipped, 2 a bad fd (stops), 3 not reached */
+	fds[0] = f[6];
+	fds[1] = IORING_REGISTER_FILES_SKIP;
+	fds[2] = 9999;
+	fds[3] = f[7];
+	drec_int(c, upd2(c, &r, 0, fds, NULL, 4), "bad fd third");
+	slots(c, &r, 6, "after bad fd third");
+	/* the first entry bad: the error, and that slot emptied */
+	fds[0] = 9999;
+	drec_int(c, upd2(c, &r, 3, fds, NULL, 2), "bad fd first");
+	slots(c, &r, 6, "after bad fd first");
+	/* a ring fd: -EBADF, its slot emptied too */
+	fds[0] = f[7];
+	fds[1] = r.fd;
+	drec_int(c, upd2(c, &r, 4, fds, NULL, 2), "ring fd second");
+	slots(c, &r, 6, "after ring fd");
+	/* SKIP or -1 with a tag: -EINVAL, nothing touched */
+	fds[0] = f[6];
+	fds[1] = IORING_REGISTER_FILES_SKIP;
+	tags[1] = 7;
+	drec_int(c, upd2(c, &r, 0, fds, tags, 2), "SKIP with a tag");
+	fds[1] = -1;
+	drec_int(c, upd2(c, &r, 2, fds, tags, 2), "-1 with a tag");
+	slots(c, &r, 6, "after tagged SKIP / -1");
+	dreap(c, &r, 0, true, "no tag CQEs");
+	/* a tag on an update of a table registered without tags */
+	fds[0] = f[1];
+	tags[0] = 0x77;
+	drec_int(c, upd2(c, &r, 5, fds, tags, 1), "tagged update");
+	fds[0] = -1;
+	drec_int(c, upd2(c, &r, 5, fds, NULL, 1), "clear the tagged slot");
+	dreap(c, &r, 1, true, "its tag");
+	/* count and bounds */
+	drec_int(c, upd2(c, &r, 0, fds, NULL, 0), "update2 nr 0");
+	drec_int(c, upd2(c, &r, 6, fds, NULL, 1), "update2 at the end");
+	drec_int(c, upd2(c, &r, 5, fds, NULL, 2), "update2 across the end");
+	drec_int(c, upd2(c, &r, 0xffffffffu, fds, NULL, 2), "update2 overflow");
+	drec_int(c, upd2(c, &r, 0, NULL, NULL, 1), "update2 NULL array");
+	memset(&old, 0, sizeof(old));
+	old.offset = 1;
+	old.fds = (uint64_t)(uintptr_t)fds;
+	fds[0] = -1;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES_UPDATE, &old, 0),
+		 "update nr 0");
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES_UPDATE, NULL, 1),
+		 "update NULL arg");
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES_UPDATE, &old, 1),
+		 "update clears slot 1");
+	{
+		struct io_uring_rsrc_update2 up;
+
+		memset(&up, 0, sizeof(up));
+		up.nr = 1;
+		up.data = (uint64_t)(uintptr_t)fds;
+		up.resv2 = 1;
+		drec_int(c, reg(c, &r, IORING_REGISTER_FILES_UPDATE2, &up,
+				sizeof(up)), "update2 resv2");
+		up.resv2 = 0;
+		drec_int(c, reg(c, &r, IORING_REGISTER_FILES_UPDATE2, &up,
+				sizeof(up) + 8), "update2 bad size");
+	}
+	/* the array ends at an unmapped page: the readable entries are done */
+	{
+		long pg = sysconf(_SC_PAGESIZE);
+		char *m = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		int *tail;
+
+		if (m == MAP_FAILED) {
+			dcheck(c, 0, "mmap");
+		} else {
+			munmap(m + pg, (size_t)pg);
+			tail = (int *)(m + pg) - 2;
+			tail[0] = f[2];
+			tail[1] = f[3];
+			ret = upd2(c, &r, 2, tail, NULL, 4);
+			drec_int(c, ret, "array into an unmapped page");
+			ret = upd2(c, &r, 2, (int *)(m + pg), NULL, 1);
+			drec_int(c, ret, "array unmapped");
+			munmap(m, (size_t)pg);
+		}
+	}
+	slots(c, &r, 6, "final");
+	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, NULL, 0), "unregister");
+	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, fds, 0),
+		 "unregister with arg");
+	drec_int(c, upd2(c, &r, 0, fds, NULL, 1), "update2 without a table");
+	drec_int(c, upd2(c, &r, 0xffffffffu, fds, NULL, 2),
+		 "overflow without a table");
+	for (int i = 0; i < 8; i++)
+		close(f[i]);
+	tring_exit(&r);
+}
+
+/*
+ * Registration rules: argument checks and their order, a failing
+ * registration that leaves no table, no file referenced and no tag
+ * posted, sparse tables through FILES2, limits.
+ */
+static void sc_register_rules(struct dctx *c)
+{
+	struct tring r;
+	int f[3], fds[5], pp[2];
+	uint64_t tags[5] = { 0x71, 0x72, 0, 0x74, 0 };
+	char b;
+
+	for (int i = 0; i < 3; i++)
+		f[i] = dtmpfile(c, 16, (unsigned char)(0x20 * (i + 1)));
+	if (f[2] < 0 || pipe(pp) || dring_flags(c, &r, 32, 0))
+		return;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES, NULL, 4), "files NULL");
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES, f, (1U << 20) + 1),
+		 "files over the maximum");
+	drec_int(c, files2(c, &r, NULL, NULL, 0, 0), "files2 nr 0");
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES2, NULL, 32),
+		 "files2 NULL");
+	drec_int(c, files2(c, &r, f, NULL, 3, 2), "files2 unknown flag");
+	drec_int(c, files2(c, &r, f, NULL, 3, IORING_RSRC_REGISTER_SPARSE),
+		 "files2 sparse with data");
+	drec_int(c, files2(c, &r, NULL, tags, 3, IORING_RSRC_REGISTER_SPARSE),
+		 "files2 sparse with nonzero tags");
+	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, NULL, 0),
+		 "nothing left");
+	/* a failure after files were taken: pipe ends, a hole, a ring fd */
+	fds[0] = pp[0];
+	fds[1] = pp[1];
+	fds[2] = -1;
+	fds[3] = r.fd;
+	fds[4] = -1;
+	drec_int(c, files2(c, &r, fds, tags, 5, 0), "files2 with a ring fd");
+	dreap(c, &r, 0, true, "no tags from a failed registration");
+	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, NULL, 0),
+		 "no table left");
+	close(pp[1]);
+	drec_int(c, (int)read(pp[0], &b, 1), "the write end is closed");
+	/* -1 with a tag */
+	fds[0] = f[0];
+	fds[1] = -1;
+	drec_int(c, files2(c, &r, fds, tags, 2, 0), "files2 -1 with a tag");
+	/* a tag array that cannot be read */
+	drec_int(c, files2(c, &r, fds, dunmapped_addr(), 2, 0),
+		 "files2 unreadable tags");
+	/* sparse: the flag with zero tags, or no data without the flag */
+	tags[0] = tags[1] = tags[2] = 0;
+	drec_int(c, files2(c, &r, NULL, tags, 3, IORING_RSRC_REGISTER_SPARSE),
+		 "files2 sparse with zero tags");
+	slots(c, &r, 3, "sparse");
+	drec_int(c, files2(c, &r, f, NULL, 3, 0), "files2 while registered");
+	drec_int(c, files2(c, &r, f, NULL, 0, 0), "files2 nr 0 while registered");
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES, f, 0),
+		 "files nr 0 while registered");
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES, NULL, 1),
+		 "files NULL while registered");
+	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, NULL, 0), "unregister");
+	drec_int(c, files2(c, &r, NULL, NULL, 3, 0), "files2 data NULL");
+	slots(c, &r, 3, "data NULL");
+	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, NULL, 0), "unregister");
+	drec_int(c, files2(c, &r, NULL, dunmapped_addr(), 3, 0),
+		 "files2 data NULL, tags unreadable");
+	/* tags registered with files post at unregister */
+	tags[0] = 0x81;
+	tags[2] = 0x83;
+	drec_int(c, files2(c, &r, f, tags, 3, 0), "files2 tagged");
+	slots(c, &r, 3, "tagged");
+	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, NULL, 0), "unregister");
+	dreap(c, &r, 2, false, "tags at unregister");
+	close(pp[0]);
+	for (int i = 0; i < 3; i++)
+		close(f[i]);
+	tring_exit(&r);
+}
+
+/* RLIMIT_NOFILE bounds the table size (scenarios run in their own child) */
+static void sc_register_rlimit(struct dctx *c)
+{
+	struct rlimit old, rl;
+	struct tring r;
+
+	if (dring_flags(c, &r, 8, 0) || getrlimit(RLIMIT_NOFILE, &old)) {
+		dcheck(c, 0, "setup");
+		return;
+	}
+	rl = old;
+	rl.rlim_cur = 200;
+	if (setrlimit(RLIMIT_NOFILE, &rl)) {
+		dcheck(c, 0, "setrlimit");
+		return;
+	}
+	drec_int(c, files2(c, &r, NULL, NULL, 201, IORING_RSRC_REGISTER_SPARSE),
+		 "sparse 201 over the limit 200");
+	drec_int(c, files2(c, &r, NULL, NULL, 200, IORING_RSRC_REGISTER_SPARSE),
+		 "sparse 200 at the limit");
+	setrlimit(RLIMIT_NOFILE, &old);
+	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, NULL, 0), "unregister");
+	tring_exit(&r);
+}
+
+/* IORING_OP_FILES_UPDATE with index allocation: one slot, its index */
+static int alloc_one(struct dctx *c, struct tring *r, int fd, const char *label)
+{
+	struct tcqe cq;
+	int a = fd;
+
+	upd(r, &a, 1, IORING_FILE_INDEX_ALLOC, 0x600);
+	tring_submit(r);
+	if (tring_reap_wait(r, &cq, 1, 1000 * 1000 * 1000LL) != 1) {
+		dcheck(c, 0, "%s: no CQE", label);
+		return -1;
+	}
+	drec_int(c, cq.res, "%s: res", label);
+	drec_int(c, cq.res == 1 ? a : -1, "%s: index", label);
+	return cq.res == 1 ? a : cq.res;
+}
+
+/*
+ * FILE_ALLOC_RANGE: argument checks (overflow before the table bound,
+ * no table needed), and where allocation looks: from a hint that
+ * registration, updates and the range set, around to the range start.
+ */
+static void sc_alloc_range(struct dctx *c)
+{
+	struct io_uring_file_index_range range;
+	struct tring r;
+	int f = dtmpfile(c, 16, 0x40), fds[4];
+
+	if (f < 0 || dring_flags(c, &r, 32, 0))
+		return;
+	memset(&range, 0, sizeof(range));
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILE_ALLOC_RANGE, &range, 0),
+		 "empty range without a table");
+	range.len = 1;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILE_ALLOC_RANGE, &range, 0),
+		 "range without a table");
+	range.off = 7;
+	range.len = ~1U;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILE_ALLOC_RANGE, &range, 0),
+		 "overflow without a table");
+	range.resv = 1;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILE_ALLOC_RANGE, &range, 0),
+		 "overflow and resv");
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILE_ALLOC_RANGE, NULL, 0),
+		 "NULL range");
+	range.resv = 0;
+	range.off = 0;
+	range.len = 0;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILE_ALLOC_RANGE, &range, 1),
+		 "range nr 1");
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILE_ALLOC_RANGE,
+			dunmapped_addr(), 0), "range unreadable");
+	/* registration leaves the hint at 0, whatever it filled */
+	fds[0] = -1;
+	fds[1] = f;
+	fds[2] = -1;
+	fds[3] = -1;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES, fds, 4), "register 4");
+	alloc_one(c, &r, f, "first alloc");
+	alloc_one(c, &r, f, "second alloc");
+	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, NULL, 0), "unregister");
+	alloc_one(c, &r, f, "alloc without a table");
+
+	drec_int(c, files2(c, &r, NULL, NULL, 10, IORING_RSRC_REGISTER_SPARSE),
+		 "sparse 10");
+	range.off = 8;
+	range.len = 3;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILE_ALLOC_RANGE, &range, 0),
+		 "range past the end");
+	range.off = 10;
+	range.len = 0;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILE_ALLOC_RANGE, &range, 0),
+		 "empty range at the end");
+	alloc_one(c, &r, f, "alloc in an empty range");
+	range.off = 2;
+	range.len = 3;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILE_ALLOC_RANGE, &range, 0),
+		 "range [2, 5)");
+	alloc_one(c, &r, f, "range alloc 1");
+	alloc_one(c, &r, f, "range alloc 2");
+	/* an update inside the range moves the hint past it */
+	fds[0] = f;
+	drec_int(c, upd2(c, &r, 4, fds, NULL, 1), "set slot 4");
+	alloc_one(c, &r, f, "range full");
+	/* clearing slot 3 points the hint there */
+	fds[0] = -1;
+	drec_int(c, upd2(c, &r, 3, fds, NULL, 1), "clear slot 3");
+	alloc_one(c, &r, f, "refill slot 3");
+	/* a hint outside the range: an update at slot 8 */
+	fds[0] = f;
+	drec_int(c, upd2(c, &r, 8, fds, NULL, 1), "set slot 8");
+	alloc_one(c, &r, f, "alloc with the hint at 9");
+	fds[0] = -1;
+	drec_int(c, upd2(c, &r, 0, fds, NULL, 1), "clear empty slot 0");
+	alloc_one(c, &r, f, "alloc after clearing an empty slot");
+	drec_int(c, upd2(c, &r, 1, fds, NULL, 1), "clear empty slot 1");
+	fds[0] = 9999;
+	drec_int(c, upd2(c, &r, 6, fds, NULL, 1), "bad fd at slot 6");
+	alloc_one(c, &r, f, "alloc after a bad fd at slot 6");
+	slots(c, &r, 10, "final");
+	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, NULL, 0), "unregister");
+	/* unregistering resets the range: the next table's covers it all */
+	drec_int(c, files2(c, &r, NULL, NULL, 2, IORING_RSRC_REGISTER_SPARSE),
+		 "sparse 2");
+	alloc_one(c, &r, f, "alloc in the new table");
+	close(f);
+	tring_exit(&r);
+}
+
+/* CLOSE of a direct descriptor (slot i) */
+static void close_slot(struct dctx *c, struct tring *r, unsigned int i,
+		       const char *label)
+{
+	struct io_uring_sqe *sqe = tring_get_sqe(r);
+
+	tring_prep_rw(sqe, IORING_OP_CLOSE, 0, NULL, 0, 0, 0x700 + i);
+	sqe->file_index = i + 1;
+	drec_int(c, tring_submit(r), "%s: submit", label);
+	dreap(c, r, 1, true, label);
+}
+
+/* where the allocation hint goes: updates, direct closes, the range */
+static void sc_alloc_hint(struct dctx *c)
+{
+	struct io_uring_file_index_range range;
+	struct tring r;
+	int f = dtmpfile(c, 16, 0x50), fds[1];
+
+	if (f < 0 || dring_flags(c, &r, 32, 0))
+		return;
+	drec_int(c, files2(c, &r, NULL, NULL, 10, IORING_RSRC_REGISTER_SPARSE),
+		 "sparse 10");
+	fds[0] = f;
+	drec_int(c, upd2(c, &r, 5, fds, NULL, 1), "set slot 5");
+	alloc_one(c, &r, f, "alloc after setting slot 5");
+	fds[0] = -1;
+	drec_int(c, upd2(c, &r, 5, fds, NULL, 1), "clear slot 5");
+	alloc_one(c, &r, f, "alloc after clearing slot 5");
+	close_slot(c, &r, 0, "close empty slot 0");
+	alloc_one(c, &r, f, "alloc after closing an empty slot");
+	fds[0] = f;
+	drec_int(c, upd2(c, &r, 0, fds, NULL, 1), "set slot 0");
+	drec_int(c, upd2(c, &r, 1, fds, NULL, 1), "set slot 1");
+	close_slot(c, &r, 0, "close slot 0");
+	alloc_one(c, &r, f, "alloc after closing slot 0");
+	memset(&range, 0, sizeof(range));
+	range.off = 2;
+	range.len = 3;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILE_ALLOC_RANGE, &range, 0),
+		 "range [2, 5)");
+	alloc_one(c, &r, f, "range alloc 1");
+	alloc_one(c, &r, f, "range alloc 2");
+	alloc_one(c, &r, f, "range alloc 3");
+	alloc_one(c, &r, f, "range full");
+	fds[0] = f;
+	drec_int(c, upd2(c, &r, 8, fds, NULL, 1), "set slot 8");
+	close_slot(c, &r, 8, "close slot 8");
+	alloc_one(c, &r, f, "alloc with the hint at 8");
+	/* below the range: slot 1 is free but outside it */
+	close_slot(c, &r, 1, "close slot 1");
+	alloc_one(c, &r, f, "alloc with the hint at 1");
+	slots(c, &r, 10, "final");
+	close(f);
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "files_update_op", sc_files_update_op, NULL, NULL },
 	{ "probe", sc_probe, NULL, NULL },
@@ -414,6 +863,11 @@ static const struct dscenario scenarios[] = {
 	{ "files", sc_files, NULL, NULL },
 	{ "files2", sc_files2, NULL, NULL },
 	{ "eventfd", sc_eventfd, NULL, NULL },
+	{ "update_partial", sc_update_partial, NULL, NULL },
+	{ "register_rules", sc_register_rules, NULL, NULL },
+	{ "register_rlimit", sc_register_rlimit, NULL, NULL },
+	{ "alloc_range", sc_alloc_range, NULL, NULL },
+	{ "alloc_hint", sc_alloc_hint, NULL, NULL },
 };
 
 DTEST_MAIN(scenarios)

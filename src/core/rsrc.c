@@ -58,9 +58,14 @@ void uu_file_tag_put(struct uu_file_tag *t)
 	free(t);
 }
 
-/* the kernel's allocation hint: after the last slot set, at the last
- * slot cleared */
-static void slot_set(struct uu_ring *r, unsigned int i, int fd, uint64_t tag)
+/*
+ * Slot changes.  The allocation hint follows the kernel's file bitmap: a
+ * slot that becomes used moves it past that slot, a slot that becomes
+ * empty moves it there; replacing a used slot through a direct install
+ * leaves it alone, while an update empties the slot first (so it moves
+ * twice).  Registration and FILE_ALLOC_RANGE set it to the range start.
+ */
+static void slot_fill(struct uu_ring *r, unsigned int i, int fd, uint64_t tag)
 {
 	struct uu_file_tag *t = NULL;
 
@@ -73,22 +78,22 @@ static void slot_set(struct uu_ring *r, unsigned int i, int fd, uint64_t tag)
 	r->files[i].fd = fd;
 	r->files[i].tag = tag;
 	r->files[i].tagref = t;
-	r->alloc_hint = i + 1;
 }
 
-static void slot_clear(struct uu_ring *r, unsigned int i)
+/* empties slot i; true if it held a file (closed, its tag put) */
+static bool slot_put(struct uu_ring *r, unsigned int i)
 {
-	if (r->files[i].fd >= 0) {
-		uu_sys_close(r->files[i].fd);
-		if (r->files[i].tagref)
-			uu_file_tag_put(r->files[i].tagref);
-		else
-			post_tag(r, r->files[i].tag);
-		r->alloc_hint = i;
-	}
+	if (r->files[i].fd < 0)
+		return false;
+	uu_sys_close(r->files[i].fd);
+	if (r->files[i].tagref)
+		uu_file_tag_put(r->files[i].tagref);
+	else
+		post_tag(r, r->files[i].tag);
 	r->files[i].fd = -1;
 	r->files[i].tag = 0;
 	r->files[i].tagref = NULL;
+	return true;
 }
 
 /* The fd the application names, as a registered file: a dup, or -errno.
@@ -110,6 +115,42 @@ static int import_fd(int fd)
 	return uu_fd_dup_reserved(fd);
 }
 
+static void set_alloc_range(struct uu_ring *r, unsigned int off,
+			    unsigned int len)
+{
+	r->alloc_start = off;
+	r->alloc_end = off + len;
+	r->alloc_hint = off;
+}
+
+/*
+ * A free slot for IORING_FILE_INDEX_ALLOC, searched as the kernel's
+ * bitmap search does: a hint outside the range is first moved to the
+ * range start (the 6.18 stable fix: an update or close outside the range
+ * must not lead the search there), then from the hint up to the range
+ * end, then, unless the hint was the range start, from the range start
+ * up to the old hint (which becomes the start).  -ENFILE without a table
+ * or a free slot.
+ */
+static int slot_alloc(struct uu_ring *r)
+{
+	unsigned int end = r->alloc_end;
+
+	if (!r->files)
+		return -ENFILE;
+	if (r->alloc_hint < r->alloc_start || r->alloc_hint >= r->alloc_end)
+		r->alloc_hint = r->alloc_start;
+	for (;;) {
+		for (unsigned int i = r->alloc_hint; i < end; i++)
+			if (r->files[i].fd < 0)
+				return (int)i;
+		if (r->alloc_hint == r->alloc_start)
+			return -ENFILE;
+		end = r->alloc_hint;
+		r->alloc_hint = r->alloc_start;
+	}
+}
+
 static int table_alloc(struct uu_ring *r, unsigned int nr)
 {
 	struct rlimit rl;
@@ -127,22 +168,25 @@ static int table_alloc(struct uu_ring *r, unsigned int nr)
 	for (unsigned int i = 0; i < nr; i++)
 		r->files[i].fd = -1;
 	r->nr_files = nr;
-	r->alloc_start = 0;
-	r->alloc_end = nr;
-	r->alloc_hint = 0;
 	return 0;
 }
 
 static void table_free(struct uu_ring *r)
 {
 	for (unsigned int i = 0; i < r->nr_files; i++)
-		slot_clear(r, i);
+		slot_put(r, i);
 	free(r->files);
 	r->files = NULL;
 	r->nr_files = 0;
+	set_alloc_range(r, 0, 0);
 }
 
-/* fds: user array of nr ints (NULL with sparse), tags: user array or 0 */
+/*
+ * fds: user array of nr ints, or NULL for an empty table; tags: user
+ * array or 0.  Any failure drops what was taken without posting tags
+ * and leaves no table.  The tag is read before the fd, as the kernel
+ * does, and -1 (a hole) cannot carry a tag.
+ */
 static int register_files(struct uu_ring *r, const void *fds, uint64_t tags,
 			  unsigned int nr)
 {
@@ -153,18 +197,23 @@ static int register_files(struct uu_ring *r, const void *fds, uint64_t tags,
 	ret = table_alloc(r, nr);
 	if (ret)
 		return ret;
-	for (unsigned int i = 0; fds && i < nr; i++) {
-		int32_t fd;
+	for (unsigned int i = 0; i < nr; i++) {
+		int32_t fd = -1;
 		uint64_t tag = 0;
 
-		ret = uu_copy_from_user(&fd, (const char *)fds + 4 * (size_t)i, 4);
-		if (!ret && tags)
+		if (tags) {
 			ret = uu_copy_from_user(&tag, (const void *)(uintptr_t)(tags + 8 * (uint64_t)i), 8);
-		if (ret)
-			goto fail;
-		if (fd == -1) { /* sparse; FILES_SKIP is for updates only */
+			if (ret)
+				goto fail;
+		}
+		if (fds) {
+			ret = uu_copy_from_user(&fd, (const char *)fds + 4 * (size_t)i, 4);
+			if (ret)
+				goto fail;
+		}
+		if (fd == -1) { /* a hole; FILES_SKIP is for updates only */
 			if (tag) {
-				ret = -EINVAL; /* a tag needs a file */
+				ret = -EINVAL;
 				goto fail;
 			}
 			continue;
@@ -172,21 +221,31 @@ static int register_files(struct uu_ring *r, const void *fds, uint64_t tags,
 		ret = import_fd(fd);
 		if (ret < 0)
 			goto fail;
-		slot_set(r, i, ret, tag);
+		slot_fill(r, i, ret, tag);
 	}
+	/* the whole table, hint at its start */
+	set_alloc_range(r, 0, nr);
 	return 0;
 fail:
 	for (unsigned int i = 0; i < r->nr_files; i++) {
 		if (r->files[i].fd >= 0)
 			uu_sys_close(r->files[i].fd);
-		r->files[i].fd = -1;
+		free(r->files[i].tagref);
 	}
 	free(r->files);
 	r->files = NULL;
 	r->nr_files = 0;
+	set_alloc_range(r, 0, 0);
 	return ret;
 }
 
+/*
+ * FILES_UPDATE(2) and OP_FILES_UPDATE: entries are applied in order and
+ * the count done is returned, or the error of the first entry.  As in the
+ * kernel, an entry's slot is emptied before its fd is looked at: a bad fd
+ * or a ring fd ends the update with that slot empty.  SKIP and -1 carrying
+ * a tag fail before the slot is touched.
+ */
 static int update_files(struct uu_ring *r, unsigned int off, const void *fds,
 			uint64_t tags, unsigned int nr)
 {
@@ -197,33 +256,35 @@ static int update_files(struct uu_ring *r, unsigned int off, const void *fds,
 		return -EOVERFLOW;
 	if (!r->files)
 		return -ENXIO;
-	if (off > r->nr_files || nr > r->nr_files - off)
+	if (off + nr > r->nr_files)
 		return -EINVAL;
 	for (done = 0; done < nr; done++) {
 		int32_t fd;
 		uint64_t tag = 0;
 		unsigned int i = off + done;
 
-		ret = uu_copy_from_user(&fd, (const char *)fds + 4 * (size_t)done, 4);
-		if (!ret && tags)
+		ret = 0;
+		if (tags)
 			ret = uu_copy_from_user(&tag, (const void *)(uintptr_t)(tags + 8 * (uint64_t)done), 8);
+		if (!ret)
+			ret = uu_copy_from_user(&fd, (const char *)fds + 4 * (size_t)done, 4);
 		if (ret)
 			break;
+		if ((fd == IORING_REGISTER_FILES_SKIP || fd == -1) && tag) {
+			ret = -EINVAL;
+			break;
+		}
 		if (fd == IORING_REGISTER_FILES_SKIP)
 			continue;
-		if (fd == -1) {
-			if (tag) {
-				ret = -EINVAL;
-				break;
-			}
-			slot_clear(r, i);
+		if (slot_put(r, i))
+			r->alloc_hint = i;
+		if (fd == -1)
 			continue;
-		}
 		ret = import_fd(fd);
 		if (ret < 0)
 			break;
-		slot_clear(r, i);
-		slot_set(r, i, ret, tag);
+		slot_fill(r, i, ret, tag);
+		r->alloc_hint = i + 1;
 		ret = 0;
 	}
 	return done ? (int)done : ret;
@@ -235,6 +296,8 @@ int uu_rsrc_register(struct uu_ring *r, unsigned int opcode, void *arg,
 {
 	switch (opcode) {
 	case IORING_REGISTER_FILES:
+		if (!arg)
+			return -EFAULT;
 		return register_files(r, arg, 0, nr_args);
 	case IORING_UNREGISTER_FILES:
 		if (arg || nr_args)
@@ -266,13 +329,13 @@ int uu_rsrc_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		ret = uu_copy_from_user(&rr, arg, sizeof(rr));
 		if (ret)
 			return ret;
-		if (rr.resv2 || (rr.flags & ~IORING_RSRC_REGISTER_SPARSE))
+		if (!rr.nr || rr.resv2 ||
+		    (rr.flags & ~IORING_RSRC_REGISTER_SPARSE))
 			return -EINVAL;
-		if (rr.flags & IORING_RSRC_REGISTER_SPARSE) {
-			if (rr.data || rr.tags)
-				return -EINVAL;
-			return register_files(r, NULL, 0, rr.nr);
-		}
+		/* SPARSE only forbids data; no data is an empty table with
+		 * or without the flag, and its tags are still read */
+		if ((rr.flags & IORING_RSRC_REGISTER_SPARSE) && rr.data)
+			return -EINVAL;
 		return register_files(r, (const void *)(uintptr_t)rr.data,
 				      rr.tags, rr.nr);
 	}
@@ -285,29 +348,27 @@ int uu_rsrc_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		ret = uu_copy_from_user(&up, arg, sizeof(up));
 		if (ret)
 			return ret;
-		if (up.resv || up.resv2)
+		if (!up.nr || up.resv || up.resv2)
 			return -EINVAL;
 		return update_files(r, up.offset, (const void *)(uintptr_t)up.data,
 				    up.tags, up.nr);
 	}
 	case IORING_REGISTER_FILE_ALLOC_RANGE: {
 		struct io_uring_file_index_range range;
+		uint32_t end;
 		int ret;
 
-		if (nr_args)
+		if (!arg || nr_args)
 			return -EINVAL;
 		ret = uu_copy_from_user(&range, arg, sizeof(range));
 		if (ret)
 			return ret;
-		if (range.resv)
+		if (__builtin_add_overflow(range.off, range.len, &end))
+			return -EOVERFLOW;
+		/* no table needed: an empty range at 0 fits an empty one */
+		if (range.resv || end > r->nr_files)
 			return -EINVAL;
-		if (!r->files)
-			return -ENXIO;
-		if (range.len > r->nr_files || range.off > r->nr_files - range.len)
-			return -EINVAL;
-		r->alloc_start = range.off;
-		r->alloc_end = range.off + range.len;
-		r->alloc_hint = range.off;
+		set_alloc_range(r, range.off, range.len);
 		return 0;
 	}
 	case IORING_REGISTER_EVENTFD:
@@ -466,22 +527,7 @@ int uu_fixed_install(struct uu_ring *r, int fd, uint32_t file_slot)
 
 	pthread_mutex_lock(&r->files_lock);
 	if (file_slot == IORING_FILE_INDEX_ALLOC) {
-		/* from the hint to the end of the range, then from its start */
-		unsigned int from = r->alloc_hint, i;
-
-		if (from < r->alloc_start || from >= r->alloc_end)
-			from = r->alloc_start;
-		ret = -ENFILE;
-		for (i = 0; r->files && i < r->alloc_end - r->alloc_start; i++) {
-			unsigned int j = from + i;
-
-			if (j >= r->alloc_end)
-				j -= r->alloc_end - r->alloc_start;
-			if (r->files[j].fd < 0) {
-				ret = (int)j;
-				break;
-			}
-		}
+		ret = slot_alloc(r);
 	} else if (!r->files) {
 		ret = -ENXIO;
 	} else if (file_slot - 1 >= r->nr_files) {
@@ -495,8 +541,10 @@ int uu_fixed_install(struct uu_ring *r, int fd, uint32_t file_slot)
 		if (moved < 0) {
 			ret = moved;
 		} else {
-			slot_clear(r, (unsigned int)ret);
-			slot_set(r, (unsigned int)ret, moved, 0);
+			/* replacing a used slot leaves the hint */
+			if (!slot_put(r, (unsigned int)ret))
+				r->alloc_hint = (unsigned int)ret + 1;
+			slot_fill(r, (unsigned int)ret, moved, 0);
 			if (file_slot != IORING_FILE_INDEX_ALLOC)
 				ret = 0;
 		}
@@ -590,8 +638,8 @@ int uu_fixed_remove(struct uu_ring *r, uint32_t file_slot)
 		ret = -EINVAL;
 	else if (r->files[file_slot - 1].fd < 0)
 		ret = -EBADF;
-	else
-		slot_clear(r, file_slot - 1);
+	else if (slot_put(r, file_slot - 1))
+		r->alloc_hint = file_slot - 1;
 	pthread_mutex_unlock(&r->files_lock);
 	return ret;
 }

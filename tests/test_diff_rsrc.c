@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "dtest.h"
@@ -503,6 +504,22 @@ static void sc_update_partial(struct dctx *c)
 	fds[0] = 9999;
 	drec_int(c, upd2(c, &r, 3, fds, NULL, 2), "bad fd first");
 	slots(c, &r, 6, "after bad fd first");
+	/* the kernel's io_uring fd, on either backend: -EBADF */
+	{
+		struct io_uring_params kp;
+		int kfd;
+
+		memset(&kp, 0, sizeof(kp));
+		kfd = (int)syscall(__NR_io_uring_setup, 4, &kp);
+		if (kfd >= 0) {
+			fds[0] = kfd;
+			drec_int(c, upd2(c, &r, 5, fds, NULL, 1),
+				 "a kernel ring fd");
+			close(kfd);
+		} else {
+			dnote(c, "no kernel io_uring here: %d", errno);
+		}
+	}
 	/* a ring fd: -EBADF, its slot emptied too */
 	fds[0] = f[7];
 	fds[1] = r.fd;
@@ -615,6 +632,20 @@ static void sc_register_rules(struct dctx *c)
 		 "files2 sparse with nonzero tags");
 	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, NULL, 0),
 		 "nothing left");
+	{
+		struct io_uring_params kp;
+		int kfd;
+
+		memset(&kp, 0, sizeof(kp));
+		kfd = (int)syscall(__NR_io_uring_setup, 4, &kp);
+		if (kfd >= 0) {
+			drec_int(c, reg(c, &r, IORING_REGISTER_FILES, &kfd, 1),
+				 "register a kernel ring fd");
+			close(kfd);
+		} else {
+			dnote(c, "no kernel io_uring here: %d", errno);
+		}
+	}
 	/* a failure after files were taken: pipe ends, a hole, a ring fd */
 	fds[0] = pp[0];
 	fds[1] = pp[1];

@@ -722,6 +722,9 @@ int uu_fixed_file_ref(struct uu_ring *ring, unsigned int idx,
 void uu_file_tag_put(struct uu_file_tag *tag);
 int uu_fixed_install(struct uu_ring *ring, int fd, uint32_t file_slot);
 int uu_fixed_remove(struct uu_ring *ring, uint32_t file_slot);
+struct stat;
+/* fd (st: its fstat) is an io_uring instance, uuring's or the kernel's */
+bool uu_is_ring_fd(int fd, const struct stat *st);
 int uu_fixed_file_dup(struct uu_ring *r, unsigned int idx);
 int uu_files_update_prep(struct uu_req *req);
 int uu_files_update_issue(struct uu_req *req, unsigned int issue_flags);

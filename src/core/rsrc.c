@@ -97,21 +97,14 @@ static bool slot_put(struct uu_ring *r, unsigned int i)
 }
 
 /* The fd the application names, as a registered file: a dup, or -errno.
- * A ring fd cannot be registered (the kernel refuses io_uring files). */
+ * A ring fd, uuring's or the kernel's, cannot be registered (the kernel
+ * refuses io_uring files with -EBADF). */
 static int import_fd(int fd)
 {
 	struct stat st;
-	int err;
 
-	struct uu_ring *ring;
-
-	if (fd < 0 || fstat(fd, &st))
+	if (fd < 0 || fstat(fd, &st) || uu_is_ring_fd(fd, &st))
 		return -EBADF;
-	ring = uu_ring_get(fd, &err);
-	if (ring) {
-		uu_ring_put(ring);
-		return -EBADF;
-	}
 	return uu_fd_dup_reserved(fd);
 }
 

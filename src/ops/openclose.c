@@ -225,8 +225,9 @@ int uu_close_prep(struct uu_req *req)
 	return 0;
 }
 
-/* An io_uring instance, the kernel's or ours: CLOSE refuses those. */
-static bool is_ring_fd(int fd, const struct stat *st)
+/* An io_uring instance, the kernel's or ours: CLOSE refuses those, and
+ * the file table does not take them (rsrc.c). */
+bool uu_is_ring_fd(int fd, const struct stat *st)
 {
 	if (S_ISSOCK(st->st_mode)) {
 		int err;
@@ -258,7 +259,7 @@ int uu_close_issue(struct uu_req *req, unsigned int issue_flags)
 	(void)issue_flags;
 	if (req->os.close.file_slot)
 		return uu_fixed_remove(req->ring, req->os.close.file_slot);
-	if (fd < 0 || fstat(fd, &st) || is_ring_fd(fd, &st))
+	if (fd < 0 || fstat(fd, &st) || uu_is_ring_fd(fd, &st))
 		return -EBADF;
 	return uu_sys_close(fd);
 }

@@ -591,6 +591,18 @@ static void sc_update_partial(struct dctx *c)
 			munmap(m, (size_t)pg);
 		}
 	}
+	slots(c, &r, 6, "after the unmapped array");
+	/* the same through IORING_OP_FILES_UPDATE: slot 3 set, slot 4
+	 * emptied by its bad fd, slot 5 not reached; slot 2 emptied by a
+	 * ring fd */
+	fds[0] = f[5];
+	fds[1] = 9999;
+	fds[2] = f[6];
+	upd(&r, fds, 3, 3, 0x90);
+	fds[3] = r.fd;
+	upd(&r, &fds[3], 1, 2, 0x91);
+	drec_int(c, tring_submit(&r), "op updates");
+	dreap(c, &r, 2, true, "op updates");
 	slots(c, &r, 6, "final");
 	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, NULL, 0), "unregister");
 	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, fds, 0),

@@ -216,7 +216,10 @@ struct uu_ring {
 	_Atomic uint32_t sq_space_seq; /* futex: SQ_WAIT sleepers */
 
 	/* ---- readiness of the ring fd ---- */
-	atomic_bool signalled;
+	atomic_bool signalled;         /* a byte is (being) sent to the fd */
+	pthread_mutex_t ready_lock;    /* the flag and the byte change
+					* together (uu_ring_signal_readiness,
+					* uu_ring_drain_readiness) */
 
 	/* ---- statistics (relaxed atomics) ---- */
 	struct {
@@ -654,6 +657,8 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 		   struct io_uring_params *p);
 void uu_ring_free(struct uu_ring *ring);
 void uu_ring_signal_readiness(struct uu_ring *ring);
+void uu_registry_sync_readiness(void);
+void uu_ring_sync_readiness_fd(int fd);
 void uu_ring_drain_readiness(struct uu_ring *ring, int fd);
 
 /* ---- registry (ring/registry.c) ---- */

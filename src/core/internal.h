@@ -107,6 +107,7 @@ struct uu_ring {
 	int owned_app_fd;        /* REGISTERED_FD_ONLY: the engine holds the
 				  * ring fd (-1 otherwise) */
 	pid_t owner_pid;         /* process that created the ring */
+	atomic_bool stats_reported; /* UURING_STATS line written */
 	unsigned int fork_gen;   /* uu_fork_generation at creation */
 
 	/* ---- configuration (immutable after setup) ---- */
@@ -747,9 +748,12 @@ int uu_do_register(struct uu_ring *ring, unsigned int opcode, void *arg,
 /* ---- knobs ---- */
 struct uu_config {
 	bool fault_ocqe_alloc; /* UURING_FAULT_OCQE_ALLOC: overflow alloc fails */
+	const char *stats_path; /* UURING_STATS: per-ring lines appended */
 };
 extern struct uu_config uu_config;
 void uu_config_load(void);
+void uu_stats_report(struct uu_ring *ring, const char *when);
+void uu_registry_report_live(void);
 
 static inline bool uu_req_cancelled(const struct uu_req *req)
 {

@@ -193,6 +193,8 @@ static bool get_not_zero(struct uu_ring *r)
 void uu_ring_put(struct uu_ring *r)
 {
 	if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) == 1) {
+		if (uu_config.stats_path)
+			uu_stats_report(r, "release");
 		uu_ring_free(r);
 	}
 }
@@ -353,6 +355,32 @@ void uu_ring_sync_readiness_fd(int fd)
 	    !atomic_load_explicit(&r->tw_pending, memory_order_acquire))
 		uu_ring_drain_readiness(r, fd);
 	uu_ring_put(r);
+}
+
+/*
+ * UURING_STATS at exit: a line for each ring still open.  trylock: a
+ * thread that exits the process while another holds live_lock must not
+ * hang in a destructor (the lines are then missing).
+ */
+void uu_registry_report_live(void)
+{
+	struct live_node *n;
+
+	if (!uu_config.stats_path || !atomic_load(&live_count))
+		return;
+	for (int i = 0; pthread_mutex_trylock(&live_lock); i++) {
+		if (i == 100)
+			return;
+		usleep(1000);
+	}
+	for (n = live_list; n; n = n->next)
+		uu_stats_report(n->ring, "exit");
+	pthread_mutex_unlock(&live_lock);
+}
+
+__attribute__((destructor)) static void registry_fini(void)
+{
+	uu_registry_report_live();
 }
 
 /* Is addr the start of a live ring's engine mapping?  (TSan builds) */

@@ -4,6 +4,7 @@
  * statistics, and the knobs.  Non-ring fds pass straight to the kernel.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,8 @@ void uu_config_load(void)
 	const char *v = getenv("UURING_FAULT_OCQE_ALLOC");
 
 	uu_config.fault_ocqe_alloc = v && *v && strcmp(v, "0");
+	v = getenv("UURING_STATS");
+	uu_config.stats_path = v && *v ? v : NULL;
 }
 
 static void *mmap_err(int err)
@@ -234,4 +237,54 @@ UU_EXPORT int uuring_dump_stats(int ring_fd, int out_fd)
 	if (write(out_fd, buf, (size_t)n) != n)
 		return -EIO;
 	return 0;
+}
+
+/*
+ * UURING_STATS=PATH: one line per ring appended to PATH when the ring is
+ * released (its last fd closed) or, for rings still open, when the
+ * process exits (uu_registry_report_live).  One write(2) per line on an
+ * O_APPEND file, so a program's processes can share the file; a forked
+ * child does not report its parent's rings.  This is how `uuring run`
+ * shows that uuring, not the kernel or a fallback, served a program.
+ */
+void uu_stats_report(struct uu_ring *r, const char *when)
+{
+	struct uuring_stats s;
+	char buf[768];
+	int fd, n;
+
+	if (!uu_config.stats_path || uu_ring_foreign(r) ||
+	    atomic_exchange(&r->stats_reported, true))
+		return;
+	fill_stats(r, &s);
+	n = snprintf(buf, sizeof(buf),
+		     "uuring-stats pid=%d at=%s setup_flags=0x%x sq_entries=%u "
+		     "cq_entries=%u enter_calls=%llu sqes_consumed=%llu "
+		     "cqes_posted=%llu cqes_overflowed=%llu route_inline=%llu "
+		     "route_iowq=%llu route_poll=%llu route_sqpoll=%llu "
+		     "waits=%llu wakeups=%llu readiness_signals=%llu "
+		     "readiness_drains=%llu\n",
+		     (int)getpid(), when, r->setup_flags, r->sq_entries,
+		     r->cq_entries, (unsigned long long)s.enter_calls,
+		     (unsigned long long)s.sqes_consumed,
+		     (unsigned long long)s.cqes_posted,
+		     (unsigned long long)s.cqes_overflowed,
+		     (unsigned long long)s.route_inline,
+		     (unsigned long long)s.route_iowq,
+		     (unsigned long long)s.route_poll,
+		     (unsigned long long)s.route_sqpoll,
+		     (unsigned long long)s.waits,
+		     (unsigned long long)s.wakeups,
+		     (unsigned long long)s.readiness_signals,
+		     (unsigned long long)s.readiness_drains);
+	if (n <= 0 || n >= (int)sizeof(buf))
+		return;
+	fd = open(uu_config.stats_path,
+		  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if (write(fd, buf, (size_t)n) != n) {
+		/* nothing to do: statistics are best effort */
+	}
+	uu_sys_close(fd);
 }

@@ -82,9 +82,13 @@ struct ring {
 	size_t sq_len, cq_len;
 };
 
-static inline int ring_init(struct ring *r, unsigned int entries)
+static inline int ring_init_flags(struct ring *r, unsigned int entries,
+				  unsigned int flags)
 {
 	memset(r, 0, sizeof(*r));
+	r->p.flags = flags;
+	if (flags & IORING_SETUP_SQPOLL)
+		r->p.sq_thread_idle = 10; /* ms, as libuv */
 	r->fd = (int)sys6(__NR_io_uring_setup, entries, (long)&r->p, 0, 0, 0, 0);
 	if (r->fd < 0)
 		return r->fd;
@@ -98,6 +102,11 @@ static inline int ring_init(struct ring *r, unsigned int entries)
 	if (!r->sq || !r->cq || !r->sqes)
 		return -ENOMEM;
 	return 0;
+}
+
+static inline int ring_init(struct ring *r, unsigned int entries)
+{
+	return ring_init_flags(r, entries, 0);
 }
 
 #define U32(base, off) ((volatile uint32_t *)((base) + (off)))

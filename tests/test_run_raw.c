@@ -23,8 +23,17 @@
  * the result must be right and every one of them intact after each call,
  * patched or not, and each site must trap once and then not at all.
  * With UURING_PATCH=0 nothing is patched and every call traps.
+ *
+ * readiness: libuv's use of its SQPOLL ring, through libc (the preload's
+ * interposers): the ring fd sits in an epoll set; a NOP makes it readable;
+ * the CQ is reaped in shared memory without an enter, and then epoll and
+ * poll must say "not readable", as the kernel's do (else libuv's loop
+ * spins); a second NOP makes it readable again.  Run on the kernel's
+ * io_uring (no uuring) and under uuring run: the same checks pass on both.
  */
 #include <dlfcn.h>
+#include <poll.h>
+#include <sys/epoll.h>
 
 #include "run_ring.h"
 
@@ -257,9 +266,84 @@ static int payload(void)
 	return ru_failures ? 1 : 0;
 }
 
+/* One NOP through the SQPOLL thread (woken if it sleeps), no wait. */
+static int sqpoll_nop(struct ring *r, uint64_t ud)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+	uint32_t fl;
+
+	sqe->opcode = IORING_OP_NOP;
+	sqe->user_data = ud;
+	/* the tail store above, then the flags load: full fence (liburing's
+	 * io_uring_smp_mb in sq_ring_needs_enter) */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	fl = __atomic_load_n((uint32_t *)(r->sq + r->p.sq_off.flags),
+			     __ATOMIC_RELAXED);
+	if (fl & IORING_SQ_NEED_WAKEUP)
+		return enter(r->fd, 0, 0, IORING_ENTER_SQ_WAKEUP, NULL, 0);
+	return 0;
+}
+
+static int ring_readable(int epfd, int ringfd, int timeout_ms)
+{
+	struct epoll_event ev[4];
+	struct pollfd pfd = { .fd = ringfd, .events = POLLIN };
+	int n = epoll_wait(epfd, ev, 4, timeout_ms);
+	int p = poll(&pfd, 1, 0);
+
+	if (n < 0 || p < 0)
+		return -1;
+	/* epoll and poll must agree */
+	if ((n == 1 && ev[0].data.fd == ringfd) != (p == 1 &&
+						     (pfd.revents & POLLIN)))
+		return -2;
+	return n == 1;
+}
+
+static int payload_readiness(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct io_uring_cqe cqe;
+	struct ring r;
+	int epfd, ret;
+
+	use_raw = false;
+	ret = ring_init_flags(&r, 8, IORING_SETUP_SQPOLL);
+	if (ret) {
+		fprintf(stderr, "ring_init: %s\n", strerror(-ret));
+		return 2;
+	}
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	ev.data.fd = r.fd;
+	RU_CHECK(!epoll_ctl(epfd, EPOLL_CTL_ADD, r.fd, &ev), "epoll_ctl: %s",
+		 strerror(errno));
+	RU_CHECK(ring_readable(epfd, r.fd, 0) == 0, "readable before any CQE");
+	for (int round = 0; round < 3; round++) {
+		RU_CHECK(sqpoll_nop(&r, 100 + round) >= 0, "submit");
+		ret = ring_readable(epfd, r.fd, 5000);
+		RU_CHECK(ret == 1, "round %d: not readable with a CQE (%d)",
+			 round, ret);
+		RU_CHECK(!pop(&r, &cqe) && cqe.user_data == 100u + round,
+			 "round %d: cqe", round);
+		/* reaped in memory, no enter: the fd must not stay readable */
+		ret = ring_readable(epfd, r.fd, 0);
+		RU_CHECK(ret == 0, "round %d: readable with an empty CQ (%d)",
+			 round, ret);
+		ret = ring_readable(epfd, r.fd, 20);
+		RU_CHECK(ret == 0, "round %d: readable again (%d)", round,
+			 ret);
+	}
+	close(epfd);
+	close(r.fd);
+	return ru_failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	int st;
+
+	if (argc > 1 && !strcmp(argv[1], "readiness"))
+		return payload_readiness();
 
 	if (argc > 1 && !strcmp(argv[1], "patch"))
 		return payload_patch(!getenv("UURING_PATCH"));
@@ -289,5 +373,19 @@ int main(int argc, char **argv)
 	if (st)
 		ru_describe("patch, UURING_PATCH=0", st);
 	RU_CHECK(st == 0, "patch payload with UURING_PATCH=0");
+	{
+		/* the kernel's io_uring first (the reference), then uuring */
+		char *const v[] = { (char *)ru_self_exe(), "readiness", NULL };
+
+		st = ru_run(v, 30);
+		if (st)
+			ru_describe("readiness on the kernel", st);
+		RU_CHECK(st == 0 || st == 2,
+			 "readiness payload on the kernel's io_uring");
+		st = ru_payload("readiness", "--mode=auto", 30);
+		if (st)
+			ru_describe("readiness under uuring run", st);
+		RU_CHECK(st == 0, "readiness payload under uuring run");
+	}
 	return ru_failures ? 1 : 0;
 }

@@ -107,6 +107,7 @@ struct uu_ring {
 	int owned_app_fd;        /* REGISTERED_FD_ONLY: the engine holds the
 				  * ring fd (-1 otherwise) */
 	pid_t owner_pid;         /* process that created the ring */
+	atomic_bool stats_reported; /* UURING_STATS line written */
 	unsigned int fork_gen;   /* uu_fork_generation at creation */
 
 	/* ---- configuration (immutable after setup) ---- */
@@ -216,7 +217,10 @@ struct uu_ring {
 	_Atomic uint32_t sq_space_seq; /* futex: SQ_WAIT sleepers */
 
 	/* ---- readiness of the ring fd ---- */
-	atomic_bool signalled;
+	atomic_bool signalled;         /* a byte is (being) sent to the fd */
+	pthread_mutex_t ready_lock;    /* the flag and the byte change
+					* together (uu_ring_signal_readiness,
+					* uu_ring_drain_readiness) */
 
 	/* ---- statistics (relaxed atomics) ---- */
 	struct {
@@ -654,6 +658,8 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 		   struct io_uring_params *p);
 void uu_ring_free(struct uu_ring *ring);
 void uu_ring_signal_readiness(struct uu_ring *ring);
+void uu_registry_sync_readiness(void);
+void uu_ring_sync_readiness_fd(int fd);
 void uu_ring_drain_readiness(struct uu_ring *ring, int fd);
 
 /* ---- registry (ring/registry.c) ---- */
@@ -745,9 +751,12 @@ int uu_do_register(struct uu_ring *ring, unsigned int opcode, void *arg,
 /* ---- knobs ---- */
 struct uu_config {
 	bool fault_ocqe_alloc; /* UURING_FAULT_OCQE_ALLOC: overflow alloc fails */
+	const char *stats_path; /* UURING_STATS: per-ring lines appended */
 };
 extern struct uu_config uu_config;
 void uu_config_load(void);
+void uu_stats_report(struct uu_ring *ring, const char *when);
+void uu_registry_report_live(void);
 
 static inline bool uu_req_cancelled(const struct uu_req *req)
 {

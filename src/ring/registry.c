@@ -193,6 +193,8 @@ static bool get_not_zero(struct uu_ring *r)
 void uu_ring_put(struct uu_ring *r)
 {
 	if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) == 1) {
+		if (uu_config.stats_path)
+			uu_stats_report(r, "release");
 		uu_ring_free(r);
 	}
 }
@@ -296,6 +298,89 @@ static void check_last_close(struct uu_ring *r)
 		}
 	}
 	pthread_mutex_unlock(&live_lock);
+}
+
+/*
+ * Readiness at a wait boundary (docs/architecture.md, "Readiness
+ * approximation"): a ring whose fd is still readable although its CQ has
+ * been drained in shared memory, without an enter (libuv's SQPOLL ring:
+ * epoll says readable, the loop reaps the CQ, epolls again), is made
+ * unreadable before the caller waits, as the kernel's poll would report
+ * it then.  Without this such a loop spins at 100% CPU.  Rings with
+ * overflowed CQEs or deferred task_work stay readable (the kernel's
+ * io_has_work() reports them too); a forked child leaves the parent's
+ * rings alone (the byte it would read is the parent's).
+ */
+void uu_registry_sync_readiness(void)
+{
+	struct uu_ring *stale[16];
+	struct live_node *n;
+	int nr = 0;
+
+	if (!atomic_load_explicit(&live_count, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&live_lock);
+	for (n = live_list; n && nr < 16; n = n->next) {
+		struct uu_ring *r = n->ring;
+
+		if (!atomic_load_explicit(&r->signalled, memory_order_relaxed) ||
+		    atomic_load_explicit(&r->dead, memory_order_acquire) ||
+		    uu_ring_foreign(r) || uu_cq_ready(r) ||
+		    atomic_load_explicit(&r->ovf_pending, memory_order_acquire) ||
+		    atomic_load_explicit(&r->tw_pending, memory_order_acquire))
+			continue;
+		if (get_not_zero(r))
+			stale[nr++] = r;
+	}
+	pthread_mutex_unlock(&live_lock);
+	while (nr) {
+		struct uu_ring *r = stale[--nr];
+
+		if (!uu_cq_ready(r))
+			uu_ring_drain_readiness(r, -1);
+		uu_ring_put(r);
+	}
+}
+
+/* The same for one fd a program polls (poll/ppoll): only that ring. */
+void uu_ring_sync_readiness_fd(int fd)
+{
+	struct uu_ring *r = uu_ring_get_cached(fd);
+
+	if (!r)
+		return;
+	if (atomic_load_explicit(&r->signalled, memory_order_relaxed) &&
+	    !uu_ring_foreign(r) && !uu_cq_ready(r) &&
+	    !atomic_load_explicit(&r->ovf_pending, memory_order_acquire) &&
+	    !atomic_load_explicit(&r->tw_pending, memory_order_acquire))
+		uu_ring_drain_readiness(r, fd);
+	uu_ring_put(r);
+}
+
+/*
+ * UURING_STATS at exit: a line for each ring still open.  trylock: a
+ * thread that exits the process while another holds live_lock must not
+ * hang in a destructor (the lines are then missing).
+ */
+void uu_registry_report_live(void)
+{
+	struct live_node *n;
+
+	if (!uu_config.stats_path || !atomic_load(&live_count))
+		return;
+	for (int i = 0; pthread_mutex_trylock(&live_lock); i++) {
+		if (i == 100)
+			return;
+		usleep(1000);
+	}
+	for (n = live_list; n; n = n->next)
+		uu_stats_report(n->ring, "exit");
+	pthread_mutex_unlock(&live_lock);
+}
+
+__attribute__((destructor)) static void registry_fini(void)
+{
+	uu_registry_report_live();
 }
 
 /* Is addr the start of a live ring's engine mapping?  (TSan builds) */

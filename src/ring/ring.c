@@ -236,6 +236,7 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 	r->clockid = CLOCK_MONOTONIC;
 	uu_mpscq_init(&r->defer_tw);
 	pthread_mutex_init(&r->tw_lock, NULL);
+	pthread_mutex_init(&r->ready_lock, NULL);
 	atomic_store(&r->tw_waiter_efd, -1);
 	atomic_store_explicit(&r->refs, 1, memory_order_release);
 	atomic_init(&r->disabled, !!(p->flags & IORING_SETUP_R_DISABLED));
@@ -280,13 +281,19 @@ void uu_ring_free(struct uu_ring *r)
 	pthread_mutex_destroy(&r->files_lock);
 	pthread_mutex_destroy(&r->iopoll_lock);
 	pthread_mutex_destroy(&r->tw_lock);
+	pthread_mutex_destroy(&r->ready_lock);
 	uu_ring_recycle(r);
 }
 
 /*
  * Readiness (architecture.md, "Readiness approximation"): the ring fd is
- * readable while a byte sits in it.  Called after a CQ commit that leaves
- * the CQ non-empty.
+ * readable while a byte sits in it.  Called after a CQ commit, which has
+ * stored the new cq tail and then fenced (seq_cst) before this load of
+ * `signalled`: the Dekker pair of the fence in uu_ring_drain_readiness.
+ * ready_lock makes "flag set, byte sent" one step against a drain, which
+ * otherwise could read the byte of a signal that set the flag before the
+ * drain cleared it (flag clear, CQ non-empty, fd unreadable: a lost
+ * readiness).
  */
 void uu_ring_signal_readiness(struct uu_ring *r)
 {
@@ -294,17 +301,25 @@ void uu_ring_signal_readiness(struct uu_ring *r)
 
 	if (atomic_load_explicit(&r->signalled, memory_order_relaxed))
 		return;
-	if (atomic_exchange_explicit(&r->signalled, true, memory_order_acq_rel))
-		return;
-	/* the peer number could have been closed and reused by the app */
-	if (uu_fd_ino(r->peer_fd) != r->peer_ino)
-		return; /* stays "signalled": readiness degrades, I/O works */
-	if (send(r->peer_fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
+	pthread_mutex_lock(&r->ready_lock);
+	if (atomic_load_explicit(&r->signalled, memory_order_relaxed))
+		goto out;
+	atomic_store_explicit(&r->signalled, true, memory_order_relaxed);
+	/* the peer number could have been closed and reused by the app:
+	 * then the ring stays "signalled" (readiness degrades, I/O works) */
+	if (uu_fd_ino(r->peer_fd) == r->peer_ino &&
+	    send(r->peer_fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
 		uu_stat_inc(r, readiness_signals);
+out:
+	pthread_mutex_unlock(&r->ready_lock);
 }
 
-/* Called at the end of enter when the CQ is empty; fd is the ring fd the
- * application used, or -1 for a registered-ring enter. */
+/*
+ * Makes the fd unreadable when the CQ is found empty: at the end of enter,
+ * and before a wait on it (uu_registry_sync_readiness).  fd is the ring fd
+ * the application used, or -1 for the last number known to name the ring
+ * (checked by inode).
+ */
 void uu_ring_drain_readiness(struct uu_ring *r, int fd)
 {
 	char buf[16];
@@ -316,12 +331,19 @@ void uu_ring_drain_readiness(struct uu_ring *r, int fd)
 		if (uu_fd_ino(fd) != r->ring_ino)
 			return;
 	}
-	atomic_store_explicit(&r->signalled, false, memory_order_release);
+	pthread_mutex_lock(&r->ready_lock);
 	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
 		;
+	atomic_store_explicit(&r->signalled, false, memory_order_relaxed);
+	pthread_mutex_unlock(&r->ready_lock);
+	/*
+	 * Dekker pair with uu_cq_commit_locked (store cq tail, seq_cst fence,
+	 * load signalled): we store signalled, fence, load cq tail.  Either
+	 * the poster sees the flag clear and signals, or we see its CQE here
+	 * and signal ourselves: never a CQE behind an unreadable fd.
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
 	uu_stat_inc(r, readiness_drains);
-	/* a CQE posted by another thread between our check and the drain
-	 * must leave the fd readable */
 	if (uu_cq_ready(r))
 		uu_ring_signal_readiness(r);
 }

@@ -15,7 +15,9 @@
  * callers (fio, the Rust io-uring crate, libuv) without any trap:
  * syscall(2) for the io_uring calls and for the ring-fd calls, and
  * close/dup/dup2/dup3/fcntl/mmap/close_range on ring fds.  sigaction,
- * sigprocmask and pthread_sigmask keep SIGSYS ours and unblocked.
+ * sigprocmask and pthread_sigmask keep SIGSYS ours and unblocked.  The
+ * epoll and poll waits first make drained rings unreadable (readiness at
+ * the wait boundary, as the kernel's poll reports it).
  */
 /* Meson defines _FILE_OFFSET_BITS=64, which renames fcntl and mmap to
  * fcntl64 and mmap64 in glibc's headers; we define both names ourselves
@@ -26,12 +28,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -99,6 +103,11 @@ static void resolve_real(void)
 	uu_real.execveat = real("execveat");
 	uu_real.posix_spawn = real("posix_spawn");
 	uu_real.posix_spawnp = real("posix_spawnp");
+	uu_real.epoll_wait = real("epoll_wait");
+	uu_real.epoll_pwait = real("epoll_pwait");
+	uu_real.epoll_pwait2 = real("epoll_pwait2");
+	uu_real.poll = real("poll");
+	uu_real.ppoll = real("ppoll");
 }
 
 /* The ring range: fds >= base, base + span within the soft RLIMIT_NOFILE. */
@@ -552,4 +561,68 @@ EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 
 	uuring_mode();
 	return uu_real.pthread_sigmask(how, strip_sigsys(how, set, &copy), old);
+}
+
+/* ---- waits: ring readiness as of the wait ----------------------------- */
+
+/*
+ * A ring fd stays readable until its CQ is seen empty (architecture.md,
+ * "Readiness approximation").  A program that reaps the CQ in shared
+ * memory and waits again without entering (libuv's SQPOLL ring in an
+ * epoll set) would find it readable forever and spin: before the wait,
+ * rings whose CQ is empty are made unreadable.  The epoll set's members
+ * are unknown here, so every live ring of the process is checked (a short
+ * list, and only rings still signalled cost a system call).  The engine's
+ * own threads (poller, timer) have no rings in their sets.
+ */
+static inline void sync_all(void)
+{
+	if (uuring_mode() && !uu_engine_thread)
+		uu_registry_sync_readiness();
+}
+
+static void sync_pollfds(const struct pollfd *fds, nfds_t n)
+{
+	if (!uuring_mode() || uu_engine_thread)
+		return;
+	for (nfds_t i = 0; i < n; i++)
+		if (fds[i].fd >= 0 && (fds[i].events & POLLIN) &&
+		    maybe_ring(fds[i].fd))
+			uu_ring_sync_readiness_fd(fds[i].fd);
+}
+
+EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int n, int timeout)
+{
+	sync_all();
+	return uu_real.epoll_wait(epfd, ev, n, timeout);
+}
+
+EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int n, int timeout,
+		       const sigset_t *mask)
+{
+	sync_all();
+	return uu_real.epoll_pwait(epfd, ev, n, timeout, mask);
+}
+
+EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int n,
+			const struct timespec *timeout, const sigset_t *mask)
+{
+	sync_all();
+	if (!uu_real.epoll_pwait2) /* a libc older than 2.35 */
+		return (int)uu_real.syscall(__NR_epoll_pwait2, epfd, ev, n,
+					    timeout, mask, _NSIG / 8);
+	return uu_real.epoll_pwait2(epfd, ev, n, timeout, mask);
+}
+
+EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	sync_pollfds(fds, n);
+	return uu_real.poll(fds, n, timeout);
+}
+
+EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
+		 const sigset_t *mask)
+{
+	sync_pollfds(fds, n);
+	return uu_real.ppoll(fds, n, timeout, mask);
 }

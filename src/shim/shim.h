@@ -6,10 +6,12 @@
 #ifndef UURING_SHIM_H
 #define UURING_SHIM_H
 
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/epoll.h>
 #include <sys/types.h>
 
 /* Which io_uring serves the process. */
@@ -93,6 +95,14 @@ struct uu_real {
 			   char *const[], char *const[]);
 	int (*posix_spawnp)(pid_t *, const char *, const void *, const void *,
 			    char *const[], char *const[]);
+	int (*epoll_wait)(int, struct epoll_event *, int, int);
+	int (*epoll_pwait)(int, struct epoll_event *, int, int,
+			   const sigset_t *);
+	int (*epoll_pwait2)(int, struct epoll_event *, int,
+			    const struct timespec *, const sigset_t *);
+	int (*poll)(struct pollfd *, nfds_t, int);
+	int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *,
+		     const sigset_t *);
 };
 extern struct uu_real uu_real;
 

@@ -253,7 +253,15 @@ int uu_submit_sqes(struct uu_ring *r, unsigned int nr)
 		s.head = NULL;
 		uu_req_queue_head(&s, h, true);
 	}
-	/* release: the SQ slots may be reused once the app sees the head */
+	/*
+	 * The batch's inline completions are posted before the head moves,
+	 * as the kernel's io_submit_sqes flushes them before it commits the
+	 * SQ head: an SQPOLL ring's application that sees its SQEs consumed
+	 * finds their inline CQEs too.
+	 */
+	uu_exec_flush(&s);
+	/* release: the SQ slots may be reused once the app sees the head
+	 * (pairs with the application's acquire load of sq head) */
 	atomic_store_explicit(r->sq_head, r->sq_cached_head, memory_order_release);
 	uu_exec_end(&s);
 	return ret;

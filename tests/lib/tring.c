@@ -3,6 +3,7 @@
  * tring: a minimal io_uring ring helper over a test backend.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -352,7 +353,35 @@ int tring_submit(struct tring *r)
 	if (r->mode_added && (r->flags & IORING_SETUP_SQPOLL) && ret >= 0 &&
 	    (unsigned int)ret < published)
 		ret = (int)published;
+	if (r->mode_added && (r->flags & IORING_SETUP_SQPOLL) && ret > 0)
+		tring_sq_wait_consumed(r, 500);
 	return ret;
+}
+
+/*
+ * On an SQPOLL ring, submission ends when the SQ thread has consumed the
+ * SQEs: only then are the SQEs and what they point to read (the kernel
+ * imports paths and iovecs in prep, before it commits the SQ head) and the
+ * inline completions posted (flushed before the head moves).  The scenarios
+ * were written for rings where enter does this synchronously, so on a ring
+ * made SQPOLL by the test mode tring_submit waits here, on both backends.
+ * A ring whose SQ thread cannot consume (disabled ring, CQ full, thread
+ * gone) just costs the bounded wait.
+ */
+void tring_sq_wait_consumed(struct tring *r, unsigned int max_ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* acquire: pairs with the SQ thread's release store of the head */
+	while (__atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE) !=
+	       __atomic_load_n(r->sq_tail, __ATOMIC_RELAXED)) {
+		sched_yield();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 +
+			    (t.tv_nsec - t0.tv_nsec) / 1000000 >= (long)max_ms)
+			break;
+	}
 }
 
 int tring_submit_and_wait(struct tring *r, unsigned int wait_nr)

@@ -87,6 +87,8 @@ int tring_enter(struct tring *r, unsigned int to_submit,
 /* flush + enter(to_submit = pending).  Returns enter's result. */
 int tring_submit(struct tring *r);
 int tring_submit_and_wait(struct tring *r, unsigned int wait_nr);
+/* SQPOLL: waits (at most max_ms) until the SQ thread consumed every SQE */
+void tring_sq_wait_consumed(struct tring *r, unsigned int max_ms);
 /*
  * GETEVENTS with an EXT_ARG relative timeout (timeout_ns < 0: none) and
  * optional min_wait_usec; also submits pending SQEs.  Returns enter's

@@ -216,7 +216,7 @@ static int switch_to(const struct uu_cred *t, const struct uu_cred *cur)
 
 struct uu_pers_save {
 	struct uu_cred cur;
-	sigset_t mask;
+	uint64_t mask;
 };
 
 static void restore_or_die(const struct uu_cred *cur)
@@ -231,31 +231,31 @@ static void restore_or_die(const struct uu_cred *cur)
 	}
 }
 
-static void block_signals(sigset_t *old)
-{
-	sigset_t set;
-	int cs = uu_cp_signal_number();
+/* the kernel's sigset bit of signal n */
+#define SIGBIT(n) (1ull << ((n) - 1))
 
-	sigfillset(&set);
-	/* synchronous ones (a fault while switched still kills, as it
-	 * would anyway), our SIGSYS (a blocked trap kills), and the io-wq
-	 * cancel signal (a blocking op must stay interruptible) */
-	sigdelset(&set, SIGSEGV);
-	sigdelset(&set, SIGBUS);
-	sigdelset(&set, SIGILL);
-	sigdelset(&set, SIGFPE);
-	sigdelset(&set, SIGTRAP);
-	sigdelset(&set, SIGSYS);
-	if (cs > 0)
-		sigdelset(&set, cs);
-	/* raw: glibc's sigprocmask would leave its SIGSETXID unblocked */
+static void block_signals(uint64_t *old)
+{
+	int cs = uu_cp_signal_number();
+	/*
+	 * A raw 64-bit mask: glibc's sigfillset/sigaddset leave out its
+	 * internal signals, and SIGSETXID (33) is the one to block here.
+	 * Not blocked: the synchronous ones (a fault while switched still
+	 * kills, as it would anyway), our SIGSYS (a blocked trap kills) and
+	 * the io-wq cancel signal (a blocking op stays interruptible).
+	 */
+	uint64_t set = ~(SIGBIT(SIGSEGV) | SIGBIT(SIGBUS) | SIGBIT(SIGILL) |
+			 SIGBIT(SIGFPE) | SIGBIT(SIGTRAP) | SIGBIT(SIGSYS));
+
+	if (cs > 0 && cs <= 64)
+		set &= ~SIGBIT(cs);
 	uu_rawsys6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&set, (long)old,
-		   _NSIG / 8, 0, 0);
+		   sizeof(set), 0, 0);
 }
 
-static void unblock_signals(const sigset_t *old)
+static void unblock_signals(const uint64_t *old)
 {
-	uu_rawsys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)old, 0, _NSIG / 8,
+	uu_rawsys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)old, 0, sizeof(*old),
 		   0, 0);
 }
 

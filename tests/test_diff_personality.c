@@ -349,6 +349,10 @@ static long nobody_pers_body(struct dctx *c, void *arg)
 		s->personality = (uint16_t)id;
 		s->flags = IOSQE_ASYNC;
 		drec_int(c, tring_submit(&r), "in flight submit");
+		/* SQPOLL: the SQE must have been taken (head moved, after
+		 * the id lookup) before the id goes */
+		for (int i = 0; i < 2000 && tring_flush(&r); i++)
+			usleep(1000);
 		drec_int(c, unreg_pers(c, &r, (unsigned int)id),
 			 "unregister in flight");
 		if (tring_reap_wait(&r, &cqe, 1, 2000000000LL) != 1)

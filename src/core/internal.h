@@ -239,6 +239,11 @@ struct uu_ring {
 	struct uu_kbuf_ctx *_Atomic kbuf; /* provided buffers, created at the
 					   * first PROVIDE/PBUF_RING */
 	/* ---- end of buffers ---- */
+
+	/* ---- personalities (core/pers.c), under pers_lock ---- */
+	pthread_mutex_t pers_lock;
+	struct uu_cred **pers;         /* by id, allocated at the first */
+	uint32_t pers_next, pers_count;
 };
 
 #define uu_stat_inc(r, f) atomic_fetch_add_explicit(&(r)->st.f, 1, memory_order_relaxed)
@@ -306,6 +311,7 @@ struct uu_req {
 	 * not in flags, which the worker updates without a lock (T7) */
 	atomic_bool cancel_mark;
 	pid_t submit_tid;         /* the submitting thread (signals, T9) */
+	struct uu_cred *cred;     /* SQE personality's ids (ref), or NULL */
 	struct uu_req *late_next; /* exec's list of reqs finished late */
 	bool late_inline;         /* finished at its issue after all (a poll
 				   * with nothing to wait on): not task_work
@@ -735,6 +741,16 @@ int uu_fixed_file_dup(struct uu_ring *r, unsigned int idx);
 int uu_files_update_prep(struct uu_req *req);
 int uu_files_update_issue(struct uu_req *req, unsigned int issue_flags);
 void uu_rsrc_free(struct uu_ring *ring);
+
+/* ---- personalities (core/pers.c) ---- */
+struct uu_cred;
+int uu_register_personality(struct uu_ring *r, void *arg,
+			    unsigned int nr_args);
+int uu_unregister_personality(struct uu_ring *r, void *arg, unsigned int id);
+struct uu_cred *uu_personality_get(struct uu_ring *r, unsigned int id);
+void uu_cred_put(struct uu_cred *c);
+int uu_pers_issue(struct uu_req *req, unsigned int issue_flags);
+void uu_personalities_free(struct uu_ring *r);
 extern __thread bool uu_in_iowq_worker;
 
 /* ---- SQPOLL (exec/sqpoll.c) ---- */

@@ -499,6 +499,10 @@ int uu_do_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		r->clockid = (int)cr.clockid;
 		return 0;
 	}
+	case IORING_REGISTER_PERSONALITY:
+		return uu_register_personality(r, arg, nr_args);
+	case IORING_UNREGISTER_PERSONALITY:
+		return uu_unregister_personality(r, arg, nr_args);
 	case IORING_REGISTER_SYNC_CANCEL:
 		if (nr_args != 1)
 			return -EINVAL;

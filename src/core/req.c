@@ -148,6 +148,10 @@ static void req_free(struct uu_req *req, bool heap)
 	if (req->wq)
 		uu_iowq_put(req->wq);
 	req->wq = NULL;
+	if (unlikely(req->cred)) {
+		uu_cred_put(req->cred);
+		req->cred = NULL;
+	}
 	if (heap)
 		free(req);
 }
@@ -430,6 +434,8 @@ static bool issue_one(struct uu_exec *s, struct uu_req **reqp, bool *heap,
 	}
 	if ((req->flags & UU_REQ_ASYNC) && !(issue_flags & UU_ISSUE_F_WORKER))
 		res = uu_park(req, UU_ISSUE_PUNT);
+	else if (unlikely(req->cred))
+		res = uu_pers_issue(req, issue_flags); /* T9: its ids */
 	else
 		res = def->issue(req, issue_flags);
 	if (req->park) {

@@ -229,6 +229,7 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 	pthread_mutex_init(&r->drain_lock, NULL);
 	pthread_mutex_init(&r->park_lock, NULL);
 	pthread_mutex_init(&r->files_lock, NULL);
+	pthread_mutex_init(&r->pers_lock, NULL);
 	pthread_mutex_init(&r->iopoll_lock, NULL);
 	r->syscall_iopoll = (p->flags & IORING_SETUP_IOPOLL) &&
 			    !(p->flags & IORING_SETUP_SQPOLL);
@@ -269,6 +270,7 @@ void uu_ring_free(struct uu_ring *r)
 	if (r->wq_default)
 		uu_iowq_put(r->wq_default);
 	uu_rsrc_free(r);
+	uu_personalities_free(r);
 	for (o = r->ovf_head; o; o = next) {
 		next = o->next;
 		free(o);

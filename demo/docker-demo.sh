@@ -138,6 +138,8 @@ COPY='while read -r k v; do [ "$k" = Seccomp: ] && echo "in the container: Secco
 head -c '"$SIZE"' /dev/urandom >/tmp/src
 "$@" /bin/uring-cp -q 16 /tmp/src /tmp/dst || { echo "-> uring-cp exit status $?"; exit 1; }
 cmp /tmp/src /tmp/dst && echo "-> /tmp/dst is identical to /tmp/src"'
+echo "In every container, COPY (\$@: the words before uring-cp, if any):"
+printf '%s\n' "$COPY" | sed 's/^/    /'
 in_container() { # [docker run options] -- [words before uring-cp]
 	local opts=()
 
@@ -217,6 +219,7 @@ echo "-> uuring served the ring inside the container: the same binary, not rebui
 # What `uuring run` changed for its command: its own trap filter on top of
 # Docker's, installed under no_new_privs (no CAP_SYS_ADMIN in a container).
 STATUS='while read -r k v; do case $k in NoNewPrivs:|Seccomp_filters:) echo "under uuring run: $k $v";; esac; done </proc/self/status'
+echo "STATUS: $STATUS"
 echo "\$ docker run --rm --network none ${PROFILE_OPT[*]:+${PROFILE_OPT[*]} }$IMAGE /uuring/uuring run --mode=force -- sh -c \"\$STATUS\""
 docker run --rm --network none "${PROFILE_OPT[@]}" "$IMAGE" \
 	/uuring/uuring run --mode=force -- /bin/sh -c "$STATUS"

@@ -10,7 +10,7 @@ DEB_PKGS := meson ninja-build gcc clang pkg-config libseccomp-dev liburing-dev \
 	    fio dpkg-dev libclang-rt-14-dev
 DEPS_STAMP := .deps-installed
 
-.PHONY: all deps build test test-asan test-tsan demo bench conformance-api \
+.PHONY: all deps build test test-asan test-tsan demo demo-docker bench conformance-api \
 	conformance check-clang clean format
 
 all: build
@@ -62,6 +62,10 @@ bench: build
 
 demo: build
 	demo/run-demo.sh $(BUILD)
+
+# uuring run in a real Docker container (starts a daemon if none answers).
+demo-docker: build
+	demo/docker-demo.sh $(BUILD)
 
 conformance-api: build
 	conformance/run-conformance.sh api $(BUILD)

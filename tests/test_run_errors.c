@@ -73,6 +73,22 @@ static int kill_filter(void)
 	return (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
 }
 
+/* The no-nnp fixture installs its filter without no_new_privs, which
+ * needs CAP_SYS_ADMIN in the effective set (root in a Docker container
+ * has none). */
+static bool have_cap_sys_admin(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(__NR_capget, &h, d))
+		return false;
+	return d[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective &
+	       CAP_TO_MASK(CAP_SYS_ADMIN);
+}
+
 /* No CAP_SYS_ADMIN after exec, and no_new_privs denied. */
 static int no_nnp(void)
 {
@@ -115,6 +131,9 @@ int main(void)
 
 	if (geteuid() != 0) {
 		fprintf(stderr, "no-nnp: not root, not run\n");
+	} else if (!have_cap_sys_admin()) {
+		fprintf(stderr, "no-nnp: no CAP_SYS_ADMIN to prepare it (a "
+			"container?), not run\n");
 	} else {
 		st = run_prepared(no_nnp, "--mode=force", NULL, "/bin/true",
 				  out, sizeof(out));

@@ -569,6 +569,7 @@ void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter);
 void uu_exec_post(struct uu_exec *s, uint64_t user_data, int32_t res,
 		  uint32_t cflags, const uint64_t *big);
 void uu_exec_flush(struct uu_exec *s);
+void uu_exec_flush_direct(struct uu_exec *s);
 void uu_exec_end(struct uu_exec *s);
 void uu_req_set_fail(struct uu_req *req);
 struct uu_req *uu_req_to_heap(struct uu_req *req);

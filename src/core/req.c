@@ -510,10 +510,20 @@ static void punt_flush(struct uu_exec *s)
 	uu_iowq_enqueue_list(list);
 }
 
-void uu_exec_flush(struct uu_exec *s)
+/*
+ * The batch's io-wq punts and direct completions, without its task_work
+ * (what the kernel's io_submit_state_end flushes before io_submit_sqes
+ * commits the SQ head).
+ */
+void uu_exec_flush_direct(struct uu_exec *s)
 {
 	punt_flush(s);
 	compl_flush(s);
+}
+
+void uu_exec_flush(struct uu_exec *s)
+{
+	uu_exec_flush_direct(s);
 	while (s->tw_head || s->late_head) {
 		run_task_work(s);
 		while (s->late_head) {

@@ -253,6 +253,15 @@ int uu_submit_sqes(struct uu_ring *r, unsigned int nr)
 		s.head = NULL;
 		uu_req_queue_head(&s, h, true);
 	}
+	/*
+	 * The batch's direct CQEs are posted before the SQ head moves, as
+	 * the kernel's io_submit_sqes does (completions flushed in
+	 * io_submit_state_end, then io_commit_sqring): an SQPOLL
+	 * application that sees the head past its SQEs also sees the CQEs
+	 * of those that completed inline.  Link continuations (task_work)
+	 * still run after, in uu_exec_end.
+	 */
+	uu_exec_flush_direct(&s);
 	/* release: the SQ slots may be reused once the app sees the head */
 	atomic_store_explicit(r->sq_head, r->sq_cached_head, memory_order_release);
 	uu_exec_end(&s);

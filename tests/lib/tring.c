@@ -3,6 +3,7 @@
  * tring: a minimal io_uring ring helper over a test backend.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,10 +318,34 @@ unsigned int tring_flush(struct tring *r)
 	return tail - __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE);
 }
 
+bool tring_sqpoll_settle(struct tring *r)
+{
+	struct timespec pause = { 0, 100000 };
+	unsigned int i;
+
+	if (!r->mode_added || !(r->flags & IORING_SETUP_SQPOLL))
+		return true;
+	/* about 2 s: yield first, then sleep 100 us per round */
+	for (i = 0; i < 20000; i++) {
+		/* acquire: pairs with the SQ thread's release of the head,
+		 * which it stores after posting the inline CQEs */
+		if (__atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE) ==
+		    __atomic_load_n(r->sq_tail, __ATOMIC_RELAXED))
+			return true;
+		if (i < 1000)
+			sched_yield();
+		else
+			nanosleep(&pause, NULL);
+	}
+	return false;
+}
+
 int tring_enter(struct tring *r, unsigned int to_submit,
 		unsigned int min_complete, unsigned int flags,
 		const void *arg, size_t argsz)
 {
+	int ret;
+
 	/*
 	 * A ring made SQPOLL by UURING_TEST_RING_MODE: wake a sleeping
 	 * poller as liburing does.  The full fence pairs with the poller's
@@ -332,8 +357,11 @@ int tring_enter(struct tring *r, unsigned int to_submit,
 		    IORING_SQ_NEED_WAKEUP)
 			flags |= IORING_ENTER_SQ_WAKEUP;
 	}
-	return r->be->enter((unsigned int)r->enter_fd, to_submit, min_complete,
-			    flags | r->enter_flags, arg, argsz);
+	ret = r->be->enter((unsigned int)r->enter_fd, to_submit, min_complete,
+			   flags | r->enter_flags, arg, argsz);
+	if (to_submit && ret >= 0)
+		tring_sqpoll_settle(r);
+	return ret;
 }
 
 int tring_submit(struct tring *r)

@@ -506,6 +506,11 @@ struct uu_cancel_match {
 	dev_t dev;           /* CANCEL_FD: the file */
 	ino_t ino;
 	uint32_t opcode;
+	/* ring exit: also the SQPOLL thread's io-wq, whoever cancels */
+	bool whole_ring;
+	/* REGISTER_SYNC_CANCEL: the application's task cancels, not a
+	 * request (whose task context on an SQPOLL ring is the SQ thread's) */
+	bool from_app;
 };
 /* 0: cancelled, -EALREADY: running, -ENOENT: none.  With ALL/ANY the
  * number of requests found.  Cancelled requests finish after the current

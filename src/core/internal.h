@@ -202,6 +202,9 @@ struct uu_ring {
 	int clockid;                   /* REGISTER_CLOCK: wait timeouts */
 	bool evfd_async;
 	uint32_t evfd_last_tail;       /* completion_lock */
+	/* SQPOLL + EVENTFD_ASYNC: io-wq completions handed to the SQ
+	 * thread whose CQEs are not yet committed (uu_req_finish_async) */
+	atomic_uint evfd_async_due;
 
 	/* ---- IOPOLL without SQPOLL (core/iopoll.c) ---- */
 	bool syscall_iopoll;           /* completions are reaped by enter */

@@ -808,6 +808,13 @@ void uu_req_finish_async(struct uu_req *req)
 		 * read nothing from it afterwards. */
 		struct uu_ring *r = req->ring;
 
+		/* an io-wq completion counts for EVENTFD_ASYNC when its
+		 * CQE is committed (uu_eventfd_signal_locked); release:
+		 * before the SQ thread can see the request */
+		if (uu_in_iowq_worker && r->evfd_async &&
+		    !(req->flags & UU_REQ_CQE_SKIP))
+			atomic_fetch_add_explicit(&r->evfd_async_due, 1,
+						  memory_order_release);
 		atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
 		uu_mpscq_push(&r->defer_tw, &req->tw_node);
 		atomic_fetch_add_explicit(&r->tw_pending, 1, memory_order_seq_cst);

@@ -160,6 +160,31 @@ static void sc_overflow_wait(struct dctx *c)
 }
 
 /* overflow with links and skipped CQEs */
+/*
+ * On an SQPOLL ring (UURING_TEST_RING_MODE=sqpoll) a chain's later
+ * members are the SQ thread's task_work, run in later loops of that
+ * thread while the application already submits the next round: how the
+ * rounds interleave depends on timing (the kernel differs from itself).
+ * There the CQEs are compared grouped by round (user_data / 10), each
+ * round's in the order posted; elsewhere in the order posted.
+ */
+static void group_by_round(struct tring *r, struct tcqe *out, unsigned int n)
+{
+	struct tcqe tmp[64];
+	unsigned int k = 0, round, i;
+
+	if (!(r->flags & IORING_SETUP_SQPOLL) || n > 64)
+		return;
+	for (round = 0; round < 4; round++)
+		for (i = 0; i < n; i++)
+			if (out[i].user_data / 10 == round)
+				tmp[k++] = out[i];
+	for (i = 0; i < n; i++)
+		if (out[i].user_data / 10 >= 4)
+			tmp[k++] = out[i];
+	memcpy(out, tmp, n * sizeof(*out));
+}
+
 static void sc_overflow_links(struct dctx *c)
 {
 	struct tcqe out[64];
@@ -189,6 +214,7 @@ static void sc_overflow_links(struct dctx *c)
 		tring_enter(&r, 0, 0, IORING_ENTER_GETEVENTS, NULL, 0);
 	}
 	n += tring_reap(&r, out + n, 64 - n);
+	group_by_round(&r, out, n);
 	drec_cqes(c, out, n, true, "linked rounds through overflow");
 	tring_exit(&r);
 }

@@ -3,11 +3,14 @@
  * Differential tests of IORING_SETUP_SQPOLL: submission without enter,
  * IORING_SQ_NEED_WAKEUP after sq_thread_idle and IORING_ENTER_SQ_WAKEUP,
  * enter's return value, ATTACH_WQ sharing and its errors, SQ_AFF, reads
- * and parked pipe reads through the SQPOLL thread, the iou-sqp thread.
+ * and parked pipe reads through the SQPOLL thread, the iou-sqp thread,
+ * the SQ head moving only after the inline CQEs are posted.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -69,6 +72,59 @@ static void sc_no_enter(struct dctx *c)
 	tring_queue_nops(&r, 2, 10, 0);
 	drec_int(c, tring_submit_and_wait(&r, 2), "enter(2, wait 2)");
 	dreap(c, &r, 2, true, "waited");
+	tring_exit(&r);
+}
+
+/*
+ * The SQ head moves only after the inline CQEs of the SQEs it passes are
+ * posted (the kernel flushes a batch's completions before committing the
+ * head): an application that sees its SQEs consumed sees their CQEs.
+ * Repeated, as a wrong order shows only now and then.
+ */
+static void sc_head_after_cqes(struct dctx *c)
+{
+	struct io_uring_params p;
+	unsigned int i, missing = 0, stuck = 0;
+	struct tcqe out[32];
+	struct tring r;
+
+	/* a batch of 31 CQEs, posted in one flush: a wide window */
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SQPOLL;
+	p.sq_thread_idle = 1000;
+	if (dring(c, &r, 32, &p, "sqpoll ring"))
+		return;
+	for (i = 0; i < 200; i++) {
+		int64_t end = now_ms() + 3000;
+		unsigned int spins = 0;
+		bool moved;
+
+		tring_queue_nops(&r, 31, 100 * i, 0);
+		sq_submit(&r);
+		/* spin (yielding now and then, the SQ thread may share our
+		 * CPU) until the head moves, at most 3 s.  Acquire: pairs
+		 * with the SQ thread's release of the head. */
+		while (!(moved = __atomic_load_n(r.sq_head, __ATOMIC_ACQUIRE) ==
+				 *r.sq_tail)) {
+			if (++spins % 4096)
+				continue;
+			if (now_ms() > end)
+				break;
+			sched_yield();
+		}
+		if (!moved) {
+			stuck++;
+			break;
+		}
+		if (tring_cq_ready(&r) != 31)
+			missing++;
+		if (tring_reap_wait(&r, out, 31, 1000000000LL) != 31) {
+			stuck++;
+			break;
+		}
+	}
+	drec_int(c, stuck, "SQ head stuck");
+	drec_int(c, missing, "rounds with CQEs missing when the head moved");
 	tring_exit(&r);
 }
 
@@ -217,6 +273,7 @@ static void sc_io(struct dctx *c)
 
 static const struct dscenario scenarios[] = {
 	{ "no_enter", sc_no_enter, NULL, NULL },
+	{ "head_after_cqes", sc_head_after_cqes, NULL, NULL },
 	{ "need_wakeup", sc_need_wakeup, NULL, NULL },
 	{ "attach", sc_attach, NULL, NULL },
 	{ "io", sc_io, NULL, NULL },

@@ -90,16 +90,41 @@ static bool matches(struct uu_req *req, const struct uu_cancel_match *m)
 	       matches_any(req, m);
 }
 
+/*
+ * The SQPOLL thread's io-wq pool (NULL: not an SQPOLL ring, or ring
+ * exit).  The kernel cancels io-wq work first in the canceller's own
+ * task context (req->tctx: for an ASYNC_CANCEL on an SQPOLL ring, the SQ
+ * thread's), then in those of the tasks on the ring's tctx_list, which
+ * the SQ thread never joins (it does not enter): so a REGISTER_SYNC_CANCEL
+ * from the application never finds work the SQ thread queued, and an
+ * ASYNC_CANCEL that finds it running interrupts it but answers as if it
+ * had found nothing (io_try_cancel drops the -EALREADY of its own pool).
+ * Ring exit cancels in the SQ thread's pool too (whole_ring).
+ */
+static struct uu_iowq *sq_pool(struct uu_ring *r,
+			       const struct uu_cancel_match *m)
+{
+	if (!r->sqd || m->whole_ring)
+		return NULL;
+	return uu_sqd_iowq(r->sqd);
+}
+
 /* Is anything matching m still parked (cancelled or not)? */
 bool uu_cancel_still_parked(struct uu_ring *r, const struct uu_cancel_match *m)
 {
+	struct uu_iowq *sqwq = sq_pool(r, m);
 	struct uu_req *req;
 	bool found = false;
 
+	if (!m->from_app)
+		sqwq = NULL;	/* a request's: the SQ thread's own pool */
 	pthread_mutex_lock(&r->park_lock);
 	for (req = r->parked; req && !found; req = req->park_next)
 		found = req->parked_on != UU_PARKED_TIMEOUT &&
-			req->parked_on != UU_PARKED_DONE && matches_any(req, m);
+			req->parked_on != UU_PARKED_DONE &&
+			!(sqwq && req->parked_on == UU_PARKED_IOWQ &&
+			  req->wq == sqwq) &&
+			matches_any(req, m);
 	pthread_mutex_unlock(&r->park_lock);
 	return found;
 }
@@ -196,14 +221,20 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 	unsigned int nt = 0;
 	int nr = 0, ret = -ENOENT;
 	bool futex, futex_counted = false;
+	struct uu_iowq *sqwq = sq_pool(r, m);
+	/* an ASYNC_CANCEL runs in the SQ thread's task context */
+	bool sq_own = !m->from_app;
 
 	pthread_mutex_lock(&r->park_lock);
 	for (req = r->parked; req; req = req->park_next) {
 		bool iowq = req->parked_on == UU_PARKED_IOWQ;
+		bool in_sq = iowq && sqwq && req->wq == sqwq;
 		unsigned int t;
 
 		if (req->parked_on == UU_PARKED_TIMEOUT || !matches(req, m))
 			continue;
+		if (in_sq && !sq_own)
+			continue;	/* not on the tctx_list (sq_pool) */
 		/* read now: once removed, another thread may own req */
 		futex = req->opcode == IORING_OP_FUTEX_WAIT ||
 			req->opcode == IORING_OP_FUTEX_WAITV;
@@ -220,6 +251,11 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 		/* the kernel's io_futex_cancel answers with its count */
 		if (!ret && futex)
 			ret = 1;
+		if (!all && in_sq && ret == -EALREADY) {
+			/* interrupted, reported as not found (sq_pool) */
+			ret = -ENOENT;
+			continue;
+		}
 		if (!all)
 			break;
 		if (futex) {
@@ -334,7 +370,10 @@ int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags)
  */
 void uu_cancel_ring_all(struct uu_ring *r)
 {
-	struct uu_cancel_match m = { .flags = IORING_ASYNC_CANCEL_ANY };
+	struct uu_cancel_match m = {
+		.flags = IORING_ASYNC_CANCEL_ANY,
+		.whole_ring = true,
+	};
 
 	uu_cancel(r, &m);
 }

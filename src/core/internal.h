@@ -203,6 +203,9 @@ struct uu_ring {
 	int clockid;                   /* REGISTER_CLOCK: wait timeouts */
 	bool evfd_async;
 	uint32_t evfd_last_tail;       /* completion_lock */
+	/* SQPOLL + EVENTFD_ASYNC: io-wq completions handed to the SQ
+	 * thread whose CQEs are not yet committed (uu_req_finish_async) */
+	atomic_uint evfd_async_due;
 
 	/* ---- IOPOLL without SQPOLL (core/iopoll.c) ---- */
 	bool syscall_iopoll;           /* completions are reaped by enter */
@@ -516,6 +519,11 @@ struct uu_cancel_match {
 	dev_t dev;           /* CANCEL_FD: the file */
 	ino_t ino;
 	uint32_t opcode;
+	/* ring exit: also the SQPOLL thread's io-wq, whoever cancels */
+	bool whole_ring;
+	/* REGISTER_SYNC_CANCEL: the application's task cancels, not a
+	 * request (whose task context on an SQPOLL ring is the SQ thread's) */
+	bool from_app;
 };
 /* 0: cancelled, -EALREADY: running, -ENOENT: none.  With ALL/ANY the
  * number of requests found.  Cancelled requests finish after the current
@@ -579,6 +587,7 @@ void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter);
 void uu_exec_post(struct uu_exec *s, uint64_t user_data, int32_t res,
 		  uint32_t cflags, const uint64_t *big);
 void uu_exec_flush(struct uu_exec *s);
+void uu_exec_flush_direct(struct uu_exec *s);
 void uu_exec_end(struct uu_exec *s);
 void uu_req_set_fail(struct uu_req *req);
 struct uu_req *uu_req_to_heap(struct uu_req *req);

@@ -218,6 +218,7 @@ static int sync_cancel(struct uu_ring *r, void *arg)
 	m.user_data = sc.addr;
 	m.flags = sc.flags;
 	m.opcode = sc.opcode;
+	m.from_app = true;
 	if (sc.flags & IORING_ASYNC_CANCEL_FD) {
 		struct stat st;
 		int fd = sc.fd;

@@ -516,10 +516,20 @@ static void punt_flush(struct uu_exec *s)
 	uu_iowq_enqueue_list(list);
 }
 
-void uu_exec_flush(struct uu_exec *s)
+/*
+ * The batch's io-wq punts and direct completions, without its task_work
+ * (what the kernel's io_submit_state_end flushes before io_submit_sqes
+ * commits the SQ head).
+ */
+void uu_exec_flush_direct(struct uu_exec *s)
 {
 	punt_flush(s);
 	compl_flush(s);
+}
+
+void uu_exec_flush(struct uu_exec *s)
+{
+	uu_exec_flush_direct(s);
 	while (s->tw_head || s->late_head) {
 		run_task_work(s);
 		while (s->late_head) {
@@ -804,6 +814,13 @@ void uu_req_finish_async(struct uu_req *req)
 		 * read nothing from it afterwards. */
 		struct uu_ring *r = req->ring;
 
+		/* an io-wq completion counts for EVENTFD_ASYNC when its
+		 * CQE is committed (uu_eventfd_signal_locked); release:
+		 * before the SQ thread can see the request */
+		if (uu_in_iowq_worker && r->evfd_async &&
+		    !(req->flags & UU_REQ_CQE_SKIP))
+			atomic_fetch_add_explicit(&r->evfd_async_due, 1,
+						  memory_order_release);
 		atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
 		uu_mpscq_push(&r->defer_tw, &req->tw_node);
 		atomic_fetch_add_explicit(&r->tw_pending, 1, memory_order_seq_cst);

@@ -393,6 +393,7 @@ int uu_rsrc_register(struct uu_ring *r, unsigned int opcode, void *arg,
 			return dup;
 		r->evfd_async = opcode == IORING_REGISTER_EVENTFD_ASYNC;
 		r->evfd_last_tail = atomic_load(r->cq_tail);
+		atomic_store(&r->evfd_async_due, 0);
 		atomic_store(&r->evfd, dup);
 		return 0;
 	}
@@ -426,10 +427,21 @@ void uu_eventfd_signal_locked(struct uu_ring *r, uint32_t tail)
 	if (fd < 0 || tail == r->evfd_last_tail)
 		return;
 	r->evfd_last_tail = tail;
+	if (r->evfd_async && !uu_in_iowq_worker) {
+		/*
+		 * On an SQPOLL ring the kernel's io-wq worker posts its
+		 * completion itself (one commit each, which EVENTFD_ASYNC
+		 * signals); here the SQ thread posts them: one count per
+		 * such completion.  Acquire: pairs with the release in
+		 * uu_req_finish_async.
+		 */
+		one = atomic_exchange_explicit(&r->evfd_async_due, 0,
+					       memory_order_acquire);
+		if (!one)
+			return;
+	}
 	if (atomic_load_explicit(r->cq_flags, memory_order_relaxed) &
 	    IORING_CQ_EVENTFD_DISABLED)
-		return;
-	if (r->evfd_async && !uu_in_iowq_worker)
 		return;
 	if (write(fd, &one, sizeof(one)) < 0) {
 		/* an eventfd at its maximum: the kernel drops it too */

@@ -43,7 +43,6 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 	req->on_park_list = false;
 	req->iopoll_listed = false;
 	req->submit_tid = uu_gettid();
-	req->cred = NULL;
 	if (sqe_flags & IOSQE_IO_LINK)
 		req->flags |= UU_REQ_LINK;
 	if (sqe_flags & IOSQE_IO_HARDLINK)
@@ -86,13 +85,8 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 		return -EINVAL;
 	if (def->needs_file)
 		req->fd = sqe->fd;
-	if (unlikely(sqe->personality)) {
-		/* the snapshot is held until the request is freed: an
-		 * unregister meanwhile does not change its identity */
-		req->cred = uu_personality_get(r, sqe->personality);
-		if (!req->cred)
-			return -EINVAL;
-	}
+	if (sqe->personality)
+		return -EINVAL; /* no personalities can be registered yet */
 	if (sqe_flags & IOSQE_BUFFER_SELECT)
 		req->flags |= UU_REQ_BUFFER_SELECT;
 	if (def->prep) {
@@ -260,14 +254,15 @@ int uu_submit_sqes(struct uu_ring *r, unsigned int nr)
 		uu_req_queue_head(&s, h, true);
 	}
 	/*
-	 * The batch's inline completions are posted before the head moves,
-	 * as the kernel's io_submit_sqes flushes them before it commits the
-	 * SQ head: an SQPOLL ring's application that sees its SQEs consumed
-	 * finds their inline CQEs too.
+	 * The batch's direct CQEs are posted before the SQ head moves, as
+	 * the kernel's io_submit_sqes does (completions flushed in
+	 * io_submit_state_end, then io_commit_sqring): an SQPOLL
+	 * application that sees the head past its SQEs also sees the CQEs
+	 * of those that completed inline.  Link continuations (task_work)
+	 * still run after, in uu_exec_end.
 	 */
-	uu_exec_flush(&s);
-	/* release: the SQ slots may be reused once the app sees the head
-	 * (pairs with the application's acquire load of sq head) */
+	uu_exec_flush_direct(&s);
+	/* release: the SQ slots may be reused once the app sees the head */
 	atomic_store_explicit(r->sq_head, r->sq_cached_head, memory_order_release);
 	uu_exec_end(&s);
 	return ret;

@@ -318,10 +318,34 @@ unsigned int tring_flush(struct tring *r)
 	return tail - __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE);
 }
 
+bool tring_sqpoll_settle(struct tring *r)
+{
+	struct timespec pause = { 0, 100000 };
+	unsigned int i;
+
+	if (!r->mode_added || !(r->flags & IORING_SETUP_SQPOLL))
+		return true;
+	/* about 2 s: yield first, then sleep 100 us per round */
+	for (i = 0; i < 20000; i++) {
+		/* acquire: pairs with the SQ thread's release of the head,
+		 * which it stores after posting the inline CQEs */
+		if (__atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE) ==
+		    __atomic_load_n(r->sq_tail, __ATOMIC_RELAXED))
+			return true;
+		if (i < 1000)
+			sched_yield();
+		else
+			nanosleep(&pause, NULL);
+	}
+	return false;
+}
+
 int tring_enter(struct tring *r, unsigned int to_submit,
 		unsigned int min_complete, unsigned int flags,
 		const void *arg, size_t argsz)
 {
+	int ret;
+
 	/*
 	 * A ring made SQPOLL by UURING_TEST_RING_MODE: wake a sleeping
 	 * poller as liburing does.  The full fence pairs with the poller's
@@ -333,8 +357,11 @@ int tring_enter(struct tring *r, unsigned int to_submit,
 		    IORING_SQ_NEED_WAKEUP)
 			flags |= IORING_ENTER_SQ_WAKEUP;
 	}
-	return r->be->enter((unsigned int)r->enter_fd, to_submit, min_complete,
-			    flags | r->enter_flags, arg, argsz);
+	ret = r->be->enter((unsigned int)r->enter_fd, to_submit, min_complete,
+			   flags | r->enter_flags, arg, argsz);
+	if (to_submit && ret >= 0)
+		tring_sqpoll_settle(r);
+	return ret;
 }
 
 int tring_submit(struct tring *r)
@@ -353,35 +380,7 @@ int tring_submit(struct tring *r)
 	if (r->mode_added && (r->flags & IORING_SETUP_SQPOLL) && ret >= 0 &&
 	    (unsigned int)ret < published)
 		ret = (int)published;
-	if (r->mode_added && (r->flags & IORING_SETUP_SQPOLL) && ret > 0)
-		tring_sq_wait_consumed(r, 500);
 	return ret;
-}
-
-/*
- * On an SQPOLL ring, submission ends when the SQ thread has consumed the
- * SQEs: only then are the SQEs and what they point to read (the kernel
- * imports paths and iovecs in prep, before it commits the SQ head) and the
- * inline completions posted (flushed before the head moves).  The scenarios
- * were written for rings where enter does this synchronously, so on a ring
- * made SQPOLL by the test mode tring_submit waits here, on both backends.
- * A ring whose SQ thread cannot consume (disabled ring, CQ full, thread
- * gone) just costs the bounded wait.
- */
-void tring_sq_wait_consumed(struct tring *r, unsigned int max_ms)
-{
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	/* acquire: pairs with the SQ thread's release store of the head */
-	while (__atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE) !=
-	       __atomic_load_n(r->sq_tail, __ATOMIC_RELAXED)) {
-		sched_yield();
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((t.tv_sec - t0.tv_sec) * 1000 +
-			    (t.tv_nsec - t0.tv_nsec) / 1000000 >= (long)max_ms)
-			break;
-	}
 }
 
 int tring_submit_and_wait(struct tring *r, unsigned int wait_nr)

@@ -80,6 +80,15 @@ struct io_uring_sqe *tring_get_sqe(struct tring *r);
  * number of SQEs not yet consumed by the ring (tail - head). */
 unsigned int tring_flush(struct tring *r);
 
+/*
+ * On a ring made SQPOLL by UURING_TEST_RING_MODE: waits (about 2 s at
+ * most) until the SQ thread has consumed every published SQE, so that,
+ * as after a plain enter, the CQEs of the SQEs that completed inline are
+ * posted (the SQ head moves after them on both backends).  Returns false
+ * on timeout; true at once on other rings.  tring_enter calls it after
+ * an enter that submits.
+ */
+bool tring_sqpoll_settle(struct tring *r);
 /* Raw enter on this ring (honours a registered ring fd). */
 int tring_enter(struct tring *r, unsigned int to_submit,
 		unsigned int min_complete, unsigned int flags,
@@ -87,8 +96,6 @@ int tring_enter(struct tring *r, unsigned int to_submit,
 /* flush + enter(to_submit = pending).  Returns enter's result. */
 int tring_submit(struct tring *r);
 int tring_submit_and_wait(struct tring *r, unsigned int wait_nr);
-/* SQPOLL: waits (at most max_ms) until the SQ thread consumed every SQE */
-void tring_sq_wait_consumed(struct tring *r, unsigned int max_ms);
 /*
  * GETEVENTS with an EXT_ARG relative timeout (timeout_ns < 0: none) and
  * optional min_wait_usec; also submits pending SQEs.  Returns enter's

@@ -43,6 +43,7 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 	req->on_park_list = false;
 	req->iopoll_listed = false;
 	req->submit_tid = uu_gettid();
+	req->cred = NULL;
 	if (sqe_flags & IOSQE_IO_LINK)
 		req->flags |= UU_REQ_LINK;
 	if (sqe_flags & IOSQE_IO_HARDLINK)
@@ -85,8 +86,13 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 		return -EINVAL;
 	if (def->needs_file)
 		req->fd = sqe->fd;
-	if (sqe->personality)
-		return -EINVAL; /* no personalities can be registered yet */
+	if (unlikely(sqe->personality)) {
+		/* the snapshot is held until the request is freed: an
+		 * unregister meanwhile does not change its identity */
+		req->cred = uu_personality_get(r, sqe->personality);
+		if (!req->cred)
+			return -EINVAL;
+	}
 	if (sqe_flags & IOSQE_BUFFER_SELECT)
 		req->flags |= UU_REQ_BUFFER_SELECT;
 	if (def->prep) {

@@ -117,6 +117,77 @@ static int check_site(long (*fn)(struct regs *), const char *name, int fd)
 	return 0;
 }
 
+/*
+ * The AVX-512 register file and MXCSR across a patched site: zmm0-31 and
+ * k1-k7 loaded with patterns and MXCSR set to round-toward-zero, then an
+ * enter that submits and reaps a NOP (SQE copies, completion: the engine's
+ * string functions use zmm16-31 on such CPUs).  Layout of struct zregs is
+ * fixed by the asm below.
+ */
+struct zregs {
+	uint64_t fd;		/* 0 */
+	uint32_t mxcsr_in;	/* 8 */
+	uint32_t mxcsr_out;	/* 12 */
+	uint64_t pad[6];
+	uint64_t kin[8];	/* 64 */
+	uint64_t kout[8];	/* 128 */
+	uint64_t pad2[8];
+	unsigned char zin[32][64];	/* 256 */
+	unsigned char zout[32][64];	/* 2304 */
+} __attribute__((aligned(64)));
+
+#define ZL(i) "vmovdqu64 " #i "*64+256(%rdi), %zmm" #i "\n"
+#define ZS(i) "vmovdqu64 %zmm" #i ", " #i "*64+2304(%rdi)\n"
+#define KL(i) "kmovq " #i "*8+64(%rdi), %k" #i "\n"
+#define KS(i) "kmovq %k" #i ", " #i "*8+128(%rdi)\n"
+__asm__(".text\n.p2align 4\nsite_zmm:\n"
+	"push %rdi\n"
+	ZL(0) ZL(1) ZL(2) ZL(3) ZL(4) ZL(5) ZL(6) ZL(7) ZL(8) ZL(9) ZL(10)
+	ZL(11) ZL(12) ZL(13) ZL(14) ZL(15) ZL(16) ZL(17) ZL(18) ZL(19) ZL(20)
+	ZL(21) ZL(22) ZL(23) ZL(24) ZL(25) ZL(26) ZL(27) ZL(28) ZL(29) ZL(30)
+	ZL(31) KL(1) KL(2) KL(3) KL(4) KL(5) KL(6) KL(7)
+	"ldmxcsr 8(%rdi)\n"
+	/* io_uring_enter(fd, 1, 1, GETEVENTS, NULL, 0) */
+	"mov 0(%rdi), %rdi\nmov $1, %esi\nmov $1, %edx\nmov $1, %r10d\n"
+	"xor %r8d, %r8d\nxor %r9d, %r9d\n"
+	"mov $0x1aa, %eax\nsyscall\n"
+	"mov (%rsp), %rdi\n"
+	"stmxcsr 12(%rdi)\n"
+	ZS(0) ZS(1) ZS(2) ZS(3) ZS(4) ZS(5) ZS(6) ZS(7) ZS(8) ZS(9) ZS(10)
+	ZS(11) ZS(12) ZS(13) ZS(14) ZS(15) ZS(16) ZS(17) ZS(18) ZS(19) ZS(20)
+	ZS(21) ZS(22) ZS(23) ZS(24) ZS(25) ZS(26) ZS(27) ZS(28) ZS(29) ZS(30)
+	ZS(31) KS(1) KS(2) KS(3) KS(4) KS(5) KS(6) KS(7)
+	"movl $0x1f80, -4(%rsp)\nldmxcsr -4(%rsp)\n"
+	"vzeroupper\npop %rdi\nret\n");
+long site_zmm(struct zregs *z);
+
+static void check_zmm_site(struct ring *r)
+{
+	static struct zregs z;
+	struct io_uring_cqe cqe;
+	long ret;
+
+	memset(&z, 0, sizeof(z));
+	z.fd = (uint64_t)r->fd;
+	z.mxcsr_in = 0x1f80 | 0x6000; /* all masked, round toward zero */
+	for (int i = 1; i < 8; i++)
+		z.kin[i] = 0x0101010101010101ull * (uint64_t)(i + 1);
+	for (int i = 0; i < 32; i++)
+		for (int j = 0; j < 64; j++)
+			z.zin[i][j] = (unsigned char)(i * 64 + j + 3);
+	get_sqe(r)->opcode = IORING_OP_NOP;
+	ret = site_zmm(&z);
+	RU_CHECK(ret == 1, "zmm site: enter returned %ld", ret);
+	RU_CHECK(!pop(r, &cqe) && cqe.res == 0, "zmm site: no NOP CQE");
+	RU_CHECK(z.mxcsr_out == z.mxcsr_in, "zmm site: MXCSR %#x, want %#x",
+		 z.mxcsr_out, z.mxcsr_in);
+	for (int i = 1; i < 8; i++)
+		RU_CHECK(z.kout[i] == z.kin[i], "zmm site: k%d changed", i);
+	for (int i = 0; i < 32; i++)
+		RU_CHECK(!memcmp(z.zin[i], z.zout[i], 64),
+			 "zmm site: zmm%d changed", i);
+}
+
 static int payload_patch(bool expect_patching)
 {
 	unsigned long (*traps)(void) =
@@ -160,6 +231,19 @@ static int payload_patch(bool expect_patching)
 	} else {
 		RU_CHECK(dp == 0 && dt == 15, "UURING_PATCH=0: %lu patched, "
 			 "%lu traps", dp, dt);
+	}
+	if (__builtin_cpu_supports("avx512f") &&
+	    __builtin_cpu_supports("avx512bw")) {
+		/* the first call traps (and patches), the others call */
+		p0 = patched();
+		for (int k = 0; k < 5; k++)
+			check_zmm_site(&r);
+		fprintf(stderr, "patch: zmm site %s\n",
+			patched() > p0 ? "patched" : "trapping");
+		if (expect_patching)
+			RU_CHECK(patched() - p0 == 1, "zmm site not patched");
+	} else {
+		fprintf(stderr, "patch: no AVX-512BW, zmm site not checked\n");
 	}
 	return ru_failures ? 1 : 0;
 }

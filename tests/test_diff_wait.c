@@ -605,6 +605,7 @@ static void sc_ring_fd_poll(struct dctx *c)
 	drec_int(c, pollin(r.fd), "empty CQ: POLLIN");
 	tring_queue_nops(&r, 2, 1, 0);
 	tring_submit(&r);
+	tring_sqpoll_await_cqes(&r, 2, 5000);
 	drec_int(c, pollin(r.fd), "2 CQEs: POLLIN");
 	tring_reap(&r, out, 1);
 	drec_int(c, pollin(r.fd), "1 CQE left: POLLIN");

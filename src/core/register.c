@@ -402,6 +402,11 @@ static int enable_rings(struct uu_ring *r)
 	/* publishes restricted: pairs with the acquire load of disabled
 	 * before every submission */
 	atomic_store_explicit(&r->disabled, false, memory_order_release);
+	/* as the kernel's io_register_enable_rings: a sleeping SQ thread
+	 * is woken to take what was queued while the ring was disabled
+	 * (uu_sqd_wake's seq_cst pairs with the thread's sleep check) */
+	if (r->sqd)
+		uu_sqd_wake(r->sqd);
 	return 0;
 }
 

@@ -317,21 +317,27 @@ unsigned int tring_flush(struct tring *r)
 	return tail - __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE);
 }
 
+unsigned int tring_sqpoll_wakeup_flag(struct tring *r, unsigned int to_submit)
+{
+	if (!(r->flags & IORING_SETUP_SQPOLL) || !to_submit)
+		return 0;
+	/* pairs with the SQ thread's full fence between setting
+	 * NEED_WAKEUP and rechecking the SQ tail (Dekker) */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(r->sq_flags, __ATOMIC_RELAXED) &
+	    IORING_SQ_NEED_WAKEUP)
+		return IORING_ENTER_SQ_WAKEUP;
+	return 0;
+}
+
 int tring_enter(struct tring *r, unsigned int to_submit,
 		unsigned int min_complete, unsigned int flags,
 		const void *arg, size_t argsz)
 {
-	/*
-	 * A ring made SQPOLL by UURING_TEST_RING_MODE: wake a sleeping
-	 * poller as liburing does.  The full fence pairs with the poller's
-	 * fence between setting NEED_WAKEUP and rechecking the SQ tail.
-	 */
-	if (r->mode_added && (r->flags & IORING_SETUP_SQPOLL) && to_submit) {
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (__atomic_load_n(r->sq_flags, __ATOMIC_RELAXED) &
-		    IORING_SQ_NEED_WAKEUP)
-			flags |= IORING_ENTER_SQ_WAKEUP;
-	}
+	/* A ring made SQPOLL by UURING_TEST_RING_MODE: wake a sleeping
+	 * poller as liburing does. */
+	if (r->mode_added)
+		flags |= tring_sqpoll_wakeup_flag(r, to_submit);
 	return r->be->enter((unsigned int)r->enter_fd, to_submit, min_complete,
 			    flags | r->enter_flags, arg, argsz);
 }
@@ -464,6 +470,39 @@ unsigned int tring_reap_wait(struct tring *r, struct tcqe *out,
 			break;
 	}
 	return got;
+}
+
+unsigned int tring_sqpoll_await_cqes(struct tring *r, unsigned int n,
+				     int timeout_ms)
+{
+	const struct timespec step = { 0, 1000000 };
+	int waited = 0;
+
+	if (!(r->flags & IORING_SETUP_SQPOLL))
+		return tring_cq_ready(r);
+	while (tring_cq_ready(r) < n && waited < timeout_ms) {
+		nanosleep(&step, NULL);
+		waited++;
+	}
+	return tring_cq_ready(r);
+}
+
+unsigned int tring_sqpoll_await_sq_taken(struct tring *r, int timeout_ms)
+{
+	const struct timespec step = { 0, 1000000 };
+	unsigned int left;
+	int waited = 0;
+
+	if (!(r->flags & IORING_SETUP_SQPOLL))
+		return 0;
+	for (;;) {
+		left = *r->sq_tail -
+		       __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE);
+		if (!left || waited >= timeout_ms)
+			return left;
+		nanosleep(&step, NULL);
+		waited++;
+	}
 }
 
 int tring_queue_nops(struct tring *r, unsigned int n, uint64_t base,

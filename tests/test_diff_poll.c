@@ -1049,6 +1049,10 @@ static long body_cancel_fd_reused(struct dctx *c, void *arg)
 		return 0;
 	poll_add(&r, a[0], POLLIN, 0, 1, 0);
 	submit(c, &r, "poll on pipe A");
+	/* an SQ thread must have armed the poll (taken A's file) before
+	 * the number goes: else A's reader is gone and the write below
+	 * raises SIGPIPE, on both backends */
+	tring_sqpoll_await_sq_taken(&r, 5000);
 	/* the number of A's read end now names B's read end */
 	if (dup2(b[0], a[0]) != a[0])
 		return 0;

@@ -342,6 +342,21 @@ int tring_enter(struct tring *r, unsigned int to_submit,
 			    flags | r->enter_flags, arg, argsz);
 }
 
+/*
+ * flush, and the count to pass to enter: the SQEs not taken yet, or, on a
+ * ring made SQPOLL by UURING_TEST_RING_MODE, the SQEs this flush published
+ * (an SQ thread takes SQEs at any time, so the former races it on both
+ * backends, and enter returns the count it was given).
+ */
+static unsigned int flush_count(struct tring *r)
+{
+	unsigned int tail0 = *r->sq_tail, n = tring_flush(r);
+
+	if (r->mode_added && (r->flags & IORING_SETUP_SQPOLL))
+		return *r->sq_tail - tail0;
+	return n;
+}
+
 int tring_submit(struct tring *r)
 {
 	unsigned int tail0 = *r->sq_tail, n = tring_flush(r);
@@ -363,7 +378,7 @@ int tring_submit(struct tring *r)
 
 int tring_submit_and_wait(struct tring *r, unsigned int wait_nr)
 {
-	unsigned int n = tring_flush(r);
+	unsigned int n = flush_count(r);
 
 	return tring_enter(r, n, wait_nr, wait_nr ? IORING_ENTER_GETEVENTS : 0,
 			   NULL, 0);
@@ -394,7 +409,7 @@ int tring_wait_ext(struct tring *r, unsigned int to_submit,
 int tring_wait(struct tring *r, unsigned int wait_nr, int64_t timeout_ns)
 {
 	struct timespec ts;
-	unsigned int n = tring_flush(r);
+	unsigned int n = flush_count(r);
 
 	if (timeout_ns < 0)
 		return tring_wait_ext(r, n, wait_nr, 0, NULL, NULL, 0);

@@ -456,6 +456,10 @@ static long body_multishot_overflow(struct dctx *c, void *arg)
 		return 0;
 	poll_add(&r, pp[0], POLLIN, IORING_POLL_ADD_MULTI, 1, 0);
 	submit(c, &r, "multishot POLLIN");
+	/* an SQ thread arms the poll before the first write: a write
+	 * during the arming can give two CQEs (the arm's check and the
+	 * wakeup) */
+	tring_sqpoll_await_sq_taken(&r, 5000);
 	for (i = 0; i < 4; i++) {
 		wr(pp[1], "o", 1);
 		usleep(40 * 1000);
@@ -480,6 +484,7 @@ static long body_multishot_overflow(struct dctx *c, void *arg)
 	drain_fd(pp[0]);
 	poll_add(&r, pp[0], POLLIN, IORING_POLL_ADD_MULTI, 3, 0);
 	submit(c, &r, "multishot, reaped");
+	tring_sqpoll_await_sq_taken(&r, 5000);
 	for (i = 0; i < 5; i++) {
 		wr(pp[1], "p", 1);
 		reap1(c, &r, "reaped wakeup");

@@ -334,10 +334,14 @@ int tring_enter(struct tring *r, unsigned int to_submit,
 		unsigned int min_complete, unsigned int flags,
 		const void *arg, size_t argsz)
 {
-	/* A ring made SQPOLL by UURING_TEST_RING_MODE: wake a sleeping
-	 * poller as liburing does. */
+	/*
+	 * A ring made SQPOLL by UURING_TEST_RING_MODE: wake a sleeping
+	 * poller as liburing does, when SQEs wait in the SQ (which need not
+	 * be to_submit: see flush_count).
+	 */
 	if (r->mode_added)
-		flags |= tring_sqpoll_wakeup_flag(r, to_submit);
+		flags |= tring_sqpoll_wakeup_flag(r, *r->sq_tail -
+			__atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE));
 	return r->be->enter((unsigned int)r->enter_fd, to_submit, min_complete,
 			    flags | r->enter_flags, arg, argsz);
 }

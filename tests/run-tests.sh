@@ -41,7 +41,7 @@ done
 RING_MODE_TESTS=(
 	"coop:async buffers cancel_running epoll fault fsops futex fuzz lifecycle link msgring net netbuf nop overflow personality pipe poll register rsrc rw setup sqpoll timeout wait"
 	"defer:async buffers epoll fault fsops futex fuzz lifecycle link msgring net netbuf nop overflow pipe poll register rsrc rw setup sqpoll timeout wait"
-	"sqpoll:async buffers cancel_running epoll fault fsops futex fuzz lifecycle msgring net netbuf nop overflow personality rsrc rw sqpoll wait"
+	"sqpoll:async buffers cancel_running epoll fault fsops futex fuzz lifecycle link msgring net netbuf nop overflow personality pipe poll register rsrc rw setup sqpoll timeout wait"
 )
 if [ -z "${UURING_SKIP_RING_MODES:-}" ]; then
 	for entry in "${RING_MODE_TESTS[@]}"; do

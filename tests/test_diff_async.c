@@ -660,6 +660,9 @@ static long body_stable(struct dctx *c, void *arg)
 		prep(&r, IORING_OP_WRITEV, fd, iov, 2, (uint64_t)i * 64, i,
 		     IOSQE_ASYNC);
 		tring_submit(&r);
+		/* on an SQPOLL ring, submission is when the SQ thread
+		 * takes the SQE */
+		tring_sqpoll_await_sq_taken(&r, 5000);
 		iov[0].iov_base = b;
 		iov[0].iov_len = 1;
 		iov[1].iov_base = dunmapped_addr();

@@ -1153,6 +1153,9 @@ static void sc_path_chain(struct dctx *c)
 	sqe = tring_get_sqe(&r);
 	*sqe = mk(IORING_OP_UNLINKAT, s.dfd, P("dir/sl2"), 0, 0, 7);
 	drec_int(c, tring_submit(&r), "submit chain");
+	/* on an SQPOLL ring, submission is when the SQ thread takes the
+	 * SQEs */
+	tring_sqpoll_await_sq_taken(&r, 5000);
 	/* the paths were imported at submission */
 	strcpy(p1, "XXX");
 	strcpy(p2, "XXX/YYY");

@@ -24,10 +24,43 @@ static void nop(struct io_uring_sqe *sqe, uint64_t ud, bool fail,
 	sqe->flags = flags;
 }
 
+/*
+ * The CQEs a chain run posts, the marker included: a member that ran posts
+ * one unless it succeeded with CQE_SKIP_SUCCESS; a failure breaks a soft
+ * link, and the rest of the chain then posts -ECANCELED each, none if the
+ * failed member had CQE_SKIP_SUCCESS.  Only tells run_chain how many CQEs
+ * to wait for: on an SQPOLL ring the next member of a chain runs in a
+ * later loop of the SQ thread, after the marker's CQE.
+ */
+static unsigned int chain_cqes(unsigned int n, const uint8_t *flags,
+			       int fail_at)
+{
+	const uint8_t links = IOSQE_IO_LINK | IOSQE_IO_HARDLINK;
+	bool cancelled = false, quiet = false;
+	unsigned int i, cqes = 1;
+
+	for (i = 0; i < n; i++) {
+		if (cancelled) {
+			cqes += !quiet;
+		} else if ((int)i == fail_at) {
+			cqes++;
+			if ((flags[i] & links) == IOSQE_IO_LINK) {
+				cancelled = true;
+				quiet = flags[i] & IOSQE_CQE_SKIP_SUCCESS;
+			}
+		} else {
+			cqes += !(flags[i] & IOSQE_CQE_SKIP_SUCCESS);
+		}
+		if (!(flags[i] & links))
+			cancelled = quiet = false;
+	}
+	return cqes;
+}
+
 static void run_chain(struct dctx *c, struct tring *r, unsigned int n,
 		      const uint8_t *flags, int fail_at, const char *label)
 {
-	unsigned int i;
+	unsigned int i, want = chain_cqes(n, flags, fail_at);
 	int ret;
 
 	for (i = 0; i < n; i++)
@@ -36,12 +69,14 @@ static void run_chain(struct dctx *c, struct tring *r, unsigned int n,
 	nop(tring_get_sqe(r), 99, false, 0);
 	ret = tring_submit(r);
 	drec_int(c, ret, "%s: submit", label);
-	/* inline, in submission order: collect up to the marker */
+	/* in order: collect up to the marker and at least the CQEs the
+	 * chain should post, then whatever else is there */
 	{
 		struct tcqe out[64];
 		unsigned int got = 0;
+		bool marker = false;
 
-		while (got < 64) {
+		while (got < 64 && (!marker || got < want)) {
 			unsigned int k = tring_reap_wait(r, out + got, 1,
 							 1000000000LL);
 
@@ -49,10 +84,11 @@ static void run_chain(struct dctx *c, struct tring *r, unsigned int n,
 				break;
 			got += k;
 			if (out[got - 1].user_data == 99)
-				break;
+				marker = true;
 		}
 		got += tring_reap(r, out + got, 64 - got);
 		drec_cqes(c, out, got, true, "%s", label);
+		dcheck(c, got == want, "%s: %u CQEs, %u expected", label, got, want);
 	}
 }
 

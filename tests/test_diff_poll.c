@@ -456,6 +456,10 @@ static long body_multishot_overflow(struct dctx *c, void *arg)
 		return 0;
 	poll_add(&r, pp[0], POLLIN, IORING_POLL_ADD_MULTI, 1, 0);
 	submit(c, &r, "multishot POLLIN");
+	/* an SQ thread arms the poll before the first write: a write
+	 * during the arming can give two CQEs (the arm's check and the
+	 * wakeup) */
+	tring_sqpoll_await_sq_taken(&r, 5000);
 	for (i = 0; i < 4; i++) {
 		wr(pp[1], "o", 1);
 		usleep(40 * 1000);
@@ -480,6 +484,7 @@ static long body_multishot_overflow(struct dctx *c, void *arg)
 	drain_fd(pp[0]);
 	poll_add(&r, pp[0], POLLIN, IORING_POLL_ADD_MULTI, 3, 0);
 	submit(c, &r, "multishot, reaped");
+	tring_sqpoll_await_sq_taken(&r, 5000);
 	for (i = 0; i < 5; i++) {
 		wr(pp[1], "p", 1);
 		reap1(c, &r, "reaped wakeup");
@@ -1049,6 +1054,10 @@ static long body_cancel_fd_reused(struct dctx *c, void *arg)
 		return 0;
 	poll_add(&r, a[0], POLLIN, 0, 1, 0);
 	submit(c, &r, "poll on pipe A");
+	/* an SQ thread must have armed the poll (taken A's file) before
+	 * the number goes: else A's reader is gone and the write below
+	 * raises SIGPIPE, on both backends */
+	tring_sqpoll_await_sq_taken(&r, 5000);
 	/* the number of A's read end now names B's read end */
 	if (dup2(b[0], a[0]) != a[0])
 		return 0;

@@ -43,6 +43,7 @@ static int nop_via(struct dctx *c, struct tring *r, unsigned int idx,
 {
 	tring_prep_nop(tring_get_sqe(r), ud);
 	tring_flush(r);
+	flags |= tring_sqpoll_wakeup_flag(r, 1);
 	return c->be->enter(idx, 1, 1, IORING_ENTER_GETEVENTS | flags, NULL, 0);
 }
 
@@ -147,6 +148,52 @@ static void sc_ring_fd_closed(struct dctx *c)
 		 "enter via closed fd fails");
 	drec_int(c, unreg_ring(c, r.fd, off),
 		 "unregister (via a closed fd)");
+	r.fd = -1;
+	r.enter_flags = 0;
+	tring_exit(&r);
+}
+
+/*
+ * A registered slot keeps the ring alive past the close of its last fd:
+ * a read parked on an empty pipe before the close still completes when
+ * data arrives, and unregistering the slot (through itself) lets go.
+ */
+static void sc_ring_fd_closed_inflight(struct dctx *c)
+{
+	struct io_uring_rsrc_update up;
+	struct tring r;
+	unsigned int off, fl;
+	char buf[8];
+	int p[2];
+
+	if (dring_flags(c, &r, 8, 0))
+		return;
+	if (pipe(p)) {
+		dcheck(c, 0, "pipe");
+		tring_exit(&r);
+		return;
+	}
+	drec_int(c, reg_ring(c, r.fd, -1U, r.fd, &off), "register");
+	tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, p[0], buf,
+		      sizeof(buf), 0, 7);
+	tring_flush(&r);
+	fl = IORING_ENTER_REGISTERED_RING | tring_sqpoll_wakeup_flag(&r, 1);
+	drec_int(c, c->be->enter(off, 1, 0, fl, NULL, 0), "submit read");
+	drec_int(c, c->be->close(r.fd), "close ring fd");
+	drec_int(c, write(p[1], "abc", 3), "write pipe");
+	drec_int(c, c->be->enter(off, 0, 1, IORING_ENTER_GETEVENTS |
+				 IORING_ENTER_REGISTERED_RING, NULL, 0),
+		 "wait via slot");
+	dreap(c, &r, 1, true, "read after close");
+	memset(&up, 0, sizeof(up));
+	up.offset = off;
+	drec_int(c, c->be->reg(off, IORING_UNREGISTER_RING_FDS |
+			       IORING_REGISTER_USE_REGISTERED_RING, &up, 1),
+		 "unregister through the slot");
+	drec_int(c, c->be->enter(off, 0, 0, IORING_ENTER_REGISTERED_RING,
+				 NULL, 0), "enter the empty slot");
+	close(p[0]);
+	close(p[1]);
 	r.fd = -1;
 	r.enter_flags = 0;
 	tring_exit(&r);
@@ -494,6 +541,7 @@ static const struct dscenario scenarios[] = {
 	{ "registered_fd_only", sc_registered_fd_only, NULL },
 	{ "ring_fds", sc_ring_fds, NULL },
 	{ "ring_fd_closed", sc_ring_fd_closed, NULL },
+	{ "ring_fd_closed_inflight", sc_ring_fd_closed_inflight, NULL },
 	{ "ring_fds_per_thread", sc_ring_fds_per_thread, NULL },
 	{ "register_use_registered", sc_register_use_registered, NULL },
 	{ "single_issuer", sc_single_issuer, NULL },

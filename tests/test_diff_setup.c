@@ -159,6 +159,24 @@ static void sc_resv(struct dctx *c)
 	rec_setup(c, 4, &p, "garbage sq_off/cq_off in");
 }
 
+/*
+ * A new SQ thread with nothing to do goes to sleep at once, setting
+ * IORING_SQ_NEED_WAKEUP, on both backends, but only some time after setup
+ * returned: on an SQPOLL ring (UURING_TEST_RING_MODE=sqpoll) wait for
+ * that, at most 2 s, so the flags read next are settled.
+ */
+static void await_sq_thread_asleep(struct tring *r)
+{
+	const struct timespec step = { 0, 1000000 };
+	int i;
+
+	if (!(r->flags & IORING_SETUP_SQPOLL))
+		return;
+	for (i = 0; i < 2000 && !(tring_sq_flags(r) & IORING_SQ_NEED_WAKEUP);
+	     i++)
+		nanosleep(&step, NULL);
+}
+
 /* Returned params: entries, flags, the features uuring advertises. */
 static void sc_params_out(struct dctx *c)
 {
@@ -207,6 +225,7 @@ static void sc_params_out(struct dctx *c)
 		drec_int(c, *r.sq_tail, "ring sq tail");
 		drec_int(c, *r.cq_head, "ring cq head");
 		drec_int(c, *r.cq_tail, "ring cq tail");
+		await_sq_thread_asleep(&r);
 		drec_int(c, *r.sq_flags, "ring sq flags");
 		drec_int(c, *r.sq_dropped, "ring sq dropped");
 		drec_int(c, *r.cq_overflow, "ring cq overflow");
@@ -349,6 +368,8 @@ static void sc_mmap(struct dctx *c)
 
 	if (dring_flags(c, &r, 8, 0))
 		return;
+	/* the NOP flushed below stays in the SQ until the enter */
+	await_sq_thread_asleep(&r);
 	m = be->mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd,
 		     0x68000000);
 	drec_int(c, BACKEND_MMAP_FAILED(m) ? BACKEND_MMAP_ERR(m) : 0,
@@ -402,6 +423,7 @@ static void sc_r_disabled(struct dctx *c)
 
 	if (dring_flags(c, &r, 8, IORING_SETUP_R_DISABLED))
 		return;
+	await_sq_thread_asleep(&r);
 	drec_int(c, *r.sq_flags, "sq flags");
 	tring_queue_nops(&r, 2, 10, 0);
 	drec_int(c, tring_submit(&r), "submit while disabled");
@@ -416,6 +438,13 @@ static void sc_r_disabled(struct dctx *c)
 		 "ENABLE_RINGS");
 	drec_int(c, c->be->reg(r.fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0),
 		 "ENABLE_RINGS again");
+	/*
+	 * ENABLE_RINGS wakes a sleeping SQ thread, which takes the two
+	 * queued SQEs: wait for that, so the count enter gets (and
+	 * returns) below is 0 on both backends, not a race.
+	 */
+	drec_int(c, tring_sqpoll_await_sq_taken(&r, 5000),
+		 "SQEs left after enable (SQPOLL: taken by the thread)");
 	drec_int(c, tring_submit_and_wait(&r, 2), "submit after enable");
 	dreap(c, &r, 2, true, "nops");
 	tring_exit(&r);
@@ -607,15 +636,29 @@ static void sc_no_mmap_file(struct dctx *c)
 static void sc_sq_dropped(struct dctx *c)
 {
 	struct tring r;
-	unsigned int tail;
+	unsigned int tail, i;
 
 	if (dring_flags(c, &r, 4, 0))
 		return;
 	tring_queue_nops(&r, 3, 1, 0);
-	tring_flush(&r);
+	/*
+	 * tring_flush by hand, the second index made invalid before the
+	 * tail store publishes it (an SQPOLL thread may take the entries
+	 * as soon as the tail moves).
+	 */
 	tail = *r.sq_tail;
-	r.sq_array[(tail - 2) & r.sq_mask] = 1000;
-	drec_int(c, tring_enter(&r, 3, 3, IORING_ENTER_GETEVENTS, NULL, 0) >= 0,
+	for (i = 0; i < 3; i++)
+		r.sq_array[(tail + i) & r.sq_mask] =
+			i == 1 ? 1000 : (r.sqe_head + i) & r.sq_mask;
+	r.sqe_head += 3;
+	tail += 3;
+	__atomic_store_n(r.sq_tail, tail, __ATOMIC_RELEASE);
+	/*
+	 * The app submits the first NOP, drops the bad entry and stops
+	 * there (enter does not wait then); an SQ thread goes on with the
+	 * third in its next loop, so wait for the two CQEs.
+	 */
+	drec_int(c, tring_enter(&r, 3, 2, IORING_ENTER_GETEVENTS, NULL, 0) >= 0,
 		 "submit with a bad index");
 	drec_int(c, *r.sq_dropped, "sq dropped");
 	drec_int(c, *r.sq_head - tail, "sq head caught up");

@@ -309,6 +309,9 @@ static void sc_min_wait(struct dctx *c)
 	t = now_ns() - t;
 	pthread_join(th, NULL);
 	drec_int(c, ret, "wait 2, min_wait 5 ms, no timeout");
+	/* the poster's enter has returned; an SQ thread may still be
+	 * completing its NOPs */
+	tring_sqpoll_await_cqes(&r, 2, 5000);
 	drec_int(c, tring_cq_ready(&r) >= 1, "at least one ready");
 	tring_reap_wait(&r, NULL, 0, 0);
 	dreap(c, &r, 2, false, "two");
@@ -605,6 +608,7 @@ static void sc_ring_fd_poll(struct dctx *c)
 	drec_int(c, pollin(r.fd), "empty CQ: POLLIN");
 	tring_queue_nops(&r, 2, 1, 0);
 	tring_submit(&r);
+	tring_sqpoll_await_cqes(&r, 2, 5000);
 	drec_int(c, pollin(r.fd), "2 CQEs: POLLIN");
 	tring_reap(&r, out, 1);
 	drec_int(c, pollin(r.fd), "1 CQE left: POLLIN");

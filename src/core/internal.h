@@ -106,6 +106,10 @@ struct uu_ring {
 	int app_fd_hint;         /* an fd number known to be this ring */
 	int owned_app_fd;        /* REGISTERED_FD_ONLY: the engine holds the
 				  * ring fd (-1 otherwise) */
+	atomic_int regfd_pins;   /* RING_FDS slots holding the ring: like the
+				  * kernel's file reference in a registered
+				  * slot, they keep it alive past the last
+				  * close of its fds */
 	pid_t owner_pid;         /* process that created the ring */
 	atomic_bool stats_reported; /* UURING_STATS line written */
 	unsigned int fork_gen;   /* uu_fork_generation at creation */
@@ -683,6 +687,7 @@ struct uu_ring *uu_ring_get(int fd, int *err); /* takes a ref */
 struct uu_ring *uu_ring_get_cached(int fd);    /* fast path only */
 void uu_ring_put(struct uu_ring *ring);
 void uu_registry_sweep(void);
+void uu_registry_unpin(struct uu_ring *ring);
 void uu_registry_note_fd(struct uu_ring *ring, int fd);
 int uu_registry_close(int fd);
 bool uu_registry_is_engine_mapping(const void *addr);

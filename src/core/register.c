@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* io_uring_register(2) and the per-thread registered ring fds. */
 #include <errno.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +25,55 @@ static __thread struct uu_ring *regrings[UU_RINGFD_REG_MAX];
  * ring, submitted, or registered a ring fd; registered-ring calls from a
  * thread without one get -EINVAL. */
 __thread bool uu_thread_has_tctx;
+
+/*
+ * A thread that exits lets go of its slots, as the kernel drops a task's
+ * registered rings when it exits: a ring they pinned past its last close
+ * goes away then.  The key's value only marks a thread that has slots;
+ * __thread variables are still valid while key destructors run.
+ */
+static pthread_key_t regring_key;
+static pthread_once_t regring_key_once = PTHREAD_ONCE_INIT;
+
+static void regring_release(struct uu_ring *t)
+{
+	int owned = t->owned_app_fd;
+
+	if (owned >= 0) {
+		/* a REGISTERED_FD_ONLY ring: this slot was its only
+		 * handle, so the ring goes away */
+		t->owned_app_fd = -1;
+		uu_registry_close(owned);
+	} else {
+		uu_registry_unpin(t);
+	}
+	uu_ring_put(t);
+}
+
+static void regring_thread_exit(void *unused)
+{
+	(void)unused;
+	for (unsigned int s = 0; s < UU_RINGFD_REG_MAX; s++) {
+		struct uu_ring *t = regrings[s];
+
+		if (t) {
+			regrings[s] = NULL;
+			regring_release(t);
+		}
+	}
+}
+
+static void regring_key_init(void)
+{
+	pthread_key_create(&regring_key, regring_thread_exit);
+}
+
+static void regring_mark_thread(void)
+{
+	pthread_once(&regring_key_once, regring_key_init);
+	if (!pthread_getspecific(regring_key))
+		pthread_setspecific(regring_key, (void *)1);
+}
 
 struct uu_ring *uu_regring_get(unsigned int idx, int *err)
 {
@@ -96,6 +146,9 @@ int uu_register_ring_fds(struct uu_ring *ring, void *arg, unsigned int nr)
 		}
 		uu_registry_note_fd(target, (int)upd.data);
 		target->app_fd_hint = (int)upd.data;
+		atomic_fetch_add_explicit(&target->regfd_pins, 1,
+					  memory_order_relaxed);
+		regring_mark_thread();
 		regrings[upd.offset] = target;
 	}
 	return i ? (int)i : ret;
@@ -119,16 +172,9 @@ int uu_unregister_ring_fds(void *arg, unsigned int nr)
 		}
 		if (regrings[upd.offset]) {
 			struct uu_ring *t = regrings[upd.offset];
-			int owned = t->owned_app_fd;
 
 			regrings[upd.offset] = NULL;
-			if (owned >= 0) {
-				/* a REGISTERED_FD_ONLY ring: this slot was its
-				 * only handle, so the ring goes away */
-				t->owned_app_fd = -1;
-				uu_registry_close(owned);
-			}
-			uu_ring_put(t);
+			regring_release(t);
 		}
 	}
 	return i ? (int)i : ret;
@@ -144,6 +190,7 @@ int uu_regring_add_owned(struct uu_ring *ring)
 	for (unsigned int s = 0; s < UU_RINGFD_REG_MAX; s++) {
 		if (!regrings[s]) {
 			atomic_fetch_add(&ring->refs, 1);
+			regring_mark_thread();
 			regrings[s] = ring;
 			return (int)s;
 		}
@@ -403,6 +450,11 @@ static int enable_rings(struct uu_ring *r)
 	/* publishes restricted: pairs with the acquire load of disabled
 	 * before every submission */
 	atomic_store_explicit(&r->disabled, false, memory_order_release);
+	/* as the kernel's io_register_enable_rings: a sleeping SQ thread
+	 * is woken to take what was queued while the ring was disabled
+	 * (uu_sqd_wake's seq_cst pairs with the thread's sleep check) */
+	if (r->sqd)
+		uu_sqd_wake(r->sqd);
 	return 0;
 }
 

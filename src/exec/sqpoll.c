@@ -191,7 +191,16 @@ static void *sqpoll_main(void *arg)
 		atomic_store_explicit(&sqd->wq, uu_iowq_current_create(sqd->rings[0]),
 				      memory_order_release);
 	pthread_mutex_unlock(&sqd->lock);
-	idle_until = now_ns() + sqd->idle_ns;
+	/*
+	 * A new thread has had no work yet, so its idle period is already
+	 * over, as the kernel's io_sq_thread starts with its timeout at 0:
+	 * if the first pass finds nothing, it goes to sleep at once with
+	 * IORING_SQ_NEED_WAKEUP set, and the first submission after setup
+	 * needs IORING_ENTER_SQ_WAKEUP.  idle_loops = 63 makes that first
+	 * idle loop read the clock.
+	 */
+	idle_until = 0;
+	idle_loops = 63;
 	while (!atomic_load_explicit(&sqd->stop, memory_order_acquire)) {
 		uint32_t seq;
 

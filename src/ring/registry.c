@@ -281,7 +281,8 @@ static void check_last_close(struct uu_ring *r)
 {
 	struct live_node **pp;
 
-	if (!peer_hung_up(r))
+	if (atomic_load_explicit(&r->regfd_pins, memory_order_acquire) ||
+	    !peer_hung_up(r))
 		return;
 	pthread_mutex_lock(&live_lock);
 	for (pp = &live_list; *pp; pp = &(*pp)->next) {
@@ -409,7 +410,10 @@ void uu_registry_sweep(void)
 	for (pp = &live_list; *pp && nr < 32;) {
 		struct uu_ring *r = (*pp)->ring;
 
-		if (r->owner_pid == getpid() && peer_hung_up(r)) {
+		if (r->owner_pid == getpid() &&
+		    !atomic_load_explicit(&r->regfd_pins,
+					  memory_order_acquire) &&
+		    peer_hung_up(r)) {
 			ring_kill_locked(r, pp);
 			dead[nr++] = r;
 		} else {
@@ -425,6 +429,19 @@ void uu_registry_sweep(void)
 		uu_tw_ring_dead(dead[nr]);
 		uu_ring_put(dead[nr]);
 	}
+}
+
+/*
+ * A RING_FDS slot let go of the ring (unregister, or its thread exited):
+ * if that was the last slot and every fd of the ring was closed before,
+ * this is the ring's last close.
+ */
+void uu_registry_unpin(struct uu_ring *r)
+{
+	/* acq_rel: orders the slot's use of the ring before the kill */
+	if (atomic_fetch_sub_explicit(&r->regfd_pins, 1,
+				      memory_order_acq_rel) == 1)
+		check_last_close(r);
 }
 
 int uu_registry_close(int fd)

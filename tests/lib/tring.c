@@ -320,24 +320,22 @@ unsigned int tring_flush(struct tring *r)
 
 bool tring_sqpoll_settle(struct tring *r)
 {
-	struct timespec pause = { 0, 100000 };
-	unsigned int i;
-
 	if (!r->mode_added || !(r->flags & IORING_SETUP_SQPOLL))
 		return true;
-	/* about 2 s: yield first, then sleep 100 us per round */
-	for (i = 0; i < 20000; i++) {
-		/* acquire: pairs with the SQ thread's release of the head,
-		 * which it stores after posting the inline CQEs */
-		if (__atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE) ==
-		    __atomic_load_n(r->sq_tail, __ATOMIC_RELAXED))
-			return true;
-		if (i < 1000)
-			sched_yield();
-		else
-			nanosleep(&pause, NULL);
-	}
-	return false;
+	return tring_sqpoll_await_sq_taken(r, 2000) == 0;
+}
+
+unsigned int tring_sqpoll_wakeup_flag(struct tring *r, unsigned int to_submit)
+{
+	if (!(r->flags & IORING_SETUP_SQPOLL) || !to_submit)
+		return 0;
+	/* pairs with the SQ thread's full fence between setting
+	 * NEED_WAKEUP and rechecking the SQ tail (Dekker) */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(r->sq_flags, __ATOMIC_RELAXED) &
+	    IORING_SQ_NEED_WAKEUP)
+		return IORING_ENTER_SQ_WAKEUP;
+	return 0;
 }
 
 int tring_enter(struct tring *r, unsigned int to_submit,
@@ -348,20 +346,32 @@ int tring_enter(struct tring *r, unsigned int to_submit,
 
 	/*
 	 * A ring made SQPOLL by UURING_TEST_RING_MODE: wake a sleeping
-	 * poller as liburing does.  The full fence pairs with the poller's
-	 * fence between setting NEED_WAKEUP and rechecking the SQ tail.
+	 * poller as liburing does, when SQEs wait in the SQ (which need not
+	 * be to_submit: see flush_count).
 	 */
-	if (r->mode_added && (r->flags & IORING_SETUP_SQPOLL) && to_submit) {
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (__atomic_load_n(r->sq_flags, __ATOMIC_RELAXED) &
-		    IORING_SQ_NEED_WAKEUP)
-			flags |= IORING_ENTER_SQ_WAKEUP;
-	}
+	if (r->mode_added)
+		flags |= tring_sqpoll_wakeup_flag(r, *r->sq_tail -
+			__atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE));
 	ret = r->be->enter((unsigned int)r->enter_fd, to_submit, min_complete,
 			   flags | r->enter_flags, arg, argsz);
 	if (to_submit && ret >= 0)
 		tring_sqpoll_settle(r);
 	return ret;
+}
+
+/*
+ * flush, and the count to pass to enter: the SQEs not taken yet, or, on a
+ * ring made SQPOLL by UURING_TEST_RING_MODE, the SQEs this flush published
+ * (an SQ thread takes SQEs at any time, so the former races it on both
+ * backends, and enter returns the count it was given).
+ */
+static unsigned int flush_count(struct tring *r)
+{
+	unsigned int tail0 = *r->sq_tail, n = tring_flush(r);
+
+	if (r->mode_added && (r->flags & IORING_SETUP_SQPOLL))
+		return *r->sq_tail - tail0;
+	return n;
 }
 
 int tring_submit(struct tring *r)
@@ -373,19 +383,19 @@ int tring_submit(struct tring *r)
 	/*
 	 * A ring made SQPOLL by UURING_TEST_RING_MODE: the SQ thread may
 	 * consume the new SQEs between the tail store and the head load in
-	 * tring_flush (liburing's flush has the same window), so the count
-	 * passed to enter, and returned, can be short on either backend.
-	 * Report what this call published, as the scenario expects.
+	 * tring_flush (liburing's flush has the same window), or not yet
+	 * have taken SQEs published before, so the count passed to enter,
+	 * and returned, can be short or long on either backend.  Report
+	 * what this call published, as the scenario expects.
 	 */
-	if (r->mode_added && (r->flags & IORING_SETUP_SQPOLL) && ret >= 0 &&
-	    (unsigned int)ret < published)
+	if (r->mode_added && (r->flags & IORING_SETUP_SQPOLL) && ret >= 0)
 		ret = (int)published;
 	return ret;
 }
 
 int tring_submit_and_wait(struct tring *r, unsigned int wait_nr)
 {
-	unsigned int n = tring_flush(r);
+	unsigned int n = flush_count(r);
 
 	return tring_enter(r, n, wait_nr, wait_nr ? IORING_ENTER_GETEVENTS : 0,
 			   NULL, 0);
@@ -416,7 +426,7 @@ int tring_wait_ext(struct tring *r, unsigned int to_submit,
 int tring_wait(struct tring *r, unsigned int wait_nr, int64_t timeout_ns)
 {
 	struct timespec ts;
-	unsigned int n = tring_flush(r);
+	unsigned int n = flush_count(r);
 
 	if (timeout_ns < 0)
 		return tring_wait_ext(r, n, wait_nr, 0, NULL, NULL, 0);
@@ -492,6 +502,45 @@ unsigned int tring_reap_wait(struct tring *r, struct tcqe *out,
 			break;
 	}
 	return got;
+}
+
+unsigned int tring_sqpoll_await_cqes(struct tring *r, unsigned int n,
+				     int timeout_ms)
+{
+	const struct timespec step = { 0, 1000000 };
+	int waited = 0;
+
+	if (!(r->flags & IORING_SETUP_SQPOLL))
+		return tring_cq_ready(r);
+	while (tring_cq_ready(r) < n && waited < timeout_ms) {
+		nanosleep(&step, NULL);
+		waited++;
+	}
+	return tring_cq_ready(r);
+}
+
+unsigned int tring_sqpoll_await_sq_taken(struct tring *r, int timeout_ms)
+{
+	const struct timespec step = { 0, 100000 };
+	unsigned int left, i;
+
+	if (!(r->flags & IORING_SETUP_SQPOLL))
+		return 0;
+	/* the SQ thread usually takes them within microseconds: yield
+	 * 1000 times first, then sleep 100 us per round */
+	for (i = 0;; i++) {
+		/* acquire: pairs with the SQ thread's release of the head,
+		 * which it stores after posting the batch's inline CQEs */
+		left = *r->sq_tail -
+		       __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE);
+		if (!left ||
+		    (i >= 1000 && (i - 1000) / 10 >= (unsigned int)timeout_ms))
+			return left;
+		if (i < 1000)
+			sched_yield();
+		else
+			nanosleep(&step, NULL);
+	}
 }
 
 int tring_queue_nops(struct tring *r, unsigned int n, uint64_t base,

@@ -93,6 +93,12 @@ bool tring_sqpoll_settle(struct tring *r);
 int tring_enter(struct tring *r, unsigned int to_submit,
 		unsigned int min_complete, unsigned int flags,
 		const void *arg, size_t argsz);
+/*
+ * IORING_ENTER_SQ_WAKEUP when r is an SQPOLL ring whose SQ thread sleeps
+ * (IORING_SQ_NEED_WAKEUP) and to_submit SQEs were published, else 0: what
+ * liburing adds to enter.  For scenarios that call be->enter directly.
+ */
+unsigned int tring_sqpoll_wakeup_flag(struct tring *r, unsigned int to_submit);
 /* flush + enter(to_submit = pending).  Returns enter's result. */
 int tring_submit(struct tring *r);
 int tring_submit_and_wait(struct tring *r, unsigned int wait_nr);
@@ -121,6 +127,22 @@ unsigned int tring_reap(struct tring *r, struct tcqe *out, unsigned int max);
  */
 unsigned int tring_reap_wait(struct tring *r, struct tcqe *out,
 			     unsigned int want, int64_t timeout_ns);
+
+/*
+ * On an SQPOLL ring, the SQ thread submits and completes after enter has
+ * returned: waits (sleeping 1 ms steps, no enter, so nothing else runs)
+ * until at least n CQEs are in the CQ or timeout_ms passed.  Returns
+ * tring_cq_ready().  A no-op on other rings, where a scenario that reads
+ * the CQ right after enter means to look at it then.
+ */
+unsigned int tring_sqpoll_await_cqes(struct tring *r, unsigned int n,
+				     int timeout_ms);
+/*
+ * The same for the SQ: on an SQPOLL ring, waits until the SQ thread has
+ * taken every published SQE (SQ head == tail) or timeout_ms passed.
+ * Returns the SQEs still not taken (0 at once on other rings).
+ */
+unsigned int tring_sqpoll_await_sq_taken(struct tring *r, int timeout_ms);
 
 #define tring_for_each_cqe(r, head, cqe)					\
 	for ((head) = *(r)->cq_head;						\

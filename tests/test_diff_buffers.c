@@ -1030,7 +1030,10 @@ static void sc_pbuf_pipe(struct dctx *c)
 	/* io-wq selects and commits, then waits holding the buffer */
 	read_sel(&r, p[0], 0, 0, 1, 3)->flags |= IOSQE_ASYNC;
 	drec_int(c, tring_submit(&r), "parked async read");
-	usleep(50000);
+	/* the worker may start late on a loaded machine (seen on the
+	 * kernel's SQPOLL io-wq): give it up to 2 s to select */
+	for (int i = 0; i < 40 && pbuf_head(c, &r, 1) == 1; i++)
+		usleep(50000);
 	drec_int(c, pbuf_head(c, &r, 1), "head while the async read waits");
 	drec_int(c, (int)write(p[1], "12345", 5), "write");
 	dreap(c, &r, 1, true, "async read");

@@ -257,10 +257,13 @@ static int update_files(struct uu_ring *r, unsigned int off, const void *fds,
 		unsigned int i = off + done;
 
 		ret = 0;
+		/* integer arithmetic: fds may be NULL (the copy then faults) */
 		if (tags)
-			ret = uu_copy_from_user(&tag, (const void *)(uintptr_t)(tags + 8 * (uint64_t)done), 8);
+			ret = uu_copy_from_user(&tag, (const void *)(uintptr_t)
+						(tags + 8 * (uint64_t)done), 8);
 		if (!ret)
-			ret = uu_copy_from_user(&fd, (const char *)fds + 4 * (size_t)done, 4);
+			ret = uu_copy_from_user(&fd, (const void *)
+						((uintptr_t)fds + 4 * done), 4);
 		if (ret)
 			break;
 		if ((fd == IORING_REGISTER_FILES_SKIP || fd == -1) && tag) {

@@ -663,8 +663,10 @@ int uu_futexv_prep(struct uu_req *req)
 	for (i = 0; i < nr; i++) {
 		struct futex_waitv *w = &j->v[i];
 
-		if (uu_copy_from_user(w, (const char *)(uintptr_t)sqe->addr +
-				      i * sizeof(*w), sizeof(*w))) {
+		/* integer arithmetic: addr may be 0 (the copy then faults) */
+		if (uu_copy_from_user(w, (const void *)(uintptr_t)
+				      (sqe->addr + i * sizeof(*w)),
+				      sizeof(*w))) {
 			free(j);
 			return -EFAULT;
 		}

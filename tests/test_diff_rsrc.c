@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -898,6 +899,90 @@ static void sc_alloc_hint(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * IORING_OP_FIXED_FD_INSTALL: a slot's file gets a normal fd.  The fd
+ * number itself is not compared (the engine holds fds of its own); what is:
+ * the result's sign, FD_CLOEXEC, that it is the slot's open file (same
+ * inode, shared offset) and every error.
+ */
+static void fd_install(struct dctx *c, struct tring *r, int slot,
+		       uint8_t sqe_flags, uint32_t flags, uint64_t off,
+		       uint16_t pers, int file, const char *label)
+{
+	struct io_uring_sqe *sqe = tring_get_sqe(r);
+	struct tcqe cqe;
+	struct stat a, b;
+	int fd;
+
+	tring_prep_nop(sqe, 1);
+	sqe->opcode = IORING_OP_FIXED_FD_INSTALL;
+	sqe->fd = slot;
+	sqe->flags = sqe_flags;
+	sqe->install_fd_flags = flags;
+	sqe->off = off;
+	sqe->personality = pers;
+	tring_submit(r);
+	if (tring_reap_wait(r, &cqe, 1, 2000000000LL) != 1) {
+		drec_int(c, -1, "%s: no CQE", label);
+		return;
+	}
+	fd = cqe.res;
+	drec_int(c, fd < 0 ? fd : 0, "%s", label);
+	if (fd < 0)
+		return;
+	drec_int(c, fcntl(fd, F_GETFD), "%s: F_GETFD", label);
+	drec_int(c, !fstat(fd, &a) && !fstat(file, &b) && a.st_ino == b.st_ino &&
+			    a.st_dev == b.st_dev,
+		 "%s: the slot's file", label);
+	if (S_ISREG(a.st_mode)) {
+		/* one open file description: the offset is shared */
+		lseek(fd, 5, SEEK_SET);
+		drec_int(c, (long)lseek(file, 0, SEEK_CUR), "%s: offset", label);
+		lseek(file, 0, SEEK_SET);
+	}
+	close(fd);
+}
+
+static void sc_fixed_fd_install(struct dctx *c)
+{
+	struct tring r;
+	int fd = dtmpfile(c, 4096, 5), p[2], fds[4];
+	int pers;
+
+	if (fd < 0 || pipe(p) || dring_flags(c, &r, 8, 0))
+		return;
+	fds[0] = fd;
+	fds[1] = -1;
+	fds[2] = p[0];
+	fds[3] = -1;
+	fd_install(c, &r, 0, IOSQE_FIXED_FILE, 0, 0, 0, fd, "no table");
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES, fds, 4), "register");
+	fd_install(c, &r, 0, IOSQE_FIXED_FILE, 0, 0, 0, fd, "slot 0");
+	fd_install(c, &r, 0, IOSQE_FIXED_FILE, IORING_FIXED_FD_NO_CLOEXEC, 0,
+		   0, fd, "slot 0 NO_CLOEXEC");
+	fd_install(c, &r, 0, IOSQE_FIXED_FILE | IOSQE_ASYNC, 0, 0, 0, fd,
+		   "slot 0 ASYNC");
+	fd_install(c, &r, 2, IOSQE_FIXED_FILE, 0, 0, 0, p[0], "pipe slot");
+	fd_install(c, &r, 1, IOSQE_FIXED_FILE, 0, 0, 0, fd, "empty slot");
+	fd_install(c, &r, 9, IOSQE_FIXED_FILE, 0, 0, 0, fd, "slot 9");
+	fd_install(c, &r, fd, 0, 0, 0, 0, fd, "plain fd");
+	fd_install(c, &r, 0, IOSQE_FIXED_FILE, 2, 0, 0, fd, "bad flags");
+	fd_install(c, &r, 0, IOSQE_FIXED_FILE, 0, 1, 0, fd, "off set");
+	fd_install(c, &r, 0, 0, 2, 1, 0, fd, "plain fd, off and bad flags");
+	pers = reg(c, &r, IORING_REGISTER_PERSONALITY, NULL, 0);
+	drec_int(c, pers > 0, "personality registered");
+	if (pers > 0)
+		fd_install(c, &r, 0, IOSQE_FIXED_FILE, 0, 0, (uint16_t)pers,
+			   fd, "with a personality");
+	/* the slot's file outlives the application's fd */
+	close(p[1]);
+	close(p[0]);
+	fd_install(c, &r, 2, IOSQE_FIXED_FILE, 0, 0, 0, fd,
+		   "pipe slot after close (not the same inode check)");
+	tring_exit(&r);
+	close(fd);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "files_update_op", sc_files_update_op, NULL, NULL },
 	{ "probe", sc_probe, NULL, NULL },
@@ -911,6 +996,7 @@ static const struct dscenario scenarios[] = {
 	{ "register_rlimit", sc_register_rlimit, NULL, NULL },
 	{ "alloc_range", sc_alloc_range, NULL, NULL },
 	{ "alloc_hint", sc_alloc_hint, NULL, NULL },
+	{ "fixed_fd_install", sc_fixed_fd_install, NULL, NULL },
 };
 
 DTEST_MAIN(scenarios)

@@ -427,7 +427,13 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 		.issue = uu_futexv_issue,
 		.cleanup = uu_futexv_cleanup,
 	},
-	OP(IORING_OP_FIXED_FD_INSTALL, "FIXED_FD_INSTALL"),
+	[IORING_OP_FIXED_FD_INSTALL] = {
+		.name = "FIXED_FD_INSTALL",
+		.supported = true,
+		.needs_file = true,
+		.prep = uu_fixed_fd_install_prep,
+		.issue = uu_fixed_fd_install_issue,
+	},
 	[IORING_OP_FTRUNCATE] = {
 		.name = "FTRUNCATE",
 		.supported = true,

@@ -225,6 +225,44 @@ int uu_close_prep(struct uu_req *req)
 	return 0;
 }
 
+/*
+ * FIXED_FD_INSTALL: a direct descriptor (sqe->fd is a slot; IOSQE_FIXED_FILE
+ * is required) gets a normal fd, O_CLOEXEC unless IORING_FIXED_FD_NO_CLOEXEC.
+ * The checks in the kernel's order (io_install_fixed_fd_prep); a request
+ * with a personality is refused, as the kernel insists that the
+ * submitter's own credentials receive the fd.
+ */
+int uu_fixed_fd_install_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	uint32_t flags;
+
+	if (sqe->off || sqe->addr || sqe->len || sqe->buf_index ||
+	    sqe->splice_fd_in || sqe->addr3)
+		return -EINVAL;
+	if (!(req->flags & UU_REQ_FIXED_FILE))
+		return -EBADF;
+	flags = sqe->install_fd_flags;
+	if (flags & ~IORING_FIXED_FD_NO_CLOEXEC)
+		return -EINVAL;
+	if (req->cred)
+		return -EPERM;
+	req->os.fd_install.dup_cmd = flags & IORING_FIXED_FD_NO_CLOEXEC ?
+					     F_DUPFD : F_DUPFD_CLOEXEC;
+	return 0;
+}
+
+/* the slot was resolved to the engine's fd at issue: a dup of it is the
+ * same open file description, at the lowest free number (receive_fd) */
+int uu_fixed_fd_install_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	int fd;
+
+	(void)issue_flags;
+	fd = fcntl(req->fd, req->os.fd_install.dup_cmd, 0);
+	return fd < 0 ? -errno : fd;
+}
+
 /* An io_uring instance, the kernel's or ours: CLOSE refuses those, and
  * the file table does not take them (rsrc.c). */
 bool uu_is_ring_fd(int fd, const struct stat *st)

@@ -65,6 +65,8 @@ int uu_openat2_prep(struct uu_req *req);
 int uu_openat_issue(struct uu_req *req, unsigned int issue_flags);
 int uu_close_prep(struct uu_req *req);
 int uu_close_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_fixed_fd_install_prep(struct uu_req *req);
+int uu_fixed_fd_install_issue(struct uu_req *req, unsigned int issue_flags);
 int uu_pipe_prep(struct uu_req *req);
 int uu_pipe_issue(struct uu_req *req, unsigned int issue_flags);
 

@@ -49,6 +49,12 @@ union uu_op_state {
 		uint32_t file_slot;
 	} close;
 
+	/* FIXED_FD_INSTALL */
+	struct {
+		struct uu_os_hdr hdr;
+		int dup_cmd;             /* F_DUPFD_CLOEXEC or F_DUPFD */
+	} fd_install;
+
 	/* PIPE */
 	struct {
 		struct uu_os_hdr hdr;

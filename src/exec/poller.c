@@ -53,6 +53,7 @@ struct uu_pollfile {
 	struct uu_pollfile *recheck_next;
 	bool on_recheck;
 	bool dead;                     /* deregistered; freed by the poller */
+	struct uu_pollfile *close_next; /* on P.closing */
 	struct uu_pollfile *grave_next;
 };
 
@@ -67,12 +68,21 @@ static struct {
 	 * list: later rechecks need no kick of their own (one eventfd
 	 * write per poller round, not one per poll update or arm) */
 	bool kick_pending;
+	/*
+	 * Set by the poller while it holds P.lock: a registration released
+	 * then is unhashed and marked dead at once, but its EPOLL_CTL_DEL
+	 * and close wait on P.closing until the poller dropped the lock
+	 * (before it posts the round's CQEs, so the file is closed by the
+	 * time the application sees the completion that released it).
+	 */
+	bool defer_close;
+	struct uu_pollfile *closing;
 	/* POLL_REMOVE and poll updates find their target here in O(1), as
 	 * the kernel's cancel hash does, not by walking every waiter of
 	 * every file (liburing's poll-mshot-update does 500 updates per
 	 * round against 5000 armed polls) */
 	struct uu_req *ud_hash[UD_HASH_SIZE];
-} P = { .lock = PTHREAD_MUTEX_INITIALIZER, .epfd = -1, .kickfd = -1 };
+} P = { .lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP, .epfd = -1, .kickfd = -1 };
 
 /*
  * Started on first use, and again in a forked child: a pthread_once could
@@ -203,6 +213,8 @@ void uu_poller_atfork_child(void)
 	P.recheck = NULL;
 	P.graveyard = NULL;
 	P.kick_pending = false;
+	P.defer_close = false; /* prepare took P.lock: no poller section */
+	P.closing = NULL;
 	if (P.epfd >= 0)
 		uu_sys_close(P.epfd);
 	if (P.kickfd >= 0)
@@ -366,7 +378,10 @@ static void pollfile_release_locked(struct uu_pollfile *pf)
 		 */
 		return;
 	}
-	if (!pf->borrowed) {
+	if (!pf->borrowed && P.defer_close) {
+		pf->close_next = P.closing;
+		P.closing = pf;
+	} else if (!pf->borrowed) {
 		epoll_ctl(P.epfd, EPOLL_CTL_DEL, pf->fd, NULL);
 		uu_sys_close(pf->fd);
 	}
@@ -645,6 +660,29 @@ static void finish_list(struct uu_req *done)
 
 #define RECHECK_BATCH 128 /* files polled per poll(2) call */
 
+/* the poller takes P.lock for a round's work (see P.defer_close) */
+static void poller_lock(void)
+{
+	pthread_mutex_lock(&P.lock);
+	P.defer_close = true;
+}
+
+/* drops P.lock, then deregisters and closes what was released meanwhile
+ * (the pollfiles stay on the graveyard until the round ends) */
+static void poller_unlock(void)
+{
+	struct uu_pollfile *pf = P.closing, *next;
+
+	P.closing = NULL;
+	P.defer_close = false;
+	pthread_mutex_unlock(&P.lock);
+	for (; pf; pf = next) {
+		next = pf->close_next;
+		epoll_ctl(P.epfd, EPOLL_CTL_DEL, pf->fd, NULL);
+		uu_sys_close(pf->fd);
+	}
+}
+
 /*
  * Rechecks the files an arm or a poll update queued: one poll(2) for up
  * to RECHECK_BATCH files (outside P.lock; a file on the recheck list is
@@ -671,7 +709,7 @@ static void recheck_batch(struct uu_pollfile **rcp)
 		for (int i = 0; i < nb; i++)
 			pfds[i].revents = 0;
 	}
-	pthread_mutex_lock(&P.lock);
+	poller_lock();
 	for (int i = 0; i < nb; i++) {
 		struct uu_pollfile *pf = batch[i];
 
@@ -683,7 +721,7 @@ static void recheck_batch(struct uu_pollfile **rcp)
 			pollfile_release_locked(pf);
 		}
 	}
-	pthread_mutex_unlock(&P.lock);
+	poller_unlock();
 	queue_shots(shots);
 	finish_list(done);
 }
@@ -728,7 +766,7 @@ static void *poller_main(void *arg)
 		}
 		/* one P.lock section for the round's edges (a lock round
 		 * trip per file would contend with every submitter) */
-		pthread_mutex_lock(&P.lock);
+		poller_lock();
 		for (int i = 0; i < n; i++) {
 			struct uu_pollfile *pf = evs[i].data.ptr;
 
@@ -740,7 +778,7 @@ static void *poller_main(void *arg)
 		rc = P.recheck;
 		P.recheck = NULL;
 		P.kick_pending = false;
-		pthread_mutex_unlock(&P.lock);
+		poller_unlock();
 		queue_shots(shots);
 		finish_list(done);
 		while (rc)

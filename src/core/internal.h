@@ -362,6 +362,8 @@ struct uu_req {
 			uint32_t tw_nr;    /* DEFER: wakeups since it was queued */
 			bool multishot;
 			bool armed;        /* on a pollfile's list */
+			bool stat_known;   /* dev/ino filled by issue's fstat,
+					    * for arm (same thread) */
 			/* the file polled (cancel by fd): once armed, the
 			 * request holds no fd of its own, the pollfile's
 			 * dup keeps the file open (the fd number may be

@@ -33,7 +33,7 @@
 #include "util/fdutil.h"
 #include "util/rawsys.h"
 
-#define HASH_SIZE 256
+#define HASH_SIZE 4096 /* registered files: a program may poll thousands */
 #define UD_HASH_SIZE 4096 /* armed POLL_ADDs by (ring, user_data) */
 #define INTEREST                                                         \
 	(EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLPRI | EPOLLRDNORM |        \
@@ -53,6 +53,7 @@ struct uu_pollfile {
 	struct uu_pollfile *recheck_next;
 	bool on_recheck;
 	bool dead;                     /* deregistered; freed by the poller */
+	struct uu_pollfile *close_next; /* on P.closing */
 	struct uu_pollfile *grave_next;
 };
 
@@ -63,12 +64,25 @@ static struct {
 	struct uu_pollfile *hash[HASH_SIZE];
 	struct uu_pollfile *recheck;
 	struct uu_pollfile *graveyard; /* deregistered, not yet freed */
+	/* a kick is written and the poller has not yet taken the recheck
+	 * list: later rechecks need no kick of their own (one eventfd
+	 * write per poller round, not one per poll update or arm) */
+	bool kick_pending;
+	/*
+	 * Set by the poller while it holds P.lock: a registration released
+	 * then is unhashed and marked dead at once, but its EPOLL_CTL_DEL
+	 * and close wait on P.closing until the poller dropped the lock
+	 * (before it posts the round's CQEs, so the file is closed by the
+	 * time the application sees the completion that released it).
+	 */
+	bool defer_close;
+	struct uu_pollfile *closing;
 	/* POLL_REMOVE and poll updates find their target here in O(1), as
 	 * the kernel's cancel hash does, not by walking every waiter of
 	 * every file (liburing's poll-mshot-update does 500 updates per
 	 * round against 5000 armed polls) */
 	struct uu_req *ud_hash[UD_HASH_SIZE];
-} P = { .lock = PTHREAD_MUTEX_INITIALIZER, .epfd = -1, .kickfd = -1 };
+} P = { .lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP, .epfd = -1, .kickfd = -1 };
 
 /*
  * Started on first use, and again in a forked child: a pthread_once could
@@ -86,6 +100,7 @@ static atomic_bool started; /* release: pairs with ensure_started's acquire */
  */
 static _Atomic uint32_t rounds_begun, rounds_done;
 static atomic_int sync_waiters;
+static __thread bool in_poller; /* this thread is the poller */
 
 /*
  * All anonymous-inode files (eventfd, timerfd, signalfd, epoll, ...) share
@@ -197,6 +212,9 @@ void uu_poller_atfork_child(void)
 	}
 	P.recheck = NULL;
 	P.graveyard = NULL;
+	P.kick_pending = false;
+	P.defer_close = false; /* prepare took P.lock: no poller section */
+	P.closing = NULL;
 	if (P.epfd >= 0)
 		uu_sys_close(P.epfd);
 	if (P.kickfd >= 0)
@@ -214,6 +232,32 @@ static void kick(void)
 	if (write(P.kickfd, &one, sizeof(one)) < 0) {
 		/* the counter cannot overflow in practice */
 	}
+}
+
+/*
+ * With P.lock held: true if the caller must kick the poller (after
+ * dropping the lock, or under it) for work it just queued.  The poller
+ * clears kick_pending under P.lock when it takes the recheck list and the
+ * graveyard, after it read the eventfd: work queued before that is
+ * taken in that round, work queued after it kicks again.
+ */
+static bool kick_needed_locked(void)
+{
+	if (P.kick_pending)
+		return false;
+	P.kick_pending = true;
+	return true;
+}
+
+/* with P.lock held; true if the caller must kick the poller */
+static bool recheck_queue_locked(struct uu_pollfile *pf)
+{
+	if (!pf->on_recheck) {
+		pf->on_recheck = true;
+		pf->recheck_next = P.recheck;
+		P.recheck = pf;
+	}
+	return kick_needed_locked();
 }
 
 static unsigned int ud_hash_of(const struct uu_ring *ring, uint64_t ud)
@@ -334,7 +378,10 @@ static void pollfile_release_locked(struct uu_pollfile *pf)
 		 */
 		return;
 	}
-	if (!pf->borrowed) {
+	if (!pf->borrowed && P.defer_close) {
+		pf->close_next = P.closing;
+		P.closing = pf;
+	} else if (!pf->borrowed) {
 		epoll_ctl(P.epfd, EPOLL_CTL_DEL, pf->fd, NULL);
 		uu_sys_close(pf->fd);
 	}
@@ -345,7 +392,10 @@ static void pollfile_release_locked(struct uu_pollfile *pf)
 	 */
 	pf->grave_next = P.graveyard;
 	P.graveyard = pf;
-	kick();
+	/* only memory waits for it: the poller frees it at the end of its
+	 * current or next round (no kick when that is this thread) */
+	if (!in_poller && kick_needed_locked())
+		kick();
 }
 
 /*
@@ -359,14 +409,22 @@ static int arm(struct uu_req *req)
 	struct uu_pollfile *pf;
 	struct stat st;
 	unsigned int h;
+	bool need_kick;
 
 	ensure_started();
 	if (!P.up)
 		return -ENOMEM;
 	int accmode = fcntl(req->fd, F_GETFL);
 
-	if (fstat(req->fd, &st) || accmode < 0)
+	if (accmode < 0)
 		return -EBADF;
+	if (req->opcode == IORING_OP_POLL_ADD && req->poll.stat_known) {
+		/* uu_poll_add_issue's fstat, a moment ago in this thread */
+		st.st_dev = req->poll.dev;
+		st.st_ino = req->poll.ino;
+	} else if (fstat(req->fd, &st)) {
+		return -EBADF;
+	}
 	bool anon;
 
 	accmode &= O_ACCMODE;
@@ -430,13 +488,10 @@ static int arm(struct uu_req *req)
 		return 0;
 	}
 	waiter_append(pf, req);
-	if (!pf->on_recheck) {
-		pf->on_recheck = true;
-		pf->recheck_next = P.recheck;
-		P.recheck = pf;
-	}
+	need_kick = recheck_queue_locked(pf);
 	pthread_mutex_unlock(&P.lock);
-	kick();
+	if (need_kick)
+		kick();
 	return 0;
 }
 
@@ -603,21 +658,90 @@ static void finish_list(struct uu_req *done)
 	}
 }
 
+#define RECHECK_BATCH 128 /* files polled per poll(2) call */
+
+/* the poller takes P.lock for a round's work (see P.defer_close) */
+static void poller_lock(void)
+{
+	pthread_mutex_lock(&P.lock);
+	P.defer_close = true;
+}
+
+/* drops P.lock, then deregisters and closes what was released meanwhile
+ * (the pollfiles stay on the graveyard until the round ends) */
+static void poller_unlock(void)
+{
+	struct uu_pollfile *pf = P.closing, *next;
+
+	P.closing = NULL;
+	P.defer_close = false;
+	pthread_mutex_unlock(&P.lock);
+	for (; pf; pf = next) {
+		next = pf->close_next;
+		epoll_ctl(P.epfd, EPOLL_CTL_DEL, pf->fd, NULL);
+		uu_sys_close(pf->fd);
+	}
+}
+
+/*
+ * Rechecks the files an arm or a poll update queued: one poll(2) for up
+ * to RECHECK_BATCH files (outside P.lock; a file on the recheck list is
+ * not deregistered, so its fd stays open), then one P.lock section.
+ */
+static void recheck_batch(struct uu_pollfile **rcp)
+{
+	struct pollfd pfds[RECHECK_BATCH];
+	struct uu_pollfile *batch[RECHECK_BATCH];
+	struct uu_req *done = NULL, *shots = NULL;
+	int nb = 0;
+
+	for (struct uu_pollfile *pf = *rcp; pf && nb < RECHECK_BATCH;
+	     pf = pf->recheck_next) {
+		batch[nb] = pf;
+		pfds[nb].fd = pf->fd;
+		pfds[nb].events = POLLIN | POLLOUT | POLLPRI | POLLRDHUP |
+				  POLLRDNORM | POLLWRNORM | POLLRDBAND |
+				  POLLWRBAND;
+		pfds[nb].revents = 0;
+		nb++;
+	}
+	if (poll(pfds, (nfds_t)nb, 0) < 0) {
+		for (int i = 0; i < nb; i++)
+			pfds[i].revents = 0;
+	}
+	poller_lock();
+	for (int i = 0; i < nb; i++) {
+		struct uu_pollfile *pf = batch[i];
+
+		*rcp = pf->recheck_next;
+		pf->on_recheck = false;
+		if (!pf->dead) {
+			process(pf, (uint32_t)pfds[i].revents, true, &done,
+				&shots);
+			pollfile_release_locked(pf);
+		}
+	}
+	poller_unlock();
+	queue_shots(shots);
+	finish_list(done);
+}
+
 static void *poller_main(void *arg)
 {
 	struct epoll_event evs[64];
+	struct uu_pollfile *grave = NULL;
 
 	(void)arg;
 	uu_engine_thread = true;
+	in_poller = true;
 	pthread_setname_np(pthread_self(), "uuring-poll");
 	for (;;) {
-		struct uu_pollfile *rc, *grave;
+		struct uu_pollfile *rc;
+		struct uu_req *done = NULL, *shots = NULL;
 		int n;
 
-		pthread_mutex_lock(&P.lock);
-		grave = P.graveyard;
-		P.graveyard = NULL;
-		pthread_mutex_unlock(&P.lock);
+		/* taken at the end of the last round: no event returned by
+		 * that round's epoll_wait can refer to them any more */
 		while (grave) {
 			struct uu_pollfile *next = grave->grave_next;
 
@@ -627,53 +751,42 @@ static void *poller_main(void *arg)
 		n = epoll_wait(P.epfd, evs, 64, -1);
 		atomic_fetch_add_explicit(&rounds_begun, 1, memory_order_seq_cst);
 
+		/*
+		 * The kick is consumed before the recheck list is taken
+		 * (kick_needed_locked): a recheck queued after the read
+		 * either is in the list taken below or kicks again.
+		 */
 		for (int i = 0; i < n; i++) {
-			struct uu_req *done = NULL, *shots = NULL;
-
 			if (evs[i].data.ptr == &P) {
 				uint64_t v;
 
 				if (read(P.kickfd, &v, sizeof(v)) < 0) {
 				}
-				continue;
 			}
-			pthread_mutex_lock(&P.lock);
-			if (!((struct uu_pollfile *)evs[i].data.ptr)->dead) {
-				process(evs[i].data.ptr, evs[i].events, false,
-					&done, &shots);
-				pollfile_release_locked(evs[i].data.ptr);
-			}
-			pthread_mutex_unlock(&P.lock);
-			queue_shots(shots);
-			finish_list(done);
 		}
-		pthread_mutex_lock(&P.lock);
+		/* one P.lock section for the round's edges (a lock round
+		 * trip per file would contend with every submitter) */
+		poller_lock();
+		for (int i = 0; i < n; i++) {
+			struct uu_pollfile *pf = evs[i].data.ptr;
+
+			if (evs[i].data.ptr == &P || pf->dead)
+				continue;
+			process(pf, evs[i].events, false, &done, &shots);
+			pollfile_release_locked(pf);
+		}
 		rc = P.recheck;
 		P.recheck = NULL;
+		P.kick_pending = false;
+		poller_unlock();
+		queue_shots(shots);
+		finish_list(done);
+		while (rc)
+			recheck_batch(&rc);
+		pthread_mutex_lock(&P.lock);
+		grave = P.graveyard;
+		P.graveyard = NULL;
 		pthread_mutex_unlock(&P.lock);
-		while (rc) {
-			struct uu_pollfile *pf = rc;
-			struct pollfd pfd = { .fd = pf->fd,
-					      .events = POLLIN | POLLOUT | POLLPRI |
-							POLLRDHUP | POLLRDNORM |
-							POLLWRNORM | POLLRDBAND |
-							POLLWRBAND };
-			struct uu_req *done = NULL, *shots = NULL;
-
-			if (poll(&pfd, 1, 0) < 0)
-				pfd.revents = 0;
-			pthread_mutex_lock(&P.lock);
-			rc = pf->recheck_next;
-			pf->on_recheck = false;
-			if (!pf->dead) {
-				process(pf, (uint32_t)pfd.revents, true, &done,
-					&shots);
-				pollfile_release_locked(pf);
-			}
-			pthread_mutex_unlock(&P.lock);
-			queue_shots(shots);
-			finish_list(done);
-		}
 		/* seq_cst: pairs with uu_poller_sync's waiter count */
 		atomic_fetch_add_explicit(&rounds_done, 1, memory_order_seq_cst);
 		if (atomic_load_explicit(&sync_waiters, memory_order_seq_cst))
@@ -738,6 +851,7 @@ int uu_poll_add_prep(struct uu_req *req)
 		return -EINVAL;
 	req->poll.events = parse_events(sqe);
 	req->poll.multishot = flags & IORING_POLL_ADD_MULTI;
+	req->poll.stat_known = false;
 	return 0;
 }
 
@@ -760,6 +874,10 @@ int uu_poll_add_issue(struct uu_req *req, unsigned int issue_flags)
 		/* no wait queue and nothing ready: the kernel says -EINVAL */
 		return m ? (int)m : -EINVAL;
 	}
+	/* arm() keys the registration by these: no second fstat there */
+	req->poll.dev = st.st_dev;
+	req->poll.ino = st.st_ino;
+	req->poll.stat_known = true;
 	return uu_park(req, UU_ISSUE_PARK_POLLREQ);
 }
 
@@ -830,6 +948,7 @@ int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 	struct uu_req *target;
 	bool update = req->poll_upd.update_events ||
 		      req->poll_upd.update_user_data;
+	bool need_kick;
 
 	(void)issue_flags;
 	if (!P.up)
@@ -869,13 +988,10 @@ int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 			return 0;
 		}
 		target->poll_fresh = true;
-		if (!pf->on_recheck) {
-			pf->on_recheck = true;
-			pf->recheck_next = P.recheck;
-			P.recheck = pf;
-		}
+		need_kick = recheck_queue_locked(pf);
 		pthread_mutex_unlock(&P.lock);
-		kick();
+		if (need_kick)
+			kick();
 		return 0;
 	}
 	pthread_mutex_unlock(&P.lock);

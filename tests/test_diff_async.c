@@ -26,27 +26,17 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 #include "uuring.h"
 
 #define FSZ 10000
 #define LIMIT_MS 5000
 #define SEC 1000000000LL
 
-static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
-				 const void *addr, unsigned int len,
-				 uint64_t off, uint64_t ud, uint8_t flags)
-{
-	struct io_uring_sqe *s = tring_get_sqe(r);
-
-	tring_prep_rw(s, op, fd, addr, len, off, ud);
-	s->flags = flags;
-	return s;
-}
-
 static void nop(struct tring *r, uint64_t ud, bool fail, uint8_t flags)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_NOP, -1, NULL, 0, 0, ud,
-				      flags);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_NOP, -1, NULL, 0, 0, ud,
+				       flags);
 
 	if (fail) {
 		s->nop_flags = IORING_NOP_INJECT_RESULT;
@@ -103,41 +93,41 @@ static void file_ops(struct dctx *c, struct tring *r, const char *dir)
 	ro = open("/etc/hostname", O_RDONLY);
 
 #define L(s) (snprintf(label, sizeof(label), "%s: %s", dir, s), label)
-	prep(r, IORING_OP_READ, fd, buf, 100, 0, 1, IOSQE_ASYNC);
+	tprep(r, IORING_OP_READ, fd, buf, 100, 0, 1, IOSQE_ASYNC);
 	res = one(c, r, L("read 100 at 0"));
 	check_data(c, buf, res, 0, 7, label);
-	prep(r, IORING_OP_READ, fd, buf, 100, FSZ - 50, 2, IOSQE_ASYNC);
+	tprep(r, IORING_OP_READ, fd, buf, 100, FSZ - 50, 2, IOSQE_ASYNC);
 	res = one(c, r, L("read short at EOF"));
 	check_data(c, buf, res, FSZ - 50, 7, label);
-	prep(r, IORING_OP_READ, fd, buf, 100, FSZ + 4096, 3, IOSQE_ASYNC);
+	tprep(r, IORING_OP_READ, fd, buf, 100, FSZ + 4096, 3, IOSQE_ASYNC);
 	one(c, r, L("read past EOF"));
-	prep(r, IORING_OP_READ, fd, buf, 0, 0, 4, IOSQE_ASYNC);
+	tprep(r, IORING_OP_READ, fd, buf, 0, 0, 4, IOSQE_ASYNC);
 	one(c, r, L("read len 0"));
 	lseek(fd, 300, SEEK_SET);
-	prep(r, IORING_OP_READ, fd, buf, 100, (uint64_t)-1, 5, IOSQE_ASYNC);
+	tprep(r, IORING_OP_READ, fd, buf, 100, (uint64_t)-1, 5, IOSQE_ASYNC);
 	res = one(c, r, L("read at file position"));
 	check_data(c, buf, res, 300, 7, label);
-	prep(r, IORING_OP_READ, fd, buf, 100, (uint64_t)-1, 6, IOSQE_ASYNC);
+	tprep(r, IORING_OP_READ, fd, buf, 100, (uint64_t)-1, 6, IOSQE_ASYNC);
 	res = one(c, r, L("read at advanced position"));
 	check_data(c, buf, res, 400, 7, label);
 	drec_int(c, lseek(fd, 0, SEEK_CUR), "%s", L("position after reads"));
-	prep(r, IORING_OP_READ, fd, dunmapped_addr(), 100, 0, 7, IOSQE_ASYNC);
+	tprep(r, IORING_OP_READ, fd, dunmapped_addr(), 100, 0, 7, IOSQE_ASYNC);
 	one(c, r, L("read into unmapped"));
-	prep(r, IORING_OP_READ, fd, buf, 100, (uint64_t)-2, 8, IOSQE_ASYNC);
+	tprep(r, IORING_OP_READ, fd, buf, 100, (uint64_t)-2, 8, IOSQE_ASYNC);
 	one(c, r, L("read offset -2"));
-	prep(r, IORING_OP_READ, fd, buf, 100, 0, 9, IOSQE_ASYNC)->rw_flags =
+	tprep(r, IORING_OP_READ, fd, buf, 100, 0, 9, IOSQE_ASYNC)->rw_flags =
 		RWF_NOWAIT;
 	one(c, r, L("read RWF_NOWAIT (cached)"));
-	prep(r, IORING_OP_READ, fd, buf, 100, 0, 10, IOSQE_ASYNC)->rw_flags =
+	tprep(r, IORING_OP_READ, fd, buf, 100, 0, 10, IOSQE_ASYNC)->rw_flags =
 		0x10000;
 	one(c, r, L("read unknown RWF bit"));
 
 	memset(w, 'w', 4096);
-	prep(r, IORING_OP_WRITE, fd, w, 200, 5000, 11, IOSQE_ASYNC);
+	tprep(r, IORING_OP_WRITE, fd, w, 200, 5000, 11, IOSQE_ASYNC);
 	one(c, r, L("write 200 at 5000"));
 	drec_int(c, pread(fd, buf, 200, 5000) == 200 && !memcmp(buf, w, 200),
 		 "%s", L("written data"));
-	prep(r, IORING_OP_WRITE, fd, w, 4096, FSZ + 1000, 12, IOSQE_ASYNC);
+	tprep(r, IORING_OP_WRITE, fd, w, 4096, FSZ + 1000, 12, IOSQE_ASYNC);
 	one(c, r, L("write extending the file"));
 	{
 		struct stat st;
@@ -145,9 +135,9 @@ static void file_ops(struct dctx *c, struct tring *r, const char *dir)
 		fstat(fd, &st);
 		drec_int(c, st.st_size, "%s", L("size after extension"));
 	}
-	prep(r, IORING_OP_WRITE, ro, w, 10, 0, 13, IOSQE_ASYNC);
+	tprep(r, IORING_OP_WRITE, ro, w, 10, 0, 13, IOSQE_ASYNC);
 	one(c, r, L("write to O_RDONLY fd"));
-	prep(r, IORING_OP_WRITE, fd, dunmapped_addr(), 10, 0, 14, IOSQE_ASYNC);
+	tprep(r, IORING_OP_WRITE, fd, dunmapped_addr(), 10, 0, 14, IOSQE_ASYNC);
 	one(c, r, L("write from unmapped"));
 
 	iov[0].iov_base = buf;
@@ -156,27 +146,27 @@ static void file_ops(struct dctx *c, struct tring *r, const char *dir)
 	iov[1].iov_len = 0;
 	iov[2].iov_base = buf + 10;
 	iov[2].iov_len = 990;
-	prep(r, IORING_OP_READV, fd, iov, 3, 20, 15, IOSQE_ASYNC);
+	tprep(r, IORING_OP_READV, fd, iov, 3, 20, 15, IOSQE_ASYNC);
 	res = one(c, r, L("readv 3 iovecs at 20"));
 	check_data(c, buf, res, 20, 7, label);
-	prep(r, IORING_OP_READV, fd, dunmapped_addr(), 1, 0, 16, IOSQE_ASYNC);
+	tprep(r, IORING_OP_READV, fd, dunmapped_addr(), 1, 0, 16, IOSQE_ASYNC);
 	one(c, r, L("readv unmapped iovec array"));
-	prep(r, IORING_OP_READV, fd, iov, 1025, 0, 17, IOSQE_ASYNC);
+	tprep(r, IORING_OP_READV, fd, iov, 1025, 0, 17, IOSQE_ASYNC);
 	one(c, r, L("readv 1025 iovecs"));
 	iov[0].iov_base = w;
 	iov[0].iov_len = 7;
 	iov[1].iov_base = w;
 	iov[1].iov_len = 9;
-	prep(r, IORING_OP_WRITEV, fd, iov, 2, 100, 18, IOSQE_ASYNC);
+	tprep(r, IORING_OP_WRITEV, fd, iov, 2, 100, 18, IOSQE_ASYNC);
 	one(c, r, L("writev 2 iovecs"));
 
-	prep(r, IORING_OP_FSYNC, fd, NULL, 0, 0, 19, IOSQE_ASYNC);
+	tprep(r, IORING_OP_FSYNC, fd, NULL, 0, 0, 19, IOSQE_ASYNC);
 	one(c, r, L("fsync"));
-	prep(r, IORING_OP_FSYNC, fd, NULL, 0, 0, 20, IOSQE_ASYNC)->fsync_flags =
-		IORING_FSYNC_DATASYNC;
+	tprep(r, IORING_OP_FSYNC, fd, NULL, 0, 0, 20,
+	      IOSQE_ASYNC)->fsync_flags = IORING_FSYNC_DATASYNC;
 	one(c, r, L("fdatasync"));
-	prep(r, IORING_OP_FSYNC, fd, NULL, 0, 0, 21, IOSQE_ASYNC)->fsync_flags =
-		4;
+	tprep(r, IORING_OP_FSYNC, fd, NULL, 0, 0, 21,
+	      IOSQE_ASYNC)->fsync_flags = 4;
 	one(c, r, L("fsync bad flags"));
 #undef L
 	close(fd);
@@ -200,48 +190,48 @@ static long body_ops(struct dctx *c, void *arg)
 	one(c, &r, "nop");
 	nop(&r, 2, true, IOSQE_ASYNC);
 	one(c, &r, "nop injecting -EIO");
-	prep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 3, IOSQE_ASYNC)->nop_flags =
+	tprep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 3, IOSQE_ASYNC)->nop_flags =
 		0x80000000u;
 	one(c, &r, "nop unknown flag");
 	file_ops(c, &r, "/tmp");
 	file_ops(c, &r, "/dev/shm");
 
-	prep(&r, IORING_OP_READ, -1, buf, 10, 0, 30, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, -1, buf, 10, 0, 30, IOSQE_ASYNC);
 	one(c, &r, "read fd -1");
-	prep(&r, IORING_OP_READ, 9999, buf, 10, 0, 31, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, 9999, buf, 10, 0, 31, IOSQE_ASYNC);
 	one(c, &r, "read fd 9999");
-	prep(&r, IORING_OP_FSYNC, 9999, NULL, 0, 0, 32, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_FSYNC, 9999, NULL, 0, 0, 32, IOSQE_ASYNC);
 	one(c, &r, "fsync fd 9999");
 
 	fd = open("/dev/zero", O_RDONLY);
-	prep(&r, IORING_OP_READ, fd, buf, sizeof(buf), 0, 33, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, fd, buf, sizeof(buf), 0, 33, IOSQE_ASYNC);
 	one(c, &r, "read /dev/zero");
 	close(fd);
 	fd = open("/dev/null", O_WRONLY);
-	prep(&r, IORING_OP_WRITE, fd, buf, sizeof(buf), 0, 34, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_WRITE, fd, buf, sizeof(buf), 0, 34, IOSQE_ASYNC);
 	one(c, &r, "write /dev/null");
-	prep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 35, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 35, IOSQE_ASYNC);
 	one(c, &r, "fsync /dev/null");
 	close(fd);
 	fd = open("/tmp", O_RDONLY | O_DIRECTORY);
-	prep(&r, IORING_OP_READ, fd, buf, 10, 0, 36, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, fd, buf, 10, 0, 36, IOSQE_ASYNC);
 	one(c, &r, "read directory");
-	prep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 37, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 37, IOSQE_ASYNC);
 	one(c, &r, "fsync directory");
 	close(fd);
 
 	if (!pipe(p)) {
 		dpattern(buf, 64, 3, 0);
-		prep(&r, IORING_OP_WRITE, p[1], buf, 64, 0, 40, IOSQE_ASYNC);
+		tprep(&r, IORING_OP_WRITE, p[1], buf, 64, 0, 40, IOSQE_ASYNC);
 		one(c, &r, "pipe write");
 		memset(buf, 0, 64);
-		prep(&r, IORING_OP_READ, p[0], buf, 100, 0, 41, IOSQE_ASYNC);
+		tprep(&r, IORING_OP_READ, p[0], buf, 100, 0, 41, IOSQE_ASYNC);
 		check_data(c, buf, one(c, &r, "pipe read with data"), 0, 3,
 			   "pipe read");
-		prep(&r, IORING_OP_READ, p[0], buf, 100, 0, 42,
-		     IOSQE_ASYNC)->rw_flags = RWF_NOWAIT;
+		tprep(&r, IORING_OP_READ, p[0], buf, 100, 0, 42,
+		      IOSQE_ASYNC)->rw_flags = RWF_NOWAIT;
 		one(c, &r, "empty pipe read RWF_NOWAIT");
-		prep(&r, IORING_OP_FSYNC, p[0], NULL, 0, 0, 43, IOSQE_ASYNC);
+		tprep(&r, IORING_OP_FSYNC, p[0], NULL, 0, 0, 43, IOSQE_ASYNC);
 		one(c, &r, "fsync pipe");
 		close(p[0]);
 		close(p[1]);
@@ -296,23 +286,23 @@ static long body_batch(struct dctx *c, void *arg)
 			break;
 		case 2:
 		case 3:
-			prep(&r, IORING_OP_READ, fd, buf + 512 * i, 512,
-			     (uint64_t)i * 600, i, f);
+			tprep(&r, IORING_OP_READ, fd, buf + 512 * i, 512,
+			      (uint64_t)i * 600, i, f);
 			break;
 		case 4:
-			prep(&r, IORING_OP_READV, fd, &iov[i], 1,
-			     (uint64_t)i * 600, i, f);
+			tprep(&r, IORING_OP_READV, fd, &iov[i], 1,
+			      (uint64_t)i * 600, i, f);
 			break;
 		case 5:
-			prep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, i, f);
+			tprep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, i, f);
 			break;
 		case 6:
 			/* not async: mixed with the async ones */
-			prep(&r, IORING_OP_READ, fd, buf + 512 * i, 512,
-			     (uint64_t)i * 600, i, 0);
+			tprep(&r, IORING_OP_READ, fd, buf + 512 * i, 512,
+			      (uint64_t)i * 600, i, 0);
 			break;
 		default:
-			prep(&r, IORING_OP_READ, -1, buf, 1, 0, i, f);
+			tprep(&r, IORING_OP_READ, -1, buf, 1, 0, i, f);
 			break;
 		}
 	}
@@ -403,32 +393,32 @@ static long body_link_ops(struct dctx *c, void *arg)
 	memset(w, 'x', sizeof(w));
 
 	/* write -> fsync -> read, every member async */
-	prep(&r, IORING_OP_WRITE, fd, "abcdefgh", 8, 100, 1,
-	     IOSQE_IO_LINK | IOSQE_ASYNC);
-	prep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 2,
-	     IOSQE_IO_LINK | IOSQE_ASYNC);
-	prep(&r, IORING_OP_READ, fd, buf, 8, 100, 3,
-	     IOSQE_IO_LINK | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_WRITE, fd, "abcdefgh", 8, 100, 1,
+	      IOSQE_IO_LINK | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 2,
+	      IOSQE_IO_LINK | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, fd, buf, 8, 100, 3,
+	      IOSQE_IO_LINK | IOSQE_ASYNC);
 	nop(&r, 4, false, IOSQE_ASYNC);
 	drec_int(c, tring_submit(&r), "async write-fsync-read: submit");
 	dreap(c, &r, 4, true, "async write-fsync-read");
 	drec_int(c, !memcmp(buf, "abcdefgh", 8), "chain read data");
 
 	/* only the middle member async */
-	prep(&r, IORING_OP_WRITE, fd, "ijklmnop", 8, 108, 5, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 6,
-	     IOSQE_IO_LINK | IOSQE_ASYNC);
-	prep(&r, IORING_OP_READ, fd, buf, 16, 100, 7, 0);
+	tprep(&r, IORING_OP_WRITE, fd, "ijklmnop", 8, 108, 5, IOSQE_IO_LINK);
+	tprep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 6,
+	      IOSQE_IO_LINK | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, fd, buf, 16, 100, 7, 0);
 	drec_int(c, tring_submit(&r), "middle async: submit");
 	dreap(c, &r, 3, true, "middle async");
 	drec_int(c, !memcmp(buf, "abcdefghijklmnop", 16), "middle async data");
 
 	/* a failing async member (bad fd) cancels the rest */
 	nop(&r, 10, false, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_READ, -1, buf, 8, 0, 11,
-	     IOSQE_IO_LINK | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, -1, buf, 8, 0, 11,
+	      IOSQE_IO_LINK | IOSQE_ASYNC);
 	nop(&r, 12, false, IOSQE_IO_LINK | IOSQE_ASYNC);
-	prep(&r, IORING_OP_WRITE, fd, w, 8, 0, 13, IOSQE_IO_LINK);
+	tprep(&r, IORING_OP_WRITE, fd, w, 8, 0, 13, IOSQE_IO_LINK);
 	nop(&r, 14, false, 0);
 	drec_int(c, tring_submit(&r), "failing async member: submit");
 	dreap(c, &r, 5, true, "failing async member");
@@ -436,24 +426,24 @@ static long body_link_ops(struct dctx *c, void *arg)
 		 "cancelled write did not run");
 
 	/* an async short read breaks a soft link ... */
-	prep(&r, IORING_OP_READ, fd, buf, 200, 0, 20,
-	     IOSQE_IO_LINK | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, fd, buf, 200, 0, 20,
+	      IOSQE_IO_LINK | IOSQE_ASYNC);
 	nop(&r, 21, false, IOSQE_IO_LINK);
 	nop(&r, 22, false, 0);
 	drec_int(c, tring_submit(&r), "async short read link: submit");
 	dreap(c, &r, 3, true, "async short read link");
 	/* ... but not a hard link */
-	prep(&r, IORING_OP_READ, fd, buf, 200, 0, 23,
-	     IOSQE_IO_HARDLINK | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, fd, buf, 200, 0, 23,
+	      IOSQE_IO_HARDLINK | IOSQE_ASYNC);
 	nop(&r, 24, false, IOSQE_ASYNC);
 	drec_int(c, tring_submit(&r), "async short read hardlink: submit");
 	dreap(c, &r, 2, true, "async short read hardlink");
 
 	/* a failing async member of a hardlink chain: the rest runs */
-	prep(&r, IORING_OP_FSYNC, 9999, NULL, 0, 0, 30,
-	     IOSQE_IO_HARDLINK | IOSQE_ASYNC);
-	prep(&r, IORING_OP_WRITE, fd, "HARD", 4, 0, 31,
-	     IOSQE_IO_HARDLINK | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_FSYNC, 9999, NULL, 0, 0, 30,
+	      IOSQE_IO_HARDLINK | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_WRITE, fd, "HARD", 4, 0, 31,
+	      IOSQE_IO_HARDLINK | IOSQE_ASYNC);
 	nop(&r, 32, true, IOSQE_IO_HARDLINK);
 	nop(&r, 33, false, 0);
 	drec_int(c, tring_submit(&r), "async hardlink failures: submit");
@@ -463,8 +453,8 @@ static long body_link_ops(struct dctx *c, void *arg)
 
 	/* a bad SQE in a chain with async members: the head is cancelled */
 	nop(&r, 40, false, IOSQE_IO_LINK | IOSQE_ASYNC);
-	prep(&r, IORING_OP_READ, fd, buf, 8, 0, 41,
-	     IOSQE_IO_LINK | IOSQE_ASYNC)->ioprio = 7 << 13;
+	tprep(&r, IORING_OP_READ, fd, buf, 8, 0, 41,
+	      IOSQE_IO_LINK | IOSQE_ASYNC)->ioprio = 7 << 13;
 	nop(&r, 42, false, 0);
 	drec_int(c, tring_submit(&r), "bad SQE in async chain: submit");
 	dreap(c, &r, 2, true, "bad SQE in async chain");
@@ -475,8 +465,8 @@ static long body_link_ops(struct dctx *c, void *arg)
 	lseek(fd, 0, SEEK_SET);
 	for (i = 0; i < 8; i++) {
 		w[i] = (char)('A' + i);
-		prep(&r, IORING_OP_WRITE, fd, &w[i], 1, (uint64_t)-1, 50 + i,
-		     (i < 7 ? IOSQE_IO_LINK : 0) | IOSQE_ASYNC);
+		tprep(&r, IORING_OP_WRITE, fd, &w[i], 1, (uint64_t)-1, 50 + i,
+		      (i < 7 ? IOSQE_IO_LINK : 0) | IOSQE_ASYNC);
 	}
 	drec_int(c, tring_submit(&r), "linked async appends: submit");
 	dreap(c, &r, 8, true, "linked async appends");
@@ -531,11 +521,11 @@ static long body_drain(struct dctx *c, void *arg)
 		if (i < 6)
 			nop(&r, i, i == 3, IOSQE_ASYNC);
 		else if (i < 10)
-			prep(&r, IORING_OP_READ, fd, buf[i], 64, i * 64, i,
-			     IOSQE_ASYNC);
+			tprep(&r, IORING_OP_READ, fd, buf[i], 64, i * 64, i,
+			      IOSQE_ASYNC);
 		else
-			prep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, i,
-			     IOSQE_ASYNC);
+			tprep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, i,
+			      IOSQE_ASYNC);
 	}
 	nop(&r, 100, false, IOSQE_IO_DRAIN);
 	nop(&r, 101, false, 0);
@@ -559,7 +549,8 @@ static long body_drain(struct dctx *c, void *arg)
 
 	/* async fsyncs in one enter, the drain in the next */
 	for (i = 0; i < 4; i++)
-		prep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 300 + i, IOSQE_ASYNC);
+		tprep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 300 + i,
+		      IOSQE_ASYNC);
 	drec_int(c, tring_submit(&r), "fsyncs: submit");
 	nop(&r, 310, false, IOSQE_IO_DRAIN);
 	drec_int(c, tring_submit(&r), "drain next enter: submit");
@@ -606,9 +597,9 @@ static long one_file(struct dctx *c, const char *dir)
 	for (i = 0; i < N; i++) {
 		memset(buf + (size_t)i * BS, 'a' + i % 26, BS);
 		buf[(size_t)i * BS] = (char)i;
-		prep(&r, i % 3 ? IORING_OP_WRITE : IORING_OP_FSYNC, fd,
-		     i % 3 ? buf + (size_t)i * BS : NULL, i % 3 ? BS : 0,
-		     i % 3 ? (uint64_t)i * BS : 0, i, IOSQE_ASYNC);
+		tprep(&r, i % 3 ? IORING_OP_WRITE : IORING_OP_FSYNC, fd,
+		      i % 3 ? buf + (size_t)i * BS : NULL, i % 3 ? BS : 0,
+		      i % 3 ? (uint64_t)i * BS : 0, i, IOSQE_ASYNC);
 	}
 	snprintf(label, sizeof(label), "%s: %d async writes+fsyncs", dir, N);
 	drec_int(c, tring_submit(&r), "%s: submit", label);
@@ -657,8 +648,8 @@ static long body_stable(struct dctx *c, void *arg)
 		iov[0].iov_len = 32;
 		iov[1].iov_base = a + 32;
 		iov[1].iov_len = 32;
-		prep(&r, IORING_OP_WRITEV, fd, iov, 2, (uint64_t)i * 64, i,
-		     IOSQE_ASYNC);
+		tprep(&r, IORING_OP_WRITEV, fd, iov, 2, (uint64_t)i * 64, i,
+		      IOSQE_ASYNC);
 		tring_submit(&r);
 		/* on an SQPOLL ring, submission is when the SQ thread
 		 * takes the SQE */

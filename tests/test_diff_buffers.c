@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 
 #define PS 4096
 
@@ -42,10 +43,7 @@ static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
 				 const void *addr, unsigned int len,
 				 uint64_t off, uint64_t ud)
 {
-	struct io_uring_sqe *sqe = tring_get_sqe(r);
-
-	tring_prep_rw(sqe, op, fd, addr, len, off, ud);
-	return sqe;
+	return tprep(r, op, fd, addr, len, off, ud, 0);
 }
 
 /* Submits what is queued and records the n CQEs it produces, in order. */

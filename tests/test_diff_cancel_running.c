@@ -33,28 +33,18 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 #include "uuring.h"
 
 #define LIMIT_MS 10000
 #define SEC 1000000000LL
 #define ERESTARTSYS 512
 
-static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
-				 const void *addr, unsigned int len,
-				 uint64_t off, uint64_t ud, uint8_t flags)
-{
-	struct io_uring_sqe *s = tring_get_sqe(r);
-
-	tring_prep_rw(s, op, fd, addr, len, off, ud);
-	s->flags = flags;
-	return s;
-}
-
 static struct io_uring_sqe *cancel(struct tring *r, uint64_t target,
 				   uint32_t flags, int fd, uint64_t ud)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_ASYNC_CANCEL, fd, NULL, 0, 0,
-				      ud, 0);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_ASYNC_CANCEL, fd, NULL, 0,
+				       0, ud, 0);
 
 	s->addr = target;
 	s->cancel_flags = flags;
@@ -88,8 +78,8 @@ static void rmfifo(const char *path)
 static void open_fifo(struct tring *r, const char *path, uint64_t ud,
 		      uint8_t flags)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_OPENAT, AT_FDCWD, path, 0, 0,
-				      ud, IOSQE_ASYNC | flags);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_OPENAT, AT_FDCWD, path, 0,
+				       0, ud, IOSQE_ASYNC | flags);
 
 	s->open_flags = O_RDONLY | O_CLOEXEC;
 }
@@ -247,7 +237,7 @@ static long body_by_fd(struct dctx *c, void *arg)
 		return 0;
 	if (pipe(p) || pipe(q2))
 		abort();
-	s = prep(&r, IORING_OP_SPLICE, q2[1], NULL, 100, (uint64_t)-1, 1, 0);
+	s = tprep(&r, IORING_OP_SPLICE, q2[1], NULL, 100, (uint64_t)-1, 1, 0);
 	s->splice_fd_in = p[0];
 	s->splice_off_in = (uint64_t)-1;
 	drec_int(c, tring_submit(&r), "submit splice");
@@ -263,7 +253,7 @@ static long body_by_fd(struct dctx *c, void *arg)
 	drec_cqes(c, q, n, false, "cancel by the splice's output fd");
 
 	/* TEE, cancelled by ANY */
-	s = prep(&r, IORING_OP_TEE, q2[1], NULL, 100, 0, 2, 0);
+	s = tprep(&r, IORING_OP_TEE, q2[1], NULL, 100, 0, 2, 0);
 	s->splice_fd_in = p[0];
 	tring_submit(&r);
 	settle();
@@ -273,7 +263,7 @@ static long body_by_fd(struct dctx *c, void *arg)
 	drec_cqes(c, q, n, false, "tee cancelled by ANY");
 
 	/* the pipes still work: a splice with data completes */
-	s = prep(&r, IORING_OP_SPLICE, q2[1], NULL, 3, (uint64_t)-1, 3, 0);
+	s = tprep(&r, IORING_OP_SPLICE, q2[1], NULL, 3, (uint64_t)-1, 3, 0);
 	s->splice_fd_in = p[0];
 	s->splice_off_in = (uint64_t)-1;
 	tring_submit(&r);
@@ -336,7 +326,7 @@ static long body_link_timeout(struct dctx *c, void *arg)
 		return 0;
 	mkfifo_tmp(path, sizeof(path));
 	open_fifo(&r, path, 1, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 2, 0);
+	tprep(&r, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 2, 0);
 	drec_int(c, tring_submit(&r), "submit openat + link timeout");
 	n = tring_reap_wait(&r, q, 2, SEC / 2);
 	drec_cqes(c, q, n, false, "openat + link timeout after 500 ms");
@@ -353,11 +343,11 @@ static long body_link_timeout(struct dctx *c, void *arg)
 
 	if (pipe(p) || pipe(q2))
 		abort();
-	s = prep(&r, IORING_OP_SPLICE, q2[1], NULL, 100, (uint64_t)-1, 3,
-		 IOSQE_IO_LINK);
+	s = tprep(&r, IORING_OP_SPLICE, q2[1], NULL, 100, (uint64_t)-1, 3,
+		  IOSQE_IO_LINK);
 	s->splice_fd_in = p[0];
 	s->splice_off_in = (uint64_t)-1;
-	prep(&r, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 4, 0);
+	tprep(&r, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 4, 0);
 	tring_submit(&r);
 	n = tring_reap_wait(&r, q, 2, SEC / 2);
 	drec_cqes(c, q, n, false, "splice + link timeout after 500 ms");
@@ -414,8 +404,8 @@ static long body_sync_cancel(struct dctx *c, void *arg)
 
 		if (pipe(p) || pipe(q2))
 			abort();
-		s = prep(&r, IORING_OP_SPLICE, q2[1], NULL, 100, (uint64_t)-1,
-			 2, 0);
+		s = tprep(&r, IORING_OP_SPLICE, q2[1], NULL, 100, (uint64_t)-1,
+			  2, 0);
 		s->splice_fd_in = p[0];
 		s->splice_off_in = (uint64_t)-1;
 		tring_submit(&r);
@@ -457,8 +447,8 @@ static long body_ring_exit(struct dctx *c, void *arg)
 	open_fifo(&r, path, 1, 0);
 	open_fifo(&r, path, 2, 0);
 	{
-		struct io_uring_sqe *s = prep(&r, IORING_OP_SPLICE, q2[1], NULL,
-					      100, (uint64_t)-1, 3, 0);
+		struct io_uring_sqe *s = tprep(&r, IORING_OP_SPLICE, q2[1],
+					       NULL, 100, (uint64_t)-1, 3, 0);
 
 		s->splice_fd_in = p[0];
 		s->splice_off_in = (uint64_t)-1;
@@ -665,7 +655,7 @@ static long body_polled(struct dctx *c, void *arg)
 		return 0;
 	if (pipe(p))
 		abort();
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, IOSQE_ASYNC);
 	tring_submit(&r);
 	settle();
 	cancel(&r, 1, 0, -1, 101);

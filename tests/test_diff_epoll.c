@@ -29,37 +29,27 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 #include "uuring.h"
 
 #define LIMIT_MS 5000
 #define SEC 1000000000LL
 #define MS 1000000LL
 
-static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
-				 const void *addr, unsigned int len,
-				 uint64_t off, uint64_t ud, uint8_t flags)
-{
-	struct io_uring_sqe *s = tring_get_sqe(r);
-
-	tring_prep_rw(s, op, fd, addr, len, off, ud);
-	s->flags = flags;
-	return s;
-}
-
 static struct io_uring_sqe *ctl(struct tring *r, int epfd, int op, int fd,
 				const struct epoll_event *ev, uint64_t ud,
 				uint8_t flags)
 {
-	return prep(r, IORING_OP_EPOLL_CTL, epfd, ev, (unsigned int)op,
-		    (uint64_t)(unsigned int)fd, ud, flags);
+	return tprep(r, IORING_OP_EPOLL_CTL, epfd, ev, (unsigned int)op,
+		     (uint64_t)(unsigned int)fd, ud, flags);
 }
 
 static struct io_uring_sqe *ewait(struct tring *r, int epfd,
 				  struct epoll_event *evs, int max,
 				  uint64_t ud, uint8_t flags)
 {
-	return prep(r, IORING_OP_EPOLL_WAIT, epfd, evs, (unsigned int)max, 0,
-		    ud, flags);
+	return tprep(r, IORING_OP_EPOLL_WAIT, epfd, evs, (unsigned int)max, 0,
+		     ud, flags);
 }
 
 /*
@@ -432,7 +422,7 @@ static long body_wait_cancel(struct dctx *c, void *arg)
 	ewait(&r, ep, evs, 4, 1, 0);
 	submit(c, &r, "waiting");
 	none(c, &r, 30, "waiting");
-	s = prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 2, 0);
+	s = tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 2, 0);
 	s->addr = 1;
 	submit(c, &r, "cancel it");
 	reap(c, &r, 2, false, "cancel it");
@@ -472,14 +462,14 @@ static long body_wait_cancel(struct dctx *c, void *arg)
 
 	/* links: a wait in a chain, then a NOP */
 	ewait(&r, ep, evs, 4, 6, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 7, 0);
+	tprep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 7, 0);
 	submit(c, &r, "linked wait");
 	none(c, &r, 30, "linked wait");
 	eventfd_write(efd, 1);
 	reap(c, &r, 2, true, "linked wait completes, then the NOP");
 	/* a failing wait breaks its chain */
 	ewait(&r, ep, evs, 0, 8, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 9, 0);
+	tprep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 9, 0);
 	submit(c, &r, "failing linked wait");
 	reap(c, &r, 2, true, "failing linked wait");
 

@@ -39,29 +39,19 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 #include "uuring.h"
 
 #define LIMIT_MS 8000
 #define SEC 1000000000LL
 #define MS 1000000LL
 
-static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
-				 const void *addr, unsigned int len,
-				 uint64_t off, uint64_t ud, uint8_t flags)
-{
-	struct io_uring_sqe *s = tring_get_sqe(r);
-
-	tring_prep_rw(s, op, fd, addr, len, off, ud);
-	s->flags = flags;
-	return s;
-}
-
 static struct io_uring_sqe *sendp(struct tring *r, int fd, const void *buf,
 				  unsigned int len, uint32_t msg_flags,
 				  uint64_t ud, uint8_t flags)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_SEND, fd, buf, len, 0, ud,
-				      flags);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_SEND, fd, buf, len, 0, ud,
+				       flags);
 
 	s->msg_flags = msg_flags;
 	return s;
@@ -71,8 +61,8 @@ static struct io_uring_sqe *recvp(struct tring *r, int fd, void *buf,
 				  unsigned int len, uint32_t msg_flags,
 				  uint64_t ud, uint8_t flags)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_RECV, fd, buf, len, 0, ud,
-				      flags);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_RECV, fd, buf, len, 0, ud,
+				       flags);
 
 	s->msg_flags = msg_flags;
 	return s;
@@ -82,7 +72,7 @@ static struct io_uring_sqe *msgp(struct tring *r, int op, int fd,
 				 const struct msghdr *m, uint32_t msg_flags,
 				 uint64_t ud, uint8_t flags)
 {
-	struct io_uring_sqe *s = prep(r, op, fd, m, 1, 0, ud, flags);
+	struct io_uring_sqe *s = tprep(r, op, fd, m, 1, 0, ud, flags);
 
 	s->msg_flags = msg_flags;
 	return s;
@@ -92,8 +82,8 @@ static struct io_uring_sqe *acceptp(struct tring *r, int fd, void *addr,
 				    socklen_t *alen, uint32_t aflags,
 				    uint16_t ioprio, uint64_t ud, uint8_t flags)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_ACCEPT, fd, addr, 0,
-				      (uint64_t)(uintptr_t)alen, ud, flags);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_ACCEPT, fd, addr, 0,
+				       (uint64_t)(uintptr_t)alen, ud, flags);
 
 	s->accept_flags = aflags;
 	s->ioprio = ioprio;
@@ -104,12 +94,7 @@ static struct io_uring_sqe *addrp(struct tring *r, int op, int fd,
 				  const void *sa, uint64_t salen, uint64_t ud,
 				  uint8_t flags)
 {
-	return prep(r, op, fd, sa, 0, salen, ud, flags);
-}
-
-static void nop(struct tring *r, uint64_t ud, uint8_t flags)
-{
-	prep(r, IORING_OP_NOP, -1, NULL, 0, 0, ud, flags);
+	return tprep(r, op, fd, sa, 0, salen, ud, flags);
 }
 
 /*
@@ -383,7 +368,7 @@ static long body_send_recv(struct dctx *c, void *arg)
 	/* links: SEND then RECV */
 	sendp(&r, sp[0], "link", 4, 0, 41, IOSQE_IO_LINK);
 	recvp(&r, sp[1], big, sizeof(big), 0, 42, IOSQE_IO_LINK);
-	nop(&r, 43, 0);
+	tprep_nop(&r, 43, 0);
 	submit(c, &r, "SEND -> RECV -> NOP");
 	{
 		struct tcqe q[3];
@@ -392,7 +377,7 @@ static long body_send_recv(struct dctx *c, void *arg)
 	}
 	/* a failing RECV breaks its chain */
 	recvp(&r, p[0], big, sizeof(big), 0, 44, IOSQE_IO_LINK);
-	nop(&r, 45, 0);
+	tprep_nop(&r, 45, 0);
 	submit(c, &r, "RECV(-ENOTSOCK) -> NOP");
 	{
 		struct tcqe q[2];
@@ -403,7 +388,7 @@ static long body_send_recv(struct dctx *c, void *arg)
 	/* cancellation of a waiting RECV, by user_data and by fd */
 	recvp(&r, sp[1], big, sizeof(big), 0, 50, 0);
 	submit(c, &r, "RECV to cancel");
-	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 51, 0)->addr = 50;
+	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 51, 0)->addr = 50;
 	submit(c, &r, "cancel by user_data");
 	{
 		struct tcqe q[2];
@@ -413,8 +398,8 @@ static long body_send_recv(struct dctx *c, void *arg)
 	recvp(&r, sp[1], big, sizeof(big), 0, 52, 0);
 	submit(c, &r, "RECV to cancel by fd");
 	{
-		struct io_uring_sqe *s = prep(&r, IORING_OP_ASYNC_CANCEL,
-					      sp[1], NULL, 0, 0, 53, 0);
+		struct io_uring_sqe *s = tprep(&r, IORING_OP_ASYNC_CANCEL,
+					       sp[1], NULL, 0, 0, 53, 0);
 		struct tcqe q[2];
 
 		s->cancel_flags = IORING_ASYNC_CANCEL_FD;
@@ -549,7 +534,7 @@ static long body_waitall(struct dctx *c, void *arg)
 
 	/* EOF after 30: 30, and the chain fails */
 	recvp(&r, sp[1], buf, 100, MSG_WAITALL, 2, IOSQE_IO_LINK);
-	nop(&r, 3, 0);
+	tprep_nop(&r, 3, 0);
 	submit(c, &r, "RECV WAITALL 100 -> NOP");
 	f = (struct feeder){ sp[0], 1, 30, 10, true };
 	pthread_create(&th, NULL, feed, &f);
@@ -569,7 +554,7 @@ static long body_waitall(struct dctx *c, void *arg)
 	submit(c, &r, "RECV WAITALL to cancel");
 	wr(sp[0], "0123456789012345678901234567890123456789", 40);
 	none(c, &r, 50, "40 of 100 received");
-	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 5, 0)->addr = 4;
+	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 5, 0)->addr = 4;
 	submit(c, &r, "cancel the partial RECV");
 	{
 		struct tcqe q[2];
@@ -592,7 +577,7 @@ static long body_waitall(struct dctx *c, void *arg)
 	/* datagrams: no retry; a short datagram is a short result */
 	wr(dg[0], "0123456789", 10);
 	recvp(&r, dg[1], buf, 100, MSG_WAITALL, 7, IOSQE_IO_LINK);
-	nop(&r, 8, 0);
+	tprep_nop(&r, 8, 0);
 	submit(c, &r, "dgram RECV WAITALL 100 of a 10-byte datagram");
 	{
 		struct tcqe q[2];
@@ -602,7 +587,7 @@ static long body_waitall(struct dctx *c, void *arg)
 	/* MSG_TRUNC: a datagram bigger than the buffer */
 	wr(dg[0], "0123456789", 10);
 	recvp(&r, dg[1], buf, 4, MSG_WAITALL, 9, IOSQE_IO_LINK);
-	nop(&r, 10, 0);
+	tprep_nop(&r, 10, 0);
 	submit(c, &r, "dgram RECV WAITALL 4 of 10");
 	{
 		struct tcqe q[2];
@@ -611,7 +596,7 @@ static long body_waitall(struct dctx *c, void *arg)
 	}
 	wr(dg[0], "0123456789", 10);
 	recvp(&r, dg[1], buf, 4, 0, 11, IOSQE_IO_LINK);
-	nop(&r, 12, 0);
+	tprep_nop(&r, 12, 0);
 	submit(c, &r, "dgram RECV 4 of 10 without WAITALL");
 	{
 		struct tcqe q[2];
@@ -969,23 +954,23 @@ static long body_prep(struct dctx *c, void *arg)
 	drain_sock(sp[1]);
 
 	/* SOCKET */
-	s = prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 10, 0);
+	s = tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 10, 0);
 	s->addr = 1;
 	now(c, &r, "SOCKET addr: -EINVAL");
-	s = prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 11, 0);
+	s = tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 11, 0);
 	s->rw_flags = 1;
 	now(c, &r, "SOCKET rw_flags: -EINVAL");
-	s = prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 12, 0);
+	s = tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 12, 0);
 	s->buf_index = 1;
 	now(c, &r, "SOCKET buf_index: -EINVAL");
-	prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM | 0x100, 13,
-	     0);
+	tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM | 0x100, 13,
+	      0);
 	now(c, &r, "SOCKET bad type flag: -EINVAL");
-	s = prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0,
-		 SOCK_STREAM | SOCK_CLOEXEC, 14, 0);
+	s = tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0,
+		  SOCK_STREAM | SOCK_CLOEXEC, 14, 0);
 	s->file_index = 1;
 	now(c, &r, "SOCKET direct with CLOEXEC: -EINVAL");
-	prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 15, 0)->ioprio = 1;
+	tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 15, 0)->ioprio = 1;
 	now(c, &r, "SOCKET ioprio: -EINVAL");
 
 	/* ACCEPT */
@@ -1028,19 +1013,19 @@ static long body_prep(struct dctx *c, void *arg)
 	now(c, &r, "BIND PROT_NONE address: -EFAULT");
 
 	/* LISTEN, SHUTDOWN */
-	prep(&r, IORING_OP_LISTEN, sp[0], NULL, 5, 0, 50, 0)->addr = 1;
+	tprep(&r, IORING_OP_LISTEN, sp[0], NULL, 5, 0, 50, 0)->addr = 1;
 	now(c, &r, "LISTEN addr: -EINVAL");
-	prep(&r, IORING_OP_LISTEN, sp[0], NULL, 5, 0, 51, 0)->addr2 = 1;
+	tprep(&r, IORING_OP_LISTEN, sp[0], NULL, 5, 0, 51, 0)->addr2 = 1;
 	now(c, &r, "LISTEN addr2: -EINVAL");
-	prep(&r, IORING_OP_LISTEN, sp[0], NULL, 5, 0, 52, 0)->rw_flags = 1;
+	tprep(&r, IORING_OP_LISTEN, sp[0], NULL, 5, 0, 52, 0)->rw_flags = 1;
 	now(c, &r, "LISTEN rw_flags: -EINVAL");
-	prep(&r, IORING_OP_SHUTDOWN, sp[0], NULL, SHUT_WR, 1, 53, 0);
+	tprep(&r, IORING_OP_SHUTDOWN, sp[0], NULL, SHUT_WR, 1, 53, 0);
 	now(c, &r, "SHUTDOWN off: -EINVAL");
-	prep(&r, IORING_OP_SHUTDOWN, sp[0], NULL, SHUT_WR, 0, 54, 0)->addr = 1;
+	tprep(&r, IORING_OP_SHUTDOWN, sp[0], NULL, SHUT_WR, 0, 54, 0)->addr = 1;
 	now(c, &r, "SHUTDOWN addr: -EINVAL");
-	prep(&r, IORING_OP_SHUTDOWN, sp[0], NULL, SHUT_WR, 0, 55, 0)->rw_flags = 1;
+	tprep(&r, IORING_OP_SHUTDOWN, sp[0], NULL, SHUT_WR, 0, 55, 0)->rw_flags = 1;
 	now(c, &r, "SHUTDOWN rw_flags: -EINVAL");
-	prep(&r, IORING_OP_SHUTDOWN, sp[0], NULL, SHUT_WR, 0, 56, 0)->buf_index = 1;
+	tprep(&r, IORING_OP_SHUTDOWN, sp[0], NULL, SHUT_WR, 0, 56, 0)->buf_index = 1;
 	now(c, &r, "SHUTDOWN buf_index: -EINVAL");
 
 	/* IOSQE_BUFFER_SELECT on SENDMSG (never allowed) */
@@ -1080,22 +1065,22 @@ static long body_tcp(struct dctx *c, void *arg)
 
 	/* SOCKET gets the lowest free number, like socket(2) */
 	expect = lowest_free();
-	prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0,
-	     SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 1, 0);
+	tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0,
+	      SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 1, 0);
 	submit(c, &r, "SOCKET");
 	reap(c, &r, q, 1, true, "SOCKET");
 	ls = q[0].res;
 	drec_int(c, ls == expect, "SOCKET fd is the lowest free");
 	drec_int(c, fcntl(ls, F_GETFD), "close-on-exec");
 	drec_int(c, fcntl(ls, F_GETFL) & O_NONBLOCK, "non-blocking");
-	prep(&r, IORING_OP_SOCKET, 12345, NULL, 0, SOCK_STREAM, 2, 0);
+	tprep(&r, IORING_OP_SOCKET, 12345, NULL, 0, SOCK_STREAM, 2, 0);
 	now(c, &r, "SOCKET bad domain: -EAFNOSUPPORT");
-	prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, 99, 3, 0);
+	tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, 99, 3, 0);
 	now(c, &r, "SOCKET bad type: -EINVAL");
-	prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 4, 0)
+	tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 4, 0)
 		->file_index = 1;
 	now(c, &r, "SOCKET direct, no file table");
-	prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 5, 0)
+	tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 5, 0)
 		->file_index = IORING_FILE_INDEX_ALLOC;
 	now(c, &r, "SOCKET direct alloc, no file table");
 	drec_int(c, lowest_free() == expect + 1, "no fd leaked");
@@ -1111,7 +1096,7 @@ static long body_tcp(struct dctx *c, void *arg)
 	drec_int(c, sa.sin_port != 0, "bound to a port");
 	addrp(&r, IORING_OP_BIND, ls, &sa, sizeof(sa), 11, 0);
 	now(c, &r, "BIND again: -EINVAL");
-	prep(&r, IORING_OP_LISTEN, ls, NULL, 16, 0, 12, 0);
+	tprep(&r, IORING_OP_LISTEN, ls, NULL, 16, 0, 12, 0);
 	now(c, &r, "LISTEN");
 	{
 		int other = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -1124,12 +1109,12 @@ static long body_tcp(struct dctx *c, void *arg)
 	}
 	addrp(&r, IORING_OP_BIND, p[0], &sa, sizeof(sa), 15, 0);
 	now(c, &r, "BIND a pipe: -ENOTSOCK");
-	prep(&r, IORING_OP_LISTEN, p[0], NULL, 16, 0, 16, 0);
+	tprep(&r, IORING_OP_LISTEN, p[0], NULL, 16, 0, 16, 0);
 	now(c, &r, "LISTEN a pipe: -ENOTSOCK");
 	{
 		int u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
-		prep(&r, IORING_OP_LISTEN, u, NULL, 16, 0, 17, 0);
+		tprep(&r, IORING_OP_LISTEN, u, NULL, 16, 0, 17, 0);
 		now(c, &r, "LISTEN a UDP socket: -EOPNOTSUPP");
 		close(u);
 	}
@@ -1169,34 +1154,34 @@ static long body_tcp(struct dctx *c, void *arg)
 	submit(c, &r, "TCP SEND");
 	reap(c, &r, q, 2, false, "TCP SEND and RECV");
 	/* SHUTDOWN through the ring, then EOF on the other side */
-	prep(&r, IORING_OP_SHUTDOWN, cl, NULL, SHUT_WR, 0, 27, 0);
+	tprep(&r, IORING_OP_SHUTDOWN, cl, NULL, SHUT_WR, 0, 27, 0);
 	now(c, &r, "SHUTDOWN SHUT_WR");
 	usleep(10000);
 	recvp(&r, sv, buf, sizeof(buf), 0, 28, 0);
 	now(c, &r, "TCP RECV at EOF");
 	/* SHUTDOWN errors do not break a chain, -ENOTSOCK does */
-	prep(&r, IORING_OP_SHUTDOWN, cl, NULL, 99, 0, 29, IOSQE_IO_LINK);
-	nop(&r, 30, 0);
+	tprep(&r, IORING_OP_SHUTDOWN, cl, NULL, 99, 0, 29, IOSQE_IO_LINK);
+	tprep_nop(&r, 30, 0);
 	submit(c, &r, "SHUTDOWN bad how -> NOP");
 	reap(c, &r, q, 2, true, "SHUTDOWN bad how -> NOP");
 	{
 		int u = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-		prep(&r, IORING_OP_SHUTDOWN, u, NULL, SHUT_RDWR, 0, 31,
-		     IOSQE_IO_LINK);
-		nop(&r, 32, 0);
+		tprep(&r, IORING_OP_SHUTDOWN, u, NULL, SHUT_RDWR, 0, 31,
+		      IOSQE_IO_LINK);
+		tprep_nop(&r, 32, 0);
 		submit(c, &r, "SHUTDOWN unconnected -> NOP");
 		reap(c, &r, q, 2, true, "SHUTDOWN unconnected -> NOP");
 		close(u);
 	}
-	prep(&r, IORING_OP_SHUTDOWN, p[0], NULL, SHUT_RDWR, 0, 33,
-	     IOSQE_IO_LINK);
-	nop(&r, 34, 0);
+	tprep(&r, IORING_OP_SHUTDOWN, p[0], NULL, SHUT_RDWR, 0, 33,
+	      IOSQE_IO_LINK);
+	tprep_nop(&r, 34, 0);
 	submit(c, &r, "SHUTDOWN a pipe -> NOP");
 	reap(c, &r, q, 2, true, "SHUTDOWN a pipe -> NOP");
-	prep(&r, IORING_OP_SHUTDOWN, 9999, NULL, SHUT_RDWR, 0, 35,
-	     IOSQE_IO_LINK);
-	nop(&r, 36, 0);
+	tprep(&r, IORING_OP_SHUTDOWN, 9999, NULL, SHUT_RDWR, 0, 35,
+	      IOSQE_IO_LINK);
+	tprep_nop(&r, 36, 0);
 	submit(c, &r, "SHUTDOWN bad fd -> NOP");
 	reap(c, &r, q, 2, true, "SHUTDOWN bad fd -> NOP");
 	close(cl);
@@ -1290,7 +1275,7 @@ static long body_connect_wait(struct dctx *c, void *arg)
 	 * a link timeout cancels it (liburing's connect test) */
 	c1 = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	addrp(&r, IORING_OP_CONNECT, c1, &sa, sizeof(sa), 2, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 3, 0);
+	tprep(&r, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 3, 0);
 	submit(c, &r, "CONNECT + LINK_TIMEOUT, backlog full");
 	reap(c, &r, q, 2, false, "CONNECT timed out");
 	/* a non-blocking socket, cancelled by user_data */
@@ -1298,7 +1283,7 @@ static long body_connect_wait(struct dctx *c, void *arg)
 	addrp(&r, IORING_OP_CONNECT, c2, &sa, sizeof(sa), 4, 0);
 	submit(c, &r, "CONNECT non-blocking, backlog full");
 	none(c, &r, 30, "CONNECT waits");
-	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 5, 0)->addr = 4;
+	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 5, 0)->addr = 4;
 	submit(c, &r, "cancel it");
 	reap(c, &r, q, 2, false, "CONNECT cancelled");
 	close(c1);
@@ -1351,7 +1336,7 @@ static long body_accept(struct dctx *c, void *arg)
 	acceptp(&r, ln, NULL, NULL, 0, 0, 2, 0);
 	submit(c, &r, "ACCEPT to cancel");
 	none(c, &r, 20, "ACCEPT to cancel");
-	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 3, 0)->addr = 2;
+	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 3, 0)->addr = 2;
 	submit(c, &r, "cancel ACCEPT");
 	reap(c, &r, q, 2, false, "cancel ACCEPT");
 	/* ASYNC, POLL_FIRST, DONTWAIT with a connection queued */
@@ -1395,7 +1380,7 @@ static long body_accept(struct dctx *c, void *arg)
 	got = (int)reap(c, &r, q, 1, true, "multishot: a 6th");
 	for (int i = 0; i < got; i++)
 		close(q[i].res);
-	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 11, 0)->addr = 10;
+	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 11, 0)->addr = 10;
 	submit(c, &r, "cancel the multishot");
 	reap(c, &r, q, 2, false, "multishot cancelled");
 	for (int i = 0; i < 6; i++)
@@ -1487,7 +1472,7 @@ static long body_accept_unix(struct dctx *c, void *arg)
 	got = (int)reap(c, &r, q, 3, true, "unix multishot");
 	for (int i = 0; i < got; i++)
 		close(q[i].res);
-	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 2, 0)->addr = 1;
+	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 2, 0)->addr = 1;
 	submit(c, &r, "cancel");
 	reap(c, &r, q, 2, false, "cancel");
 	/* one-shot on the unix listener, and a CONNECT through the ring */
@@ -1536,15 +1521,15 @@ static long body_direct(struct dctx *c, void *arg)
 	a.sun_family = AF_UNIX;
 	snprintf(a.sun_path, sizeof(a.sun_path), "%s/l", dir);
 
-	s = prep(&r, IORING_OP_SOCKET, AF_UNIX, NULL, 0,
-		 SOCK_STREAM | SOCK_NONBLOCK, 1, 0);
+	s = tprep(&r, IORING_OP_SOCKET, AF_UNIX, NULL, 0,
+		  SOCK_STREAM | SOCK_NONBLOCK, 1, 0);
 	s->file_index = IORING_FILE_INDEX_ALLOC;
 	now(c, &r, "SOCKET into an allocated slot");
 	addrp(&r, IORING_OP_BIND, 0, &a, sizeof(a), 2, IOSQE_FIXED_FILE);
 	now(c, &r, "BIND the direct socket");
-	prep(&r, IORING_OP_LISTEN, 0, NULL, 8, 0, 3, IOSQE_FIXED_FILE);
+	tprep(&r, IORING_OP_LISTEN, 0, NULL, 8, 0, 3, IOSQE_FIXED_FILE);
 	now(c, &r, "LISTEN on it");
-	s = prep(&r, IORING_OP_SOCKET, AF_UNIX, NULL, 0, SOCK_STREAM, 4, 0);
+	s = tprep(&r, IORING_OP_SOCKET, AF_UNIX, NULL, 0, SOCK_STREAM, 4, 0);
 	s->file_index = 10;
 	now(c, &r, "SOCKET slot out of range: -EINVAL");
 
@@ -1596,7 +1581,7 @@ static struct io_uring_sqe *zcp(struct tring *r, int op, int fd,
 				const void *buf, unsigned int len,
 				uint16_t zflags, uint64_t ud, uint8_t flags)
 {
-	struct io_uring_sqe *s = prep(r, op, fd, buf, len, 0, ud, flags);
+	struct io_uring_sqe *s = tprep(r, op, fd, buf, len, 0, ud, flags);
 
 	s->ioprio = zflags;
 	return s;
@@ -1676,7 +1661,7 @@ static long body_zc(struct dctx *c, void *arg)
 	submit(c, &r, "SEND_ZC -> RECV");
 	reap(c, &r, q, 3, false, "SEND_ZC -> RECV");
 	zcp(&r, IORING_OP_SEND_ZC, p[1], buf, 5, 0, 22, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 23, 0);
+	tprep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 23, 0);
 	submit(c, &r, "failing SEND_ZC -> NOP");
 	reap(c, &r, q, 3, false, "failing SEND_ZC -> NOP");
 
@@ -1687,7 +1672,7 @@ static long body_zc(struct dctx *c, void *arg)
 		zcp(&r, IORING_OP_SEND_ZC, cl, buf, 10, 0, 30, 0);
 		submit(c, &r, "SEND_ZC, full socket");
 		none(c, &r, 30, "SEND_ZC waits");
-		prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 31, 0)->addr = 30;
+		tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 31, 0)->addr = 30;
 		submit(c, &r, "cancel it");
 		reap(c, &r, q, 3, false, "cancelled SEND_ZC");
 		drec_int(c, read_exact(sv, filled) == filled, "drained");

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 
 #define LIMIT_MS 8000
 #define SEC 1000000000LL
@@ -40,25 +41,14 @@
 
 #define ISOLATED(sc, body) DISOLATED_SCENARIO(sc, body, LIMIT_MS)
 
-static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
-				 const void *addr, unsigned int len,
-				 uint64_t off, uint64_t ud, uint8_t flags)
-{
-	struct io_uring_sqe *s = tring_get_sqe(r);
-
-	tring_prep_rw(s, op, fd, addr, len, off, ud);
-	s->flags = flags;
-	return s;
-}
-
 /* RECV (or RECVMSG with a msghdr) selecting from group bgid */
 static struct io_uring_sqe *recv_sel(struct tring *r, int op, int fd,
 				     const void *addr, unsigned int len,
 				     uint16_t bgid, uint16_t ioprio,
 				     uint64_t ud)
 {
-	struct io_uring_sqe *s = prep(r, op, fd, addr, len, 0, ud,
-				      IOSQE_BUFFER_SELECT);
+	struct io_uring_sqe *s = tprep(r, op, fd, addr, len, 0, ud,
+				       IOSQE_BUFFER_SELECT);
 
 	s->buf_group = bgid;
 	s->ioprio = ioprio;
@@ -69,8 +59,8 @@ static struct io_uring_sqe *provide(struct tring *r, void *addr,
 				    unsigned int len, int nbufs, uint16_t bgid,
 				    uint64_t bid, uint64_t ud)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_PROVIDE_BUFFERS, nbufs,
-				      addr, len, bid, ud, 0);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_PROVIDE_BUFFERS, nbufs,
+				       addr, len, bid, ud, 0);
 
 	s->buf_group = bgid;
 	return s;
@@ -79,8 +69,8 @@ static struct io_uring_sqe *provide(struct tring *r, void *addr,
 static struct io_uring_sqe *remove_bufs(struct tring *r, int nbufs,
 					uint16_t bgid, uint64_t ud)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_REMOVE_BUFFERS, nbufs, NULL,
-				      0, 0, ud, 0);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_REMOVE_BUFFERS, nbufs, NULL,
+				       0, 0, ud, 0);
 
 	s->buf_group = bgid;
 	return s;
@@ -89,8 +79,8 @@ static struct io_uring_sqe *remove_bufs(struct tring *r, int nbufs,
 static struct io_uring_sqe *cancel(struct tring *r, uint64_t target,
 				   uint64_t ud)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0,
-				      0, ud, 0);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0,
+				       0, ud, 0);
 
 	s->addr = target;
 	return s;
@@ -288,7 +278,7 @@ static long body_legacy(struct dctx *c, void *arg)
 	/* a link: a failed selection fails the chain */
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 21)->flags |=
 		IOSQE_IO_LINK;
-	prep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 22, 0);
+	tprep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 22, 0);
 	run(c, &r, 2, "RECV(-ENOBUFS) -> NOP");
 
 	close(sp[0]);
@@ -373,7 +363,7 @@ static long body_recvmsg(struct dctx *c, void *arg)
 	/* READ with BUFFER_SELECT on a socket: waits without the buffer */
 	provide(&r, a, 32, 2, 3, 50, 9);
 	run(c, &r, 1, "provide 2");
-	prep(&r, IORING_OP_READ, sp[1], NULL, 0, 0, 10, IOSQE_BUFFER_SELECT)
+	tprep(&r, IORING_OP_READ, sp[1], NULL, 0, 0, 10, IOSQE_BUFFER_SELECT)
 		->buf_group = 3;
 	submit(c, &r, "READ waits");
 	none(c, &r, 20, "READ waits");
@@ -469,7 +459,7 @@ static long body_mshot_prep(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 16, 0) ||
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
 		return 0;
-	prep(&r, IORING_OP_RECV, sp[1], NULL, 0, 0, 1, 0)->ioprio =
+	tprep(&r, IORING_OP_RECV, sp[1], NULL, 0, 0, 1, 0)->ioprio =
 		IORING_RECV_MULTISHOT;
 	run(c, &r, 1, "multishot without BUFFER_SELECT: -EINVAL");
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 2)->file_index = 1;

@@ -29,27 +29,12 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 #include "uuring.h"
 
 #define LIMIT_MS 5000
 #define SEC 1000000000LL
 #define MS 1000000LL
-
-static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
-				 const void *addr, unsigned int len,
-				 uint64_t off, uint64_t ud, uint8_t flags)
-{
-	struct io_uring_sqe *s = tring_get_sqe(r);
-
-	tring_prep_rw(s, op, fd, addr, len, off, ud);
-	s->flags = flags;
-	return s;
-}
-
-static void nop(struct tring *r, uint64_t ud, uint8_t flags)
-{
-	prep(r, IORING_OP_NOP, -1, NULL, 0, 0, ud, flags);
-}
 
 static void submit(struct dctx *c, struct tring *r, const char *label)
 {
@@ -144,11 +129,11 @@ static long body_read_later(struct dctx *c, void *arg)
 		iov[1].iov_base = buf + 3;
 		iov[1].iov_len = sizeof(buf) - 3;
 		if (v[i].op == IORING_OP_READ)
-			prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf),
-			     12345, i, v[i].flags);
+			tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf),
+			      12345, i, v[i].flags);
 		else
-			prep(&r, IORING_OP_READV, p[0], iov, 2, 12345, i,
-			     v[i].flags);
+			tprep(&r, IORING_OP_READV, p[0], iov, 2, 12345, i,
+			      v[i].flags);
 		submit(c, &r, v[i].name);
 		none(c, &r, 30, v[i].name);
 		snprintf(msg, sizeof(msg), "hello %u", i);
@@ -162,7 +147,7 @@ static long body_read_later(struct dctx *c, void *arg)
 		       "4 parked pipe reads: route_poll +%llu",
 		       (unsigned long long)(s1.route_poll - s0.route_poll));
 	/* a zero-length read on an empty pipe completes at once */
-	prep(&r, IORING_OP_READ, p[0], buf, 0, 0, 10, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf, 0, 0, 10, 0);
 	submit(c, &r, "zero-length read");
 	reap1(c, &r, "zero-length read");
 	close(p[0]);
@@ -210,8 +195,8 @@ static long body_not_blocking(struct dctx *c, void *arg)
 		w.delay_ms = 150;
 		w.written = 0;
 		pthread_create(&th, NULL, writer, &w);
-		prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, k,
-		     k == 2 ? IOSQE_ASYNC : 0);
+		tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, k,
+		      k == 2 ? IOSQE_ASYNC : 0);
 		submit(c, &r, lbl);
 		drec_int(c, __atomic_load_n(&w.written, __ATOMIC_SEQ_CST),
 			 "%s: enter returned only after the write", lbl);
@@ -221,7 +206,7 @@ static long body_not_blocking(struct dctx *c, void *arg)
 	/* submit and wait in one enter: returns with the CQE */
 	w.written = 0;
 	pthread_create(&th, NULL, writer, &w);
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 9, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 9, 0);
 	tring_flush(&r);
 	{
 		struct io_uring_getevents_arg a;
@@ -255,28 +240,28 @@ static long body_nonblock(struct dctx *c, void *arg)
 		return 0;
 	fl0 = fcntl(p[0], F_GETFL);
 	fl1 = fcntl(p[1], F_GETFL);
-	prep(&r, IORING_OP_READ, p[0], buf, 100, 0, 1, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf, 100, 0, 1, 0);
 	submit(c, &r, "O_NONBLOCK read");
 	none(c, &r, 30, "O_NONBLOCK read");
 	drec_int(c, fcntl(p[0], F_GETFL) == fl0,
 		 "file status flags untouched while parked");
 	wr(p[1], "abc", 3);
 	reap1(c, &r, "O_NONBLOCK read");
-	prep(&r, IORING_OP_READ, p[0], buf, 100, 0, 2, 0)->rw_flags =
+	tprep(&r, IORING_OP_READ, p[0], buf, 100, 0, 2, 0)->rw_flags =
 		RWF_NOWAIT;
 	submit(c, &r, "RWF_NOWAIT read");
 	reap1(c, &r, "RWF_NOWAIT read");
-	prep(&r, IORING_OP_READ, p[0], buf, 100, 0, 3, IOSQE_ASYNC)->rw_flags =
+	tprep(&r, IORING_OP_READ, p[0], buf, 100, 0, 3, IOSQE_ASYNC)->rw_flags =
 		RWF_NOWAIT;
 	submit(c, &r, "ASYNC RWF_NOWAIT read");
 	reap1(c, &r, "ASYNC RWF_NOWAIT read");
 
 	drec_int(c, fill_pipe(p[1]), "pipe capacity");
 	memset(buf, 'w', sizeof(buf));
-	prep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 4, 0);
+	tprep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 4, 0);
 	submit(c, &r, "O_NONBLOCK write to full pipe");
 	none(c, &r, 30, "O_NONBLOCK write to full pipe");
-	prep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 5, 0)->rw_flags =
+	tprep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 5, 0)->rw_flags =
 		RWF_NOWAIT;
 	submit(c, &r, "RWF_NOWAIT write to full pipe");
 	reap1(c, &r, "RWF_NOWAIT write to full pipe");
@@ -305,7 +290,7 @@ static long body_full(struct dctx *c, void *arg)
 	memset(big, 'b', 200000);
 	cap = fill_pipe(p[1]);
 	drec_int(c, cap, "pipe capacity");
-	prep(&r, IORING_OP_WRITE, p[1], big, 100, 0, 1, 0);
+	tprep(&r, IORING_OP_WRITE, p[1], big, 100, 0, 1, 0);
 	submit(c, &r, "write to full pipe");
 	none(c, &r, 30, "write to full pipe");
 	drec_int(c, read(p[0], buf, 4096), "read one page");
@@ -317,7 +302,7 @@ static long body_full(struct dctx *c, void *arg)
 	iov[0].iov_len = 10;
 	iov[1].iov_base = big;
 	iov[1].iov_len = 20;
-	prep(&r, IORING_OP_WRITEV, p[1], iov, 2, 0, 2, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_WRITEV, p[1], iov, 2, 0, 2, IOSQE_ASYNC);
 	submit(c, &r, "async writev to full pipe");
 	none(c, &r, 30, "async writev to full pipe");
 	drec_int(c, read(p[0], buf, 4096), "read one page");
@@ -325,21 +310,21 @@ static long body_full(struct dctx *c, void *arg)
 	drain_fd(p[0]);
 
 	/* larger than the pipe: a short write, not a wait */
-	prep(&r, IORING_OP_WRITE, p[1], big, 200000, 0, 3, 0);
+	tprep(&r, IORING_OP_WRITE, p[1], big, 200000, 0, 3, 0);
 	submit(c, &r, "200000-byte write on an empty pipe");
 	reap1(c, &r, "200000-byte write on an empty pipe");
 	drec_int(c, drain_fd(p[0]), "bytes in the pipe");
 	/* half full, write more than the rest */
 	wr(p[1], big, 8192);
-	prep(&r, IORING_OP_WRITE, p[1], big, 100000, 0, 4, 0);
+	tprep(&r, IORING_OP_WRITE, p[1], big, 100000, 0, 4, 0);
 	submit(c, &r, "100000-byte write on a partly full pipe");
 	reap1(c, &r, "100000-byte write on a partly full pipe");
 	drec_int(c, drain_fd(p[0]), "bytes in the pipe");
 	/* several writers queued on one full pipe, completed by one drain */
 	fill_pipe(p[1]);
-	prep(&r, IORING_OP_WRITE, p[1], big, 50, 0, 5, 0);
-	prep(&r, IORING_OP_WRITE, p[1], big, 60, 0, 6, 0);
-	prep(&r, IORING_OP_WRITE, p[1], big, 70, 0, 7, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_WRITE, p[1], big, 50, 0, 5, 0);
+	tprep(&r, IORING_OP_WRITE, p[1], big, 60, 0, 6, 0);
+	tprep(&r, IORING_OP_WRITE, p[1], big, 70, 0, 7, IOSQE_ASYNC);
 	submit(c, &r, "three queued writers");
 	none(c, &r, 30, "three queued writers");
 	drec_int(c, drain_fd(p[0]) >= cap, "drained");
@@ -380,8 +365,8 @@ static long body_multi(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
 	for (i = 0; i < 4; i++)
-		prep(&r, IORING_OP_READ, p[0], bufs[i], 10, 0, i,
-		     i == 3 ? IOSQE_ASYNC : 0);
+		tprep(&r, IORING_OP_READ, p[0], bufs[i], 10, 0, i,
+		      i == 3 ? IOSQE_ASYNC : 0);
 	submit(c, &r, "4 readers");
 	none(c, &r, 30, "4 readers");
 	for (i = 0; i < 40; i++)
@@ -395,7 +380,7 @@ static long body_multi(struct dctx *c, void *arg)
 
 	/* 3 readers, 15 bytes: 10 + 5, the third keeps waiting */
 	for (i = 0; i < 3; i++)
-		prep(&r, IORING_OP_READ, p[0], bufs[i], 10, 0, 10 + i, 0);
+		tprep(&r, IORING_OP_READ, p[0], bufs[i], 10, 0, 10 + i, 0);
 	submit(c, &r, "3 readers");
 	none(c, &r, 30, "3 readers");
 	wr(p[1], want, 15);
@@ -430,7 +415,7 @@ static long body_eof(struct dctx *c, void *arg)
 	(void)arg;
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
-	prep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 1, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 1, 0);
 	submit(c, &r, "read");
 	none(c, &r, 30, "read");
 	close(p[1]);
@@ -439,15 +424,15 @@ static long body_eof(struct dctx *c, void *arg)
 
 	if (pipe(p))
 		return 0;
-	prep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 2, 0);
-	prep(&r, IORING_OP_READ, p[0], buf[1], 16, 0, 3, IOSQE_ASYNC);
-	prep(&r, IORING_OP_READV, p[0], &iov, 1, 0, 4, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 2, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf[1], 16, 0, 3, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READV, p[0], &iov, 1, 0, 4, 0);
 	submit(c, &r, "three readers");
 	none(c, &r, 30, "three readers");
 	close(p[1]);
 	reap(c, &r, q, 3, false, "three readers at EOF");
 	/* and a new read after EOF completes at once */
-	prep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 5, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 5, 0);
 	submit(c, &r, "read at EOF");
 	reap1(c, &r, "read at EOF");
 	close(p[0]);
@@ -455,12 +440,12 @@ static long body_eof(struct dctx *c, void *arg)
 	/* data then EOF: the data first, then 0 */
 	if (pipe(p))
 		return 0;
-	prep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 6, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 6, 0);
 	submit(c, &r, "read before data+close");
 	wr(p[1], "xyz", 3);
 	close(p[1]);
 	reap1(c, &r, "read gets the data");
-	prep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 7, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 7, 0);
 	submit(c, &r, "then EOF");
 	reap1(c, &r, "then EOF");
 	close(p[0]);
@@ -495,7 +480,7 @@ static long body_widowed(struct dctx *c, void *arg)
 	/* inline: the pipe has no reader when the write is issued */
 	close(p[0]);
 	sigpipes = 0;
-	prep(&r, IORING_OP_WRITE, p[1], buf, 10, 0, 1, 0);
+	tprep(&r, IORING_OP_WRITE, p[1], buf, 10, 0, 1, 0);
 	submit(c, &r, "write, no reader");
 	reap1(c, &r, "write, no reader");
 	drec_int(c, sigpipes, "SIGPIPEs (inline write)");
@@ -506,7 +491,7 @@ static long body_widowed(struct dctx *c, void *arg)
 		return 0;
 	fill_pipe(p[1]);
 	sigpipes = 0;
-	prep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 2, 0);
+	tprep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 2, 0);
 	submit(c, &r, "write to full pipe");
 	none(c, &r, 30, "write to full pipe");
 	close(p[0]);
@@ -520,7 +505,7 @@ static long body_widowed(struct dctx *c, void *arg)
 		return 0;
 	fill_pipe(p[1]);
 	sigpipes = 0;
-	prep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 3, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 3, IOSQE_ASYNC);
 	submit(c, &r, "async write to full pipe");
 	none(c, &r, 30, "async write to full pipe");
 	close(p[0]);
@@ -547,15 +532,15 @@ static long body_sockets(struct dctx *c, void *arg)
 	/* stream */
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
 		return 0;
-	prep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 1, 0);
+	tprep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 1, 0);
 	submit(c, &r, "stream read");
 	none(c, &r, 30, "stream read");
 	wr(sv[1], "ping", 4);
 	reap1(c, &r, "stream read");
 	drec_int(c, !memcmp(buf, "ping", 4), "stream data");
 	/* both directions parked at once */
-	prep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 2, 0);
-	prep(&r, IORING_OP_READ, sv[1], buf + 100, 100, 0, 3, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 2, 0);
+	tprep(&r, IORING_OP_READ, sv[1], buf + 100, 100, 0, 3, IOSQE_ASYNC);
 	submit(c, &r, "reads on both ends");
 	none(c, &r, 30, "reads on both ends");
 	wr(sv[1], "to0", 3);
@@ -572,19 +557,19 @@ static long body_sockets(struct dctx *c, void *arg)
 		while (n > 0);
 		fcntl(sv[0], F_SETFL, fl);
 	}
-	prep(&r, IORING_OP_WRITE, sv[0], big, 100, 0, 4, 0);
+	tprep(&r, IORING_OP_WRITE, sv[0], big, 100, 0, 4, 0);
 	submit(c, &r, "write to full socket");
 	none(c, &r, 30, "write to full socket");
 	drain_fd(sv[1]);
 	reap1(c, &r, "write to full socket");
 	drain_fd(sv[1]);
 	/* peer shutdown / close: EOF */
-	prep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 5, 0);
+	tprep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 5, 0);
 	submit(c, &r, "read, then peer SHUT_WR");
 	none(c, &r, 30, "read, then peer SHUT_WR");
 	shutdown(sv[1], SHUT_WR);
 	reap1(c, &r, "read, then peer SHUT_WR");
-	prep(&r, IORING_OP_READ, sv[1], buf, sizeof(buf), 0, 6, 0);
+	tprep(&r, IORING_OP_READ, sv[1], buf, sizeof(buf), 0, 6, 0);
 	submit(c, &r, "read, then peer close");
 	none(c, &r, 30, "read, then peer close");
 	close(sv[0]);
@@ -598,8 +583,8 @@ static long body_sockets(struct dctx *c, void *arg)
 	 */
 	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv))
 		return 0;
-	prep(&r, IORING_OP_READ, sv[0], buf, 100, 0, 7, 0);
-	prep(&r, IORING_OP_READ, sv[0], buf + 100, 100, 0, 8, 0);
+	tprep(&r, IORING_OP_READ, sv[0], buf, 100, 0, 7, 0);
+	tprep(&r, IORING_OP_READ, sv[0], buf + 100, 100, 0, 8, 0);
 	submit(c, &r, "datagram reads");
 	none(c, &r, 30, "datagram reads");
 	wr(sv[1], "0123456789", 10);
@@ -614,7 +599,7 @@ static long body_sockets(struct dctx *c, void *arg)
 		drec_int(c, res[1], "datagram reads: larger res");
 	}
 	/* a datagram larger than the buffer is truncated */
-	prep(&r, IORING_OP_READ, sv[0], buf, 4, 0, 9, 0);
+	tprep(&r, IORING_OP_READ, sv[0], buf, 4, 0, 9, 0);
 	submit(c, &r, "short datagram read");
 	none(c, &r, 30, "short datagram read");
 	wr(sv[1], "0123456789", 10);
@@ -625,7 +610,7 @@ static long body_sockets(struct dctx *c, void *arg)
 	/* seqpacket, ASYNC */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv))
 		return 0;
-	prep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 10, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 10, IOSQE_ASYNC);
 	submit(c, &r, "seqpacket read");
 	none(c, &r, 30, "seqpacket read");
 	wr(sv[1], "packet", 6);
@@ -650,13 +635,13 @@ static long body_eventfd_pty(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 16, 0))
 		return 0;
 	efd = eventfd(0, EFD_CLOEXEC);
-	prep(&r, IORING_OP_READ, efd, &v, 8, 0, 1, 0);
+	tprep(&r, IORING_OP_READ, efd, &v, 8, 0, 1, 0);
 	submit(c, &r, "eventfd read");
 	none(c, &r, 30, "eventfd read");
 	wr(efd, &one, 8);
 	reap1(c, &r, "eventfd read");
 	drec_int(c, (long)v, "eventfd value");
-	prep(&r, IORING_OP_READ, efd, &v, 4, 0, 2, 0);
+	tprep(&r, IORING_OP_READ, efd, &v, 4, 0, 2, 0);
 	submit(c, &r, "eventfd read of 4 bytes");
 	reap1(c, &r, "eventfd read of 4 bytes");
 	close(efd);
@@ -668,12 +653,12 @@ static long body_eventfd_pty(struct dctx *c, void *arg)
 	s = open(ptsname(m), O_RDWR | O_NOCTTY);
 	if (s < 0)
 		goto out;
-	prep(&r, IORING_OP_READ, m, buf, sizeof(buf), 0, 3, 0);
+	tprep(&r, IORING_OP_READ, m, buf, sizeof(buf), 0, 3, 0);
 	submit(c, &r, "pty master read");
 	none(c, &r, 30, "pty master read");
 	wr(s, "hi\n", 3);
 	reap1(c, &r, "pty master read");
-	prep(&r, IORING_OP_READ, s, buf, sizeof(buf), 0, 4, 0);
+	tprep(&r, IORING_OP_READ, s, buf, sizeof(buf), 0, 4, 0);
 	submit(c, &r, "pty slave read");
 	none(c, &r, 30, "pty slave read");
 	wr(m, "line\n", 5);
@@ -700,9 +685,9 @@ static long body_links(struct dctx *c, void *arg)
 		return 0;
 	fd = dtmpfile(c, 0, 0);
 	/* read (parks) -> write to a file -> nop, all in order */
-	prep(&r, IORING_OP_READ, p[0], buf, 5, 0, 1, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_WRITE, fd, buf, 5, 0, 2, IOSQE_IO_LINK);
-	nop(&r, 3, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf, 5, 0, 1, IOSQE_IO_LINK);
+	tprep(&r, IORING_OP_WRITE, fd, buf, 5, 0, 2, IOSQE_IO_LINK);
+	tprep_nop(&r, 3, 0);
 	submit(c, &r, "read->write->nop");
 	none(c, &r, 30, "read->write->nop");
 	wr(p[1], "chain", 5);
@@ -710,24 +695,24 @@ static long body_links(struct dctx *c, void *arg)
 	drec_int(c, pread(fd, out, 5, 0) == 5 && !memcmp(out, "chain", 5),
 		 "the linked write saw the read's data");
 	/* a short read (EOF-free, 2 of 5 bytes) breaks the chain */
-	prep(&r, IORING_OP_READ, p[0], buf, 5, 0, 4, IOSQE_IO_LINK);
-	nop(&r, 5, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf, 5, 0, 4, IOSQE_IO_LINK);
+	tprep_nop(&r, 5, 0);
 	submit(c, &r, "short pipe read link");
 	none(c, &r, 30, "short pipe read link");
 	wr(p[1], "ab", 2);
 	reap(c, &r, q, 2, true, "short pipe read link");
 	/* nop -> async read (parks) -> nop */
-	nop(&r, 6, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_READ, p[0], buf, 3, 0, 7,
-	     IOSQE_IO_LINK | IOSQE_ASYNC);
-	nop(&r, 8, 0);
+	tprep_nop(&r, 6, IOSQE_IO_LINK);
+	tprep(&r, IORING_OP_READ, p[0], buf, 3, 0, 7,
+	      IOSQE_IO_LINK | IOSQE_ASYNC);
+	tprep_nop(&r, 8, 0);
 	submit(c, &r, "nop->async read->nop");
 	none(c, &r, 30, "nop->async read->nop");
 	wr(p[1], "xyz", 3);
 	reap(c, &r, q, 3, true, "nop->async read->nop");
 	/* hardlink: EOF (0 bytes, short) does not break it */
-	prep(&r, IORING_OP_READ, p[0], buf, 3, 0, 9, IOSQE_IO_HARDLINK);
-	nop(&r, 10, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf, 3, 0, 9, IOSQE_IO_HARDLINK);
+	tprep_nop(&r, 10, 0);
 	submit(c, &r, "read at EOF hardlink");
 	none(c, &r, 30, "read at EOF hardlink");
 	close(p[1]);
@@ -737,17 +722,17 @@ static long body_links(struct dctx *c, void *arg)
 	/* drain waits for a parked read; what follows waits for the drain */
 	if (pipe(p))
 		return 0;
-	prep(&r, IORING_OP_READ, p[0], buf, 5, 0, 20, 0);
-	nop(&r, 21, IOSQE_IO_DRAIN);
-	nop(&r, 22, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf, 5, 0, 20, 0);
+	tprep_nop(&r, 21, IOSQE_IO_DRAIN);
+	tprep_nop(&r, 22, 0);
 	submit(c, &r, "parked read, drain, nop");
 	none(c, &r, 30, "parked read, drain, nop");
 	wr(p[1], "drain", 5);
 	reap(c, &r, q, 3, true, "parked read, drain, nop");
 	/* drain after a parked write on a full pipe, async */
 	fill_pipe(p[1]);
-	prep(&r, IORING_OP_WRITE, p[1], buf, 5, 0, 23, IOSQE_ASYNC);
-	nop(&r, 24, IOSQE_IO_DRAIN | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_WRITE, p[1], buf, 5, 0, 23, IOSQE_ASYNC);
+	tprep_nop(&r, 24, IOSQE_IO_DRAIN | IOSQE_ASYNC);
 	submit(c, &r, "parked async write, drain");
 	none(c, &r, 30, "parked async write, drain");
 	drain_fd(p[0]);
@@ -773,7 +758,7 @@ static long body_close_parked(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
 	memset(buf, 0, sizeof(buf));
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
 	submit(c, &r, "read");
 	none(c, &r, 30, "read");
 	p0 = p[0];
@@ -800,7 +785,7 @@ static long body_close_parked(struct dctx *c, void *arg)
 	/* close and dup2 another file over the number, ASYNC read */
 	if (pipe(p))
 		return 0;
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2, IOSQE_ASYNC);
 	submit(c, &r, "async read");
 	none(c, &r, 30, "async read");
 	{
@@ -837,13 +822,13 @@ static long body_fd_numbers(struct dctx *c, void *arg)
 	fd = open("/dev/null", O_RDONLY);
 	base = fd;
 	close(fd);
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
 	submit(c, &r, "parked read");
 	none(c, &r, 30, "parked read");
 	fd = open("/dev/null", O_RDONLY);
 	drec_int(c, fd - base, "next fd number while a read is parked (+0 = lowest free)");
 	close(fd);
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2, IOSQE_ASYNC);
 	submit(c, &r, "second parked read");
 	none(c, &r, 30, "second parked read");
 	fd = open("/dev/null", O_RDONLY);
@@ -884,8 +869,8 @@ static long body_many(struct dctx *c, void *arg)
 	for (i = 0; i < N; i++) {
 		if (pipe(p[i]))
 			return 0;
-		prep(&r, IORING_OP_READ, p[i][0], buf[i], 8, 0, i,
-		     i & 1 ? IOSQE_ASYNC : 0);
+		tprep(&r, IORING_OP_READ, p[i][0], buf[i], 8, 0, i,
+		      i & 1 ? IOSQE_ASYNC : 0);
 	}
 	submit(c, &r, "48 reads on 48 pipes");
 	none(c, &r, 30, "48 reads");
@@ -918,8 +903,8 @@ static long body_teardown(struct dctx *c, void *arg)
 	signal(SIGPIPE, SIG_IGN);
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2, IOSQE_ASYNC);
 	submit(c, &r, "two parked reads");
 	none(c, &r, 30, "two parked reads");
 	tring_exit(&r);

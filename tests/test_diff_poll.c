@@ -27,29 +27,19 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 #include "uuring.h"
 
 #define LIMIT_MS 4000
 #define SEC 1000000000LL
 #define MS 1000000LL
 
-static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
-				 const void *addr, unsigned int len,
-				 uint64_t off, uint64_t ud, uint8_t flags)
-{
-	struct io_uring_sqe *s = tring_get_sqe(r);
-
-	tring_prep_rw(s, op, fd, addr, len, off, ud);
-	s->flags = flags;
-	return s;
-}
-
 static struct io_uring_sqe *poll_add(struct tring *r, int fd,
 				     uint32_t events, uint32_t flags,
 				     uint64_t ud, uint8_t sqe_flags)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_POLL_ADD, fd, NULL, flags,
-				      0, ud, sqe_flags);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_POLL_ADD, fd, NULL, flags,
+				       0, ud, sqe_flags);
 
 	s->poll32_events = events;
 	return s;
@@ -59,17 +49,12 @@ static struct io_uring_sqe *poll_remove(struct tring *r, uint64_t target,
 					uint32_t flags, uint64_t new_ud,
 					uint32_t events, uint64_t ud)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_POLL_REMOVE, -1, NULL,
-				      flags, new_ud, ud, 0);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_POLL_REMOVE, -1, NULL,
+				       flags, new_ud, ud, 0);
 
 	s->addr = target;
 	s->poll32_events = events;
 	return s;
-}
-
-static void nop(struct tring *r, uint64_t ud, uint8_t flags)
-{
-	prep(r, IORING_OP_NOP, -1, NULL, 0, 0, ud, flags);
 }
 
 static void submit(struct dctx *c, struct tring *r, const char *label)
@@ -532,7 +517,7 @@ static long body_remove(struct dctx *c, void *arg)
 	now(c, &r, "remove completed");
 	drain_fd(p[0]);
 	/* a parked READ is not a poll */
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 9, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 9, 0);
 	submit(c, &r, "parked read");
 	poll_remove(&r, 9, 0, 0, 0, 10);
 	now(c, &r, "remove a parked read's user_data");
@@ -752,7 +737,7 @@ static long body_errors(struct dctx *c, void *arg)
 
 	/* a failing poll in a link chain cancels the rest */
 	poll_add(&r, 9999, POLLIN, 0, 30, IOSQE_IO_LINK);
-	nop(&r, 31, 0);
+	tprep_nop(&r, 31, 0);
 	submit(c, &r, "bad poll in a chain");
 	reap(c, &r, 2, true, "bad poll in a chain");
 	close(p[0]);
@@ -773,7 +758,7 @@ static long body_links(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
 	poll_add(&r, p[0], POLLIN, 0, 1, IOSQE_IO_LINK);
-	nop(&r, 2, IOSQE_IO_LINK);
+	tprep_nop(&r, 2, IOSQE_IO_LINK);
 	poll_add(&r, p[1], POLLOUT, 0, 3, 0);
 	submit(c, &r, "poll -> nop -> poll");
 	none(c, &r, 30, "poll -> nop -> poll");
@@ -782,15 +767,15 @@ static long body_links(struct dctx *c, void *arg)
 	drain_fd(p[0]);
 	/* a removed poll breaks its chain */
 	poll_add(&r, p[0], POLLIN, 0, 4, IOSQE_IO_LINK);
-	nop(&r, 5, 0);
+	tprep_nop(&r, 5, 0);
 	submit(c, &r, "poll -> nop");
 	poll_remove(&r, 4, 0, 0, 0, 6);
 	submit(c, &r, "remove the head");
 	reap(c, &r, 3, false, "removed head");
 	/* drain waits for a pending poll */
 	poll_add(&r, p[0], POLLIN, 0, 7, 0);
-	nop(&r, 8, IOSQE_IO_DRAIN);
-	nop(&r, 9, 0);
+	tprep_nop(&r, 8, IOSQE_IO_DRAIN);
+	tprep_nop(&r, 9, 0);
 	submit(c, &r, "poll, drain, nop");
 	none(c, &r, 30, "poll, drain, nop");
 	wr(p[1], "y", 1);
@@ -864,7 +849,7 @@ static long body_both_ends(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
 	/* a read waits on the read end; the (empty) pipe is writable */
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
 	submit(c, &r, "read on the read end");
 	none(c, &r, 30, "read on the read end");
 	poll_add(&r, p[1], POLLOUT, 0, 2, 0);
@@ -881,7 +866,7 @@ static long body_both_ends(struct dctx *c, void *arg)
 	poll_add(&r, p[1], POLLOUT, IORING_POLL_ADD_MULTI, 3, 0);
 	submit(c, &r, "multishot POLLOUT on the write end");
 	reap1(c, &r, "multishot POLLOUT");
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 4, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 4, 0);
 	submit(c, &r, "read on the read end");
 	none(c, &r, 30, "read on the read end");
 	wr(p[1], "2", 1);
@@ -938,7 +923,7 @@ static long body_armed_ready(struct dctx *c, void *arg)
 
 		if (pipe(p))
 			return 0;
-		prep(&r, IORING_OP_READ, p[0], b, sizeof(b), 0, 1, 0);
+		tprep(&r, IORING_OP_READ, p[0], b, sizeof(b), 0, 1, 0);
 		tring_submit(&r);
 		usleep(2 * 1000);
 		poll_add(&r, p[1], POLLOUT, 0, 4, 0);
@@ -1061,7 +1046,7 @@ static long body_cancel_fd_reused(struct dctx *c, void *arg)
 	/* the number of A's read end now names B's read end */
 	if (dup2(b[0], a[0]) != a[0])
 		return 0;
-	s = prep(&r, IORING_OP_ASYNC_CANCEL, a[0], NULL, 0, 0, 2, 0);
+	s = tprep(&r, IORING_OP_ASYNC_CANCEL, a[0], NULL, 0, 0, 2, 0);
 	s->cancel_flags = IORING_ASYNC_CANCEL_FD;
 	now(c, &r, "cancel by the reused fd number");
 	none(c, &r, 20, "poll still armed");
@@ -1089,7 +1074,7 @@ static long body_fd_limit(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 64, 0))
 		return 0;
 	/* the first wait sets up per-thread state before fds run out */
-	nop(&r, 99, 0);
+	tprep_nop(&r, 99, 0);
 	submit(c, &r, "nop");
 	reap(c, &r, 1, true, "nop");
 	/* all pipes below the limit; then not a single fd is left */
@@ -1187,7 +1172,7 @@ static long body_multishot_defer(struct dctx *c, void *arg)
 	submit(c, &r, "multishot for the cancel");
 	wr(pp[1], "d", 1);
 	usleep(20 * 1000);
-	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 6, 0)->addr = 5;
+	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 6, 0)->addr = 5;
 	submit(c, &r, "cancel with a wakeup queued");
 	drec_int(c, tring_cq_ready(&r), "cancel: CQEs ready at once");
 	reap(c, &r, 2, true, "cancel, then the cancelled poll");

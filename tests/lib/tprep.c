@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tprep: SQE and recording helpers shared by the differential tests.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "tprep.h"
+
+#define TPREP_WAIT_NS 2000000000LL
+#define TPREP_MS 1000000LL
+
+struct io_uring_sqe *tprep(struct tring *r, int op, int fd, const void *addr,
+			   unsigned int len, uint64_t off, uint64_t ud,
+			   uint8_t flags)
+{
+	struct io_uring_sqe *s = tring_get_sqe(r);
+
+	tring_prep_rw(s, op, fd, addr, len, off, ud);
+	s->flags = flags;
+	return s;
+}
+
+void tprep_nop(struct tring *r, uint64_t ud, uint8_t flags)
+{
+	tprep(r, IORING_OP_NOP, -1, NULL, 0, 0, ud, flags);
+}
+
+void dsubmit(struct dctx *c, struct tring *r, const char *label)
+{
+	drec_int(c, tring_submit(r), "%s: submit", label);
+}
+
+void dsubmit_sqp(struct dctx *c, struct tring *r, const char *label)
+{
+	int ret = tring_submit(r);
+
+	if ((r->flags & IORING_SETUP_SQPOLL) && ret >= 0)
+		ret = 1;
+	drec_int(c, ret, "%s: submit", label);
+}
+
+void dnone(struct dctx *c, struct tring *r, int ms, const char *label)
+{
+	int ret = tring_wait(r, 1, ms * TPREP_MS);
+
+	drec_int(c, ret == -ETIME ? 0 : 1, "%s: a CQE within %d ms", label, ms);
+	drec_int(c, tring_cq_ready(r), "%s: CQEs ready", label);
+}
+
+void dnone_sqp(struct dctx *c, struct tring *r, int ms, const char *label)
+{
+	int ret = tring_wait(r, 1, ms * TPREP_MS);
+
+	if (ret > 0 && !tring_cq_ready(r))
+		tring_wait(r, 1, ms * TPREP_MS);
+	drec_int(c, tring_cq_ready(r) ? 1 : 0, "%s: a CQE within %d ms", label,
+		 ms);
+	drec_int(c, tring_cq_ready(r), "%s: CQEs ready", label);
+}
+
+unsigned int dreapq(struct dctx *c, struct tring *r, struct tcqe *q,
+		    unsigned int n, bool ordered, const char *label)
+{
+	unsigned int got = tring_reap_wait(r, q, n, TPREP_WAIT_NS);
+
+	drec_cqes(c, q, got, ordered, "%s", label);
+	return got;
+}
+
+unsigned int dreapn(struct dctx *c, struct tring *r, unsigned int n,
+		    bool ordered, const char *label)
+{
+	struct tcqe *q = calloc(n ? n : 1, sizeof(*q));
+	unsigned int got;
+
+	if (!q)
+		abort();
+	got = dreapq(c, r, q, n, ordered, label);
+	free(q);
+	return got;
+}
+
+int dreap1_within(struct dctx *c, struct tring *r, int64_t ns,
+		  const char *label)
+{
+	struct tcqe q;
+	unsigned int got = tring_reap_wait(r, &q, 1, ns);
+
+	drec_cqes(c, &q, got, true, "%s", label);
+	return got ? q.res : -99999;
+}
+
+int dreap1(struct dctx *c, struct tring *r, const char *label)
+{
+	return dreap1_within(c, r, TPREP_WAIT_NS, label);
+}
+
+int dnow(struct dctx *c, struct tring *r, const char *label)
+{
+	dsubmit(c, r, label);
+	return dreap1(c, r, label);
+}
+
+int dnow_sqp(struct dctx *c, struct tring *r, const char *label)
+{
+	dsubmit_sqp(c, r, label);
+	return dreap1(c, r, label);
+}
+
+void twrite(int fd, const void *b, size_t n)
+{
+	if (write(fd, b, n) != (ssize_t)n)
+		abort();
+}

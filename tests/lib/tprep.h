@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tprep: the SQE and recording helpers many differential tests share, so
+ * that a scenario reads as what it submits and what it records.
+ *
+ * The recording helpers come in two flavours where SQPOLL rings
+ * (UURING_TEST_RING_MODE=sqpoll) make a raw value timing-dependent: the
+ * plain one records the value as is, the _sqp one what does not depend on
+ * the SQ thread's timing.  A test keeps the flavour it was written with,
+ * since that decides what it compares.
+ */
+#ifndef TESTS_TPREP_H
+#define TESTS_TPREP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dtest.h"
+
+/* ---- SQEs (from tring_get_sqe: zeroed) ---- */
+
+/* tring_prep_rw on the next free SQE, with the given sqe->flags. */
+struct io_uring_sqe *tprep(struct tring *r, int op, int fd, const void *addr,
+			   unsigned int len, uint64_t off, uint64_t ud,
+			   uint8_t flags);
+/* A NOP with user_data ud and sqe->flags flags. */
+void tprep_nop(struct tring *r, uint64_t ud, uint8_t flags);
+
+/* ---- recording ---- */
+
+/* Submits what is queued and records enter's result as "LABEL: submit". */
+void dsubmit(struct dctx *c, struct tring *r, const char *label);
+/*
+ * The same, but on an SQPOLL ring, where enter returns the count of SQEs
+ * the SQ thread has not taken yet, a success is recorded as 1.
+ */
+void dsubmit_sqp(struct dctx *c, struct tring *r, const char *label);
+
+/*
+ * Waits up to ms for a CQE; records whether one came ("a CQE within MS
+ * ms": enter did not return -ETIME) and how many are ready.
+ */
+void dnone(struct dctx *c, struct tring *r, int ms, const char *label);
+/*
+ * The same for scenarios that also run on SQPOLL rings, where an enter
+ * that hands SQEs to the SQ thread returns their count without waiting:
+ * it waits once more then, and "a CQE within" is whether one is ready.
+ */
+void dnone_sqp(struct dctx *c, struct tring *r, int ms, const char *label);
+
+/* Reaps up to n CQEs into q (2 s per wait) and records them. */
+unsigned int dreapq(struct dctx *c, struct tring *r, struct tcqe *q,
+		    unsigned int n, bool ordered, const char *label);
+/* The same into a buffer of its own. */
+unsigned int dreapn(struct dctx *c, struct tring *r, unsigned int n,
+		    bool ordered, const char *label);
+/* Reaps one CQE (waiting up to ns) and records it; its res or -99999. */
+int dreap1_within(struct dctx *c, struct tring *r, int64_t ns,
+		  const char *label);
+/* The same, waiting up to 2 s. */
+int dreap1(struct dctx *c, struct tring *r, const char *label);
+/* Submits one request and records its CQE (it must complete at once). */
+int dnow(struct dctx *c, struct tring *r, const char *label);
+/* The same with dsubmit_sqp. */
+int dnow_sqp(struct dctx *c, struct tring *r, const char *label);
+
+/* ---- fds ---- */
+
+/* write(2) of all n bytes, or abort: the scenario cannot go on. */
+void twrite(int fd, const void *b, size_t n);
+
+#endif /* TESTS_TPREP_H */

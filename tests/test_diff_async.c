@@ -602,7 +602,7 @@ static long one_file(struct dctx *c, const char *dir)
 		      i % 3 ? (uint64_t)i * BS : 0, i, IOSQE_ASYNC);
 	}
 	snprintf(label, sizeof(label), "%s: %d async writes+fsyncs", dir, N);
-	drec_int(c, tring_submit(&r), "%s: submit", label);
+	dsubmit(c, &r, label);
 	dreap(c, &r, N, false, label);
 	for (i = 0; i < N; i++) {
 		if (!(i % 3))

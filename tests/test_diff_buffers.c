@@ -50,7 +50,7 @@ static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
 static void run(struct dctx *c, struct tring *r, unsigned int n,
 		const char *label)
 {
-	drec_int(c, tring_submit(r), "%s: submit", label);
+	dsubmit(c, r, label);
 	dreap(c, r, n, true, label);
 }
 
@@ -58,7 +58,7 @@ static void run(struct dctx *c, struct tring *r, unsigned int n,
 static void run_any(struct dctx *c, struct tring *r, unsigned int n,
 		    const char *label)
 {
-	drec_int(c, tring_submit(r), "%s: submit", label);
+	dsubmit(c, r, label);
 	dreap(c, r, n, false, label);
 }
 

@@ -56,15 +56,6 @@ static void wr(int fd, const void *b, size_t n)
 		perror("write");
 }
 
-/* a CQE within ms? (recorded), and how many are ready */
-static void none(struct dctx *c, struct tring *r, int ms, const char *label)
-{
-	int ret = tring_wait(r, 1, ms * MS);
-
-	drec_int(c, ret == -ETIME ? 0 : 1, "%s: a CQE within %d ms", label, ms);
-	drec_int(c, tring_cq_ready(r), "%s: CQEs ready", label);
-}
-
 /*
  * The child of a process whose engine was busy (a poll waiting, a timer
  * pending) sets up its own ring: its polls and timeouts must work, and
@@ -83,7 +74,7 @@ static long body_fork(struct dctx *c, void *arg)
 	poll_add(&r, p[0], 1);
 	timeout(&r, &ts, 2);
 	drec_int(c, tring_submit(&r), "parent: poll + timeout");
-	none(c, &r, 20, "parent before fork");
+	dnone(c, &r, 20, "parent before fork");
 	pid = fork();
 	if (pid == 0) {
 		struct tring cr;
@@ -240,7 +231,7 @@ static long body_timerfd(struct dctx *c, void *arg)
 	tprep(&r, IORING_OP_READ, t1, &v1, sizeof(v1), 0, 1, 0);
 	tprep(&r, IORING_OP_READ, t2, &v2, sizeof(v2), 0, 2, 0);
 	drec_int(c, tring_submit(&r), "two timerfd reads");
-	none(c, &r, 20, "unarmed timerfds");
+	dnone(c, &r, 20, "unarmed timerfds");
 	drec_int(c, timerfd_settime(t1, 0, &its, NULL), "arm the first");
 	dreap(c, &r, 1, true, "first timerfd expired");
 	drec_int(c, (long)v1, "expirations");
@@ -365,7 +356,7 @@ XX
 	      IOSQE_CQE_SKIP_SUCCESS);
 	drec_int(c, tring_submit(&r), "read + skipped link timeout");
 	dreap(c, &r, 1, true, "only the read");
-	none(c, &r, 20, "no link timeout CQE");
+	dnone(c, &r, 20, "no link timeout CQE");
 	close(p[0]);
 	close(p[1]);
 	tring_exit(&r);

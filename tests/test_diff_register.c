@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 
 static int reg_ring(struct dctx *c, int fd, unsigned int offset, int data,
 		    unsigned int *out)
@@ -426,7 +427,7 @@ static void submit_one_nop(struct dctx *c, struct tring *r, uint8_t flags,
 
 	tring_prep_nop(s, 1);
 	s->flags = flags;
-	drec_int(c, tring_submit(r), "%s: submit", label);
+	dsubmit(c, r, label);
 	dreap(c, r, 1, true, label);
 }
 

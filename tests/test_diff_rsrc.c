@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 
 static int reg(struct dctx *c, struct tring *r, unsigned int op, void *arg,
 	       unsigned int nr)
@@ -849,7 +850,7 @@ static void close_slot(struct dctx *c, struct tring *r, unsigned int i,
 
 	tring_prep_rw(sqe, IORING_OP_CLOSE, 0, NULL, 0, 0, 0x700 + i);
 	sqe->file_index = i + 1;
-	drec_int(c, tring_submit(r), "%s: submit", label);
+	dsubmit(c, r, label);
 	dreap(c, r, 1, true, label);
 }
 

@@ -44,21 +44,6 @@ static void nop(struct tring *r, uint64_t ud, bool fail, uint8_t flags)
 	}
 }
 
-/* Submits what is queued (expecting one SQE), reaps one CQE, records it. */
-static int one(struct dctx *c, struct tring *r, const char *label)
-{
-	struct tcqe cqe;
-	unsigned int n;
-	int ret;
-
-	ret = tring_submit(r);
-	if (ret != 1)
-		drec_int(c, ret, "%s: submit", label);
-	n = tring_reap_wait(r, &cqe, 1, 2 * SEC);
-	drec_cqes(c, &cqe, n, true, "%s", label);
-	return n ? cqe.res : -99999;
-}
-
 static void check_data(struct dctx *c, const void *buf, int res,
 		       size_t start, unsigned char seed, const char *label)
 {
@@ -94,41 +79,41 @@ static void file_ops(struct dctx *c, struct tring *r, const char *dir)
 
 #define L(s) (snprintf(label, sizeof(label), "%s: %s", dir, s), label)
 	tprep(r, IORING_OP_READ, fd, buf, 100, 0, 1, IOSQE_ASYNC);
-	res = one(c, r, L("read 100 at 0"));
+	res = drun1(c, r, L("read 100 at 0"));
 	check_data(c, buf, res, 0, 7, label);
 	tprep(r, IORING_OP_READ, fd, buf, 100, FSZ - 50, 2, IOSQE_ASYNC);
-	res = one(c, r, L("read short at EOF"));
+	res = drun1(c, r, L("read short at EOF"));
 	check_data(c, buf, res, FSZ - 50, 7, label);
 	tprep(r, IORING_OP_READ, fd, buf, 100, FSZ + 4096, 3, IOSQE_ASYNC);
-	one(c, r, L("read past EOF"));
+	drun1(c, r, L("read past EOF"));
 	tprep(r, IORING_OP_READ, fd, buf, 0, 0, 4, IOSQE_ASYNC);
-	one(c, r, L("read len 0"));
+	drun1(c, r, L("read len 0"));
 	lseek(fd, 300, SEEK_SET);
 	tprep(r, IORING_OP_READ, fd, buf, 100, (uint64_t)-1, 5, IOSQE_ASYNC);
-	res = one(c, r, L("read at file position"));
+	res = drun1(c, r, L("read at file position"));
 	check_data(c, buf, res, 300, 7, label);
 	tprep(r, IORING_OP_READ, fd, buf, 100, (uint64_t)-1, 6, IOSQE_ASYNC);
-	res = one(c, r, L("read at advanced position"));
+	res = drun1(c, r, L("read at advanced position"));
 	check_data(c, buf, res, 400, 7, label);
 	drec_int(c, lseek(fd, 0, SEEK_CUR), "%s", L("position after reads"));
 	tprep(r, IORING_OP_READ, fd, dunmapped_addr(), 100, 0, 7, IOSQE_ASYNC);
-	one(c, r, L("read into unmapped"));
+	drun1(c, r, L("read into unmapped"));
 	tprep(r, IORING_OP_READ, fd, buf, 100, (uint64_t)-2, 8, IOSQE_ASYNC);
-	one(c, r, L("read offset -2"));
+	drun1(c, r, L("read offset -2"));
 	tprep(r, IORING_OP_READ, fd, buf, 100, 0, 9, IOSQE_ASYNC)->rw_flags =
 		RWF_NOWAIT;
-	one(c, r, L("read RWF_NOWAIT (cached)"));
+	drun1(c, r, L("read RWF_NOWAIT (cached)"));
 	tprep(r, IORING_OP_READ, fd, buf, 100, 0, 10, IOSQE_ASYNC)->rw_flags =
 		0x10000;
-	one(c, r, L("read unknown RWF bit"));
+	drun1(c, r, L("read unknown RWF bit"));
 
 	memset(w, 'w', 4096);
 	tprep(r, IORING_OP_WRITE, fd, w, 200, 5000, 11, IOSQE_ASYNC);
-	one(c, r, L("write 200 at 5000"));
+	drun1(c, r, L("write 200 at 5000"));
 	drec_int(c, pread(fd, buf, 200, 5000) == 200 && !memcmp(buf, w, 200),
 		 "%s", L("written data"));
 	tprep(r, IORING_OP_WRITE, fd, w, 4096, FSZ + 1000, 12, IOSQE_ASYNC);
-	one(c, r, L("write extending the file"));
+	drun1(c, r, L("write extending the file"));
 	{
 		struct stat st;
 
@@ -136,9 +121,9 @@ static void file_ops(struct dctx *c, struct tring *r, const char *dir)
 		drec_int(c, st.st_size, "%s", L("size after extension"));
 	}
 	tprep(r, IORING_OP_WRITE, ro, w, 10, 0, 13, IOSQE_ASYNC);
-	one(c, r, L("write to O_RDONLY fd"));
+	drun1(c, r, L("write to O_RDONLY fd"));
 	tprep(r, IORING_OP_WRITE, fd, dunmapped_addr(), 10, 0, 14, IOSQE_ASYNC);
-	one(c, r, L("write from unmapped"));
+	drun1(c, r, L("write from unmapped"));
 
 	iov[0].iov_base = buf;
 	iov[0].iov_len = 10;
@@ -147,27 +132,27 @@ static void file_ops(struct dctx *c, struct tring *r, const char *dir)
 	iov[2].iov_base = buf + 10;
 	iov[2].iov_len = 990;
 	tprep(r, IORING_OP_READV, fd, iov, 3, 20, 15, IOSQE_ASYNC);
-	res = one(c, r, L("readv 3 iovecs at 20"));
+	res = drun1(c, r, L("readv 3 iovecs at 20"));
 	check_data(c, buf, res, 20, 7, label);
 	tprep(r, IORING_OP_READV, fd, dunmapped_addr(), 1, 0, 16, IOSQE_ASYNC);
-	one(c, r, L("readv unmapped iovec array"));
+	drun1(c, r, L("readv unmapped iovec array"));
 	tprep(r, IORING_OP_READV, fd, iov, 1025, 0, 17, IOSQE_ASYNC);
-	one(c, r, L("readv 1025 iovecs"));
+	drun1(c, r, L("readv 1025 iovecs"));
 	iov[0].iov_base = w;
 	iov[0].iov_len = 7;
 	iov[1].iov_base = w;
 	iov[1].iov_len = 9;
 	tprep(r, IORING_OP_WRITEV, fd, iov, 2, 100, 18, IOSQE_ASYNC);
-	one(c, r, L("writev 2 iovecs"));
+	drun1(c, r, L("writev 2 iovecs"));
 
 	tprep(r, IORING_OP_FSYNC, fd, NULL, 0, 0, 19, IOSQE_ASYNC);
-	one(c, r, L("fsync"));
+	drun1(c, r, L("fsync"));
 	tprep(r, IORING_OP_FSYNC, fd, NULL, 0, 0, 20,
 	      IOSQE_ASYNC)->fsync_flags = IORING_FSYNC_DATASYNC;
-	one(c, r, L("fdatasync"));
+	drun1(c, r, L("fdatasync"));
 	tprep(r, IORING_OP_FSYNC, fd, NULL, 0, 0, 21,
 	      IOSQE_ASYNC)->fsync_flags = 4;
-	one(c, r, L("fsync bad flags"));
+	drun1(c, r, L("fsync bad flags"));
 #undef L
 	close(fd);
 	close(ro);
@@ -187,52 +172,52 @@ static long body_ops(struct dctx *c, void *arg)
 		return 0;
 	s0 = dstats(c, &r);
 	nop(&r, 1, false, IOSQE_ASYNC);
-	one(c, &r, "nop");
+	drun1(c, &r, "nop");
 	nop(&r, 2, true, IOSQE_ASYNC);
-	one(c, &r, "nop injecting -EIO");
+	drun1(c, &r, "nop injecting -EIO");
 	tprep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 3, IOSQE_ASYNC)->nop_flags =
 		0x80000000u;
-	one(c, &r, "nop unknown flag");
+	drun1(c, &r, "nop unknown flag");
 	file_ops(c, &r, "/tmp");
 	file_ops(c, &r, "/dev/shm");
 
 	tprep(&r, IORING_OP_READ, -1, buf, 10, 0, 30, IOSQE_ASYNC);
-	one(c, &r, "read fd -1");
+	drun1(c, &r, "read fd -1");
 	tprep(&r, IORING_OP_READ, 9999, buf, 10, 0, 31, IOSQE_ASYNC);
-	one(c, &r, "read fd 9999");
+	drun1(c, &r, "read fd 9999");
 	tprep(&r, IORING_OP_FSYNC, 9999, NULL, 0, 0, 32, IOSQE_ASYNC);
-	one(c, &r, "fsync fd 9999");
+	drun1(c, &r, "fsync fd 9999");
 
 	fd = open("/dev/zero", O_RDONLY);
 	tprep(&r, IORING_OP_READ, fd, buf, sizeof(buf), 0, 33, IOSQE_ASYNC);
-	one(c, &r, "read /dev/zero");
+	drun1(c, &r, "read /dev/zero");
 	close(fd);
 	fd = open("/dev/null", O_WRONLY);
 	tprep(&r, IORING_OP_WRITE, fd, buf, sizeof(buf), 0, 34, IOSQE_ASYNC);
-	one(c, &r, "write /dev/null");
+	drun1(c, &r, "write /dev/null");
 	tprep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 35, IOSQE_ASYNC);
-	one(c, &r, "fsync /dev/null");
+	drun1(c, &r, "fsync /dev/null");
 	close(fd);
 	fd = open("/tmp", O_RDONLY | O_DIRECTORY);
 	tprep(&r, IORING_OP_READ, fd, buf, 10, 0, 36, IOSQE_ASYNC);
-	one(c, &r, "read directory");
+	drun1(c, &r, "read directory");
 	tprep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 37, IOSQE_ASYNC);
-	one(c, &r, "fsync directory");
+	drun1(c, &r, "fsync directory");
 	close(fd);
 
 	if (!pipe(p)) {
 		dpattern(buf, 64, 3, 0);
 		tprep(&r, IORING_OP_WRITE, p[1], buf, 64, 0, 40, IOSQE_ASYNC);
-		one(c, &r, "pipe write");
+		drun1(c, &r, "pipe write");
 		memset(buf, 0, 64);
 		tprep(&r, IORING_OP_READ, p[0], buf, 100, 0, 41, IOSQE_ASYNC);
-		check_data(c, buf, one(c, &r, "pipe read with data"), 0, 3,
+		check_data(c, buf, drun1(c, &r, "pipe read with data"), 0, 3,
 			   "pipe read");
 		tprep(&r, IORING_OP_READ, p[0], buf, 100, 0, 42,
 		      IOSQE_ASYNC)->rw_flags = RWF_NOWAIT;
-		one(c, &r, "empty pipe read RWF_NOWAIT");
+		drun1(c, &r, "empty pipe read RWF_NOWAIT");
 		tprep(&r, IORING_OP_FSYNC, p[0], NULL, 0, 0, 43, IOSQE_ASYNC);
-		one(c, &r, "fsync pipe");
+		drun1(c, &r, "fsync pipe");
 		close(p[0]);
 		close(p[1]);
 	}
@@ -740,7 +725,7 @@ static long body_workers(struct dctx *c, void *arg)
 	snprintf(name, sizeof(name), "iou-wrk-%d", gettid());
 	drec_int(c, has_thread(name), "worker thread before any ASYNC");
 	nop(&r, 1, false, IOSQE_ASYNC);
-	one(c, &r, "async nop");
+	drun1(c, &r, "async nop");
 	drec_int(c, has_thread(name), "iou-wrk-<own tid> after ASYNC");
 
 	memset(&a, 0, sizeof(a));
@@ -762,7 +747,7 @@ static long body_workers(struct dctx *c, void *arg)
 	pthread_barrier_destroy(&a.checked);
 	/* the ring still works from the first thread */
 	nop(&r, 2, false, IOSQE_ASYNC);
-	one(c, &r, "async nop after the second thread exited");
+	drun1(c, &r, "async nop after the second thread exited");
 	tring_exit(&r);
 	return 0;
 }
@@ -875,7 +860,7 @@ static long body_iowq_aff(struct dctx *c, void *arg)
 	drec_int(c, c->be->reg(fd, IORING_REGISTER_IOWQ_AFF, big, sizeof(big)),
 		 "IOWQ_AFF CPU 1 and bits beyond the possible CPUs");
 	nop(&r, 1, false, IOSQE_ASYNC);
-	one(c, &r, "ASYNC NOP");
+	drun1(c, &r, "ASYNC NOP");
 	snprintf(name, sizeof(name), "iou-wrk-%d", gettid());
 	thread_cpus(name, cpus, sizeof(cpus));
 	drec_int(c, !strcmp(cpus, "1"), "the worker runs on CPU 1 only");
@@ -884,7 +869,7 @@ static long body_iowq_aff(struct dctx *c, void *arg)
 	drec_int(c, c->be->reg(fd, IORING_REGISTER_IOWQ_AFF, &m, sizeof(m)),
 		 "IOWQ_AFF CPU 0");
 	nop(&r, 2, false, IOSQE_ASYNC);
-	one(c, &r, "ASYNC NOP on the idle worker");
+	drun1(c, &r, "ASYNC NOP on the idle worker");
 	thread_cpus(name, cpus, sizeof(cpus));
 	drec_int(c, !strcmp(cpus, "1"), "the idle worker still on CPU 1");
 	tring_exit(&r);

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "tprep.h"
@@ -25,6 +26,21 @@ struct io_uring_sqe *tprep(struct tring *r, int op, int fd, const void *addr,
 void tprep_nop(struct tring *r, uint64_t ud, uint8_t flags)
 {
 	tprep(r, IORING_OP_NOP, -1, NULL, 0, 0, ud, flags);
+}
+
+struct io_uring_sqe tsqe(int op, int fd, uint64_t addr, uint32_t len,
+			 uint64_t off, uint64_t ud)
+{
+	struct io_uring_sqe s;
+
+	memset(&s, 0, sizeof(s));
+	s.opcode = (uint8_t)op;
+	s.fd = fd;
+	s.addr = addr;
+	s.len = len;
+	s.off = off;
+	s.user_data = ud;
+	return s;
 }
 
 void dsubmit(struct dctx *c, struct tring *r, const char *label)
@@ -107,6 +123,37 @@ int dnow_sqp(struct dctx *c, struct tring *r, const char *label)
 {
 	dsubmit_sqp(c, r, label);
 	return dreap1(c, r, label);
+}
+
+int drun1(struct dctx *c, struct tring *r, const char *label)
+{
+	int ret = tring_submit(r);
+
+	if (ret != 1)
+		drec_int(c, ret, "%s: submit", label);
+	return dreap1(c, r, label);
+}
+
+int drun1_sqe(struct dctx *c, struct tring *r, const struct io_uring_sqe *t,
+	      const char *label)
+{
+	memcpy(tring_get_sqe(r), t, sizeof(*t));
+	return drun1(c, r, label);
+}
+
+int dsubmit_nop(struct dctx *c, struct tring *r, const struct io_uring_sqe *t,
+		uint64_t nop_ud, const char *label)
+{
+	int ret;
+
+	memcpy(tring_get_sqe(r), t, sizeof(*t));
+	tring_prep_nop(tring_get_sqe(r), nop_ud);
+	ret = tring_submit(r);
+	drec_int(c, ret, "%s: submitted", label);
+	/* the NOP left in the SQ by a prep failure goes in a second enter */
+	if (ret == 1)
+		ret = 1 + tring_enter(r, 1, 0, 0, NULL, 0);
+	return ret;
 }
 
 void twrite(int fd, const void *b, size_t n)

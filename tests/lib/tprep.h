@@ -26,6 +26,9 @@ struct io_uring_sqe *tprep(struct tring *r, int op, int fd, const void *addr,
 			   uint8_t flags);
 /* A NOP with user_data ud and sqe->flags flags. */
 void tprep_nop(struct tring *r, uint64_t ud, uint8_t flags);
+/* An SQE template (all other fields zero), for drun1_sqe and dsubmit_nop. */
+struct io_uring_sqe tsqe(int op, int fd, uint64_t addr, uint32_t len,
+			 uint64_t off, uint64_t ud);
 
 /* ---- recording ---- */
 
@@ -64,6 +67,22 @@ int dreap1(struct dctx *c, struct tring *r, const char *label);
 int dnow(struct dctx *c, struct tring *r, const char *label);
 /* The same with dsubmit_sqp. */
 int dnow_sqp(struct dctx *c, struct tring *r, const char *label);
+/*
+ * Submits what is queued (one SQE), recording enter's result only when it
+ * is not 1, then reaps one CQE (2 s) and records it; its res or -99999.
+ */
+int drun1(struct dctx *c, struct tring *r, const char *label);
+/* The same for a copy of *t. */
+int drun1_sqe(struct dctx *c, struct tring *r, const struct io_uring_sqe *t,
+	      const char *label);
+/*
+ * Queues a copy of *t and a NOP (user_data nop_ud) behind it, submits and
+ * records the count as "LABEL: submitted"; when a prep error stopped the
+ * submission after the first, the NOP goes in a second enter.  Returns
+ * the total submitted (2 unless an enter failed).
+ */
+int dsubmit_nop(struct dctx *c, struct tring *r, const struct io_uring_sqe *t,
+		uint64_t nop_ud, const char *label);
 
 /* ---- fds ---- */
 

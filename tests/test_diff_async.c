@@ -218,8 +218,7 @@ static long body_ops(struct dctx *c, void *arg)
 		drun1(c, &r, "empty pipe read RWF_NOWAIT");
 		tprep(&r, IORING_OP_FSYNC, p[0], NULL, 0, 0, 43, IOSQE_ASYNC);
 		drun1(c, &r, "fsync pipe");
-		close(p[0]);
-		close(p[1]);
+		tclose2(p);
 	}
 	s1 = dstats(c, &r);
 	if (!c->is_kernel) {

@@ -481,8 +481,7 @@ static void sc_tag_inflight(struct dctx *c)
 	run(c, &r, 1, "a new read_fixed");
 	drec_int(c, (int)write(p[1], "hello", 5), "write");
 	dreap(c, &r, 2, true, "read, then the tag");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 }
 
@@ -816,8 +815,7 @@ static void sc_provide_pipe(struct dctx *c)
 	run_any(c, &r, 2, "cancel it");
 	remove_bufs(&r, 5, 1, 14);
 	run(c, &r, 1, "left in the group");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 }
 
@@ -1057,8 +1055,7 @@ static void sc_pbuf_pipe(struct dctx *c)
 	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 8)->addr = 7;
 	run_any(c, &r, 2, "cancel the read");
 	drec_int(c, pbuf_head(c, &r, 1), "head after the cancels");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 }
 

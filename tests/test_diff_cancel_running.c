@@ -271,10 +271,8 @@ static long body_by_fd(struct dctx *c, void *arg)
 	drec_int(c, write(p[1], "abc", 3), "write to the input pipe");
 	n = tring_reap_wait(&r, q, 1, 2 * SEC);
 	drec_cqes(c, q, n, true, "splice after the data came");
-	close(p[0]);
-	close(p[1]);
-	close(q2[0]);
-	close(q2[1]);
+	tclose2(p);
+	tclose2(q2);
 	tring_exit(&r);
 	return 0;
 }
@@ -356,10 +354,8 @@ static long body_link_timeout(struct dctx *c, void *arg)
 		n += tring_reap_wait(&r, q + n, 2 - n, 2 * SEC);
 		drec_cqes(c, q, n, false, "splice + link timeout after data");
 	}
-	close(p[0]);
-	close(p[1]);
-	close(q2[0]);
-	close(q2[1]);
+	tclose2(p);
+	tclose2(q2);
 	rmfifo(path);
 	tring_exit(&r);
 	return 0;
@@ -419,10 +415,8 @@ static long body_sync_cancel(struct dctx *c, void *arg)
 			 "sync cancel of a blocked splice by fd");
 		n = tring_reap(&r, q, 4);
 		drec_cqes(c, q, n, true, "CQEs at once after sync cancel by fd");
-		close(p[0]);
-		close(p[1]);
-		close(q2[0]);
-		close(q2[1]);
+		tclose2(p);
+		tclose2(q2);
 	}
 	rmfifo(path);
 	tring_exit(&r);
@@ -485,10 +479,8 @@ static long body_ring_exit(struct dctx *c, void *arg)
 		drec_int(c, read(p[0], buf, sizeof(buf)),
 			 "the data is still in the input pipe");
 	}
-	close(p[0]);
-	close(p[1]);
-	close(q2[0]);
-	close(q2[1]);
+	tclose2(p);
+	tclose2(q2);
 	rmfifo(path);
 	return 0;
 }
@@ -665,8 +657,7 @@ static long body_polled(struct dctx *c, void *arg)
 	drec_int(c, write(p[1], "x", 1), "write after the cancel");
 	n = tring_reap(&r, q, 4);
 	drec_int(c, n, "CQEs after the write");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }

@@ -52,17 +52,6 @@ static struct io_uring_sqe *ewait(struct tring *r, int epfd,
 		     ud, flags);
 }
 
-static void drain_fd(int fd)
-{
-	char b[4096];
-	int fl = fcntl(fd, F_GETFL);
-
-	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	while (read(fd, b, sizeof(b)) > 0)
-		;
-	fcntl(fd, F_SETFL, fl);
-}
-
 /* Records the events an EPOLL_WAIT wrote (count n). */
 static void rec_events(struct dctx *c, const struct epoll_event *evs, int n,
 		       const char *label)
@@ -115,7 +104,7 @@ static long body_ctl_basic(struct dctx *c, void *arg)
 	memset(got, 0, sizeof(got));
 	drec_int(c, epoll_wait(ep, got, 4, 100), "epoll_wait after ADD");
 	rec_events(c, got, 1, "epoll_wait after ADD");
-	drain_fd(p[0]);
+	tdrain_fd(p[0]);
 
 	e = evt(EPOLLIN, 2);
 	ctl(&r, ep, EPOLL_CTL_ADD, p[0], &e, 2, 0);
@@ -194,8 +183,7 @@ static long body_ctl_basic(struct dctx *c, void *arg)
 	dnone_sqp(c, &r, 20, "skip-success");
 	close(ep);
 	close(ep2);
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	close(file);
 	tring_exit(&r);
 	return 0;
@@ -298,8 +286,8 @@ static long body_wait_basic(struct dctx *c, void *arg)
 	res = dnow_sqp(c, &r, "maxevents 1");
 	drec_int(c, res == 1 && (evs[0].data.u64 == 0xa ||
 				 evs[0].data.u64 == 0xb), "one of the two");
-	drain_fd(p[0]);
-	drain_fd(q[0]);
+	tdrain_fd(p[0]);
+	tdrain_fd(q[0]);
 
 	/* errors */
 	ewait(&r, ep, evs, 0, 10, 0);
@@ -319,7 +307,7 @@ static long body_wait_basic(struct dctx *c, void *arg)
 	dnow_sqp(c, &r, "unmapped array, event ready: -EFAULT");
 	ewait(&r, ep, dprot_none_page(), 8, 17, 0);
 	dnow_sqp(c, &r, "PROT_NONE array, event ready: -EFAULT");
-	drain_fd(p[0]);
+	tdrain_fd(p[0]);
 
 	/* prep checks */
 	ewait(&r, ep, evs, 8, 20, 0)->off = 1;
@@ -336,10 +324,8 @@ static long body_wait_basic(struct dctx *c, void *arg)
 	dnow_sqp(c, &r, "BUFFER_SELECT");
 
 	close(ep);
-	close(p[0]);
-	close(p[1]);
-	close(q[0]);
-	close(q[1]);
+	tclose2(p);
+	tclose2(q);
 	tring_exit(&r);
 	return 0;
 }
@@ -431,7 +417,7 @@ static long body_wait_cancel(struct dctx *c, void *arg)
 	 * request holds its file (T4); the wait completes later */
 	int ep3 = epoll_create1(EPOLL_CLOEXEC), sp[2];
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (tsockpair(sp))
 		return 0;
 	e = evt(EPOLLIN, 0x77);
 	epoll_ctl(ep3, EPOLL_CTL_ADD, sp[0], &e);
@@ -443,8 +429,7 @@ static long body_wait_cancel(struct dctx *c, void *arg)
 	res = dreap1(c, &r, "closed epoll fd, data arrives");
 	rec_events(c, evs, res, "closed epoll fd, data arrives");
 
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	close(outer);
 	close(ep);
 	close(efd);

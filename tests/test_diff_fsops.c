@@ -670,20 +670,17 @@ static void sc_pipe(struct dctx *c)
 	drec_int(c, read(fds[0], b, 2), "read");
 	record_fd_flags(c, fds[0], "pipe rd");
 	record_fd_flags(c, fds[1], "pipe wr");
-	close(fds[0]);
-	close(fds[1]);
+	tclose2(fds);
 	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 0, 2);
 	t.pipe_flags = O_CLOEXEC | O_NONBLOCK;
 	run1(c, &r, &t, false, "pipe cloexec nonblock");
 	record_fd_flags(c, fds[0], "pipe2 rd");
 	record_fd_flags(c, fds[1], "pipe2 wr");
-	close(fds[0]);
-	close(fds[1]);
+	tclose2(fds);
 	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 0, 3);
 	t.pipe_flags = O_DIRECT;
 	run1(c, &r, &t, false, "pipe O_DIRECT");
-	close(fds[0]);
-	close(fds[1]);
+	tclose2(fds);
 	/* errors */
 	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 0, 4);
 	t.pipe_flags = O_APPEND;
@@ -715,13 +712,11 @@ static void sc_pipe(struct dctx *c)
 	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 0, 13);
 	t.flags = IOSQE_FIXED_FILE;
 	run1(c, &r, &t, false, "FIXED_FILE");
-	close(fds[0]);
-	close(fds[1]);
+	tclose2(fds);
 	t = tsqe(IORING_OP_PIPE, 0, P(fds), 5, 0, 14);
 	t.flags = IOSQE_ASYNC;
 	run1(c, &r, &t, false, "ASYNC, len set");
-	close(fds[0]);
-	close(fds[1]);
+	tclose2(fds);
 	tring_exit(&r);
 }
 
@@ -1343,8 +1338,7 @@ static void sc_fallocate(struct dctx *c)
 	run1(c, &r, &t, false, "fadvise splice_fd_in");
 	close(fd);
 	close(ro);
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	scratch_fini(&s);
 out:
 	tring_exit(&r);
@@ -1510,8 +1504,7 @@ static void sc_link_fail(struct dctx *c)
 	close(fd);
 	close(ro);
 	close(opath);
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	scratch_fini(&s);
 out:
 	tring_exit(&r);
@@ -1928,10 +1921,8 @@ static void sc_splice(struct dctx *c)
 	close(fd);
 	close(ro);
 	close(wo);
-	close(p1[0]);
-	close(p1[1]);
-	close(p2[0]);
-	close(p2[1]);
+	tclose2(p1);
+	tclose2(p2);
 	scratch_fini(&s);
 out:
 	tring_exit(&r);
@@ -1963,10 +1954,8 @@ static void sc_splice_nowait(struct dctx *c)
 	iov.iov_len = 1;
 	n = preadv2(p1[0], &iov, 1, -1, RWF_NOWAIT);
 	drec_int(c, n < 0 ? -errno : n, "NOWAIT read of the empty source");
-	close(p1[0]);
-	close(p1[1]);
-	close(p2[0]);
-	close(p2[1]);
+	tclose2(p1);
+	tclose2(p2);
 	tring_exit(&r);
 }
 
@@ -2019,8 +2008,7 @@ static void sc_splice_wait(struct dctx *c)
 		n = tring_reap_wait(&r, cqe, 1, 2000000000LL);
 		drec_cqes(c, cqe, n, true, "%s at EOF", op ? "tee" : "splice");
 		close(p1[0]);
-		close(p2[0]);
-		close(p2[1]);
+		tclose2(p2);
 	}
 	tring_exit(&r);
 }

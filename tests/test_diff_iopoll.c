@@ -334,8 +334,7 @@ static void sc_errors(struct dctx *c)
 	drec_int(c, tring_wait(&r, 1, 1000000), "wait 1 ms, nothing in flight");
 	if (ro >= 0)
 		close(ro);
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	if (sfd >= 0)
 		close(sfd);
 	close(dfd);

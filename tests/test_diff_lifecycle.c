@@ -110,8 +110,7 @@ static long body_fork(struct dctx *c, void *arg)
 	wr(p[1], "y", 1);
 	dreap(c, &r, 1, true, "parent: poll after the child");
 	dreap(c, &r, 1, true, "parent: timeout after the child");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -357,8 +356,7 @@ XX
 	drec_int(c, tring_submit(&r), "read + skipped link timeout");
 	dreap(c, &r, 1, true, "only the read");
 	dnone(c, &r, 20, "no link timeout CQE");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }

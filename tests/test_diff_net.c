@@ -201,7 +201,7 @@ static long body_send_recv(struct dctx *c, void *arg)
 
 	(void)arg;
 	if (dring_flags(c, &r, 32, 0) || pipe(p) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	    tsockpair(sp))
 		return 0;
 	file = dtmpfile(c, 64, 3);
 	s0 = dstats(c, &r);
@@ -301,7 +301,7 @@ static long body_send_recv(struct dctx *c, void *arg)
 	close(sp[0]);
 
 	/* a SEND larger than the socket buffer, non-blocking: partial */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (tsockpair(sp))
 		return 0;
 	static char huge[1 << 20];
 
@@ -358,10 +358,8 @@ static long body_send_recv(struct dctx *c, void *arg)
 	dreap1(c, &r, "only the RECV posts");
 	dnone_sqp(c, &r, 20, "skip-success SEND");
 
-	close(sp[0]);
-	close(sp[1]);
-	close(p[0]);
-	close(p[1]);
+	tclose2(sp);
+	tclose2(p);
 	close(file);
 	tring_exit(&r);
 	return 0;
@@ -378,7 +376,7 @@ static long body_poll_first(struct dctx *c, void *arg)
 
 	(void)arg;
 	if (dring_flags(c, &r, 32, 0) || pipe(p) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	    tsockpair(sp))
 		return 0;
 	file = dtmpfile(c, 64, 3);
 	twrite(sp[0], "ready", 5);
@@ -410,10 +408,8 @@ static long body_poll_first(struct dctx *c, void *arg)
 	recvp(&r, p[0], buf, sizeof(buf), 0, 7, 0)->ioprio =
 		IORING_RECVSEND_POLL_FIRST;
 	dnow_sqp(c, &r, "RECV POLL_FIRST on a readable pipe: -ENOTSOCK");
-	close(sp[0]);
-	close(sp[1]);
-	close(p[0]);
-	close(p[1]);
+	tclose2(sp);
+	tclose2(p);
 	close(file);
 	tring_exit(&r);
 	return 0;
@@ -465,7 +461,7 @@ static long body_waitall(struct dctx *c, void *arg)
 
 	(void)arg;
 	if (dring_flags(c, &r, 32, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) ||
+	    tsockpair(sp) ||
 	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, dg))
 		return 0;
 
@@ -489,11 +485,10 @@ static long body_waitall(struct dctx *c, void *arg)
 		dreapq(c, &r, q, 2, true, "30 then EOF: short, chain broken");
 	}
 	pthread_join(th, NULL);
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 
 	/* cancelled after 40 of 100: the CQE reports the 40 */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (tsockpair(sp))
 		return 0;
 	recvp(&r, sp[1], buf, 100, MSG_WAITALL, 4, 0);
 	dsubmit_sqp(c, &r, "RECV WAITALL to cancel");
@@ -516,8 +511,7 @@ static long body_waitall(struct dctx *c, void *arg)
 	drec_int(c, res, "SEND WAITALL 1 MiB res");
 	shutdown(sp[0], SHUT_WR);
 	pthread_join(th, NULL);
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 
 	/* datagrams: no retry; a short datagram is a short result */
 	twrite(dg[0], "0123456789", 10);
@@ -550,7 +544,7 @@ static long body_waitall(struct dctx *c, void *arg)
 	}
 
 	/* RECVMSG WAITALL with two iovecs across three writes */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (tsockpair(sp))
 		return 0;
 	char a[7], b[9];
 	struct iovec iov[2] = { { a, sizeof(a) }, { b, sizeof(b) } };
@@ -569,10 +563,8 @@ static long body_waitall(struct dctx *c, void *arg)
 	drec_int(c, (long)m.msg_flags, "msg_flags written back");
 	drain_sock(sp[1]);
 
-	close(sp[0]);
-	close(sp[1]);
-	close(dg[0]);
-	close(dg[1]);
+	tclose2(sp);
+	tclose2(dg);
 	tring_exit(&r);
 	return 0;
 }
@@ -593,7 +585,7 @@ static long body_msg(struct dctx *c, void *arg)
 
 	(void)arg;
 	if (dring_flags(c, &r, 32, 0) || pipe(p) || !mkdtemp(dir) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	    tsockpair(sp))
 		return 0;
 	/* two bound datagram sockets */
 	memset(&a0, 0, sizeof(a0));
@@ -858,10 +850,8 @@ static long body_msg(struct dctx *c, void *arg)
 	unlink(a0.sun_path);
 	unlink(a1.sun_path);
 	rmdir(dir);
-	close(sp[0]);
-	close(sp[1]);
-	close(p[0]);
-	close(p[1]);
+	tclose2(sp);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -880,7 +870,7 @@ static long body_prep(struct dctx *c, void *arg)
 
 	(void)arg;
 	if (dring_flags(c, &r, 32, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	    tsockpair(sp))
 		return 0;
 	l = tcp_listener(&sa, 4, true);
 
@@ -984,8 +974,7 @@ static long body_prep(struct dctx *c, void *arg)
 	}
 
 	close(l);
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	tring_exit(&r);
 	return 0;
 }
@@ -1188,8 +1177,7 @@ static long body_tcp(struct dctx *c, void *arg)
 	drain_sock(ls);
 
 	close(ls);
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -1545,7 +1533,7 @@ static long body_zc(struct dctx *c, void *arg)
 
 	(void)arg;
 	if (dring_flags(c, &r, 32, 0) || pipe(p) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	    tsockpair(sp))
 		return 0;
 	warm(&r);
 	ls = tcp_listener(&sa, 4, false);
@@ -1712,10 +1700,8 @@ static long body_zc(struct dctx *c, void *arg)
 	close(cl);
 	close(sv);
 	close(ls);
-	close(sp[0]);
-	close(sp[1]);
-	close(p[0]);
-	close(p[1]);
+	tclose2(sp);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -1776,13 +1762,12 @@ static long body_refused(struct dctx *c, void *arg)
 
 	(void)arg;
 	if (dring_flags(c, &r, 8, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	    tsockpair(sp))
 		return 0;
 	sendp(&r, sp[0], "b", 1, 0, 3, 0)->ioprio = IORING_RECVSEND_BUNDLE;
 	dnow_sqp(c, &r, "SEND bundle without buffers");
 	drain_sock(sp[1]);
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	tring_exit(&r);
 	return 0;
 }

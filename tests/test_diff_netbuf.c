@@ -170,7 +170,7 @@ static long body_legacy(struct dctx *c, void *arg)
 
 	(void)arg;
 	if (!a || pipe(p) || dring_flags(c, &r, 16, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	    tsockpair(sp))
 		return 0;
 	provide(&r, a, 16, 3, 1, 0, 1);
 	run(c, &r, 1, "provide 3");
@@ -221,9 +221,8 @@ static long body_legacy(struct dctx *c, void *arg)
 	count_and_empty(c, &r, 1, "both buffers still there");
 
 	/* cancellation of a waiting receive, MSG_DONTWAIT */
-	close(sp[0]);
-	close(sp[1]);
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	tclose2(sp);
+	if (tsockpair(sp))
 		return 0;
 	provide(&r, a, 16, 2, 1, 30, 15);
 	run(c, &r, 1, "provide 2");
@@ -255,10 +254,8 @@ static long body_legacy(struct dctx *c, void *arg)
 	tprep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 22, 0);
 	run(c, &r, 2, "RECV(-ENOBUFS) -> NOP");
 
-	close(sp[0]);
-	close(sp[1]);
-	close(p[0]);
-	close(p[1]);
+	tclose2(sp);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -277,7 +274,7 @@ static long body_recvmsg(struct dctx *c, void *arg)
 
 	(void)arg;
 	if (!a || dring_flags(c, &r, 16, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	    tsockpair(sp))
 		return 0;
 	u0 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	u1 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -347,8 +344,7 @@ static long body_recvmsg(struct dctx *c, void *arg)
 
 	close(u0);
 	close(u1);
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	tring_exit(&r);
 	return 0;
 }
@@ -366,7 +362,7 @@ static long body_ring(struct dctx *c, void *arg)
 
 	(void)arg;
 	if (!a || !br || dring_flags(c, &r, 16, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	    tsockpair(sp))
 		return 0;
 	drec_int(c, pbuf_reg(&r, br, 8, 5), "register a ring");
 	for (uint16_t i = 0; i < 3; i++)
@@ -392,9 +388,8 @@ static long body_ring(struct dctx *c, void *arg)
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 5, 0, 3);
 	run(c, &r, 1, "RECV at EOF");
 	drec_int(c, pbuf_head(&r, 5), "head");
-	close(sp[0]);
-	close(sp[1]);
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	tclose2(sp);
+	if (tsockpair(sp))
 		return 0;
 
 	/* cancelled while waiting: nothing consumed */
@@ -414,8 +409,7 @@ static long body_ring(struct dctx *c, void *arg)
 	run(c, &r, 1, "RECV, ring empty: -ENOBUFS");
 	drec_int(c, pbuf_head(&r, 5), "head");
 
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	tring_exit(&r);
 	return 0;
 }
@@ -431,7 +425,7 @@ static long body_mshot_prep(struct dctx *c, void *arg)
 
 	(void)arg;
 	if (dring_flags(c, &r, 16, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	    tsockpair(sp))
 		return 0;
 	tprep(&r, IORING_OP_RECV, sp[1], NULL, 0, 0, 1, 0)->ioprio =
 		IORING_RECV_MULTISHOT;
@@ -457,8 +451,7 @@ static long body_mshot_prep(struct dctx *c, void *arg)
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
 		 IORING_RECV_MULTISHOT, 6);
 	run(c, &r, 1, "multishot RECV, no buffers: -ENOBUFS");
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	tring_exit(&r);
 	return 0;
 }
@@ -472,7 +465,7 @@ static long body_mshot(struct dctx *c, void *arg)
 
 	(void)arg;
 	if (!a || dring_flags(c, &r, 16, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	    tsockpair(sp))
 		return 0;
 	provide(&r, a, 8, 4, 1, 0, 1);
 	run(c, &r, 1, "provide 4 of 8 bytes");
@@ -499,11 +492,10 @@ static long body_mshot(struct dctx *c, void *arg)
 	shutdown(sp[0], SHUT_WR);
 	dreapn(c, &r, 1, true, "EOF ends it");
 	count_and_empty(c, &r, 1, "three buffers left");
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 
 	/* cancellation ends it */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (tsockpair(sp))
 		return 0;
 	provide(&r, a, 8, 4, 1, 20, 5);
 	run(c, &r, 1, "provide 4");
@@ -517,8 +509,7 @@ static long body_mshot(struct dctx *c, void *arg)
 	dreapn(c, &r, 2, false, "cancelled");
 	none(c, &r, 20, "ended");
 	count_and_empty(c, &r, 1, "three buffers left");
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	tring_exit(&r);
 	return 0;
 }
@@ -533,7 +524,7 @@ static long body_mshot_limits(struct dctx *c, void *arg)
 
 	(void)arg;
 	if (!a || dring_flags(c, &r, 16, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	    tsockpair(sp))
 		return 0;
 	provide(&r, a, 64, 8, 1, 0, 1);
 	run(c, &r, 1, "provide 8 of 64 bytes");
@@ -554,8 +545,7 @@ static long body_mshot_limits(struct dctx *c, void *arg)
 	twrite(sp[0], "defgh", 5);
 	dreapn(c, &r, 1, true, "5 more: the limit ends it");
 	none(c, &r, 20, "ended");
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	tring_exit(&r);
 	return 0;
 }
@@ -574,7 +564,7 @@ static long body_mshot_defer(struct dctx *c, void *arg)
 	(void)arg;
 	if (!a || dring_flags(c, &r, 16, IORING_SETUP_SINGLE_ISSUER |
 					    IORING_SETUP_DEFER_TASKRUN) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	    tsockpair(sp))
 		return 0;
 	provide(&r, a, 8, 8, 1, 0, 1);
 	run(c, &r, 1, "provide 8");
@@ -590,9 +580,8 @@ static long body_mshot_defer(struct dctx *c, void *arg)
 	drec_int(c, tring_cq_ready(&r), "CQEs before waiting");
 	dreapn(c, &r, 2, true, "the shots and EOF, at the wait");
 	/* cancelled after a shot was queued for the submitter */
-	close(sp[0]);
-	close(sp[1]);
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	tclose2(sp);
+	if (tsockpair(sp))
 		return 0;
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
 		 IORING_RECV_MULTISHOT, 3);
@@ -603,8 +592,7 @@ static long body_mshot_defer(struct dctx *c, void *arg)
 	cancel(&r, 3, 4);
 	dsubmit_sqp(c, &r, "cancel");
 	dreapn(c, &r, 2, false, "cancel");
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	tring_exit(&r);
 	return 0;
 }
@@ -701,7 +689,7 @@ static long body_mshot_msg(struct dctx *c, void *arg)
 
 	(void)arg;
 	if (!a || dring_flags(c, &r, 16, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	    tsockpair(sp))
 		return 0;
 	u0 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	u1 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -779,8 +767,7 @@ static long body_mshot_msg(struct dctx *c, void *arg)
 
 	close(u0);
 	close(u1);
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	tring_exit(&r);
 	return 0;
 }

@@ -36,33 +36,6 @@
 #define SEC 1000000000LL
 #define MS 1000000LL
 
-static int fill_pipe(int fd)
-{
-	char b[4096];
-	int fl = fcntl(fd, F_GETFL), total = 0;
-	ssize_t n;
-
-	memset(b, 'f', sizeof(b));
-	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	while ((n = write(fd, b, sizeof(b))) > 0)
-		total += (int)n;
-	fcntl(fd, F_SETFL, fl);
-	return total;
-}
-
-static int drain_fd(int fd)
-{
-	char b[4096];
-	int fl = fcntl(fd, F_GETFL), total = 0;
-	ssize_t n;
-
-	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	while ((n = read(fd, b, sizeof(b))) > 0)
-		total += (int)n;
-	fcntl(fd, F_SETFL, fl);
-	return total;
-}
-
 #define ISOLATED(sc, body) DISOLATED_SCENARIO(sc, body, LIMIT_MS)
 
 /* ---- a read on an empty pipe completes when data is written ---- */
@@ -114,8 +87,7 @@ static long body_read_later(struct dctx *c, void *arg)
 	tprep(&r, IORING_OP_READ, p[0], buf, 0, 0, 10, 0);
 	dsubmit(c, &r, "zero-length read");
 	dreap1(c, &r, "zero-length read");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -185,8 +157,7 @@ static long body_not_blocking(struct dctx *c, void *arg)
 	drec_int(c, tring_cq_ready(&r), "CQE ready when submit+wait returns");
 	dreap1(c, &r, "submit+wait read");
 	pthread_join(th, NULL);
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -220,7 +191,7 @@ static long body_nonblock(struct dctx *c, void *arg)
 	dsubmit(c, &r, "ASYNC RWF_NOWAIT read");
 	dreap1(c, &r, "ASYNC RWF_NOWAIT read");
 
-	drec_int(c, fill_pipe(p[1]), "pipe capacity");
+	drec_int(c, tfill_pipe(p[1]), "pipe capacity");
 	memset(buf, 'w', sizeof(buf));
 	tprep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 4, 0);
 	dsubmit(c, &r, "O_NONBLOCK write to full pipe");
@@ -232,8 +203,7 @@ static long body_nonblock(struct dctx *c, void *arg)
 	drec_int(c, read(p[0], buf, 4096), "read one page");
 	dreap1(c, &r, "O_NONBLOCK write completes");
 	drec_int(c, fcntl(p[1], F_GETFL) == fl1, "write end flags untouched");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -252,7 +222,7 @@ static long body_full(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
 	memset(big, 'b', 200000);
-	cap = fill_pipe(p[1]);
+	cap = tfill_pipe(p[1]);
 	drec_int(c, cap, "pipe capacity");
 	tprep(&r, IORING_OP_WRITE, p[1], big, 100, 0, 1, 0);
 	dsubmit(c, &r, "write to full pipe");
@@ -261,7 +231,7 @@ static long body_full(struct dctx *c, void *arg)
 	dreap1(c, &r, "write to full pipe");
 
 	/* writev, ASYNC */
-	fill_pipe(p[1]);
+	tfill_pipe(p[1]);
 	iov[0].iov_base = big;
 	iov[0].iov_len = 10;
 	iov[1].iov_base = big;
@@ -271,34 +241,33 @@ static long body_full(struct dctx *c, void *arg)
 	dnone(c, &r, 30, "async writev to full pipe");
 	drec_int(c, read(p[0], buf, 4096), "read one page");
 	dreap1(c, &r, "async writev to full pipe");
-	drain_fd(p[0]);
+	tdrain_fd(p[0]);
 
 	/* larger than the pipe: a short write, not a wait */
 	tprep(&r, IORING_OP_WRITE, p[1], big, 200000, 0, 3, 0);
 	dsubmit(c, &r, "200000-byte write on an empty pipe");
 	dreap1(c, &r, "200000-byte write on an empty pipe");
-	drec_int(c, drain_fd(p[0]), "bytes in the pipe");
+	drec_int(c, tdrain_fd(p[0]), "bytes in the pipe");
 	/* half full, write more than the rest */
 	twrite(p[1], big, 8192);
 	tprep(&r, IORING_OP_WRITE, p[1], big, 100000, 0, 4, 0);
 	dsubmit(c, &r, "100000-byte write on a partly full pipe");
 	dreap1(c, &r, "100000-byte write on a partly full pipe");
-	drec_int(c, drain_fd(p[0]), "bytes in the pipe");
+	drec_int(c, tdrain_fd(p[0]), "bytes in the pipe");
 	/* several writers queued on one full pipe, completed by one drain */
-	fill_pipe(p[1]);
+	tfill_pipe(p[1]);
 	tprep(&r, IORING_OP_WRITE, p[1], big, 50, 0, 5, 0);
 	tprep(&r, IORING_OP_WRITE, p[1], big, 60, 0, 6, 0);
 	tprep(&r, IORING_OP_WRITE, p[1], big, 70, 0, 7, IOSQE_ASYNC);
 	dsubmit(c, &r, "three queued writers");
 	dnone(c, &r, 30, "three queued writers");
-	drec_int(c, drain_fd(p[0]) >= cap, "drained");
+	drec_int(c, tdrain_fd(p[0]) >= cap, "drained");
 	{
 		struct tcqe q[3];
 
 		dreapq(c, &r, q, 3, false, "three queued writers");
 	}
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	free(big);
 	tring_exit(&r);
 	return 0;
@@ -359,8 +328,7 @@ static long body_multi(struct dctx *c, void *arg)
 	twrite(p[1], want, 5);
 	n = tring_reap_wait(&r, q, 1, 2 * SEC);
 	drec_int(c, n ? q[0].res : -99999, "third reader res");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -453,7 +421,7 @@ static long body_widowed(struct dctx *c, void *arg)
 	/* parked on a full pipe, then the reader closes */
 	if (pipe(p))
 		return 0;
-	fill_pipe(p[1]);
+	tfill_pipe(p[1]);
 	sigpipes = 0;
 	tprep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 2, 0);
 	dsubmit(c, &r, "write to full pipe");
@@ -467,7 +435,7 @@ static long body_widowed(struct dctx *c, void *arg)
 	/* the same, ASYNC */
 	if (pipe(p))
 		return 0;
-	fill_pipe(p[1]);
+	tfill_pipe(p[1]);
 	sigpipes = 0;
 	tprep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 3, IOSQE_ASYNC);
 	dsubmit(c, &r, "async write to full pipe");
@@ -524,9 +492,9 @@ static long body_sockets(struct dctx *c, void *arg)
 	tprep(&r, IORING_OP_WRITE, sv[0], big, 100, 0, 4, 0);
 	dsubmit(c, &r, "write to full socket");
 	dnone(c, &r, 30, "write to full socket");
-	drain_fd(sv[1]);
+	tdrain_fd(sv[1]);
 	dreap1(c, &r, "write to full socket");
-	drain_fd(sv[1]);
+	tdrain_fd(sv[1]);
 	/* peer shutdown / close: EOF */
 	tprep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 5, 0);
 	dsubmit(c, &r, "read, then peer SHUT_WR");
@@ -568,8 +536,7 @@ static long body_sockets(struct dctx *c, void *arg)
 	dnone(c, &r, 30, "short datagram read");
 	twrite(sv[1], "0123456789", 10);
 	dreap1(c, &r, "short datagram read");
-	close(sv[0]);
-	close(sv[1]);
+	tclose2(sv);
 
 	/* seqpacket, ASYNC */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv))
@@ -579,8 +546,7 @@ static long body_sockets(struct dctx *c, void *arg)
 	dnone(c, &r, 30, "seqpacket read");
 	twrite(sv[1], "packet", 6);
 	dreap1(c, &r, "seqpacket read");
-	close(sv[0]);
-	close(sv[1]);
+	tclose2(sv);
 	tring_exit(&r);
 	return 0;
 }
@@ -694,15 +660,14 @@ static long body_links(struct dctx *c, void *arg)
 	twrite(p[1], "drain", 5);
 	dreapq(c, &r, q, 3, true, "parked read, drain, nop");
 	/* drain after a parked write on a full pipe, async */
-	fill_pipe(p[1]);
+	tfill_pipe(p[1]);
 	tprep(&r, IORING_OP_WRITE, p[1], buf, 5, 0, 23, IOSQE_ASYNC);
 	tprep_nop(&r, 24, IOSQE_IO_DRAIN | IOSQE_ASYNC);
 	dsubmit(c, &r, "parked async write, drain");
 	dnone(c, &r, 30, "parked async write, drain");
-	drain_fd(p[0]);
+	tdrain_fd(p[0]);
 	dreapq(c, &r, q, 2, true, "parked async write, drain");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	close(fd);
 	tring_exit(&r);
 	return 0;
@@ -743,8 +708,7 @@ static long body_close_parked(struct dctx *c, void *arg)
 	ret = (int)write(p[1], "x", 1);
 	drec_int(c, ret < 0 ? -errno : ret, "write with no reader left");
 	close(p[1]);
-	close(q[0]);
-	close(q[1]);
+	tclose2(q);
 
 	/* close and dup2 another file over the number, ASYNC read */
 	if (pipe(p))
@@ -808,8 +772,7 @@ static long body_fd_numbers(struct dctx *c, void *arg)
 	fd = open("/dev/null", O_RDONLY);
 	drec_int(c, fd - base, "next fd number after they completed");
 	close(fd);
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -875,7 +838,7 @@ static long body_teardown(struct dctx *c, void *arg)
 	usleep(100 * 1000);
 	/* the cancelled reads took nothing */
 	twrite(p[1], "after", 5);
-	ret = (int)drain_fd(p[0]);
+	ret = (int)tdrain_fd(p[0]);
 	drec_int(c, ret, "bytes left for the application after teardown");
 	/* and hold no reference to the pipe any more */
 	close(p[0]);

@@ -67,29 +67,6 @@ static int run_tw(struct tring *r)
 	return tring_enter(r, 0, 0, IORING_ENTER_GETEVENTS, NULL, 0);
 }
 
-static void fill_pipe(int fd)
-{
-	char b[4096];
-	int fl = fcntl(fd, F_GETFL);
-
-	memset(b, 'f', sizeof(b));
-	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	while (write(fd, b, sizeof(b)) > 0)
-		;
-	fcntl(fd, F_SETFL, fl);
-}
-
-static void drain_fd(int fd)
-{
-	char b[4096];
-	int fl = fcntl(fd, F_GETFL);
-
-	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	while (read(fd, b, sizeof(b)) > 0)
-		;
-	fcntl(fd, F_SETFL, fl);
-}
-
 #define ISOLATED(sc, body) DISOLATED_SCENARIO(sc, body, LIMIT_MS)
 
 /* ---- one-shot polls ---- */
@@ -126,16 +103,16 @@ static long body_oneshot_pipe(struct dctx *c, void *arg)
 	poll_remove(&r, 4, 0, 0, 0, 5);
 	dsubmit(c, &r, "remove it");
 	dreapn(c, &r, 2, false, "remove it");
-	drain_fd(p[0]);
+	tdrain_fd(p[0]);
 
 	/* full pipe: POLLOUT waits for a page to be read */
-	fill_pipe(p[1]);
+	tfill_pipe(p[1]);
 	poll_add(&r, p[1], POLLOUT, 0, 6, 0);
 	dsubmit(c, &r, "POLLOUT, full pipe");
 	dnone(c, &r, 30, "POLLOUT, full pipe");
 	drec_int(c, read(p[0], buf, sizeof(buf)), "read a page");
 	dreap1(c, &r, "POLLOUT after a read");
-	drain_fd(p[0]);
+	tdrain_fd(p[0]);
 
 	/* ASYNC poll */
 	poll_add(&r, p[0], POLLIN, 0, 7, IOSQE_ASYNC);
@@ -143,14 +120,14 @@ static long body_oneshot_pipe(struct dctx *c, void *arg)
 	dnone(c, &r, 30, "ASYNC POLLIN");
 	twrite(p[1], "y", 1);
 	dreap1(c, &r, "ASYNC POLLIN");
-	drain_fd(p[0]);
+	tdrain_fd(p[0]);
 
 	/* CQE_SKIP_SUCCESS on a one-shot poll: no CQE */
 	poll_add(&r, p[0], POLLIN, 0, 8, IOSQE_CQE_SKIP_SUCCESS);
 	dsubmit(c, &r, "skip-success POLLIN");
 	twrite(p[1], "z", 1);
 	dnone(c, &r, 50, "skip-success POLLIN");
-	drain_fd(p[0]);
+	tdrain_fd(p[0]);
 
 	/* the writer closes: POLLHUP, even when not asked for */
 	poll_add(&r, p[0], POLLIN, 0, 9, 0);
@@ -167,7 +144,7 @@ static long body_oneshot_pipe(struct dctx *c, void *arg)
 	/* the reader closes: POLLERR on the write end */
 	if (pipe(p))
 		return 0;
-	fill_pipe(p[1]);
+	tfill_pipe(p[1]);
 	poll_add(&r, p[1], POLLOUT, 0, 13, 0);
 	dsubmit(c, &r, "POLLOUT, full pipe");
 	dnone(c, &r, 30, "POLLOUT, full pipe");
@@ -313,14 +290,14 @@ static long body_multishot(struct dctx *c, void *arg)
 		twrite(p[1], "m", 1);
 		dreap1(c, &r, label);
 	}
-	drain_fd(p[0]);
+	tdrain_fd(p[0]);
 	dnone(c, &r, 30, "no wakeup, no CQE");
 	twrite(p[1], "n", 1);
 	dreap1(c, &r, "write after a drain");
 	poll_remove(&r, 1, 0, 0, 0, 2);
 	dsubmit(c, &r, "remove multishot");
 	dreapn(c, &r, 2, false, "remove multishot");
-	drain_fd(p[0]);
+	tdrain_fd(p[0]);
 
 	/* ready when armed: the first CQE comes at once */
 	twrite(p[1], "d", 1);
@@ -351,8 +328,7 @@ static long body_multishot(struct dctx *c, void *arg)
 	poll_remove(&r, 5, 0, 0, 0, 6);
 	dsubmit(c, &r, "remove POLLOUT multishot");
 	dreapn(c, &r, 2, false, "remove POLLOUT multishot");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 
 	/* eventfd: one CQE per write */
 	efd = eventfd(0, EFD_CLOEXEC);
@@ -415,7 +391,7 @@ static long body_multishot_overflow(struct dctx *c, void *arg)
 	dnow(c, &r, "remove the terminated poll");
 
 	/* the same on a CQ that the application keeps reaping */
-	drain_fd(pp[0]);
+	tdrain_fd(pp[0]);
 	poll_add(&r, pp[0], POLLIN, IORING_POLL_ADD_MULTI, 3, 0);
 	dsubmit(c, &r, "multishot, reaped");
 	tring_sqpoll_await_sq_taken(&r, 5000);
@@ -426,8 +402,7 @@ static long body_multishot_overflow(struct dctx *c, void *arg)
 	poll_remove(&r, 3, 0, 0, 0, 4);
 	dsubmit(c, &r, "remove");
 	dreapn(c, &r, 2, false, "remove");
-	close(pp[0]);
-	close(pp[1]);
+	tclose2(pp);
 	tring_exit(&r);
 	return 0;
 }
@@ -464,7 +439,7 @@ static long body_remove(struct dctx *c, void *arg)
 	dnow(c, &r, "ready poll");
 	poll_remove(&r, 7, 0, 0, 0, 8);
 	dnow(c, &r, "remove completed");
-	drain_fd(p[0]);
+	tdrain_fd(p[0]);
 	/* a parked READ is not a poll */
 	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 9, 0);
 	dsubmit(c, &r, "parked read");
@@ -485,8 +460,7 @@ static long body_remove(struct dctx *c, void *arg)
 	dsubmit(c, &r, "skip-success remove");
 	dreap1(c, &r, "skip-success remove");
 	dnone(c, &r, 30, "skip-success remove");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -498,8 +472,7 @@ static int fresh(struct dctx *c, struct tring *r, int p[2], bool first)
 {
 	if (!first) {
 		tring_exit(r);
-		close(p[0]);
-		close(p[1]);
+		tclose2(p);
 	}
 	if (dring_flags(c, r, 16, 0))
 		return -1;
@@ -600,8 +573,7 @@ static long body_update(struct dctx *c, void *arg)
 	poll_remove(&r, 41, 0, 0, 0, 43);
 	dsubmit(c, &r, "remove 41");
 	dreapn(c, &r, 2, false, "remove 41");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -689,8 +661,7 @@ static long body_errors(struct dctx *c, void *arg)
 	tprep_nop(&r, 31, 0);
 	dsubmit(c, &r, "bad poll in a chain");
 	dreapn(c, &r, 2, true, "bad poll in a chain");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -713,7 +684,7 @@ static long body_links(struct dctx *c, void *arg)
 	dnone(c, &r, 30, "poll -> nop -> poll");
 	twrite(p[1], "x", 1);
 	dreapn(c, &r, 3, true, "poll -> nop -> poll");
-	drain_fd(p[0]);
+	tdrain_fd(p[0]);
 	/* a removed poll breaks its chain */
 	poll_add(&r, p[0], POLLIN, 0, 4, IOSQE_IO_LINK);
 	tprep_nop(&r, 5, 0);
@@ -729,9 +700,8 @@ static long body_links(struct dctx *c, void *arg)
 	dnone(c, &r, 30, "poll, drain, nop");
 	twrite(p[1], "y", 1);
 	dreapn(c, &r, 3, true, "poll, drain, nop");
-	drain_fd(p[0]);
-	close(p[0]);
-	close(p[1]);
+	tdrain_fd(p[0]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -776,8 +746,7 @@ static long body_many(struct dctx *c, void *arg)
 	dreapn(c, &r, 2, false, "two polls, one fd");
 	dreapn(c, &r2, 1, true, "second ring");
 	tring_exit(&r2);
-	close(q[0]);
-	close(q[1]);
+	tclose2(q);
 	tring_exit(&r);
 	return 0;
 }
@@ -806,8 +775,7 @@ static long body_both_ends(struct dctx *c, void *arg)
 	dreap1_within(c, &r, 300 * MS, "POLLOUT on the write end, read parked");
 	twrite(p[1], "1", 1);
 	dreap1_within(c, &r, 300 * MS, "the read");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 
 	/* a multishot POLLOUT keeps the write end armed; then a read */
 	if (pipe(p))
@@ -823,8 +791,7 @@ static long body_both_ends(struct dctx *c, void *arg)
 	poll_remove(&r, 3, 0, 0, 0, 5);
 	dsubmit(c, &r, "remove");
 	dreapn(c, &r, 2, false, "remove");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 
 	/* POLLIN on the read end and POLLOUT on a full pipe's write end */
 	if (pipe(p))
@@ -832,20 +799,19 @@ static long body_both_ends(struct dctx *c, void *arg)
 	poll_add(&r, p[0], POLLIN, 0, 6, 0);
 	dsubmit(c, &r, "POLLIN on the read end");
 	dnone(c, &r, 30, "POLLIN on the read end");
-	fill_pipe(p[1]);
+	tfill_pipe(p[1]);
 	dreap1(c, &r, "POLLIN after filling");
 	poll_add(&r, p[1], POLLOUT, 0, 7, 0);
 	poll_add(&r, p[0], POLLIN, IORING_POLL_ADD_MULTI, 8, 0);
 	dsubmit(c, &r, "POLLOUT on the full write end, POLLIN multishot");
 	dreap1(c, &r, "multishot POLLIN, data waiting");
 	dnone(c, &r, 30, "POLLOUT, full");
-	drain_fd(p[0]);
+	tdrain_fd(p[0]);
 	dreap1_within(c, &r, 300 * MS, "POLLOUT after draining");
 	poll_remove(&r, 8, 0, 0, 0, 9);
 	dsubmit(c, &r, "remove");
 	dreapn(c, &r, 2, false, "remove");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -880,8 +846,7 @@ static long body_armed_ready(struct dctx *c, void *arg)
 		tring_reap_wait(&r, q, 1, SEC);
 		twrite(p[1], "1", 1);
 		tring_reap_wait(&r, q, 1, SEC);
-		close(p[0]);
-		close(p[1]);
+		tclose2(p);
 		if (pipe(p))
 			return 0;
 		poll_add(&r, p[1], POLLOUT, IORING_POLL_ADD_MULTI, 2, 0);
@@ -899,8 +864,7 @@ static long body_armed_ready(struct dctx *c, void *arg)
 		poll_remove(&r, 2, 0, 0, 0, 3);
 		tring_submit(&r);
 		tring_reap_wait(&r, q, 2, SEC);
-		close(p[0]);
-		close(p[1]);
+		tclose2(p);
 	}
 	drec_int(c, bad, "iterations with a second CQE and no new wakeup");
 	tring_exit(&r);
@@ -1093,13 +1057,13 @@ static long body_multishot_defer(struct dctx *c, void *arg)
 	/* the data is taken before the task_work runs */
 	twrite(pp[1], "b", 1);
 	usleep(20 * 1000);
-	drain_fd(pp[0]);
+	tdrain_fd(pp[0]);
 	drec_int(c, run_tw(&r), "run task_work, data gone");
 	drec_int(c, tring_cq_ready(&r), "data gone: CQEs ready");
 	/* still armed */
 	twrite(pp[1], "c", 1);
 	dreap1(c, &r, "still armed");
-	drain_fd(pp[0]);
+	tdrain_fd(pp[0]);
 	/* POLL_REMOVE while a wakeup is queued: the poll cannot be
 	 * disarmed (-EALREADY) and posts that wakeup */
 	twrite(pp[1], "d", 1);
@@ -1108,7 +1072,7 @@ static long body_multishot_defer(struct dctx *c, void *arg)
 	dsubmit(c, &r, "remove with a wakeup queued");
 	drec_int(c, tring_cq_ready(&r), "remove: CQEs ready at once");
 	dreapn(c, &r, 2, true, "remove, then the wakeup");
-	drain_fd(pp[0]);
+	tdrain_fd(pp[0]);
 	/* removed: its -ECANCELED is task_work too, posted after the
 	 * removal's CQE, at the next GETEVENTS */
 	poll_remove(&r, 1, 0, 0, 0, 4);
@@ -1125,7 +1089,7 @@ static long body_multishot_defer(struct dctx *c, void *arg)
 	dsubmit(c, &r, "cancel with a wakeup queued");
 	drec_int(c, tring_cq_ready(&r), "cancel: CQEs ready at once");
 	dreapn(c, &r, 2, true, "cancel, then the cancelled poll");
-	drain_fd(pp[0]);
+	tdrain_fd(pp[0]);
 	/* a full CQ ends it */
 	poll_add(&r, pp[0], POLLIN, IORING_POLL_ADD_MULTI, 3, 0);
 	dsubmit(c, &r, "multishot again");
@@ -1141,8 +1105,7 @@ static long body_multishot_defer(struct dctx *c, void *arg)
 	drec_int(c, tring_wait(&r, 1, 100 * MS), "wait flushes the overflow");
 	dreapn(c, &r, 1, true, "the overflowed last CQE");
 	dnone(c, &r, 30, "ended");
-	close(pp[0]);
-	close(pp[1]);
+	tclose2(pp);
 	tring_exit(&r);
 	return 0;
 }

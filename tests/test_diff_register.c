@@ -193,8 +193,7 @@ static void sc_ring_fd_closed_inflight(struct dctx *c)
 		 "unregister through the slot");
 	drec_int(c, c->be->enter(off, 0, 0, IORING_ENTER_REGISTERED_RING,
 				 NULL, 0), "enter the empty slot");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	r.fd = -1;
 	r.enter_flags = 0;
 	tring_exit(&r);

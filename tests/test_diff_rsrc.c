@@ -405,8 +405,7 @@ static void sc_file_tags(struct dctx *c)
 	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, NULL, 0), "unregister");
 	dreap(c, &r, 0, true, "after unregister");
 	close(nfd);
-	close(pp[0]);
-	close(pp[1]);
+	tclose2(pp);
 	tring_exit(&r);
 }
 

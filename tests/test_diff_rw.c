@@ -403,8 +403,7 @@ static void sc_fsync(struct dctx *c)
 	if (pipe(p) == 0) {
 		s = mk(IORING_OP_FSYNC, p[0], NULL, 0, 0, 10);
 		drun1_sqe(c, &r, &s, "fsync pipe");
-		close(p[0]);
-		close(p[1]);
+		tclose2(p);
 	}
 	fd = open("/dev/null", O_WRONLY);
 	s = mk(IORING_OP_FSYNC, fd, NULL, 0, 0, 11);
@@ -539,8 +538,7 @@ static void sc_bad_buf(struct dctx *c)
 		drun1_sqe(c, &r, &s, "pipe read into unmapped");
 		s = mk(IORING_OP_WRITE, p[1], bad, 10, 0, 20);
 		drun1_sqe(c, &r, &s, "pipe write from unmapped");
-		close(p[0]);
-		close(p[1]);
+		tclose2(p);
 	}
 	close(fd);
 	tring_exit(&r);
@@ -666,8 +664,7 @@ static void sc_pipe_empty_read(struct dctx *c)
 		 "O_NONBLOCK: enter returned only after the write");
 	dreap(c, &r, 1, true, "O_NONBLOCK pipe read");
 	pthread_join(th, NULL);
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 }
 

@@ -3,8 +3,10 @@
  * tprep: SQE and recording helpers shared by the differential tests.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "tprep.h"
@@ -160,4 +162,42 @@ void twrite(int fd, const void *b, size_t n)
 {
 	if (write(fd, b, n) != (ssize_t)n)
 		abort();
+}
+
+int tfill_pipe(int fd)
+{
+	char b[4096];
+	int fl = fcntl(fd, F_GETFL), total = 0;
+	ssize_t n;
+
+	memset(b, 'f', sizeof(b));
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	while ((n = write(fd, b, sizeof(b))) > 0)
+		total += (int)n;
+	fcntl(fd, F_SETFL, fl);
+	return total;
+}
+
+int tdrain_fd(int fd)
+{
+	char b[4096];
+	int fl = fcntl(fd, F_GETFL), total = 0;
+	ssize_t n;
+
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	while ((n = read(fd, b, sizeof(b))) > 0)
+		total += (int)n;
+	fcntl(fd, F_SETFL, fl);
+	return total;
+}
+
+int tsockpair(int sp[2])
+{
+	return socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp);
+}
+
+void tclose2(const int fds[2])
+{
+	close(fds[0]);
+	close(fds[1]);
 }

@@ -88,5 +88,13 @@ int dsubmit_nop(struct dctx *c, struct tring *r, const struct io_uring_sqe *t,
 
 /* write(2) of all n bytes, or abort: the scenario cannot go on. */
 void twrite(int fd, const void *b, size_t n);
+/* Writes 4 KiB blocks without blocking until the pipe is full; the bytes. */
+int tfill_pipe(int fd);
+/* Reads without blocking until fd is empty; the bytes read. */
+int tdrain_fd(int fd);
+/* A connected AF_UNIX stream pair, close-on-exec; socketpair's result. */
+int tsockpair(int sp[2]);
+/* Closes fds[0], then fds[1]. */
+void tclose2(const int fds[2]);
 
 #endif /* TESTS_TPREP_H */

@@ -142,6 +142,66 @@ static int run1(struct dctx *c, struct tring *r, const struct io_uring_sqe *t,
 	return res;
 }
 
+/*
+ * The prep checks of SQE fields an opcode does not use: for each field
+ * in `set` (ended by 0), a copy of *t with that field set to 1 (FIXED_FILE:
+ * sqe->flags) is run with user_data ud, ud + 1, ..., labelled "NAME
+ * FIELD" ("FIELD" when name is empty).
+ */
+enum { U_FIXED_FILE = 1, U_ADDR, U_LEN, U_OFF, U_RW_FLAGS, U_BUF_INDEX,
+       U_SPLICE_FD_IN, U_ADDR3 };
+static void run_unused(struct dctx *c, struct tring *r,
+		       const struct io_uring_sqe *t, uint64_t ud,
+		       const char *name, const int *set)
+{
+	static const char *const field[] = {
+		[U_FIXED_FILE] = "FIXED_FILE", [U_ADDR] = "addr",
+		[U_LEN] = "len", [U_OFF] = "off", [U_RW_FLAGS] = "rw_flags",
+		[U_BUF_INDEX] = "buf_index", [U_SPLICE_FD_IN] = "splice_fd_in",
+		[U_ADDR3] = "addr3",
+	};
+
+	for (; *set; set++, ud++) {
+		struct io_uring_sqe u = *t;
+		char label[96];
+
+		u.user_data = ud;
+		switch (*set) {
+		case U_FIXED_FILE:
+			u.flags = IOSQE_FIXED_FILE;
+			break;
+		case U_ADDR:
+			u.addr = 1;
+			break;
+		case U_LEN:
+			u.len = 1;
+			break;
+		case U_OFF:
+			u.off = 1;
+			break;
+		case U_RW_FLAGS:
+			u.rw_flags = 1;
+			break;
+		case U_BUF_INDEX:
+			u.buf_index = 1;
+			break;
+		case U_SPLICE_FD_IN:
+			u.splice_fd_in = 1;
+			break;
+		case U_ADDR3:
+			u.addr3 = 1;
+			break;
+		}
+		if (*name)
+			snprintf(label, sizeof(label), "%s %s", name,
+				 field[*set]);
+		else
+			snprintf(label, sizeof(label), "%s", field[*set]);
+		run1(c, r, &u, false, label);
+	}
+}
+#define UFIELDS(...) ((const int[]){ __VA_ARGS__, 0 })
+
 /* A string `len` bytes long (plus NUL) ending right before a PROT_NONE
  * page; returns its address. */
 static char *str_at_page_end(size_t len, char fill)
@@ -853,20 +913,10 @@ static void sc_mkdir_unlink(struct dctx *c)
 	t.flags = IOSQE_ASYNC;
 	run1(c, &r, &t, false, "mkdir ASYNC");
 	/* mkdir prep */
-	t = tsqe(IORING_OP_MKDIRAT, s.dfd, P("p"), 0755, 1, 7);
-	run1(c, &r, &t, false, "mkdir off");
-	t = tsqe(IORING_OP_MKDIRAT, s.dfd, P("p"), 0755, 0, 8);
-	t.rw_flags = 1;
-	run1(c, &r, &t, false, "mkdir rw_flags");
-	t = tsqe(IORING_OP_MKDIRAT, s.dfd, P("p"), 0755, 0, 9);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "mkdir buf_index");
-	t = tsqe(IORING_OP_MKDIRAT, s.dfd, P("p"), 0755, 0, 10);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "mkdir splice_fd_in");
-	t = tsqe(IORING_OP_MKDIRAT, s.dfd, P("p"), 0755, 0, 11);
-	t.flags = IOSQE_FIXED_FILE;
-	run1(c, &r, &t, false, "mkdir FIXED_FILE");
+	t = tsqe(IORING_OP_MKDIRAT, s.dfd, P("p"), 0755, 0, 0);
+	run_unused(c, &r, &t, 7, "mkdir",
+		   UFIELDS(U_OFF, U_RW_FLAGS, U_BUF_INDEX, U_SPLICE_FD_IN,
+			   U_FIXED_FILE));
 	t = tsqe(IORING_OP_MKDIRAT, s.dfd, P(dunmapped_addr()), 0755, 0, 12);
 	run1(c, &r, &t, false, "mkdir unmapped path");
 	t = tsqe(IORING_OP_MKDIRAT, s.dfd, P(""), 0755, 0, 13);
@@ -900,19 +950,10 @@ static void sc_mkdir_unlink(struct dctx *c)
 	t = tsqe(IORING_OP_UNLINKAT, s.dfd, P("e"), 0, 0, 30);
 	t.unlink_flags = AT_REMOVEDIR | 1;
 	run1(c, &r, &t, false, "unlink bad flags");
-	t = tsqe(IORING_OP_UNLINKAT, s.dfd, P("e"), 0, 1, 31);
-	run1(c, &r, &t, false, "unlink off");
-	t = tsqe(IORING_OP_UNLINKAT, s.dfd, P("e"), 1, 0, 32);
-	run1(c, &r, &t, false, "unlink len");
-	t = tsqe(IORING_OP_UNLINKAT, s.dfd, P("e"), 0, 0, 33);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "unlink buf_index");
-	t = tsqe(IORING_OP_UNLINKAT, s.dfd, P("e"), 0, 0, 34);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "unlink splice_fd_in");
-	t = tsqe(IORING_OP_UNLINKAT, s.dfd, P("e"), 0, 0, 35);
-	t.flags = IOSQE_FIXED_FILE;
-	run1(c, &r, &t, false, "unlink FIXED_FILE");
+	t = tsqe(IORING_OP_UNLINKAT, s.dfd, P("e"), 0, 0, 0);
+	run_unused(c, &r, &t, 31, "unlink",
+		   UFIELDS(U_OFF, U_LEN, U_BUF_INDEX, U_SPLICE_FD_IN,
+			   U_FIXED_FILE));
 	t = tsqe(IORING_OP_UNLINKAT, s.dfd, 0, 0, 0, 36);
 	t.unlink_flags = 2;
 	run1(c, &r, &t, false, "unlink bad flags + NULL path");
@@ -970,18 +1011,9 @@ static void sc_rename(struct dctx *c)
 		 P("/proc/self/nope"), 9);
 	run1(c, &r, &t, false, "rename across file systems");
 	/* prep */
-	t = tsqe(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, P("d"),
-		 10);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "rename buf_index");
-	t = tsqe(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, P("d"),
-		 11);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "rename splice_fd_in");
-	t = tsqe(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, P("d"),
-		 12);
-	t.flags = IOSQE_FIXED_FILE;
-	run1(c, &r, &t, false, "rename FIXED_FILE");
+	t = tsqe(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, P("d"), 0);
+	run_unused(c, &r, &t, 10, "rename",
+		   UFIELDS(U_BUF_INDEX, U_SPLICE_FD_IN, U_FIXED_FILE));
 	t = tsqe(IORING_OP_RENAMEAT, s.dfd, 0, (uint32_t)s.dfd, P("d"), 13);
 	run1(c, &r, &t, false, "rename NULL old");
 	t = tsqe(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, 0, 14);
@@ -1024,20 +1056,10 @@ static void sc_links(struct dctx *c)
 	run1(c, &r, &t, false, "symlink existing");
 	t = tsqe(IORING_OP_SYMLINKAT, 9999, P("f"), 0, P("sl3"), 4);
 	run1(c, &r, &t, false, "symlink bad dfd");
-	t = tsqe(IORING_OP_SYMLINKAT, s.dfd, P("f"), 1, P("sl3"), 5);
-	run1(c, &r, &t, false, "symlink len");
-	t = tsqe(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl3"), 6);
-	t.rw_flags = 1;
-	run1(c, &r, &t, false, "symlink rw_flags");
-	t = tsqe(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl3"), 7);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "symlink buf_index");
-	t = tsqe(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl3"), 8);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "symlink splice_fd_in");
-	t = tsqe(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl3"), 9);
-	t.flags = IOSQE_FIXED_FILE;
-	run1(c, &r, &t, false, "symlink FIXED_FILE");
+	t = tsqe(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl3"), 0);
+	run_unused(c, &r, &t, 5, "symlink",
+		   UFIELDS(U_LEN, U_RW_FLAGS, U_BUF_INDEX, U_SPLICE_FD_IN,
+			   U_FIXED_FILE));
 	t = tsqe(IORING_OP_SYMLINKAT, s.dfd, P(""), 0, P("sl3"), 10);
 	run1(c, &r, &t, false, "symlink empty target");
 	t = tsqe(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, 0, 11);
@@ -1078,18 +1100,9 @@ static void sc_links(struct dctx *c)
 	run1(c, &r, &t, false, "link bad flags");
 	t = tsqe(IORING_OP_LINKAT, s.dfd, P("f"), 9999, P("hl6"), 27);
 	run1(c, &r, &t, false, "link bad new dfd");
-	t = tsqe(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl6"),
-		 28);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "link buf_index");
-	t = tsqe(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl6"),
-		 29);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "link splice_fd_in");
-	t = tsqe(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl6"),
-		 30);
-	t.flags = IOSQE_FIXED_FILE;
-	run1(c, &r, &t, false, "link FIXED_FILE");
+	t = tsqe(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl6"), 0);
+	run_unused(c, &r, &t, 28, "link",
+		   UFIELDS(U_BUF_INDEX, U_SPLICE_FD_IN, U_FIXED_FILE));
 	t = tsqe(IORING_OP_LINKAT, s.dfd, 0, (uint32_t)s.dfd, P("hl6"), 31);
 	run1(c, &r, &t, false, "link NULL old");
 	t = tsqe(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P(""), 32);
@@ -1208,21 +1221,10 @@ static void sc_fallocate(struct dctx *c)
 	run1(c, &r, &t, false, "bad fd");
 	t = tsqe(IORING_OP_FALLOCATE, fd, 100, 0x10000, 0, 10);
 	run1(c, &r, &t, false, "unknown mode");
-	t = tsqe(IORING_OP_FALLOCATE, fd, 100, 0, 0, 11);
-	t.flags = IOSQE_FIXED_FILE;
-	run1(c, &r, &t, false, "FIXED_FILE");
-	t = tsqe(IORING_OP_FALLOCATE, fd, 100, 0, 0, 12);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "buf_index");
-	t = tsqe(IORING_OP_FALLOCATE, fd, 100, 0, 0, 13);
-	t.rw_flags = 1;
-	run1(c, &r, &t, false, "rw_flags");
-	t = tsqe(IORING_OP_FALLOCATE, fd, 100, 0, 0, 14);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "splice_fd_in");
-	t = tsqe(IORING_OP_FALLOCATE, fd, 100, 0, 0, 15);
-	t.addr3 = 1;
-	run1(c, &r, &t, false, "addr3");
+	t = tsqe(IORING_OP_FALLOCATE, fd, 100, 0, 0, 0);
+	run_unused(c, &r, &t, 11, "",
+		   UFIELDS(U_FIXED_FILE, U_BUF_INDEX, U_RW_FLAGS,
+			   U_SPLICE_FD_IN, U_ADDR3));
 	t = tsqe(IORING_OP_FALLOCATE, 9999, 100, 0, 0, 16);
 	t.rw_flags = 1;
 	run1(c, &r, &t, false, "bad fd + rw_flags");
@@ -1250,25 +1252,10 @@ static void sc_fallocate(struct dctx *c)
 	run1(c, &r, &t, false, "ftruncate bad fd");
 	t = tsqe(IORING_OP_FTRUNCATE, s.dfd, 0, 0, 0, 26);
 	run1(c, &r, &t, false, "ftruncate directory");
-	t = tsqe(IORING_OP_FTRUNCATE, fd, 0, 0, 0, 27);
-	t.flags = IOSQE_FIXED_FILE;
-	run1(c, &r, &t, false, "ftruncate FIXED_FILE");
-	t = tsqe(IORING_OP_FTRUNCATE, fd, 1, 0, 0, 28);
-	run1(c, &r, &t, false, "ftruncate addr");
-	t = tsqe(IORING_OP_FTRUNCATE, fd, 0, 1, 0, 29);
-	run1(c, &r, &t, false, "ftruncate len");
-	t = tsqe(IORING_OP_FTRUNCATE, fd, 0, 0, 0, 30);
-	t.rw_flags = 1;
-	run1(c, &r, &t, false, "ftruncate rw_flags");
-	t = tsqe(IORING_OP_FTRUNCATE, fd, 0, 0, 0, 31);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "ftruncate buf_index");
-	t = tsqe(IORING_OP_FTRUNCATE, fd, 0, 0, 0, 32);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "ftruncate splice_fd_in");
-	t = tsqe(IORING_OP_FTRUNCATE, fd, 0, 0, 0, 33);
-	t.addr3 = 1;
-	run1(c, &r, &t, false, "ftruncate addr3");
+	t = tsqe(IORING_OP_FTRUNCATE, fd, 0, 0, 0, 0);
+	run_unused(c, &r, &t, 27, "ftruncate",
+		   UFIELDS(U_FIXED_FILE, U_ADDR, U_LEN, U_RW_FLAGS, U_BUF_INDEX,
+			   U_SPLICE_FD_IN, U_ADDR3));
 	fstat(fd, &st);
 	drec_int(c, st.st_size, "size unchanged");
 
@@ -1289,17 +1276,9 @@ static void sc_fallocate(struct dctx *c)
 	run1(c, &r, &t, false, "sfr pipe");
 	t = tsqe(IORING_OP_SYNC_FILE_RANGE, 9999, 0, 0, 0, 45);
 	run1(c, &r, &t, false, "sfr bad fd");
-	t = tsqe(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 46);
-	t.flags = IOSQE_FIXED_FILE;
-	run1(c, &r, &t, false, "sfr FIXED_FILE");
-	t = tsqe(IORING_OP_SYNC_FILE_RANGE, fd, 1, 0, 0, 47);
-	run1(c, &r, &t, false, "sfr addr");
-	t = tsqe(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 48);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "sfr buf_index");
-	t = tsqe(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 49);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "sfr splice_fd_in");
+	t = tsqe(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 0);
+	run_unused(c, &r, &t, 46, "sfr",
+		   UFIELDS(U_FIXED_FILE, U_ADDR, U_BUF_INDEX, U_SPLICE_FD_IN));
 
 	/* FADVISE: len is 32 bits */
 	t = tsqe(IORING_OP_FADVISE, fd, 0, 4096, 0, 60);
@@ -1325,17 +1304,9 @@ static void sc_fallocate(struct dctx *c)
 	run1(c, &r, &t, false, "fadvise pipe");
 	t = tsqe(IORING_OP_FADVISE, 9999, 0, 0, 0, 67);
 	run1(c, &r, &t, false, "fadvise bad fd");
-	t = tsqe(IORING_OP_FADVISE, fd, 0, 0, 0, 68);
-	t.flags = IOSQE_FIXED_FILE;
-	run1(c, &r, &t, false, "fadvise FIXED_FILE");
-	t = tsqe(IORING_OP_FADVISE, fd, 1, 0, 0, 69);
-	run1(c, &r, &t, false, "fadvise addr");
-	t = tsqe(IORING_OP_FADVISE, fd, 0, 0, 0, 70);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "fadvise buf_index");
-	t = tsqe(IORING_OP_FADVISE, fd, 0, 0, 0, 71);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "fadvise splice_fd_in");
+	t = tsqe(IORING_OP_FADVISE, fd, 0, 0, 0, 0);
+	run_unused(c, &r, &t, 68, "fadvise",
+		   UFIELDS(U_FIXED_FILE, U_ADDR, U_BUF_INDEX, U_SPLICE_FD_IN));
 	close(fd);
 	close(ro);
 	tclose2(p);
@@ -1384,14 +1355,9 @@ static void sc_madvise(struct dctx *c)
 	run1(c, &r, &t, false, "madvise FIXED_FILE (no file)");
 	t = tsqe(IORING_OP_MADVISE, 77, P(m), (uint32_t)pg, 0, 8);
 	run1(c, &r, &t, false, "madvise fd set");
-	t = tsqe(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg, 1, 9);
-	run1(c, &r, &t, false, "madvise off");
-	t = tsqe(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg, 0, 10);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "madvise buf_index");
-	t = tsqe(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg, 0, 11);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "madvise splice_fd_in");
+	t = tsqe(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg, 0, 0);
+	run_unused(c, &r, &t, 9, "madvise",
+		   UFIELDS(U_OFF, U_BUF_INDEX, U_SPLICE_FD_IN));
 	munmap(m, (size_t)pg * 4);
 	tring_exit(&r);
 }

@@ -128,36 +128,7 @@ static int reg(struct tring *r, unsigned int op, void *arg, unsigned int n)
 static int pbuf_reg(struct tring *r, void *ring, unsigned int entries,
 		    uint16_t bgid)
 {
-	struct io_uring_buf_reg rg;
-
-	memset(&rg, 0, sizeof(rg));
-	rg.ring_addr = (uint64_t)(uintptr_t)ring;
-	rg.ring_entries = entries;
-	rg.bgid = bgid;
-	return reg(r, IORING_REGISTER_PBUF_RING, &rg, 1);
-}
-
-static int pbuf_head(struct tring *r, uint16_t bgid)
-{
-	struct io_uring_buf_status st;
-	int ret;
-
-	memset(&st, 0, sizeof(st));
-	st.buf_group = bgid;
-	ret = reg(r, IORING_REGISTER_PBUF_STATUS, &st, 1);
-	return ret ? ret : (int)st.head;
-}
-
-static void ring_add(struct io_uring_buf_ring *br, unsigned int mask,
-		     uint16_t *tail, void *addr, uint32_t len, uint16_t bid)
-{
-	struct io_uring_buf *b = &br->bufs[*tail & mask];
-
-	b->addr = (uint64_t)(uintptr_t)addr;
-	b->len = len;
-	b->bid = bid;
-	(*tail)++;
-	__atomic_store_n(&br->tail, *tail, __ATOMIC_RELEASE);
+	return tpbuf_reg(r, ring, entries, bgid, 0);
 }
 
 /* ---- one-shot RECV / RECVMSG, legacy groups ---- */
@@ -366,28 +337,29 @@ static long body_ring(struct dctx *c, void *arg)
 		return 0;
 	drec_int(c, pbuf_reg(&r, br, 8, 5), "register a ring");
 	for (uint16_t i = 0; i < 3; i++)
-		ring_add(br, 7, &tail, a + 64 * i, 64, (uint16_t)(100 + i));
+		tbuf_ring_add(br, 7, &tail, a + 64 * i, 64,
+			      (uint16_t)(100 + i));
 
 	twrite(sp[0], "ring!", 5);
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 5, 0, 1);
 	run(c, &r, 1, "RECV from a ring");
-	drec_int(c, pbuf_head(&r, 5), "head");
+	drec_int(c, tpbuf_head(&r, 5), "head");
 
 	/* waiting: the head does not move until data arrives */
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 5, 0, 2);
 	dsubmit_sqp(c, &r, "RECV waits");
 	none(c, &r, 20, "RECV waits");
-	drec_int(c, pbuf_head(&r, 5), "head while it waits");
+	drec_int(c, tpbuf_head(&r, 5), "head while it waits");
 	twrite(sp[0], "later", 5);
 	dreapn(c, &r, 1, true, "RECV gets data");
-	drec_int(c, pbuf_head(&r, 5), "head");
+	drec_int(c, tpbuf_head(&r, 5), "head");
 	drec_int(c, !memcmp(a + 64, "later", 5), "data in bid 101");
 
 	/* EOF: nothing consumed */
 	shutdown(sp[0], SHUT_WR);
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 5, 0, 3);
 	run(c, &r, 1, "RECV at EOF");
-	drec_int(c, pbuf_head(&r, 5), "head");
+	drec_int(c, tpbuf_head(&r, 5), "head");
 	tclose2(sp);
 	if (tsockpair(sp))
 		return 0;
@@ -399,7 +371,7 @@ static long body_ring(struct dctx *c, void *arg)
 	cancel(&r, 4, 5);
 	dsubmit_sqp(c, &r, "cancel");
 	dreapn(c, &r, 2, false, "cancel");
-	drec_int(c, pbuf_head(&r, 5), "head");
+	drec_int(c, tpbuf_head(&r, 5), "head");
 
 	/* the last one, then empty */
 	twrite(sp[0], "0123456789", 10);
@@ -407,7 +379,7 @@ static long body_ring(struct dctx *c, void *arg)
 	run(c, &r, 1, "RECV len 4");
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 5, 0, 7);
 	run(c, &r, 1, "RECV, ring empty: -ENOBUFS");
-	drec_int(c, pbuf_head(&r, 5), "head");
+	drec_int(c, tpbuf_head(&r, 5), "head");
 
 	tclose2(sp);
 	tring_exit(&r);

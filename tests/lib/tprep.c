@@ -201,3 +201,42 @@ void tclose2(const int fds[2])
 	close(fds[0]);
 	close(fds[1]);
 }
+
+int tpbuf_reg(struct tring *r, void *ring, unsigned int entries,
+	      uint16_t bgid, uint16_t flags)
+{
+	struct io_uring_buf_reg rg;
+
+	memset(&rg, 0, sizeof(rg));
+	rg.ring_addr = (uint64_t)(uintptr_t)ring;
+	rg.ring_entries = entries;
+	rg.bgid = bgid;
+	rg.flags = flags;
+	return r->be->reg((unsigned int)r->fd, IORING_REGISTER_PBUF_RING, &rg,
+			  1);
+}
+
+int tpbuf_head(struct tring *r, uint32_t bgid)
+{
+	struct io_uring_buf_status st;
+	int ret;
+
+	memset(&st, 0, sizeof(st));
+	st.buf_group = bgid;
+	ret = r->be->reg((unsigned int)r->fd, IORING_REGISTER_PBUF_STATUS, &st,
+			 1);
+	return ret ? ret : (int)st.head;
+}
+
+void tbuf_ring_add(struct io_uring_buf_ring *br, unsigned int mask,
+		   uint16_t *tail, void *addr, uint32_t len, uint16_t bid)
+{
+	struct io_uring_buf *b = &br->bufs[*tail & mask];
+
+	b->addr = (uint64_t)(uintptr_t)addr;
+	b->len = len;
+	b->bid = bid;
+	(*tail)++;
+	/* the ring reads the tail with an acquire load before the entry */
+	__atomic_store_n(&br->tail, *tail, __ATOMIC_RELEASE);
+}

@@ -84,6 +84,21 @@ int drun1_sqe(struct dctx *c, struct tring *r, const struct io_uring_sqe *t,
 int dsubmit_nop(struct dctx *c, struct tring *r, const struct io_uring_sqe *t,
 		uint64_t nop_ud, const char *label);
 
+/* ---- provided-buffer rings ---- */
+
+/* REGISTER_PBUF_RING of ring (entries, group bgid, flags) on r. */
+int tpbuf_reg(struct tring *r, void *ring, unsigned int entries,
+	      uint16_t bgid, uint16_t flags);
+/* REGISTER_PBUF_STATUS of group bgid: its head, or the error. */
+int tpbuf_head(struct tring *r, uint32_t bgid);
+/*
+ * Adds a buffer at *tail (masked by mask) and publishes the new tail
+ * with a release store (pairs with the acquire load of the tail by the
+ * ring when it selects a buffer).
+ */
+void tbuf_ring_add(struct io_uring_buf_ring *br, unsigned int mask,
+		   uint16_t *tail, void *addr, uint32_t len, uint16_t bid);
+
 /* ---- fds ---- */
 
 /* write(2) of all n bytes, or abort: the scenario cannot go on. */

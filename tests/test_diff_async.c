@@ -12,7 +12,6 @@
  * engine hang shows as HUNG instead of stalling the suite.  On the uuring
  * side only, the statistics must show the requests ran in io-wq.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -657,32 +656,9 @@ ISOLATED(sc_stable, body_stable)
 
 static int has_thread(const char *name)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int found = 0;
+	int n = tthreads_named(name, false, NULL, NULL);
 
-	if (!d)
-		return -1;
-	while ((e = readdir(d))) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-			 e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f)) {
-			comm[strcspn(comm, "\n")] = 0;
-			if (!strcmp(comm, name))
-				found = 1;
-		}
-		fclose(f);
-	}
-	closedir(d);
-	return found;
+	return n < 0 ? -1 : n > 0;
 }
 
 struct sub_arg {
@@ -754,51 +730,43 @@ ISOLATED(sc_workers, body_workers)
 
 /* ---- IORING_REGISTER_IOWQ_AFF ---- */
 
+struct cpus_arg {
+	char *out;
+	size_t len;
+};
+
+static void add_cpus(const char *tid, void *arg)
+{
+	struct cpus_arg *a = arg;
+	char path[300], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%s/status", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *v;
+
+		if (strncmp(line, "Cpus_allowed_list:", 18))
+			continue;
+		v = line + 18;
+		v += strspn(v, " \t");
+		v[strcspn(v, "\n")] = 0;
+		if (a->out[0])
+			strncat(a->out, ",", a->len - strlen(a->out) - 1);
+		strncat(a->out, v, a->len - strlen(a->out) - 1);
+	}
+	fclose(f);
+}
+
 /* Cpus_allowed_list of the threads named name, joined ("1", "1,1", ...) */
 static void thread_cpus(const char *name, char *out, size_t len)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
+	struct cpus_arg a = { out, len };
 
 	out[0] = 0;
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char path[300], comm[32] = "", line[256];
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-			 e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = 0;
-		fclose(f);
-		if (strcmp(comm, name))
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/status",
-			 e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			char *v;
-
-			if (strncmp(line, "Cpus_allowed_list:", 18))
-				continue;
-			v = line + 18;
-			v += strspn(v, " \t");
-			v[strcspn(v, "\n")] = 0;
-			if (out[0])
-				strncat(out, ",", len - strlen(out) - 1);
-			strncat(out, v, len - strlen(out) - 1);
-		}
-		fclose(f);
-	}
-	closedir(d);
+	tthreads_named(name, false, add_cpus, &a);
 }
 
 struct aff_arg {

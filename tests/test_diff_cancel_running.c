@@ -18,7 +18,6 @@
  * target) are compared as multisets.  Every body runs isolated with a
  * time limit: a worker that is never interrupted shows as HUNG.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -109,6 +108,27 @@ static void settle(void)
 	usleep(100 * 1000);
 }
 
+struct in_arg {
+	long nr;
+	int n;
+};
+
+static void count_in(const char *tid, void *arg)
+{
+	struct in_arg *a = arg;
+	char p[300], line[256];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/self/task/%s/syscall", tid);
+	f = fopen(p, "r");
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f) && strtol(line, NULL, 10) == a->nr &&
+	    line[0] != 'r')
+		a->n++;
+	fclose(f);
+}
+
 /*
  * How many of this process's iou-wrk-* threads are inside system call nr
  * (/proc/self/task/TID/syscall starts with the number).  Disturbs
@@ -116,39 +136,9 @@ static void settle(void)
  */
 static int workers_in(long nr)
 {
-	char p[300], line[256];
-	struct dirent *de;
-	int n = 0;
-	DIR *d = opendir("/proc/self/task");
+	struct in_arg a = { nr, 0 };
 
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		FILE *f;
-		bool wrk;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "/proc/self/task/%s/comm", de->d_name);
-		f = fopen(p, "r");
-		if (!f)
-			continue;
-		wrk = fgets(line, sizeof(line), f) &&
-		      !strncmp(line, "iou-wrk-", 8);
-		fclose(f);
-		if (!wrk)
-			continue;
-		snprintf(p, sizeof(p), "/proc/self/task/%s/syscall", de->d_name);
-		f = fopen(p, "r");
-		if (!f)
-			continue;
-		if (fgets(line, sizeof(line), f) && strtol(line, NULL, 10) == nr &&
-		    line[0] != 'r')
-			n++;
-		fclose(f);
-	}
-	closedir(d);
-	return n;
+	return tthreads_named("iou-wrk-", true, count_in, &a) < 0 ? -1 : a.n;
 }
 
 /* Waits up to ms for no worker to be in system call nr; returns how many

@@ -2,8 +2,10 @@
 /*
  * tprep: SQE and recording helpers shared by the differential tests.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -239,4 +241,39 @@ void tbuf_ring_add(struct io_uring_buf_ring *br, unsigned int mask,
 	(*tail)++;
 	/* the ring reads the tail with an acquire load before the entry */
 	__atomic_store_n(&br->tail, *tail, __ATOMIC_RELEASE);
+}
+
+int tthreads_named(const char *name, bool prefix,
+		   void (*fn)(const char *tid, void *arg), void *arg)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char path[300], comm[32] = "";
+		bool read_ok;
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		read_ok = fgets(comm, sizeof(comm), f) != NULL;
+		fclose(f);
+		comm[strcspn(comm, "\n")] = 0;
+		if (!read_ok || (prefix ? strncmp(comm, name, strlen(name)) :
+					  strcmp(comm, name)))
+			continue;
+		n++;
+		if (fn)
+			fn(e->d_name, arg);
+	}
+	closedir(d);
+	return n;
 }

@@ -112,4 +112,15 @@ int tsockpair(int sp[2]);
 /* Closes fds[0], then fds[1]. */
 void tclose2(const int fds[2]);
 
+/* ---- threads ---- */
+
+/*
+ * Calls fn(tid, arg) (fn may be NULL) for each thread of this process
+ * whose name (comm) is name, or starts with it when prefix is true, in
+ * /proc/self/task order.  Returns how many matched, or -1 when
+ * /proc/self/task cannot be read.
+ */
+int tthreads_named(const char *name, bool prefix,
+		   void (*fn)(const char *tid, void *arg), void *arg);
+
 #endif /* TESTS_TPREP_H */

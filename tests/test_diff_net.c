@@ -200,8 +200,7 @@ static long body_send_recv(struct dctx *c, void *arg)
 	int sp[2], p[2], file, res;
 
 	(void)arg;
-	if (dring_flags(c, &r, 32, 0) || pipe(p) ||
-	    tsockpair(sp))
+	if (dring_flags(c, &r, 32, 0) || pipe(p) || tsockpair(sp))
 		return 0;
 	file = dtmpfile(c, 64, 3);
 	s0 = dstats(c, &r);
@@ -375,8 +374,7 @@ static long body_poll_first(struct dctx *c, void *arg)
 	int sp[2], p[2], file;
 
 	(void)arg;
-	if (dring_flags(c, &r, 32, 0) || pipe(p) ||
-	    tsockpair(sp))
+	if (dring_flags(c, &r, 32, 0) || pipe(p) || tsockpair(sp))
 		return 0;
 	file = dtmpfile(c, 64, 3);
 	twrite(sp[0], "ready", 5);
@@ -869,8 +867,7 @@ static long body_prep(struct dctx *c, void *arg)
 	int sp[2], l;
 
 	(void)arg;
-	if (dring_flags(c, &r, 32, 0) ||
-	    tsockpair(sp))
+	if (dring_flags(c, &r, 32, 0) || tsockpair(sp))
 		return 0;
 	l = tcp_listener(&sa, 4, true);
 
@@ -1532,8 +1529,7 @@ static long body_zc(struct dctx *c, void *arg)
 	int ls, cl, sv, sp[2], p[2], u0, u1;
 
 	(void)arg;
-	if (dring_flags(c, &r, 32, 0) || pipe(p) ||
-	    tsockpair(sp))
+	if (dring_flags(c, &r, 32, 0) || pipe(p) || tsockpair(sp))
 		return 0;
 	warm(&r);
 	ls = tcp_listener(&sa, 4, false);
@@ -1761,8 +1757,7 @@ static long body_refused(struct dctx *c, void *arg)
 	int sp[2];
 
 	(void)arg;
-	if (dring_flags(c, &r, 8, 0) ||
-	    tsockpair(sp))
+	if (dring_flags(c, &r, 8, 0) || tsockpair(sp))
 		return 0;
 	sendp(&r, sp[0], "b", 1, 0, 3, 0)->ioprio = IORING_RECVSEND_BUNDLE;
 	dnow_sqp(c, &r, "SEND bundle without buffers");

@@ -140,8 +140,7 @@ static long body_legacy(struct dctx *c, void *arg)
 	int sp[2], p[2];
 
 	(void)arg;
-	if (!a || pipe(p) || dring_flags(c, &r, 16, 0) ||
-	    tsockpair(sp))
+	if (!a || pipe(p) || dring_flags(c, &r, 16, 0) || tsockpair(sp))
 		return 0;
 	provide(&r, a, 16, 3, 1, 0, 1);
 	run(c, &r, 1, "provide 3");
@@ -244,8 +243,7 @@ static long body_recvmsg(struct dctx *c, void *arg)
 	int u0, u1, sp[2];
 
 	(void)arg;
-	if (!a || dring_flags(c, &r, 16, 0) ||
-	    tsockpair(sp))
+	if (!a || dring_flags(c, &r, 16, 0) || tsockpair(sp))
 		return 0;
 	u0 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	u1 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -332,8 +330,7 @@ static long body_ring(struct dctx *c, void *arg)
 	int sp[2];
 
 	(void)arg;
-	if (!a || !br || dring_flags(c, &r, 16, 0) ||
-	    tsockpair(sp))
+	if (!a || !br || dring_flags(c, &r, 16, 0) || tsockpair(sp))
 		return 0;
 	drec_int(c, pbuf_reg(&r, br, 8, 5), "register a ring");
 	for (uint16_t i = 0; i < 3; i++)
@@ -396,8 +393,7 @@ static long body_mshot_prep(struct dctx *c, void *arg)
 	int sp[2];
 
 	(void)arg;
-	if (dring_flags(c, &r, 16, 0) ||
-	    tsockpair(sp))
+	if (dring_flags(c, &r, 16, 0) || tsockpair(sp))
 		return 0;
 	tprep(&r, IORING_OP_RECV, sp[1], NULL, 0, 0, 1, 0)->ioprio =
 		IORING_RECV_MULTISHOT;
@@ -436,8 +432,7 @@ static long body_mshot(struct dctx *c, void *arg)
 	int sp[2];
 
 	(void)arg;
-	if (!a || dring_flags(c, &r, 16, 0) ||
-	    tsockpair(sp))
+	if (!a || dring_flags(c, &r, 16, 0) || tsockpair(sp))
 		return 0;
 	provide(&r, a, 8, 4, 1, 0, 1);
 	run(c, &r, 1, "provide 4 of 8 bytes");
@@ -495,8 +490,7 @@ static long body_mshot_limits(struct dctx *c, void *arg)
 	int sp[2];
 
 	(void)arg;
-	if (!a || dring_flags(c, &r, 16, 0) ||
-	    tsockpair(sp))
+	if (!a || dring_flags(c, &r, 16, 0) || tsockpair(sp))
 		return 0;
 	provide(&r, a, 64, 8, 1, 0, 1);
 	run(c, &r, 1, "provide 8 of 64 bytes");
@@ -660,8 +654,7 @@ static long body_mshot_msg(struct dctx *c, void *arg)
 	unsigned int got;
 
 	(void)arg;
-	if (!a || dring_flags(c, &r, 16, 0) ||
-	    tsockpair(sp))
+	if (!a || dring_flags(c, &r, 16, 0) || tsockpair(sp))
 		return 0;
 	u0 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	u1 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);

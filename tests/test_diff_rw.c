@@ -621,17 +621,40 @@ static void *writer(void *arg)
 }
 
 /*
+ * Submits a READ (user_data ud) of the empty pipe rfd while a writer
+ * thread writes to it after w->delay_ms; records enter's result (under
+ * submit_label), whether the write had happened when enter returned
+ * (written_label) and the CQE (cqe_label).
+ */
+static void read_during_write(struct dctx *c, struct tring *r,
+			      struct delayed_write *w, int rfd, uint64_t ud,
+			      const char *submit_label,
+			      const char *written_label, const char *cqe_label)
+{
+	/* static: a read still pending after a failed reap lands here */
+	static char buf[16];
+	pthread_t th;
+
+	w->written = 0;
+	pthread_create(&th, NULL, writer, w);
+	tring_prep_rw(tring_get_sqe(r), IORING_OP_READ, rfd, buf, sizeof(buf),
+		      0, ud);
+	drec_int(c, tring_submit(r), "%s", submit_label);
+	drec_int(c, __atomic_load_n(&w->written, __ATOMIC_SEQ_CST), "%s",
+		 written_label);
+	dreap(c, r, 1, true, cqe_label);
+	pthread_join(th, NULL);
+}
+
+/*
  * A read on an empty pipe must not block enter: the kernel arms poll and
  * completes it when data arrives.
  */
 static void sc_pipe_empty_read(struct dctx *c)
 {
 	struct delayed_write w;
-	struct io_uring_sqe *sqe;
 	struct tring r;
-	pthread_t th;
-	char buf[16];
-	int p[2], ret;
+	int p[2];
 
 	if (dring_flags(c, &r, 16, 0))
 		return;
@@ -641,29 +664,16 @@ static void sc_pipe_empty_read(struct dctx *c)
 	}
 	w.fd = p[1];
 	w.delay_ms = 300;
-	w.written = 0;
-	pthread_create(&th, NULL, writer, &w);
-	sqe = tring_get_sqe(&r);
-	tring_prep_rw(sqe, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1);
-	ret = tring_submit(&r);
-	drec_int(c, ret, "submit read on empty pipe");
-	drec_int(c, __atomic_load_n(&w.written, __ATOMIC_SEQ_CST),
-		 "enter returned only after the data was written");
-	dreap(c, &r, 1, true, "pipe read");
-	pthread_join(th, NULL);
+	read_during_write(c, &r, &w, p[0], 1, "submit read on empty pipe",
+			  "enter returned only after the data was written",
+			  "pipe read");
 
 	/* the same with O_NONBLOCK: still waits via poll */
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
-	w.written = 0;
-	pthread_create(&th, NULL, writer, &w);
-	sqe = tring_get_sqe(&r);
-	tring_prep_rw(sqe, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2);
-	ret = tring_submit(&r);
-	drec_int(c, ret, "submit read on empty O_NONBLOCK pipe");
-	drec_int(c, __atomic_load_n(&w.written, __ATOMIC_SEQ_CST),
-		 "O_NONBLOCK: enter returned only after the write");
-	dreap(c, &r, 1, true, "O_NONBLOCK pipe read");
-	pthread_join(th, NULL);
+	read_during_write(c, &r, &w, p[0], 2,
+			  "submit read on empty O_NONBLOCK pipe",
+			  "O_NONBLOCK: enter returned only after the write",
+			  "O_NONBLOCK pipe read");
 	tclose2(p);
 	tring_exit(&r);
 }

@@ -441,21 +441,11 @@ ISOLATED(sc_wait_cancel, body_wait_cancel)
 /* PROBE lists both opcodes */
 static void sc_probe(struct dctx *c)
 {
-	struct tring r;
-	size_t sz = sizeof(struct io_uring_probe) +
-		    256 * sizeof(struct io_uring_probe_op);
-	struct io_uring_probe *p = calloc(1, sz);
+	static const int ops[] = { IORING_OP_EPOLL_CTL, IORING_OP_EPOLL_WAIT };
+	static const char *const labels[] = { "EPOLL_CTL supported",
+					      "EPOLL_WAIT supported" };
 
-	if (!p || dring_flags(c, &r, 8, 0))
-		return;
-	drec_int(c, r.be->reg((unsigned int)r.fd, IORING_REGISTER_PROBE, p, 256),
-		 "probe");
-	drec_int(c, !!(p->ops[IORING_OP_EPOLL_CTL].flags &
-		       IO_URING_OP_SUPPORTED), "EPOLL_CTL supported");
-	drec_int(c, !!(p->ops[IORING_OP_EPOLL_WAIT].flags &
-		       IO_URING_OP_SUPPORTED), "EPOLL_WAIT supported");
-	free(p);
-	tring_exit(&r);
+	dprobe_ops(c, ops, labels, 2);
 }
 
 static const struct dscenario scenarios[] = {

@@ -1776,20 +1776,8 @@ static void sc_probe(struct dctx *c)
 		IORING_OP_SHUTDOWN, IORING_OP_SOCKET, IORING_OP_BIND,
 		IORING_OP_LISTEN, IORING_OP_SEND_ZC, IORING_OP_SENDMSG_ZC,
 	};
-	struct tring r;
-	size_t sz = sizeof(struct io_uring_probe) +
-		    256 * sizeof(struct io_uring_probe_op);
-	struct io_uring_probe *p = calloc(1, sz);
 
-	if (!p || dring_flags(c, &r, 8, 0))
-		return;
-	drec_int(c, r.be->reg((unsigned int)r.fd, IORING_REGISTER_PROBE, p, 256),
-		 "probe");
-	for (unsigned int i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		drec_int(c, !!(p->ops[ops[i]].flags & IO_URING_OP_SUPPORTED),
-			 "opcode %d supported", ops[i]);
-	free(p);
-	tring_exit(&r);
+	dprobe_ops(c, ops, NULL, sizeof(ops) / sizeof(ops[0]));
 }
 
 static const struct dscenario scenarios[] = {

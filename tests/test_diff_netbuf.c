@@ -120,11 +120,6 @@ static void *map(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static int reg(struct tring *r, unsigned int op, void *arg, unsigned int n)
-{
-	return r->be->reg((unsigned int)r->fd, op, arg, n);
-}
-
 static int pbuf_reg(struct tring *r, void *ring, unsigned int entries,
 		    uint16_t bgid)
 {
@@ -740,20 +735,10 @@ ISOLATED(sc_mshot_msg, body_mshot_msg)
 
 static void sc_probe(struct dctx *c)
 {
-	struct tring r;
-	size_t sz = sizeof(struct io_uring_probe) +
-		    256 * sizeof(struct io_uring_probe_op);
-	struct io_uring_probe *p = calloc(1, sz);
+	static const int ops[] = { IORING_OP_RECV, IORING_OP_RECVMSG };
+	static const char *const labels[] = { "RECV", "RECVMSG" };
 
-	if (!p || dring_flags(c, &r, 8, 0))
-		return;
-	drec_int(c, reg(&r, IORING_REGISTER_PROBE, p, 256), "probe");
-	drec_int(c, !!(p->ops[IORING_OP_RECV].flags & IO_URING_OP_SUPPORTED),
-		 "RECV");
-	drec_int(c, !!(p->ops[IORING_OP_RECVMSG].flags &
-		       IO_URING_OP_SUPPORTED), "RECVMSG");
-	free(p);
-	tring_exit(&r);
+	dprobe_ops(c, ops, labels, 2);
 }
 
 static const struct dscenario scenarios[] = {

@@ -336,18 +336,10 @@ static void sc_files_update_op(struct dctx *c)
 
 static void sc_probe(struct dctx *c)
 {
-	size_t sz = sizeof(struct io_uring_probe) +
-		    256 * sizeof(struct io_uring_probe_op);
-	struct io_uring_probe *p = calloc(1, sz);
-	struct tring r;
+	static const int ops[] = { IORING_OP_FILES_UPDATE };
+	static const char *const labels[] = { "FILES_UPDATE" };
 
-	if (!p || dring_flags(c, &r, 8, 0))
-		return;
-	drec_int(c, reg(c, &r, IORING_REGISTER_PROBE, p, 256), "probe");
-	drec_int(c, !!(p->ops[IORING_OP_FILES_UPDATE].flags &
-		       IO_URING_OP_SUPPORTED), "FILES_UPDATE");
-	free(p);
-	tring_exit(&r);
+	dprobe_ops(c, ops, labels, 1);
 }
 
 /*

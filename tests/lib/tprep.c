@@ -204,6 +204,30 @@ void tclose2(const int fds[2])
 	close(fds[1]);
 }
 
+void dprobe_ops(struct dctx *c, const int *ops, const char *const *labels,
+		unsigned int n)
+{
+	size_t sz = sizeof(struct io_uring_probe) +
+		    256 * sizeof(struct io_uring_probe_op);
+	struct io_uring_probe *p = calloc(1, sz);
+	struct tring r;
+
+	if (!p || dring_flags(c, &r, 8, 0))
+		return;
+	drec_int(c, r.be->reg((unsigned int)r.fd, IORING_REGISTER_PROBE, p, 256),
+		 "probe");
+	for (unsigned int i = 0; i < n; i++) {
+		int ok = !!(p->ops[ops[i]].flags & IO_URING_OP_SUPPORTED);
+
+		if (labels)
+			drec_int(c, ok, "%s", labels[i]);
+		else
+			drec_int(c, ok, "opcode %d supported", ops[i]);
+	}
+	free(p);
+	tring_exit(&r);
+}
+
 int tpbuf_reg(struct tring *r, void *ring, unsigned int entries,
 	      uint16_t bgid, uint16_t flags)
 {

@@ -84,6 +84,14 @@ int drun1_sqe(struct dctx *c, struct tring *r, const struct io_uring_sqe *t,
 int dsubmit_nop(struct dctx *c, struct tring *r, const struct io_uring_sqe *t,
 		uint64_t nop_ud, const char *label);
 
+/*
+ * On a fresh 8-entry ring: records REGISTER_PROBE (256 ops) as "probe",
+ * then for each of the n opcodes ops[] whether the probe marks it
+ * supported, labelled labels[i] (labels NULL: "opcode N supported").
+ */
+void dprobe_ops(struct dctx *c, const int *ops, const char *const *labels,
+		unsigned int n);
+
 /* ---- provided-buffer rings ---- */
 
 /* REGISTER_PBUF_RING of ring (entries, group bgid, flags) on r. */

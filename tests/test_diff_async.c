@@ -12,7 +12,6 @@
  * engine hang shows as HUNG instead of stalling the suite.  On the uuring
  * side only, the statistics must show the requests ran in io-wq.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -26,47 +25,22 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 #include "uuring.h"
 
 #define FSZ 10000
 #define LIMIT_MS 5000
 #define SEC 1000000000LL
 
-static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
-				 const void *addr, unsigned int len,
-				 uint64_t off, uint64_t ud, uint8_t flags)
-{
-	struct io_uring_sqe *s = tring_get_sqe(r);
-
-	tring_prep_rw(s, op, fd, addr, len, off, ud);
-	s->flags = flags;
-	return s;
-}
-
 static void nop(struct tring *r, uint64_t ud, bool fail, uint8_t flags)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_NOP, -1, NULL, 0, 0, ud,
-				      flags);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_NOP, -1, NULL, 0, 0, ud,
+				       flags);
 
 	if (fail) {
 		s->nop_flags = IORING_NOP_INJECT_RESULT;
 		s->len = (unsigned int)-EIO;
 	}
-}
-
-/* Submits what is queued (expecting one SQE), reaps one CQE, records it. */
-static int one(struct dctx *c, struct tring *r, const char *label)
-{
-	struct tcqe cqe;
-	unsigned int n;
-	int ret;
-
-	ret = tring_submit(r);
-	if (ret != 1)
-		drec_int(c, ret, "%s: submit", label);
-	n = tring_reap_wait(r, &cqe, 1, 2 * SEC);
-	drec_cqes(c, &cqe, n, true, "%s", label);
-	return n ? cqe.res : -99999;
 }
 
 static void check_data(struct dctx *c, const void *buf, int res,
@@ -103,52 +77,52 @@ static void file_ops(struct dctx *c, struct tring *r, const char *dir)
 	ro = open("/etc/hostname", O_RDONLY);
 
 #define L(s) (snprintf(label, sizeof(label), "%s: %s", dir, s), label)
-	prep(r, IORING_OP_READ, fd, buf, 100, 0, 1, IOSQE_ASYNC);
-	res = one(c, r, L("read 100 at 0"));
+	tprep(r, IORING_OP_READ, fd, buf, 100, 0, 1, IOSQE_ASYNC);
+	res = drun1(c, r, L("read 100 at 0"));
 	check_data(c, buf, res, 0, 7, label);
-	prep(r, IORING_OP_READ, fd, buf, 100, FSZ - 50, 2, IOSQE_ASYNC);
-	res = one(c, r, L("read short at EOF"));
+	tprep(r, IORING_OP_READ, fd, buf, 100, FSZ - 50, 2, IOSQE_ASYNC);
+	res = drun1(c, r, L("read short at EOF"));
 	check_data(c, buf, res, FSZ - 50, 7, label);
-	prep(r, IORING_OP_READ, fd, buf, 100, FSZ + 4096, 3, IOSQE_ASYNC);
-	one(c, r, L("read past EOF"));
-	prep(r, IORING_OP_READ, fd, buf, 0, 0, 4, IOSQE_ASYNC);
-	one(c, r, L("read len 0"));
+	tprep(r, IORING_OP_READ, fd, buf, 100, FSZ + 4096, 3, IOSQE_ASYNC);
+	drun1(c, r, L("read past EOF"));
+	tprep(r, IORING_OP_READ, fd, buf, 0, 0, 4, IOSQE_ASYNC);
+	drun1(c, r, L("read len 0"));
 	lseek(fd, 300, SEEK_SET);
-	prep(r, IORING_OP_READ, fd, buf, 100, (uint64_t)-1, 5, IOSQE_ASYNC);
-	res = one(c, r, L("read at file position"));
+	tprep(r, IORING_OP_READ, fd, buf, 100, (uint64_t)-1, 5, IOSQE_ASYNC);
+	res = drun1(c, r, L("read at file position"));
 	check_data(c, buf, res, 300, 7, label);
-	prep(r, IORING_OP_READ, fd, buf, 100, (uint64_t)-1, 6, IOSQE_ASYNC);
-	res = one(c, r, L("read at advanced position"));
+	tprep(r, IORING_OP_READ, fd, buf, 100, (uint64_t)-1, 6, IOSQE_ASYNC);
+	res = drun1(c, r, L("read at advanced position"));
 	check_data(c, buf, res, 400, 7, label);
 	drec_int(c, lseek(fd, 0, SEEK_CUR), "%s", L("position after reads"));
-	prep(r, IORING_OP_READ, fd, dunmapped_addr(), 100, 0, 7, IOSQE_ASYNC);
-	one(c, r, L("read into unmapped"));
-	prep(r, IORING_OP_READ, fd, buf, 100, (uint64_t)-2, 8, IOSQE_ASYNC);
-	one(c, r, L("read offset -2"));
-	prep(r, IORING_OP_READ, fd, buf, 100, 0, 9, IOSQE_ASYNC)->rw_flags =
+	tprep(r, IORING_OP_READ, fd, dunmapped_addr(), 100, 0, 7, IOSQE_ASYNC);
+	drun1(c, r, L("read into unmapped"));
+	tprep(r, IORING_OP_READ, fd, buf, 100, (uint64_t)-2, 8, IOSQE_ASYNC);
+	drun1(c, r, L("read offset -2"));
+	tprep(r, IORING_OP_READ, fd, buf, 100, 0, 9, IOSQE_ASYNC)->rw_flags =
 		RWF_NOWAIT;
-	one(c, r, L("read RWF_NOWAIT (cached)"));
-	prep(r, IORING_OP_READ, fd, buf, 100, 0, 10, IOSQE_ASYNC)->rw_flags =
+	drun1(c, r, L("read RWF_NOWAIT (cached)"));
+	tprep(r, IORING_OP_READ, fd, buf, 100, 0, 10, IOSQE_ASYNC)->rw_flags =
 		0x10000;
-	one(c, r, L("read unknown RWF bit"));
+	drun1(c, r, L("read unknown RWF bit"));
 
 	memset(w, 'w', 4096);
-	prep(r, IORING_OP_WRITE, fd, w, 200, 5000, 11, IOSQE_ASYNC);
-	one(c, r, L("write 200 at 5000"));
+	tprep(r, IORING_OP_WRITE, fd, w, 200, 5000, 11, IOSQE_ASYNC);
+	drun1(c, r, L("write 200 at 5000"));
 	drec_int(c, pread(fd, buf, 200, 5000) == 200 && !memcmp(buf, w, 200),
 		 "%s", L("written data"));
-	prep(r, IORING_OP_WRITE, fd, w, 4096, FSZ + 1000, 12, IOSQE_ASYNC);
-	one(c, r, L("write extending the file"));
+	tprep(r, IORING_OP_WRITE, fd, w, 4096, FSZ + 1000, 12, IOSQE_ASYNC);
+	drun1(c, r, L("write extending the file"));
 	{
 		struct stat st;
 
 		fstat(fd, &st);
 		drec_int(c, st.st_size, "%s", L("size after extension"));
 	}
-	prep(r, IORING_OP_WRITE, ro, w, 10, 0, 13, IOSQE_ASYNC);
-	one(c, r, L("write to O_RDONLY fd"));
-	prep(r, IORING_OP_WRITE, fd, dunmapped_addr(), 10, 0, 14, IOSQE_ASYNC);
-	one(c, r, L("write from unmapped"));
+	tprep(r, IORING_OP_WRITE, ro, w, 10, 0, 13, IOSQE_ASYNC);
+	drun1(c, r, L("write to O_RDONLY fd"));
+	tprep(r, IORING_OP_WRITE, fd, dunmapped_addr(), 10, 0, 14, IOSQE_ASYNC);
+	drun1(c, r, L("write from unmapped"));
 
 	iov[0].iov_base = buf;
 	iov[0].iov_len = 10;
@@ -156,28 +130,28 @@ static void file_ops(struct dctx *c, struct tring *r, const char *dir)
 	iov[1].iov_len = 0;
 	iov[2].iov_base = buf + 10;
 	iov[2].iov_len = 990;
-	prep(r, IORING_OP_READV, fd, iov, 3, 20, 15, IOSQE_ASYNC);
-	res = one(c, r, L("readv 3 iovecs at 20"));
+	tprep(r, IORING_OP_READV, fd, iov, 3, 20, 15, IOSQE_ASYNC);
+	res = drun1(c, r, L("readv 3 iovecs at 20"));
 	check_data(c, buf, res, 20, 7, label);
-	prep(r, IORING_OP_READV, fd, dunmapped_addr(), 1, 0, 16, IOSQE_ASYNC);
-	one(c, r, L("readv unmapped iovec array"));
-	prep(r, IORING_OP_READV, fd, iov, 1025, 0, 17, IOSQE_ASYNC);
-	one(c, r, L("readv 1025 iovecs"));
+	tprep(r, IORING_OP_READV, fd, dunmapped_addr(), 1, 0, 16, IOSQE_ASYNC);
+	drun1(c, r, L("readv unmapped iovec array"));
+	tprep(r, IORING_OP_READV, fd, iov, 1025, 0, 17, IOSQE_ASYNC);
+	drun1(c, r, L("readv 1025 iovecs"));
 	iov[0].iov_base = w;
 	iov[0].iov_len = 7;
 	iov[1].iov_base = w;
 	iov[1].iov_len = 9;
-	prep(r, IORING_OP_WRITEV, fd, iov, 2, 100, 18, IOSQE_ASYNC);
-	one(c, r, L("writev 2 iovecs"));
+	tprep(r, IORING_OP_WRITEV, fd, iov, 2, 100, 18, IOSQE_ASYNC);
+	drun1(c, r, L("writev 2 iovecs"));
 
-	prep(r, IORING_OP_FSYNC, fd, NULL, 0, 0, 19, IOSQE_ASYNC);
-	one(c, r, L("fsync"));
-	prep(r, IORING_OP_FSYNC, fd, NULL, 0, 0, 20, IOSQE_ASYNC)->fsync_flags =
-		IORING_FSYNC_DATASYNC;
-	one(c, r, L("fdatasync"));
-	prep(r, IORING_OP_FSYNC, fd, NULL, 0, 0, 21, IOSQE_ASYNC)->fsync_flags =
-		4;
-	one(c, r, L("fsync bad flags"));
+	tprep(r, IORING_OP_FSYNC, fd, NULL, 0, 0, 19, IOSQE_ASYNC);
+	drun1(c, r, L("fsync"));
+	tprep(r, IORING_OP_FSYNC, fd, NULL, 0, 0, 20,
+	      IOSQE_ASYNC)->fsync_flags = IORING_FSYNC_DATASYNC;
+	drun1(c, r, L("fdatasync"));
+	tprep(r, IORING_OP_FSYNC, fd, NULL, 0, 0, 21,
+	      IOSQE_ASYNC)->fsync_flags = 4;
+	drun1(c, r, L("fsync bad flags"));
 #undef L
 	close(fd);
 	close(ro);
@@ -197,54 +171,53 @@ static long body_ops(struct dctx *c, void *arg)
 		return 0;
 	s0 = dstats(c, &r);
 	nop(&r, 1, false, IOSQE_ASYNC);
-	one(c, &r, "nop");
+	drun1(c, &r, "nop");
 	nop(&r, 2, true, IOSQE_ASYNC);
-	one(c, &r, "nop injecting -EIO");
-	prep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 3, IOSQE_ASYNC)->nop_flags =
+	drun1(c, &r, "nop injecting -EIO");
+	tprep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 3, IOSQE_ASYNC)->nop_flags =
 		0x80000000u;
-	one(c, &r, "nop unknown flag");
+	drun1(c, &r, "nop unknown flag");
 	file_ops(c, &r, "/tmp");
 	file_ops(c, &r, "/dev/shm");
 
-	prep(&r, IORING_OP_READ, -1, buf, 10, 0, 30, IOSQE_ASYNC);
-	one(c, &r, "read fd -1");
-	prep(&r, IORING_OP_READ, 9999, buf, 10, 0, 31, IOSQE_ASYNC);
-	one(c, &r, "read fd 9999");
-	prep(&r, IORING_OP_FSYNC, 9999, NULL, 0, 0, 32, IOSQE_ASYNC);
-	one(c, &r, "fsync fd 9999");
+	tprep(&r, IORING_OP_READ, -1, buf, 10, 0, 30, IOSQE_ASYNC);
+	drun1(c, &r, "read fd -1");
+	tprep(&r, IORING_OP_READ, 9999, buf, 10, 0, 31, IOSQE_ASYNC);
+	drun1(c, &r, "read fd 9999");
+	tprep(&r, IORING_OP_FSYNC, 9999, NULL, 0, 0, 32, IOSQE_ASYNC);
+	drun1(c, &r, "fsync fd 9999");
 
 	fd = open("/dev/zero", O_RDONLY);
-	prep(&r, IORING_OP_READ, fd, buf, sizeof(buf), 0, 33, IOSQE_ASYNC);
-	one(c, &r, "read /dev/zero");
+	tprep(&r, IORING_OP_READ, fd, buf, sizeof(buf), 0, 33, IOSQE_ASYNC);
+	drun1(c, &r, "read /dev/zero");
 	close(fd);
 	fd = open("/dev/null", O_WRONLY);
-	prep(&r, IORING_OP_WRITE, fd, buf, sizeof(buf), 0, 34, IOSQE_ASYNC);
-	one(c, &r, "write /dev/null");
-	prep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 35, IOSQE_ASYNC);
-	one(c, &r, "fsync /dev/null");
+	tprep(&r, IORING_OP_WRITE, fd, buf, sizeof(buf), 0, 34, IOSQE_ASYNC);
+	drun1(c, &r, "write /dev/null");
+	tprep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 35, IOSQE_ASYNC);
+	drun1(c, &r, "fsync /dev/null");
 	close(fd);
 	fd = open("/tmp", O_RDONLY | O_DIRECTORY);
-	prep(&r, IORING_OP_READ, fd, buf, 10, 0, 36, IOSQE_ASYNC);
-	one(c, &r, "read directory");
-	prep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 37, IOSQE_ASYNC);
-	one(c, &r, "fsync directory");
+	tprep(&r, IORING_OP_READ, fd, buf, 10, 0, 36, IOSQE_ASYNC);
+	drun1(c, &r, "read directory");
+	tprep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 37, IOSQE_ASYNC);
+	drun1(c, &r, "fsync directory");
 	close(fd);
 
 	if (!pipe(p)) {
 		dpattern(buf, 64, 3, 0);
-		prep(&r, IORING_OP_WRITE, p[1], buf, 64, 0, 40, IOSQE_ASYNC);
-		one(c, &r, "pipe write");
+		tprep(&r, IORING_OP_WRITE, p[1], buf, 64, 0, 40, IOSQE_ASYNC);
+		drun1(c, &r, "pipe write");
 		memset(buf, 0, 64);
-		prep(&r, IORING_OP_READ, p[0], buf, 100, 0, 41, IOSQE_ASYNC);
-		check_data(c, buf, one(c, &r, "pipe read with data"), 0, 3,
+		tprep(&r, IORING_OP_READ, p[0], buf, 100, 0, 41, IOSQE_ASYNC);
+		check_data(c, buf, drun1(c, &r, "pipe read with data"), 0, 3,
 			   "pipe read");
-		prep(&r, IORING_OP_READ, p[0], buf, 100, 0, 42,
-		     IOSQE_ASYNC)->rw_flags = RWF_NOWAIT;
-		one(c, &r, "empty pipe read RWF_NOWAIT");
-		prep(&r, IORING_OP_FSYNC, p[0], NULL, 0, 0, 43, IOSQE_ASYNC);
-		one(c, &r, "fsync pipe");
-		close(p[0]);
-		close(p[1]);
+		tprep(&r, IORING_OP_READ, p[0], buf, 100, 0, 42,
+		      IOSQE_ASYNC)->rw_flags = RWF_NOWAIT;
+		drun1(c, &r, "empty pipe read RWF_NOWAIT");
+		tprep(&r, IORING_OP_FSYNC, p[0], NULL, 0, 0, 43, IOSQE_ASYNC);
+		drun1(c, &r, "fsync pipe");
+		tclose2(p);
 	}
 	s1 = dstats(c, &r);
 	if (!c->is_kernel) {
@@ -296,23 +269,23 @@ static long body_batch(struct dctx *c, void *arg)
 			break;
 		case 2:
 		case 3:
-			prep(&r, IORING_OP_READ, fd, buf + 512 * i, 512,
-			     (uint64_t)i * 600, i, f);
+			tprep(&r, IORING_OP_READ, fd, buf + 512 * i, 512,
+			      (uint64_t)i * 600, i, f);
 			break;
 		case 4:
-			prep(&r, IORING_OP_READV, fd, &iov[i], 1,
-			     (uint64_t)i * 600, i, f);
+			tprep(&r, IORING_OP_READV, fd, &iov[i], 1,
+			      (uint64_t)i * 600, i, f);
 			break;
 		case 5:
-			prep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, i, f);
+			tprep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, i, f);
 			break;
 		case 6:
 			/* not async: mixed with the async ones */
-			prep(&r, IORING_OP_READ, fd, buf + 512 * i, 512,
-			     (uint64_t)i * 600, i, 0);
+			tprep(&r, IORING_OP_READ, fd, buf + 512 * i, 512,
+			      (uint64_t)i * 600, i, 0);
 			break;
 		default:
-			prep(&r, IORING_OP_READ, -1, buf, 1, 0, i, f);
+			tprep(&r, IORING_OP_READ, -1, buf, 1, 0, i, f);
 			break;
 		}
 	}
@@ -403,32 +376,32 @@ static long body_link_ops(struct dctx *c, void *arg)
 	memset(w, 'x', sizeof(w));
 
 	/* write -> fsync -> read, every member async */
-	prep(&r, IORING_OP_WRITE, fd, "abcdefgh", 8, 100, 1,
-	     IOSQE_IO_LINK | IOSQE_ASYNC);
-	prep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 2,
-	     IOSQE_IO_LINK | IOSQE_ASYNC);
-	prep(&r, IORING_OP_READ, fd, buf, 8, 100, 3,
-	     IOSQE_IO_LINK | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_WRITE, fd, "abcdefgh", 8, 100, 1,
+	      IOSQE_IO_LINK | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 2,
+	      IOSQE_IO_LINK | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, fd, buf, 8, 100, 3,
+	      IOSQE_IO_LINK | IOSQE_ASYNC);
 	nop(&r, 4, false, IOSQE_ASYNC);
 	drec_int(c, tring_submit(&r), "async write-fsync-read: submit");
 	dreap(c, &r, 4, true, "async write-fsync-read");
 	drec_int(c, !memcmp(buf, "abcdefgh", 8), "chain read data");
 
 	/* only the middle member async */
-	prep(&r, IORING_OP_WRITE, fd, "ijklmnop", 8, 108, 5, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 6,
-	     IOSQE_IO_LINK | IOSQE_ASYNC);
-	prep(&r, IORING_OP_READ, fd, buf, 16, 100, 7, 0);
+	tprep(&r, IORING_OP_WRITE, fd, "ijklmnop", 8, 108, 5, IOSQE_IO_LINK);
+	tprep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 6,
+	      IOSQE_IO_LINK | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, fd, buf, 16, 100, 7, 0);
 	drec_int(c, tring_submit(&r), "middle async: submit");
 	dreap(c, &r, 3, true, "middle async");
 	drec_int(c, !memcmp(buf, "abcdefghijklmnop", 16), "middle async data");
 
 	/* a failing async member (bad fd) cancels the rest */
 	nop(&r, 10, false, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_READ, -1, buf, 8, 0, 11,
-	     IOSQE_IO_LINK | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, -1, buf, 8, 0, 11,
+	      IOSQE_IO_LINK | IOSQE_ASYNC);
 	nop(&r, 12, false, IOSQE_IO_LINK | IOSQE_ASYNC);
-	prep(&r, IORING_OP_WRITE, fd, w, 8, 0, 13, IOSQE_IO_LINK);
+	tprep(&r, IORING_OP_WRITE, fd, w, 8, 0, 13, IOSQE_IO_LINK);
 	nop(&r, 14, false, 0);
 	drec_int(c, tring_submit(&r), "failing async member: submit");
 	dreap(c, &r, 5, true, "failing async member");
@@ -436,24 +409,24 @@ static long body_link_ops(struct dctx *c, void *arg)
 		 "cancelled write did not run");
 
 	/* an async short read breaks a soft link ... */
-	prep(&r, IORING_OP_READ, fd, buf, 200, 0, 20,
-	     IOSQE_IO_LINK | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, fd, buf, 200, 0, 20,
+	      IOSQE_IO_LINK | IOSQE_ASYNC);
 	nop(&r, 21, false, IOSQE_IO_LINK);
 	nop(&r, 22, false, 0);
 	drec_int(c, tring_submit(&r), "async short read link: submit");
 	dreap(c, &r, 3, true, "async short read link");
 	/* ... but not a hard link */
-	prep(&r, IORING_OP_READ, fd, buf, 200, 0, 23,
-	     IOSQE_IO_HARDLINK | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, fd, buf, 200, 0, 23,
+	      IOSQE_IO_HARDLINK | IOSQE_ASYNC);
 	nop(&r, 24, false, IOSQE_ASYNC);
 	drec_int(c, tring_submit(&r), "async short read hardlink: submit");
 	dreap(c, &r, 2, true, "async short read hardlink");
 
 	/* a failing async member of a hardlink chain: the rest runs */
-	prep(&r, IORING_OP_FSYNC, 9999, NULL, 0, 0, 30,
-	     IOSQE_IO_HARDLINK | IOSQE_ASYNC);
-	prep(&r, IORING_OP_WRITE, fd, "HARD", 4, 0, 31,
-	     IOSQE_IO_HARDLINK | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_FSYNC, 9999, NULL, 0, 0, 30,
+	      IOSQE_IO_HARDLINK | IOSQE_ASYNC);
+	tprep(&r, IORING_OP_WRITE, fd, "HARD", 4, 0, 31,
+	      IOSQE_IO_HARDLINK | IOSQE_ASYNC);
 	nop(&r, 32, true, IOSQE_IO_HARDLINK);
 	nop(&r, 33, false, 0);
 	drec_int(c, tring_submit(&r), "async hardlink failures: submit");
@@ -463,8 +436,8 @@ static long body_link_ops(struct dctx *c, void *arg)
 
 	/* a bad SQE in a chain with async members: the head is cancelled */
 	nop(&r, 40, false, IOSQE_IO_LINK | IOSQE_ASYNC);
-	prep(&r, IORING_OP_READ, fd, buf, 8, 0, 41,
-	     IOSQE_IO_LINK | IOSQE_ASYNC)->ioprio = 7 << 13;
+	tprep(&r, IORING_OP_READ, fd, buf, 8, 0, 41,
+	      IOSQE_IO_LINK | IOSQE_ASYNC)->ioprio = 7 << 13;
 	nop(&r, 42, false, 0);
 	drec_int(c, tring_submit(&r), "bad SQE in async chain: submit");
 	dreap(c, &r, 2, true, "bad SQE in async chain");
@@ -475,8 +448,8 @@ static long body_link_ops(struct dctx *c, void *arg)
 	lseek(fd, 0, SEEK_SET);
 	for (i = 0; i < 8; i++) {
 		w[i] = (char)('A' + i);
-		prep(&r, IORING_OP_WRITE, fd, &w[i], 1, (uint64_t)-1, 50 + i,
-		     (i < 7 ? IOSQE_IO_LINK : 0) | IOSQE_ASYNC);
+		tprep(&r, IORING_OP_WRITE, fd, &w[i], 1, (uint64_t)-1, 50 + i,
+		      (i < 7 ? IOSQE_IO_LINK : 0) | IOSQE_ASYNC);
 	}
 	drec_int(c, tring_submit(&r), "linked async appends: submit");
 	dreap(c, &r, 8, true, "linked async appends");
@@ -531,11 +504,11 @@ static long body_drain(struct dctx *c, void *arg)
 		if (i < 6)
 			nop(&r, i, i == 3, IOSQE_ASYNC);
 		else if (i < 10)
-			prep(&r, IORING_OP_READ, fd, buf[i], 64, i * 64, i,
-			     IOSQE_ASYNC);
+			tprep(&r, IORING_OP_READ, fd, buf[i], 64, i * 64, i,
+			      IOSQE_ASYNC);
 		else
-			prep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, i,
-			     IOSQE_ASYNC);
+			tprep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, i,
+			      IOSQE_ASYNC);
 	}
 	nop(&r, 100, false, IOSQE_IO_DRAIN);
 	nop(&r, 101, false, 0);
@@ -559,7 +532,8 @@ static long body_drain(struct dctx *c, void *arg)
 
 	/* async fsyncs in one enter, the drain in the next */
 	for (i = 0; i < 4; i++)
-		prep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 300 + i, IOSQE_ASYNC);
+		tprep(&r, IORING_OP_FSYNC, fd, NULL, 0, 0, 300 + i,
+		      IOSQE_ASYNC);
 	drec_int(c, tring_submit(&r), "fsyncs: submit");
 	nop(&r, 310, false, IOSQE_IO_DRAIN);
 	drec_int(c, tring_submit(&r), "drain next enter: submit");
@@ -606,12 +580,12 @@ static long one_file(struct dctx *c, const char *dir)
 	for (i = 0; i < N; i++) {
 		memset(buf + (size_t)i * BS, 'a' + i % 26, BS);
 		buf[(size_t)i * BS] = (char)i;
-		prep(&r, i % 3 ? IORING_OP_WRITE : IORING_OP_FSYNC, fd,
-		     i % 3 ? buf + (size_t)i * BS : NULL, i % 3 ? BS : 0,
-		     i % 3 ? (uint64_t)i * BS : 0, i, IOSQE_ASYNC);
+		tprep(&r, i % 3 ? IORING_OP_WRITE : IORING_OP_FSYNC, fd,
+		      i % 3 ? buf + (size_t)i * BS : NULL, i % 3 ? BS : 0,
+		      i % 3 ? (uint64_t)i * BS : 0, i, IOSQE_ASYNC);
 	}
 	snprintf(label, sizeof(label), "%s: %d async writes+fsyncs", dir, N);
-	drec_int(c, tring_submit(&r), "%s: submit", label);
+	dsubmit(c, &r, label);
 	dreap(c, &r, N, false, label);
 	for (i = 0; i < N; i++) {
 		if (!(i % 3))
@@ -657,8 +631,8 @@ static long body_stable(struct dctx *c, void *arg)
 		iov[0].iov_len = 32;
 		iov[1].iov_base = a + 32;
 		iov[1].iov_len = 32;
-		prep(&r, IORING_OP_WRITEV, fd, iov, 2, (uint64_t)i * 64, i,
-		     IOSQE_ASYNC);
+		tprep(&r, IORING_OP_WRITEV, fd, iov, 2, (uint64_t)i * 64, i,
+		      IOSQE_ASYNC);
 		tring_submit(&r);
 		/* on an SQPOLL ring, submission is when the SQ thread
 		 * takes the SQE */
@@ -682,32 +656,9 @@ ISOLATED(sc_stable, body_stable)
 
 static int has_thread(const char *name)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int found = 0;
+	int n = tthreads_named(name, false, NULL, NULL);
 
-	if (!d)
-		return -1;
-	while ((e = readdir(d))) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-			 e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f)) {
-			comm[strcspn(comm, "\n")] = 0;
-			if (!strcmp(comm, name))
-				found = 1;
-		}
-		fclose(f);
-	}
-	closedir(d);
-	return found;
+	return n < 0 ? -1 : n > 0;
 }
 
 struct sub_arg {
@@ -749,7 +700,7 @@ static long body_workers(struct dctx *c, void *arg)
 	snprintf(name, sizeof(name), "iou-wrk-%d", gettid());
 	drec_int(c, has_thread(name), "worker thread before any ASYNC");
 	nop(&r, 1, false, IOSQE_ASYNC);
-	one(c, &r, "async nop");
+	drun1(c, &r, "async nop");
 	drec_int(c, has_thread(name), "iou-wrk-<own tid> after ASYNC");
 
 	memset(&a, 0, sizeof(a));
@@ -771,7 +722,7 @@ static long body_workers(struct dctx *c, void *arg)
 	pthread_barrier_destroy(&a.checked);
 	/* the ring still works from the first thread */
 	nop(&r, 2, false, IOSQE_ASYNC);
-	one(c, &r, "async nop after the second thread exited");
+	drun1(c, &r, "async nop after the second thread exited");
 	tring_exit(&r);
 	return 0;
 }
@@ -779,51 +730,43 @@ ISOLATED(sc_workers, body_workers)
 
 /* ---- IORING_REGISTER_IOWQ_AFF ---- */
 
+struct cpus_arg {
+	char *out;
+	size_t len;
+};
+
+static void add_cpus(const char *tid, void *arg)
+{
+	struct cpus_arg *a = arg;
+	char path[300], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%s/status", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *v;
+
+		if (strncmp(line, "Cpus_allowed_list:", 18))
+			continue;
+		v = line + 18;
+		v += strspn(v, " \t");
+		v[strcspn(v, "\n")] = 0;
+		if (a->out[0])
+			strncat(a->out, ",", a->len - strlen(a->out) - 1);
+		strncat(a->out, v, a->len - strlen(a->out) - 1);
+	}
+	fclose(f);
+}
+
 /* Cpus_allowed_list of the threads named name, joined ("1", "1,1", ...) */
 static void thread_cpus(const char *name, char *out, size_t len)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
+	struct cpus_arg a = { out, len };
 
 	out[0] = 0;
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char path[300], comm[32] = "", line[256];
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-			 e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = 0;
-		fclose(f);
-		if (strcmp(comm, name))
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/status",
-			 e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			char *v;
-
-			if (strncmp(line, "Cpus_allowed_list:", 18))
-				continue;
-			v = line + 18;
-			v += strspn(v, " \t");
-			v[strcspn(v, "\n")] = 0;
-			if (out[0])
-				strncat(out, ",", len - strlen(out) - 1);
-			strncat(out, v, len - strlen(out) - 1);
-		}
-		fclose(f);
-	}
-	closedir(d);
+	tthreads_named(name, false, add_cpus, &a);
 }
 
 struct aff_arg {
@@ -884,7 +827,7 @@ static long body_iowq_aff(struct dctx *c, void *arg)
 	drec_int(c, c->be->reg(fd, IORING_REGISTER_IOWQ_AFF, big, sizeof(big)),
 		 "IOWQ_AFF CPU 1 and bits beyond the possible CPUs");
 	nop(&r, 1, false, IOSQE_ASYNC);
-	one(c, &r, "ASYNC NOP");
+	drun1(c, &r, "ASYNC NOP");
 	snprintf(name, sizeof(name), "iou-wrk-%d", gettid());
 	thread_cpus(name, cpus, sizeof(cpus));
 	drec_int(c, !strcmp(cpus, "1"), "the worker runs on CPU 1 only");
@@ -893,7 +836,7 @@ static long body_iowq_aff(struct dctx *c, void *arg)
 	drec_int(c, c->be->reg(fd, IORING_REGISTER_IOWQ_AFF, &m, sizeof(m)),
 		 "IOWQ_AFF CPU 0");
 	nop(&r, 2, false, IOSQE_ASYNC);
-	one(c, &r, "ASYNC NOP on the idle worker");
+	drun1(c, &r, "ASYNC NOP on the idle worker");
 	thread_cpus(name, cpus, sizeof(cpus));
 	drec_int(c, !strcmp(cpus, "1"), "the idle worker still on CPU 1");
 	tring_exit(&r);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 
 #define PS 4096
 
@@ -42,17 +43,14 @@ static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
 				 const void *addr, unsigned int len,
 				 uint64_t off, uint64_t ud)
 {
-	struct io_uring_sqe *sqe = tring_get_sqe(r);
-
-	tring_prep_rw(sqe, op, fd, addr, len, off, ud);
-	return sqe;
+	return tprep(r, op, fd, addr, len, off, ud, 0);
 }
 
 /* Submits what is queued and records the n CQEs it produces, in order. */
 static void run(struct dctx *c, struct tring *r, unsigned int n,
 		const char *label)
 {
-	drec_int(c, tring_submit(r), "%s: submit", label);
+	dsubmit(c, r, label);
 	dreap(c, r, n, true, label);
 }
 
@@ -60,7 +58,7 @@ static void run(struct dctx *c, struct tring *r, unsigned int n,
 static void run_any(struct dctx *c, struct tring *r, unsigned int n,
 		    const char *label)
 {
-	drec_int(c, tring_submit(r), "%s: submit", label);
+	dsubmit(c, r, label);
 	dreap(c, r, n, false, label);
 }
 
@@ -483,8 +481,7 @@ static void sc_tag_inflight(struct dctx *c)
 	run(c, &r, 1, "a new read_fixed");
 	drec_int(c, (int)write(p[1], "hello", 5), "write");
 	dreap(c, &r, 2, true, "read, then the tag");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 }
 
@@ -818,8 +815,7 @@ static void sc_provide_pipe(struct dctx *c)
 	run_any(c, &r, 2, "cancel it");
 	remove_bufs(&r, 5, 1, 14);
 	run(c, &r, 1, "left in the group");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 }
 
@@ -831,31 +827,6 @@ static struct io_uring_buf_ring *mk_ring(unsigned int n)
 	return map(sz, PROT_READ | PROT_WRITE);
 }
 
-static void ring_add(struct io_uring_buf_ring *br, unsigned int mask,
-		     uint16_t *tail, void *addr, uint32_t len, uint16_t bid)
-{
-	struct io_uring_buf *b = &br->bufs[*tail & mask];
-
-	b->addr = (uint64_t)(uintptr_t)addr;
-	b->len = len;
-	b->bid = bid;
-	(*tail)++;
-	__atomic_store_n(&br->tail, *tail, __ATOMIC_RELEASE);
-}
-
-static int pbuf_reg(struct dctx *c, struct tring *r, void *ring,
-		    unsigned int entries, uint16_t bgid, uint16_t flags)
-{
-	struct io_uring_buf_reg rg;
-
-	memset(&rg, 0, sizeof(rg));
-	rg.ring_addr = (uint64_t)(uintptr_t)ring;
-	rg.ring_entries = entries;
-	rg.bgid = bgid;
-	rg.flags = flags;
-	return reg(c, r, IORING_REGISTER_PBUF_RING, &rg, 1);
-}
-
 static int pbuf_unreg(struct dctx *c, struct tring *r, uint16_t bgid)
 {
 	struct io_uring_buf_reg rg;
@@ -863,18 +834,6 @@ static int pbuf_unreg(struct dctx *c, struct tring *r, uint16_t bgid)
 	memset(&rg, 0, sizeof(rg));
 	rg.bgid = bgid;
 	return reg(c, r, IORING_UNREGISTER_PBUF_RING, &rg, 1);
-}
-
-static int pbuf_head(struct dctx *c, struct tring *r, uint32_t bgid)
-{
-	struct io_uring_buf_status st;
-	int ret;
-
-	memset(&st, 0, sizeof(st));
-	st.buf_group = bgid;
-	st.head = 12345;
-	ret = reg(c, r, IORING_REGISTER_PBUF_STATUS, &st, 1);
-	return ret ? ret : (int)st.head;
 }
 
 static void sc_pbuf_reg(struct dctx *c)
@@ -895,21 +854,21 @@ static void sc_pbuf_reg(struct dctx *c)
 	drec_int(c, reg(c, &r, IORING_REGISTER_PBUF_RING, dunmapped_addr(), 1), "bad pointer");
 	rg.resv[1] = 1;
 	drec_int(c, reg(c, &r, IORING_REGISTER_PBUF_RING, &rg, 1), "resv");
-	drec_int(c, pbuf_reg(c, &r, br, 8, 0, 4), "unknown flag");
-	drec_int(c, pbuf_reg(c, &r, br, 0, 0, 0), "0 entries");
-	drec_int(c, pbuf_reg(c, &r, br, 6, 0, 0), "6 entries");
-	drec_int(c, pbuf_reg(c, &r, big, 65536, 0, 0), "65536 entries");
-	drec_int(c, pbuf_reg(c, &r, (char *)br + 16, 8, 0, 0), "unaligned");
-	drec_int(c, pbuf_reg(c, &r, NULL, 8, 0, 0), "NULL ring");
-	drec_int(c, pbuf_reg(c, &r, dunmapped_addr(), 8, 0, 0), "unmapped ring");
-	drec_int(c, pbuf_reg(c, &r, ro, 8, 0, 0), "read-only ring");
-	drec_int(c, pbuf_reg(c, &r, big, 1024, 0, 0), "1024 entries in 16 pages");
-	drec_int(c, pbuf_reg(c, &r, big, 32768, 1, 0), "32768 entries, past the mapping");
-	drec_int(c, pbuf_reg(c, &r, br, 8, 0, 0), "group 0 again");
-	drec_int(c, pbuf_reg(c, &r, br, 8, 65535, IOU_PBUF_RING_INC), "group 65535, INC");
-	drec_int(c, pbuf_head(c, &r, 65535), "status");
-	drec_int(c, pbuf_head(c, &r, 3), "status, no group");
-	drec_int(c, pbuf_head(c, &r, 65536), "status, group 65536");
+	drec_int(c, tpbuf_reg(&r, br, 8, 0, 4), "unknown flag");
+	drec_int(c, tpbuf_reg(&r, br, 0, 0, 0), "0 entries");
+	drec_int(c, tpbuf_reg(&r, br, 6, 0, 0), "6 entries");
+	drec_int(c, tpbuf_reg(&r, big, 65536, 0, 0), "65536 entries");
+	drec_int(c, tpbuf_reg(&r, (char *)br + 16, 8, 0, 0), "unaligned");
+	drec_int(c, tpbuf_reg(&r, NULL, 8, 0, 0), "NULL ring");
+	drec_int(c, tpbuf_reg(&r, dunmapped_addr(), 8, 0, 0), "unmapped ring");
+	drec_int(c, tpbuf_reg(&r, ro, 8, 0, 0), "read-only ring");
+	drec_int(c, tpbuf_reg(&r, big, 1024, 0, 0), "1024 entries in 16 pages");
+	drec_int(c, tpbuf_reg(&r, big, 32768, 1, 0), "32768 entries, past the mapping");
+	drec_int(c, tpbuf_reg(&r, br, 8, 0, 0), "group 0 again");
+	drec_int(c, tpbuf_reg(&r, br, 8, 65535, IOU_PBUF_RING_INC), "group 65535, INC");
+	drec_int(c, tpbuf_head(&r, 65535), "status");
+	drec_int(c, tpbuf_head(&r, 3), "status, no group");
+	drec_int(c, tpbuf_head(&r, 65536), "status, group 65536");
 	memset(&st, 0, sizeof(st));
 	st.resv[3] = 1;
 	drec_int(c, reg(c, &r, IORING_REGISTER_PBUF_STATUS, &st, 1), "status resv");
@@ -922,9 +881,9 @@ static void sc_pbuf_reg(struct dctx *c)
 	provide(&r, a, 64, 1, 0, 0, 4);
 	remove_bufs(&r, 1, 0, 5);
 	run(c, &r, 5, "legacy groups");
-	drec_int(c, pbuf_reg(c, &r, br, 8, 5, 0), "over a legacy group");
-	drec_int(c, pbuf_reg(c, &r, br, 8, 6, 0), "over an emptied legacy group");
-	drec_int(c, pbuf_head(c, &r, 5), "status of a legacy group");
+	drec_int(c, tpbuf_reg(&r, br, 8, 5, 0), "over a legacy group");
+	drec_int(c, tpbuf_reg(&r, br, 8, 6, 0), "over an emptied legacy group");
+	drec_int(c, tpbuf_head(&r, 5), "status of a legacy group");
 	drec_int(c, pbuf_unreg(c, &r, 5), "unregister a legacy group");
 	drec_int(c, pbuf_unreg(c, &r, 7), "unregister no group");
 	memset(&rg, 0, sizeof(rg));
@@ -956,12 +915,12 @@ static void sc_pbuf_file(struct dctx *c)
 
 	if (!br || !a || fd < 0 || dring_flags(c, &r, 16, 0))
 		return;
-	drec_int(c, pbuf_reg(c, &r, br, 4, 3, 0), "register");
+	drec_int(c, tpbuf_reg(&r, br, 4, 3, 0), "register");
 	read_sel(&r, fd, 0, 0, 3, 1);
 	run(c, &r, 1, "empty ring");
-	ring_add(br, 3, &tail, a, 100, 7);
-	ring_add(br, 3, &tail, a + 100, 100, 8);
-	ring_add(br, 3, &tail, a + 200, 0, 9);
+	tbuf_ring_add(br, 3, &tail, a, 100, 7);
+	tbuf_ring_add(br, 3, &tail, a + 100, 100, 8);
+	tbuf_ring_add(br, 3, &tail, a + 200, 0, 9);
 	read_sel(&r, fd, 0, 0, 3, 2);
 	sqe = prep(&r, IORING_OP_READV, fd, &iov, 1, 500, 3);
 	sqe->flags |= IOSQE_BUFFER_SELECT;
@@ -969,7 +928,7 @@ static void sc_pbuf_file(struct dctx *c)
 	read_sel(&r, fd, 0, 0, 3, 4); /* a zero-length buffer */
 	read_sel(&r, fd, 0, 0, 3, 5);
 	run(c, &r, 4, "reads");
-	drec_int(c, pbuf_head(c, &r, 3), "head");
+	drec_int(c, tpbuf_head(&r, 3), "head");
 	{
 		unsigned char want[100];
 
@@ -980,7 +939,8 @@ static void sc_pbuf_file(struct dctx *c)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	wo = open(path, O_WRONLY | O_CLOEXEC);
 	for (int i = 0; i < 3; i++)
-		ring_add(br, 3, &tail, a + 300 + 10 * i, 10, (uint16_t)(20 + i));
+		tbuf_ring_add(br, 3, &tail, a + 300 + 10 * i, 10,
+			      (uint16_t)(20 + i));
 	read_sel(&r, wo, 0, 0, 3, 6);
 	read_sel(&r, fd, 0, 8190, 3, 8);
 	run(c, &r, 2, "wrapped");
@@ -988,7 +948,7 @@ static void sc_pbuf_file(struct dctx *c)
 	run(c, &r, 1, "in io-wq");
 	read_sel(&r, fd, 0, 0, 3, 7)->flags |= IOSQE_ASYNC;
 	run(c, &r, 1, "in io-wq, empty");
-	drec_int(c, pbuf_head(c, &r, 3), "head");
+	drec_int(c, tpbuf_head(&r, 3), "head");
 	/* legacy ops on a ring group */
 	provide(&r, a, 10, 1, 3, 0, 10);
 	remove_bufs(&r, 1, 3, 11);
@@ -1013,28 +973,28 @@ static void sc_pbuf_pipe(struct dctx *c)
 
 	if (!br || !a || pipe(p) || dring_flags(c, &r, 16, 0))
 		return;
-	drec_int(c, pbuf_reg(c, &r, br, 8, 1, 0), "register");
+	drec_int(c, tpbuf_reg(&r, br, 8, 1, 0), "register");
 	for (int i = 0; i < 4; i++)
-		ring_add(br, 7, &tail, a + 64 * i, 64, (uint16_t)i);
+		tbuf_ring_add(br, 7, &tail, a + 64 * i, 64, (uint16_t)i);
 	read_sel(&r, p[0], 0, 0, 1, 1);
 	drec_int(c, tring_submit(&r), "parked read");
 	usleep(20000);
-	drec_int(c, pbuf_head(c, &r, 1), "head while parked");
+	drec_int(c, tpbuf_head(&r, 1), "head while parked");
 	drec_int(c, (int)write(p[1], "xyz", 3), "write");
 	dreap(c, &r, 1, true, "read");
-	drec_int(c, pbuf_head(c, &r, 1), "head after");
+	drec_int(c, tpbuf_head(&r, 1), "head after");
 	/* the write end: failure after selection, head unchanged */
 	read_sel(&r, p[1], 0, 0, 1, 2);
 	run(c, &r, 1, "read on the write end");
-	drec_int(c, pbuf_head(c, &r, 1), "head after the failure");
+	drec_int(c, tpbuf_head(&r, 1), "head after the failure");
 	/* io-wq selects and commits, then waits holding the buffer */
 	read_sel(&r, p[0], 0, 0, 1, 3)->flags |= IOSQE_ASYNC;
 	drec_int(c, tring_submit(&r), "parked async read");
 	/* the worker may start late on a loaded machine (seen on the
 	 * kernel's SQPOLL io-wq): give it up to 2 s to select */
-	for (int i = 0; i < 40 && pbuf_head(c, &r, 1) == 1; i++)
+	for (int i = 0; i < 40 && tpbuf_head(&r, 1) == 1; i++)
 		usleep(50000);
-	drec_int(c, pbuf_head(c, &r, 1), "head while the async read waits");
+	drec_int(c, tpbuf_head(&r, 1), "head while the async read waits");
 	drec_int(c, (int)write(p[1], "12345", 5), "write");
 	dreap(c, &r, 1, true, "async read");
 	/* (one waiting read at a time: the kernel wakes the waiters of one
@@ -1044,7 +1004,7 @@ static void sc_pbuf_pipe(struct dctx *c)
 	usleep(20000);
 	drec_int(c, (int)write(p[1], "678", 3), "write");
 	dreap(c, &r, 1, true, "the other");
-	drec_int(c, pbuf_head(c, &r, 1), "head at the end");
+	drec_int(c, tpbuf_head(&r, 1), "head at the end");
 	/* cancelled while waiting: a committed buffer is reported, an
 	 * uncommitted one was never taken */
 	read_sel(&r, p[0], 0, 0, 1, 5)->flags |= IOSQE_ASYNC;
@@ -1052,15 +1012,14 @@ static void sc_pbuf_pipe(struct dctx *c)
 	usleep(50000);
 	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 6)->addr = 5;
 	run_any(c, &r, 2, "cancel the async read");
-	ring_add(br, 7, &tail, a + 256, 64, 4);
+	tbuf_ring_add(br, 7, &tail, a + 256, 64, 4);
 	read_sel(&r, p[0], 0, 0, 1, 7);
 	drec_int(c, tring_submit(&r), "parked read");
 	usleep(20000);
 	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 8)->addr = 7;
 	run_any(c, &r, 2, "cancel the read");
-	drec_int(c, pbuf_head(c, &r, 1), "head after the cancels");
-	close(p[0]);
-	close(p[1]);
+	drec_int(c, tpbuf_head(&r, 1), "head after the cancels");
+	tclose2(p);
 	tring_exit(&r);
 }
 
@@ -1076,14 +1035,14 @@ static void sc_pbuf_inc(struct dctx *c)
 
 	if (!br || !a || fd < 0 || pipe(p) || dring_flags(c, &r, 16, 0))
 		return;
-	drec_int(c, pbuf_reg(c, &r, br, 4, 2, IOU_PBUF_RING_INC), "register");
-	ring_add(br, 3, &tail, a, 100, 1);
-	ring_add(br, 3, &tail, a + 100, 100, 2);
+	drec_int(c, tpbuf_reg(&r, br, 4, 2, IOU_PBUF_RING_INC), "register");
+	tbuf_ring_add(br, 3, &tail, a, 100, 1);
+	tbuf_ring_add(br, 3, &tail, a + 100, 100, 2);
 	read_sel(&r, fd, 30, 0, 2, 1);
 	read_sel(&r, fd, 30, 0, 2, 2);
 	read_sel(&r, fd, 0, 0, 2, 3);
 	run(c, &r, 3, "file reads");
-	drec_int(c, pbuf_head(c, &r, 2), "head");
+	drec_int(c, tpbuf_head(&r, 2), "head");
 	drec_int(c, (int)(br->bufs[1].addr - (uintptr_t)a), "entry 1 addr");
 	drec_int(c, (int)br->bufs[1].len, "entry 1 len");
 	drec_int(c, (int)br->bufs[0].len, "entry 0 len");
@@ -1091,14 +1050,14 @@ static void sc_pbuf_inc(struct dctx *c)
 	drec_int(c, (int)write(p[1], "abcdefgh", 8), "write");
 	read_sel(&r, p[0], 0, 0, 2, 4);
 	run(c, &r, 1, "pipe read");
-	drec_int(c, pbuf_head(c, &r, 2), "head");
+	drec_int(c, tpbuf_head(&r, 2), "head");
 	drec_int(c, (int)br->bufs[1].len, "entry 1 len");
 	close(p[1]);
 	read_sel(&r, p[0], 0, 0, 2, 5);
 	run(c, &r, 1, "pipe EOF");
 	read_sel(&r, p[0], 62, 0, 2, 6);
 	run(c, &r, 1, "EOF, 62 asked");
-	drec_int(c, pbuf_head(c, &r, 2), "head");
+	drec_int(c, tpbuf_head(&r, 2), "head");
 	drec_int(c, (int)br->bufs[1].len, "entry 1 len");
 	close(p[0]);
 	close(fd);
@@ -1131,9 +1090,9 @@ static void sc_pbuf_mmap(struct dctx *c)
 		return;
 	p = pbuf_mmap(c, &r, 1, PS);
 	drec_int(c, BACKEND_MMAP_FAILED(p) ? BACKEND_MMAP_ERR(p) : 0, "map before registering");
-	drec_int(c, pbuf_reg(c, &r, NULL, 8, 1, IOU_PBUF_RING_MMAP), "register, MMAP");
-	drec_int(c, pbuf_reg(c, &r, ub, 8, 2, IOU_PBUF_RING_MMAP | IOU_PBUF_RING_INC), "register, MMAP with an address, INC");
-	drec_int(c, pbuf_reg(c, &r, ub, 8, 3, 0), "register, application memory");
+	drec_int(c, tpbuf_reg(&r, NULL, 8, 1, IOU_PBUF_RING_MMAP), "register, MMAP");
+	drec_int(c, tpbuf_reg(&r, ub, 8, 2, IOU_PBUF_RING_MMAP | IOU_PBUF_RING_INC), "register, MMAP with an address, INC");
+	drec_int(c, tpbuf_reg(&r, ub, 8, 3, 0), "register, application memory");
 	p = pbuf_mmap(c, &r, 3, PS);
 	drec_int(c, BACKEND_MMAP_FAILED(p) ? BACKEND_MMAP_ERR(p) : 0, "map an application ring");
 	p = pbuf_mmap(c, &r, 4, PS);
@@ -1145,20 +1104,20 @@ static void sc_pbuf_mmap(struct dctx *c)
 	br2 = pbuf_mmap(c, &r, 1, PS);
 	drec_int(c, BACKEND_MMAP_FAILED(br2) ? BACKEND_MMAP_ERR(br2) : 0, "map group 1 again");
 	drec_int(c, br->tail, "tail of a fresh ring");
-	ring_add(br, 7, &tail, a, 50, 4);
-	ring_add(br, 7, &tail, a + 50, 50, 5);
+	tbuf_ring_add(br, 7, &tail, a, 50, 4);
+	tbuf_ring_add(br, 7, &tail, a + 50, 50, 5);
 	drec_int(c, !BACKEND_MMAP_FAILED(br2) && br2->bufs[1].bid == 5, "second mapping sees the entries");
 	read_sel(&r, fd, 0, 0, 1, 1);
 	read_sel(&r, fd, 0, 50, 1, 2);
 	read_sel(&r, fd, 0, 0, 1, 3);
 	run(c, &r, 3, "reads");
-	drec_int(c, pbuf_head(c, &r, 1), "head");
+	drec_int(c, tpbuf_head(&r, 1), "head");
 	/* INC on a ring of ours: the entry is updated in place */
 	br2 = pbuf_mmap(c, &r, 2, PS);
 	if (!BACKEND_MMAP_FAILED(br2)) {
 		uint16_t t2 = 0;
 
-		ring_add(br2, 7, &t2, a + 200, 100, 6);
+		tbuf_ring_add(br2, 7, &t2, a + 200, 100, 6);
 		read_sel(&r, fd, 30, 0, 2, 4);
 		run(c, &r, 1, "INC read");
 		drec_int(c, (int)br2->bufs[0].len, "entry 0 len");
@@ -1219,11 +1178,11 @@ static void sc_direct(struct dctx *c)
 	read_sel(&r, dfd, 0, 0, 1, 4);
 	read_sel(&r, dfd, 0, 0, 1, 5);
 	run_any(c, &r, 2, "selected reads");
-	drec_int(c, pbuf_reg(c, &r, br, 4, 2, 0), "buffer ring");
-	ring_add(br, 3, &tail, a + 3 * PS, PS, 9);
+	drec_int(c, tpbuf_reg(&r, br, 4, 2, 0), "buffer ring");
+	tbuf_ring_add(br, 3, &tail, a + 3 * PS, PS, 9);
 	read_sel(&r, dfd, 0, PS, 2, 6);
 	run(c, &r, 1, "ring read");
-	drec_int(c, pbuf_head(c, &r, 2), "head");
+	drec_int(c, tpbuf_head(&r, 2), "head");
 	close(dfd);
 	close(fd);
 	tring_exit(&r);

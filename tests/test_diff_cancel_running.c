@@ -18,7 +18,6 @@
  * target) are compared as multisets.  Every body runs isolated with a
  * time limit: a worker that is never interrupted shows as HUNG.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -33,28 +32,18 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 #include "uuring.h"
 
 #define LIMIT_MS 10000
 #define SEC 1000000000LL
 #define ERESTARTSYS 512
 
-static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
-				 const void *addr, unsigned int len,
-				 uint64_t off, uint64_t ud, uint8_t flags)
-{
-	struct io_uring_sqe *s = tring_get_sqe(r);
-
-	tring_prep_rw(s, op, fd, addr, len, off, ud);
-	s->flags = flags;
-	return s;
-}
-
 static struct io_uring_sqe *cancel(struct tring *r, uint64_t target,
 				   uint32_t flags, int fd, uint64_t ud)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_ASYNC_CANCEL, fd, NULL, 0, 0,
-				      ud, 0);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_ASYNC_CANCEL, fd, NULL, 0,
+				       0, ud, 0);
 
 	s->addr = target;
 	s->cancel_flags = flags;
@@ -88,8 +77,8 @@ static void rmfifo(const char *path)
 static void open_fifo(struct tring *r, const char *path, uint64_t ud,
 		      uint8_t flags)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_OPENAT, AT_FDCWD, path, 0, 0,
-				      ud, IOSQE_ASYNC | flags);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_OPENAT, AT_FDCWD, path, 0,
+				       0, ud, IOSQE_ASYNC | flags);
 
 	s->open_flags = O_RDONLY | O_CLOEXEC;
 }
@@ -119,6 +108,27 @@ static void settle(void)
 	usleep(100 * 1000);
 }
 
+struct in_arg {
+	long nr;
+	int n;
+};
+
+static void count_in(const char *tid, void *arg)
+{
+	struct in_arg *a = arg;
+	char p[300], line[256];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/self/task/%s/syscall", tid);
+	f = fopen(p, "r");
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f) && strtol(line, NULL, 10) == a->nr &&
+	    line[0] != 'r')
+		a->n++;
+	fclose(f);
+}
+
 /*
  * How many of this process's iou-wrk-* threads are inside system call nr
  * (/proc/self/task/TID/syscall starts with the number).  Disturbs
@@ -126,39 +136,9 @@ static void settle(void)
  */
 static int workers_in(long nr)
 {
-	char p[300], line[256];
-	struct dirent *de;
-	int n = 0;
-	DIR *d = opendir("/proc/self/task");
+	struct in_arg a = { nr, 0 };
 
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		FILE *f;
-		bool wrk;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "/proc/self/task/%s/comm", de->d_name);
-		f = fopen(p, "r");
-		if (!f)
-			continue;
-		wrk = fgets(line, sizeof(line), f) &&
-		      !strncmp(line, "iou-wrk-", 8);
-		fclose(f);
-		if (!wrk)
-			continue;
-		snprintf(p, sizeof(p), "/proc/self/task/%s/syscall", de->d_name);
-		f = fopen(p, "r");
-		if (!f)
-			continue;
-		if (fgets(line, sizeof(line), f) && strtol(line, NULL, 10) == nr &&
-		    line[0] != 'r')
-			n++;
-		fclose(f);
-	}
-	closedir(d);
-	return n;
+	return tthreads_named("iou-wrk-", true, count_in, &a) < 0 ? -1 : a.n;
 }
 
 /* Waits up to ms for no worker to be in system call nr; returns how many
@@ -247,7 +227,7 @@ static long body_by_fd(struct dctx *c, void *arg)
 		return 0;
 	if (pipe(p) || pipe(q2))
 		abort();
-	s = prep(&r, IORING_OP_SPLICE, q2[1], NULL, 100, (uint64_t)-1, 1, 0);
+	s = tprep(&r, IORING_OP_SPLICE, q2[1], NULL, 100, (uint64_t)-1, 1, 0);
 	s->splice_fd_in = p[0];
 	s->splice_off_in = (uint64_t)-1;
 	drec_int(c, tring_submit(&r), "submit splice");
@@ -263,7 +243,7 @@ static long body_by_fd(struct dctx *c, void *arg)
 	drec_cqes(c, q, n, false, "cancel by the splice's output fd");
 
 	/* TEE, cancelled by ANY */
-	s = prep(&r, IORING_OP_TEE, q2[1], NULL, 100, 0, 2, 0);
+	s = tprep(&r, IORING_OP_TEE, q2[1], NULL, 100, 0, 2, 0);
 	s->splice_fd_in = p[0];
 	tring_submit(&r);
 	settle();
@@ -273,7 +253,7 @@ static long body_by_fd(struct dctx *c, void *arg)
 	drec_cqes(c, q, n, false, "tee cancelled by ANY");
 
 	/* the pipes still work: a splice with data completes */
-	s = prep(&r, IORING_OP_SPLICE, q2[1], NULL, 3, (uint64_t)-1, 3, 0);
+	s = tprep(&r, IORING_OP_SPLICE, q2[1], NULL, 3, (uint64_t)-1, 3, 0);
 	s->splice_fd_in = p[0];
 	s->splice_off_in = (uint64_t)-1;
 	tring_submit(&r);
@@ -281,10 +261,8 @@ static long body_by_fd(struct dctx *c, void *arg)
 	drec_int(c, write(p[1], "abc", 3), "write to the input pipe");
 	n = tring_reap_wait(&r, q, 1, 2 * SEC);
 	drec_cqes(c, q, n, true, "splice after the data came");
-	close(p[0]);
-	close(p[1]);
-	close(q2[0]);
-	close(q2[1]);
+	tclose2(p);
+	tclose2(q2);
 	tring_exit(&r);
 	return 0;
 }
@@ -336,7 +314,7 @@ static long body_link_timeout(struct dctx *c, void *arg)
 		return 0;
 	mkfifo_tmp(path, sizeof(path));
 	open_fifo(&r, path, 1, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 2, 0);
+	tprep(&r, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 2, 0);
 	drec_int(c, tring_submit(&r), "submit openat + link timeout");
 	n = tring_reap_wait(&r, q, 2, SEC / 2);
 	drec_cqes(c, q, n, false, "openat + link timeout after 500 ms");
@@ -353,11 +331,11 @@ static long body_link_timeout(struct dctx *c, void *arg)
 
 	if (pipe(p) || pipe(q2))
 		abort();
-	s = prep(&r, IORING_OP_SPLICE, q2[1], NULL, 100, (uint64_t)-1, 3,
-		 IOSQE_IO_LINK);
+	s = tprep(&r, IORING_OP_SPLICE, q2[1], NULL, 100, (uint64_t)-1, 3,
+		  IOSQE_IO_LINK);
 	s->splice_fd_in = p[0];
 	s->splice_off_in = (uint64_t)-1;
-	prep(&r, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 4, 0);
+	tprep(&r, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 4, 0);
 	tring_submit(&r);
 	n = tring_reap_wait(&r, q, 2, SEC / 2);
 	drec_cqes(c, q, n, false, "splice + link timeout after 500 ms");
@@ -366,10 +344,8 @@ static long body_link_timeout(struct dctx *c, void *arg)
 		n += tring_reap_wait(&r, q + n, 2 - n, 2 * SEC);
 		drec_cqes(c, q, n, false, "splice + link timeout after data");
 	}
-	close(p[0]);
-	close(p[1]);
-	close(q2[0]);
-	close(q2[1]);
+	tclose2(p);
+	tclose2(q2);
 	rmfifo(path);
 	tring_exit(&r);
 	return 0;
@@ -414,8 +390,8 @@ static long body_sync_cancel(struct dctx *c, void *arg)
 
 		if (pipe(p) || pipe(q2))
 			abort();
-		s = prep(&r, IORING_OP_SPLICE, q2[1], NULL, 100, (uint64_t)-1,
-			 2, 0);
+		s = tprep(&r, IORING_OP_SPLICE, q2[1], NULL, 100, (uint64_t)-1,
+			  2, 0);
 		s->splice_fd_in = p[0];
 		s->splice_off_in = (uint64_t)-1;
 		tring_submit(&r);
@@ -429,10 +405,8 @@ static long body_sync_cancel(struct dctx *c, void *arg)
 			 "sync cancel of a blocked splice by fd");
 		n = tring_reap(&r, q, 4);
 		drec_cqes(c, q, n, true, "CQEs at once after sync cancel by fd");
-		close(p[0]);
-		close(p[1]);
-		close(q2[0]);
-		close(q2[1]);
+		tclose2(p);
+		tclose2(q2);
 	}
 	rmfifo(path);
 	tring_exit(&r);
@@ -457,8 +431,8 @@ static long body_ring_exit(struct dctx *c, void *arg)
 	open_fifo(&r, path, 1, 0);
 	open_fifo(&r, path, 2, 0);
 	{
-		struct io_uring_sqe *s = prep(&r, IORING_OP_SPLICE, q2[1], NULL,
-					      100, (uint64_t)-1, 3, 0);
+		struct io_uring_sqe *s = tprep(&r, IORING_OP_SPLICE, q2[1],
+					       NULL, 100, (uint64_t)-1, 3, 0);
 
 		s->splice_fd_in = p[0];
 		s->splice_off_in = (uint64_t)-1;
@@ -495,10 +469,8 @@ static long body_ring_exit(struct dctx *c, void *arg)
 		drec_int(c, read(p[0], buf, sizeof(buf)),
 			 "the data is still in the input pipe");
 	}
-	close(p[0]);
-	close(p[1]);
-	close(q2[0]);
-	close(q2[1]);
+	tclose2(p);
+	tclose2(q2);
 	rmfifo(path);
 	return 0;
 }
@@ -665,7 +637,7 @@ static long body_polled(struct dctx *c, void *arg)
 		return 0;
 	if (pipe(p))
 		abort();
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, IOSQE_ASYNC);
 	tring_submit(&r);
 	settle();
 	cancel(&r, 1, 0, -1, 101);
@@ -675,8 +647,7 @@ static long body_polled(struct dctx *c, void *arg)
 	drec_int(c, write(p[1], "x", 1), "write after the cancel");
 	n = tring_reap(&r, q, 4);
 	drec_int(c, n, "CQEs after the write");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }

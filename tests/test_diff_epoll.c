@@ -29,107 +29,27 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 #include "uuring.h"
 
 #define LIMIT_MS 5000
 #define SEC 1000000000LL
 #define MS 1000000LL
 
-static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
-				 const void *addr, unsigned int len,
-				 uint64_t off, uint64_t ud, uint8_t flags)
-{
-	struct io_uring_sqe *s = tring_get_sqe(r);
-
-	tring_prep_rw(s, op, fd, addr, len, off, ud);
-	s->flags = flags;
-	return s;
-}
-
 static struct io_uring_sqe *ctl(struct tring *r, int epfd, int op, int fd,
 				const struct epoll_event *ev, uint64_t ud,
 				uint8_t flags)
 {
-	return prep(r, IORING_OP_EPOLL_CTL, epfd, ev, (unsigned int)op,
-		    (uint64_t)(unsigned int)fd, ud, flags);
+	return tprep(r, IORING_OP_EPOLL_CTL, epfd, ev, (unsigned int)op,
+		     (uint64_t)(unsigned int)fd, ud, flags);
 }
 
 static struct io_uring_sqe *ewait(struct tring *r, int epfd,
 				  struct epoll_event *evs, int max,
 				  uint64_t ud, uint8_t flags)
 {
-	return prep(r, IORING_OP_EPOLL_WAIT, epfd, evs, (unsigned int)max, 0,
-		    ud, flags);
-}
-
-/*
- * On an SQPOLL ring (UURING_TEST_RING_MODE=sqpoll) enter returns the count
- * of SQEs the SQ thread has not taken yet, which depends on its timing:
- * only success is compared there.
- */
-static void submit(struct dctx *c, struct tring *r, const char *label)
-{
-	int ret = tring_submit(r);
-
-	if ((r->flags & IORING_SETUP_SQPOLL) && ret >= 0)
-		ret = 1;
-	drec_int(c, ret, "%s: submit", label);
-}
-
-static void none(struct dctx *c, struct tring *r, int ms, const char *label)
-{
-	int ret = tring_wait(r, 1, ms * MS);
-
-	/* an enter that hands SQEs to an SQPOLL thread returns their count
-	 * without waiting */
-	if (ret > 0 && !tring_cq_ready(r))
-		tring_wait(r, 1, ms * MS);
-	drec_int(c, tring_cq_ready(r) ? 1 : 0, "%s: a CQE within %d ms", label,
-		 ms);
-	drec_int(c, tring_cq_ready(r), "%s: CQEs ready", label);
-}
-
-static unsigned int reap(struct dctx *c, struct tring *r, unsigned int n,
-			 bool ordered, const char *label)
-{
-	struct tcqe q[256];
-	unsigned int got = tring_reap_wait(r, q, n, 2 * SEC);
-
-	drec_cqes(c, q, got, ordered, "%s", label);
-	return got;
-}
-
-static int reap1(struct dctx *c, struct tring *r, const char *label)
-{
-	struct tcqe q;
-	unsigned int got = tring_reap_wait(r, &q, 1, 2 * SEC);
-
-	drec_cqes(c, &q, got, true, "%s", label);
-	return got ? q.res : -99999;
-}
-
-/* submit one request and record its CQE (it must complete at once) */
-static int now(struct dctx *c, struct tring *r, const char *label)
-{
-	submit(c, r, label);
-	return reap1(c, r, label);
-}
-
-static void wr(int fd, const void *b, size_t n)
-{
-	if (write(fd, b, n) != (ssize_t)n)
-		abort();
-}
-
-static void drain_fd(int fd)
-{
-	char b[4096];
-	int fl = fcntl(fd, F_GETFL);
-
-	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	while (read(fd, b, sizeof(b)) > 0)
-		;
-	fcntl(fd, F_SETFL, fl);
+	return tprep(r, IORING_OP_EPOLL_WAIT, epfd, evs, (unsigned int)max, 0,
+		     ud, flags);
 }
 
 /* Records the events an EPOLL_WAIT wrote (count n). */
@@ -178,93 +98,92 @@ static long body_ctl_basic(struct dctx *c, void *arg)
 
 	e = evt(EPOLLIN, 0x1122334455667788ULL);
 	ctl(&r, ep, EPOLL_CTL_ADD, p[0], &e, 1, 0);
-	drec_int(c, now(c, &r, "ADD pipe"), "ADD pipe res");
+	drec_int(c, dnow_sqp(c, &r, "ADD pipe"), "ADD pipe res");
 	/* the registration is the one epoll_wait(2) sees */
-	wr(p[1], "x", 1);
+	twrite(p[1], "x", 1);
 	memset(got, 0, sizeof(got));
 	drec_int(c, epoll_wait(ep, got, 4, 100), "epoll_wait after ADD");
 	rec_events(c, got, 1, "epoll_wait after ADD");
-	drain_fd(p[0]);
+	tdrain_fd(p[0]);
 
 	e = evt(EPOLLIN, 2);
 	ctl(&r, ep, EPOLL_CTL_ADD, p[0], &e, 2, 0);
-	now(c, &r, "ADD again: -EEXIST");
+	dnow_sqp(c, &r, "ADD again: -EEXIST");
 	e = evt(EPOLLIN | EPOLLET, 3);
 	ctl(&r, ep, EPOLL_CTL_MOD, p[0], &e, 3, 0);
-	now(c, &r, "MOD");
+	dnow_sqp(c, &r, "MOD");
 	ctl(&r, ep, EPOLL_CTL_MOD, p[1], &e, 4, 0);
-	now(c, &r, "MOD unregistered: -ENOENT");
+	dnow_sqp(c, &r, "MOD unregistered: -ENOENT");
 	ctl(&r, ep, EPOLL_CTL_DEL, p[0], NULL, 5, 0);
-	now(c, &r, "DEL (event pointer not read)");
+	dnow_sqp(c, &r, "DEL (event pointer not read)");
 	ctl(&r, ep, EPOLL_CTL_DEL, p[0], NULL, 6, 0);
-	now(c, &r, "DEL again: -ENOENT");
+	dnow_sqp(c, &r, "DEL again: -ENOENT");
 	e = evt(EPOLLIN, 7);
 	ctl(&r, 9999, EPOLL_CTL_ADD, p[0], &e, 7, 0);
-	now(c, &r, "bad epfd: -EBADF");
+	dnow_sqp(c, &r, "bad epfd: -EBADF");
 	ctl(&r, ep, EPOLL_CTL_ADD, 9999, &e, 8, 0);
-	now(c, &r, "bad fd: -EBADF");
+	dnow_sqp(c, &r, "bad fd: -EBADF");
 	ctl(&r, ep, EPOLL_CTL_ADD, file, &e, 9, 0);
-	now(c, &r, "regular file: -EPERM");
+	dnow_sqp(c, &r, "regular file: -EPERM");
 	ctl(&r, ep, EPOLL_CTL_ADD, ep, &e, 10, 0);
-	now(c, &r, "epfd into itself: -EINVAL");
+	dnow_sqp(c, &r, "epfd into itself: -EINVAL");
 	ctl(&r, ep, 77, p[0], &e, 11, 0);
-	now(c, &r, "bad op: -EINVAL");
+	dnow_sqp(c, &r, "bad op: -EINVAL");
 	ctl(&r, p[0], EPOLL_CTL_ADD, p[1], &e, 12, 0);
-	now(c, &r, "epfd is a pipe: -EINVAL");
+	dnow_sqp(c, &r, "epfd is a pipe: -EINVAL");
 	e = evt(EPOLLIN | EPOLLEXCLUSIVE, 13);
 	ctl(&r, ep, EPOLL_CTL_ADD, p[1], &e, 13, 0);
-	now(c, &r, "ADD exclusive");
+	dnow_sqp(c, &r, "ADD exclusive");
 	ctl(&r, ep, EPOLL_CTL_MOD, p[1], &e, 14, 0);
-	now(c, &r, "MOD exclusive: -EINVAL");
+	dnow_sqp(c, &r, "MOD exclusive: -EINVAL");
 	/* loops: ep2 in ep, then ep in ep2 */
 	e = evt(EPOLLIN, 15);
 	ctl(&r, ep, EPOLL_CTL_ADD, ep2, &e, 15, 0);
-	now(c, &r, "ep2 into ep");
+	dnow_sqp(c, &r, "ep2 into ep");
 	ctl(&r, ep2, EPOLL_CTL_ADD, ep, &e, 16, 0);
-	now(c, &r, "ep into ep2: -ELOOP");
+	dnow_sqp(c, &r, "ep into ep2: -ELOOP");
 
 	/* prep checks */
 	ctl(&r, ep, EPOLL_CTL_ADD, p[0], &e, 20, 0)->buf_index = 1;
-	now(c, &r, "buf_index set: -EINVAL");
+	dnow_sqp(c, &r, "buf_index set: -EINVAL");
 	ctl(&r, ep, EPOLL_CTL_ADD, p[0], &e, 21, 0)->splice_fd_in = 1;
-	now(c, &r, "splice_fd_in set: -EINVAL");
+	dnow_sqp(c, &r, "splice_fd_in set: -EINVAL");
 	ctl(&r, ep, EPOLL_CTL_ADD, p[0], dunmapped_addr(), 22, 0);
-	now(c, &r, "unmapped event: -EFAULT");
+	dnow_sqp(c, &r, "unmapped event: -EFAULT");
 	ctl(&r, ep, EPOLL_CTL_ADD, p[0], dprot_none_page(), 23, 0);
-	now(c, &r, "PROT_NONE event: -EFAULT");
+	dnow_sqp(c, &r, "PROT_NONE event: -EFAULT");
 	ctl(&r, ep, EPOLL_CTL_DEL, p[1], dunmapped_addr(), 24, 0);
-	now(c, &r, "DEL with an unmapped event pointer");
+	dnow_sqp(c, &r, "DEL with an unmapped event pointer");
 	/* a prep failure in the middle of a batch stops the submission */
 	ctl(&r, ep, EPOLL_CTL_ADD, p[0], &e, 25, 0);
 	ctl(&r, ep, EPOLL_CTL_ADD, p[0], dunmapped_addr(), 26, 0);
 	ctl(&r, ep, EPOLL_CTL_DEL, p[0], NULL, 27, 0);
-	submit(c, &r, "batch with a bad event");
-	reap(c, &r, 2, true, "batch with a bad event");
-	submit(c, &r, "rest of the batch");
-	reap(c, &r, 1, true, "rest of the batch");
+	dsubmit_sqp(c, &r, "batch with a bad event");
+	dreapn(c, &r, 2, true, "batch with a bad event");
+	dsubmit_sqp(c, &r, "rest of the batch");
+	dreapn(c, &r, 1, true, "rest of the batch");
 
 	/* links: an error breaks the chain */
 	e = evt(EPOLLIN, 30);
 	ctl(&r, ep, EPOLL_CTL_ADD, p[0], &e, 30, IOSQE_IO_LINK);
 	ctl(&r, ep, EPOLL_CTL_ADD, p[0], &e, 31, IOSQE_IO_LINK);
 	ctl(&r, ep, EPOLL_CTL_DEL, p[0], NULL, 32, 0);
-	submit(c, &r, "chain ADD, ADD(-EEXIST), DEL");
-	reap(c, &r, 3, true, "chain ADD, ADD(-EEXIST), DEL");
+	dsubmit_sqp(c, &r, "chain ADD, ADD(-EEXIST), DEL");
+	dreapn(c, &r, 3, true, "chain ADD, ADD(-EEXIST), DEL");
 	ctl(&r, ep, EPOLL_CTL_DEL, p[0], NULL, 33, IOSQE_ASYNC);
-	now(c, &r, "ASYNC DEL");
+	dnow_sqp(c, &r, "ASYNC DEL");
 	/* fixed-file flag: EPOLL_CTL takes no file, the flag is ignored */
 	ctl(&r, ep, EPOLL_CTL_ADD, p[0], &e, 34, IOSQE_FIXED_FILE);
-	now(c, &r, "ADD with IOSQE_FIXED_FILE");
+	dnow_sqp(c, &r, "ADD with IOSQE_FIXED_FILE");
 	ctl(&r, ep, EPOLL_CTL_DEL, p[0], NULL, 35, IOSQE_CQE_SKIP_SUCCESS);
 	ctl(&r, ep, EPOLL_CTL_ADD, p[0], &e, 36, IOSQE_CQE_SKIP_SUCCESS);
 	ctl(&r, ep, EPOLL_CTL_ADD, p[0], &e, 37, IOSQE_CQE_SKIP_SUCCESS);
-	submit(c, &r, "skip-success: only the failure posts");
-	reap(c, &r, 1, true, "skip-success: only the failure posts");
-	none(c, &r, 20, "skip-success");
+	dsubmit_sqp(c, &r, "skip-success: only the failure posts");
+	dreapn(c, &r, 1, true, "skip-success: only the failure posts");
+	dnone_sqp(c, &r, 20, "skip-success");
 	close(ep);
 	close(ep2);
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	close(file);
 	tring_exit(&r);
 	return 0;
@@ -348,67 +267,65 @@ static long body_wait_basic(struct dctx *c, void *arg)
 	/* nothing ready: waits for readiness of the epoll fd */
 	memset(evs, 0xee, sizeof(evs));
 	ewait(&r, ep, evs, 8, 1, 0);
-	submit(c, &r, "nothing ready");
-	none(c, &r, 50, "nothing ready");
-	wr(p[1], "x", 1);
-	res = reap1(c, &r, "after a write");
+	dsubmit_sqp(c, &r, "nothing ready");
+	dnone_sqp(c, &r, 50, "nothing ready");
+	twrite(p[1], "x", 1);
+	res = dreap1(c, &r, "after a write");
 	rec_events(c, evs, res, "after a write");
 	drec_int(c, evs[1].events == 0xeeeeeeeeu, "second slot untouched");
 
 	/* ready at once: both */
-	wr(q[1], "y", 1);
+	twrite(q[1], "y", 1);
 	memset(evs, 0, sizeof(evs));
 	ewait(&r, ep, evs, 8, 2, 0);
-	res = now(c, &r, "two ready");
+	res = dnow_sqp(c, &r, "two ready");
 	rec_events(c, evs, res, "two ready");
 	/* maxevents 1 of 2 ready */
 	memset(evs, 0, sizeof(evs));
 	ewait(&r, ep, evs, 1, 3, 0);
-	res = now(c, &r, "maxevents 1");
+	res = dnow_sqp(c, &r, "maxevents 1");
 	drec_int(c, res == 1 && (evs[0].data.u64 == 0xa ||
 				 evs[0].data.u64 == 0xb), "one of the two");
-	drain_fd(p[0]);
-	drain_fd(q[0]);
+	tdrain_fd(p[0]);
+	tdrain_fd(q[0]);
 
 	/* errors */
 	ewait(&r, ep, evs, 0, 10, 0);
-	now(c, &r, "maxevents 0: -EINVAL");
+	dnow_sqp(c, &r, "maxevents 0: -EINVAL");
 	ewait(&r, ep, evs, -1, 11, 0);
-	now(c, &r, "maxevents -1: -EINVAL");
+	dnow_sqp(c, &r, "maxevents -1: -EINVAL");
 	ewait(&r, ep, evs, 0x7fffffff, 12, 0);
-	now(c, &r, "maxevents huge: -EINVAL");
+	dnow_sqp(c, &r, "maxevents huge: -EINVAL");
 	ewait(&r, p[0], evs, 8, 13, 0);
-	now(c, &r, "not an epoll fd: -EINVAL");
+	dnow_sqp(c, &r, "not an epoll fd: -EINVAL");
 	ewait(&r, 9999, evs, 8, 14, 0);
-	now(c, &r, "bad fd: -EBADF");
+	dnow_sqp(c, &r, "bad fd: -EBADF");
 	ewait(&r, ep, (void *)(uintptr_t)0xffff800000000000ULL, 8, 15, 0);
-	now(c, &r, "kernel address: -EFAULT");
-	wr(p[1], "x", 1);
+	dnow_sqp(c, &r, "kernel address: -EFAULT");
+	twrite(p[1], "x", 1);
 	ewait(&r, ep, dunmapped_addr(), 8, 16, 0);
-	now(c, &r, "unmapped array, event ready: -EFAULT");
+	dnow_sqp(c, &r, "unmapped array, event ready: -EFAULT");
 	ewait(&r, ep, dprot_none_page(), 8, 17, 0);
-	now(c, &r, "PROT_NONE array, event ready: -EFAULT");
-	drain_fd(p[0]);
+	dnow_sqp(c, &r, "PROT_NONE array, event ready: -EFAULT");
+	tdrain_fd(p[0]);
 
 	/* prep checks */
 	ewait(&r, ep, evs, 8, 20, 0)->off = 1;
-	now(c, &r, "off set: -EINVAL");
+	dnow_sqp(c, &r, "off set: -EINVAL");
 	ewait(&r, ep, evs, 8, 21, 0)->rw_flags = 1;
-	now(c, &r, "rw_flags set: -EINVAL");
+	dnow_sqp(c, &r, "rw_flags set: -EINVAL");
 	ewait(&r, ep, evs, 8, 22, 0)->buf_index = 1;
-	now(c, &r, "buf_index set: -EINVAL");
+	dnow_sqp(c, &r, "buf_index set: -EINVAL");
 	ewait(&r, ep, evs, 8, 23, 0)->splice_fd_in = 1;
-	now(c, &r, "splice_fd_in set: -EINVAL");
+	dnow_sqp(c, &r, "splice_fd_in set: -EINVAL");
 	ewait(&r, ep, evs, 8, 24, 0)->ioprio = 1;
-	now(c, &r, "ioprio set: -EINVAL");
+	dnow_sqp(c, &r, "ioprio set: -EINVAL");
 	ewait(&r, ep, NULL, 8, 25, IOSQE_BUFFER_SELECT);
-	now(c, &r, "BUFFER_SELECT");
+	dnow_sqp(c, &r, "BUFFER_SELECT");
 
 	close(ep);
-	close(p[0]);
-	close(p[1]);
-	close(q[0]);
-	close(q[1]);
+	tclose2(p);
+	tclose2(q);
 	tring_exit(&r);
 	return 0;
 }
@@ -430,19 +347,19 @@ static long body_wait_cancel(struct dctx *c, void *arg)
 	epoll_ctl(ep, EPOLL_CTL_ADD, efd, &e);
 
 	ewait(&r, ep, evs, 4, 1, 0);
-	submit(c, &r, "waiting");
-	none(c, &r, 30, "waiting");
-	s = prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 2, 0);
+	dsubmit_sqp(c, &r, "waiting");
+	dnone_sqp(c, &r, 30, "waiting");
+	s = tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 2, 0);
 	s->addr = 1;
-	submit(c, &r, "cancel it");
-	reap(c, &r, 2, false, "cancel it");
+	dsubmit_sqp(c, &r, "cancel it");
+	dreapn(c, &r, 2, false, "cancel it");
 
 	/* IOSQE_ASYNC: waits on readiness too, never holds a worker */
 	ewait(&r, ep, evs, 4, 3, IOSQE_ASYNC);
-	submit(c, &r, "ASYNC waiting");
-	none(c, &r, 30, "ASYNC waiting");
+	dsubmit_sqp(c, &r, "ASYNC waiting");
+	dnone_sqp(c, &r, 30, "ASYNC waiting");
 	eventfd_write(efd, 1);
-	res = reap1(c, &r, "ASYNC after a signal");
+	res = dreap1(c, &r, "ASYNC after a signal");
 	rec_events(c, evs, res, "ASYNC after a signal");
 	eventfd_t v;
 	eventfd_read(efd, &v);
@@ -454,8 +371,8 @@ static long body_wait_cancel(struct dctx *c, void *arg)
 
 	ewait(&r, ep, evs, 4, 4, 0);
 	ewait(&r, ep, evs2, 4, 5, 0);
-	submit(c, &r, "two waiters");
-	none(c, &r, 30, "two waiters");
+	dsubmit_sqp(c, &r, "two waiters");
+	dnone_sqp(c, &r, 30, "two waiters");
 	eventfd_write(efd, 1);
 	/* which waiter gets it is not defined (the kernel wakes the last
 	 * armed first): record results, not user_data */
@@ -463,7 +380,7 @@ static long body_wait_cancel(struct dctx *c, void *arg)
 
 	res = (int)tring_reap_wait(&r, &one[0], 1, 2 * SEC);
 	drec_int(c, res ? one[0].res : -99999, "one event: res");
-	none(c, &r, 50, "the other still waits");
+	dnone_sqp(c, &r, 50, "the other still waits");
 	eventfd_write(efd, 1);
 	res = (int)tring_reap_wait(&r, &one[1], 1, 2 * SEC);
 	drec_int(c, res ? one[1].res : -99999, "second event: res");
@@ -472,16 +389,16 @@ static long body_wait_cancel(struct dctx *c, void *arg)
 
 	/* links: a wait in a chain, then a NOP */
 	ewait(&r, ep, evs, 4, 6, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 7, 0);
-	submit(c, &r, "linked wait");
-	none(c, &r, 30, "linked wait");
+	tprep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 7, 0);
+	dsubmit_sqp(c, &r, "linked wait");
+	dnone_sqp(c, &r, 30, "linked wait");
 	eventfd_write(efd, 1);
-	reap(c, &r, 2, true, "linked wait completes, then the NOP");
+	dreapn(c, &r, 2, true, "linked wait completes, then the NOP");
 	/* a failing wait breaks its chain */
 	ewait(&r, ep, evs, 0, 8, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 9, 0);
-	submit(c, &r, "failing linked wait");
-	reap(c, &r, 2, true, "failing linked wait");
+	tprep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 9, 0);
+	dsubmit_sqp(c, &r, "failing linked wait");
+	dreapn(c, &r, 2, true, "failing linked wait");
 
 	/* a wait on a nested epoll instance */
 	int outer = epoll_create1(EPOLL_CLOEXEC);
@@ -490,30 +407,29 @@ static long body_wait_cancel(struct dctx *c, void *arg)
 	e = evt(EPOLLIN, 0x99);
 	epoll_ctl(outer, EPOLL_CTL_ADD, ep, &e);
 	ewait(&r, outer, evs, 4, 10, 0);
-	submit(c, &r, "nested");
-	none(c, &r, 30, "nested");
+	dsubmit_sqp(c, &r, "nested");
+	dnone_sqp(c, &r, 30, "nested");
 	eventfd_write(efd, 1);
-	res = reap1(c, &r, "nested after a signal");
+	res = dreap1(c, &r, "nested after a signal");
 	rec_events(c, evs, res, "nested after a signal");
 
 	/* the application closes its epoll fd while a wait is parked: the
 	 * request holds its file (T4); the wait completes later */
 	int ep3 = epoll_create1(EPOLL_CLOEXEC), sp[2];
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (tsockpair(sp))
 		return 0;
 	e = evt(EPOLLIN, 0x77);
 	epoll_ctl(ep3, EPOLL_CTL_ADD, sp[0], &e);
 	ewait(&r, ep3, evs, 4, 11, 0);
-	submit(c, &r, "parked, then its epoll fd closed");
-	none(c, &r, 30, "parked");
+	dsubmit_sqp(c, &r, "parked, then its epoll fd closed");
+	dnone_sqp(c, &r, 30, "parked");
 	close(ep3);
-	wr(sp[1], "z", 1);
-	res = reap1(c, &r, "closed epoll fd, data arrives");
+	twrite(sp[1], "z", 1);
+	res = dreap1(c, &r, "closed epoll fd, data arrives");
 	rec_events(c, evs, res, "closed epoll fd, data arrives");
 
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	close(outer);
 	close(ep);
 	close(efd);
@@ -525,21 +441,11 @@ ISOLATED(sc_wait_cancel, body_wait_cancel)
 /* PROBE lists both opcodes */
 static void sc_probe(struct dctx *c)
 {
-	struct tring r;
-	size_t sz = sizeof(struct io_uring_probe) +
-		    256 * sizeof(struct io_uring_probe_op);
-	struct io_uring_probe *p = calloc(1, sz);
+	static const int ops[] = { IORING_OP_EPOLL_CTL, IORING_OP_EPOLL_WAIT };
+	static const char *const labels[] = { "EPOLL_CTL supported",
+					      "EPOLL_WAIT supported" };
 
-	if (!p || dring_flags(c, &r, 8, 0))
-		return;
-	drec_int(c, r.be->reg((unsigned int)r.fd, IORING_REGISTER_PROBE, p, 256),
-		 "probe");
-	drec_int(c, !!(p->ops[IORING_OP_EPOLL_CTL].flags &
-		       IO_URING_OP_SUPPORTED), "EPOLL_CTL supported");
-	drec_int(c, !!(p->ops[IORING_OP_EPOLL_WAIT].flags &
-		       IO_URING_OP_SUPPORTED), "EPOLL_WAIT supported");
-	free(p);
-	tring_exit(&r);
+	dprobe_ops(c, ops, labels, 2);
 }
 
 static const struct dscenario scenarios[] = {

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 
 #ifndef RESOLVE_BENEATH
 #define RESOLVE_BENEATH 0x08
@@ -108,21 +109,6 @@ static int lowest_free_fd(void)
 
 /* ---- submitting ---- */
 
-static struct io_uring_sqe mk(int op, int fd, uint64_t addr, uint32_t len,
-			      uint64_t off, uint64_t ud)
-{
-	struct io_uring_sqe s;
-
-	memset(&s, 0, sizeof(s));
-	s.opcode = (uint8_t)op;
-	s.fd = fd;
-	s.addr = addr;
-	s.len = len;
-	s.off = off;
-	s.user_data = ud;
-	return s;
-}
-
 #define P(x) ((uint64_t)(uintptr_t)(x))
 
 /*
@@ -136,19 +122,12 @@ static struct io_uring_sqe mk(int op, int fd, uint64_t addr, uint32_t len,
 static int run1(struct dctx *c, struct tring *r, const struct io_uring_sqe *t,
 		bool fdres, const char *label)
 {
-	struct io_uring_sqe *sqe = tring_get_sqe(r);
 	int lowest = lowest_free_fd(), res = -99999;
 	struct tcqe cqe[2];
 	unsigned int n, i;
 	int ret;
 
-	memcpy(sqe, t, sizeof(*sqe));
-	tring_prep_nop(tring_get_sqe(r), NOP_UD);
-	ret = tring_submit(r);
-	drec_int(c, ret, "%s: submitted", label);
-	/* the NOP left in the SQ by a prep failure goes in a second enter */
-	if (ret == 1)
-		ret = 1 + tring_enter(r, 1, 0, 0, NULL, 0);
+	ret = dsubmit_nop(c, r, t, NOP_UD, label);
 	if (ret != 2)
 		drec_int(c, ret, "%s: submit error", label);
 	n = tring_reap_wait(r, cqe, 2, 2000000000LL);
@@ -162,6 +141,66 @@ static int run1(struct dctx *c, struct tring *r, const struct io_uring_sqe *t,
 	drec_cqes(c, cqe, n, false, "%s", label);
 	return res;
 }
+
+/*
+ * The prep checks of SQE fields an opcode does not use: for each field
+ * in `set` (ended by 0), a copy of *t with that field set to 1 (FIXED_FILE:
+ * sqe->flags) is run with user_data ud, ud + 1, ..., labelled "NAME
+ * FIELD" ("FIELD" when name is empty).
+ */
+enum { U_FIXED_FILE = 1, U_ADDR, U_LEN, U_OFF, U_RW_FLAGS, U_BUF_INDEX,
+       U_SPLICE_FD_IN, U_ADDR3 };
+static void run_unused(struct dctx *c, struct tring *r,
+		       const struct io_uring_sqe *t, uint64_t ud,
+		       const char *name, const int *set)
+{
+	static const char *const field[] = {
+		[U_FIXED_FILE] = "FIXED_FILE", [U_ADDR] = "addr",
+		[U_LEN] = "len", [U_OFF] = "off", [U_RW_FLAGS] = "rw_flags",
+		[U_BUF_INDEX] = "buf_index", [U_SPLICE_FD_IN] = "splice_fd_in",
+		[U_ADDR3] = "addr3",
+	};
+
+	for (; *set; set++, ud++) {
+		struct io_uring_sqe u = *t;
+		char label[96];
+
+		u.user_data = ud;
+		switch (*set) {
+		case U_FIXED_FILE:
+			u.flags = IOSQE_FIXED_FILE;
+			break;
+		case U_ADDR:
+			u.addr = 1;
+			break;
+		case U_LEN:
+			u.len = 1;
+			break;
+		case U_OFF:
+			u.off = 1;
+			break;
+		case U_RW_FLAGS:
+			u.rw_flags = 1;
+			break;
+		case U_BUF_INDEX:
+			u.buf_index = 1;
+			break;
+		case U_SPLICE_FD_IN:
+			u.splice_fd_in = 1;
+			break;
+		case U_ADDR3:
+			u.addr3 = 1;
+			break;
+		}
+		if (*name)
+			snprintf(label, sizeof(label), "%s %s", name,
+				 field[*set]);
+		else
+			snprintf(label, sizeof(label), "%s", field[*set]);
+		run1(c, r, &u, false, label);
+	}
+}
+#define UFIELDS(...) ((const int[]){ __VA_ARGS__, 0 })
 
 /* A string `len` bytes long (plus NUL) ending right before a PROT_NONE
  * page; returns its address. */
@@ -207,7 +246,7 @@ static void sc_openat(struct dctx *c)
 	umask(022);
 	mkfile(&s, "f", "hello");
 
-	t = mk(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 1);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 1);
 	t.open_flags = O_RDONLY;
 	fd = run1(c, &r, &t, true, "open f rdonly");
 	if (fd >= 0) {
@@ -217,14 +256,14 @@ static void sc_openat(struct dctx *c)
 		record_fd_flags(c, fd, "rdonly");
 		close(fd);
 	}
-	t = mk(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 2);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 2);
 	t.open_flags = O_RDWR | O_CLOEXEC | O_APPEND;
 	fd = run1(c, &r, &t, true, "open f rdwr cloexec append");
 	if (fd >= 0) {
 		record_fd_flags(c, fd, "rdwr cloexec");
 		close(fd);
 	}
-	t = mk(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 3);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 3);
 	t.open_flags = O_RDONLY | O_NONBLOCK;
 	fd = run1(c, &r, &t, true, "open f nonblock");
 	if (fd >= 0) {
@@ -232,7 +271,7 @@ static void sc_openat(struct dctx *c)
 		close(fd);
 	}
 	/* create, with a mode (umask 022) */
-	t = mk(IORING_OP_OPENAT, s.dfd, P("new"), 0640 | 0100000, 0, 4);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("new"), 0640 | 0100000, 0, 4);
 	t.open_flags = O_CREAT | O_WRONLY;
 	fd = run1(c, &r, &t, true, "create new");
 	if (fd >= 0) {
@@ -242,10 +281,10 @@ static void sc_openat(struct dctx *c)
 	drec_int(c, fstatat(s.dfd, "new", &st, 0), "stat new");
 	drec_int(c, st.st_mode & 07777, "mode new");
 	drec_int(c, st.st_size, "size new");
-	t = mk(IORING_OP_OPENAT, s.dfd, P("new"), 0600, 0, 5);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("new"), 0600, 0, 5);
 	t.open_flags = O_CREAT | O_EXCL | O_WRONLY;
 	run1(c, &r, &t, true, "create excl existing");
-	t = mk(IORING_OP_OPENAT, s.dfd, P("new"), 0, 0, 6);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("new"), 0, 0, 6);
 	t.open_flags = O_TRUNC | O_WRONLY;
 	fd = run1(c, &r, &t, true, "trunc");
 	if (fd >= 0)
@@ -253,18 +292,18 @@ static void sc_openat(struct dctx *c)
 	fstatat(s.dfd, "new", &st, 0);
 	drec_int(c, st.st_size, "size after trunc");
 	/* errors from the open itself */
-	t = mk(IORING_OP_OPENAT, s.dfd, P("missing"), 0, 0, 7);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("missing"), 0, 0, 7);
 	run1(c, &r, &t, true, "missing");
-	t = mk(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 8);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 8);
 	t.open_flags = O_DIRECTORY;
 	run1(c, &r, &t, true, "O_DIRECTORY on a file");
-	t = mk(IORING_OP_OPENAT, 9999, P("f"), 0, 0, 9);
+	t = tsqe(IORING_OP_OPENAT, 9999, P("f"), 0, 0, 9);
 	run1(c, &r, &t, true, "bad dfd, relative path");
-	t = mk(IORING_OP_OPENAT, 9999, P("/dev/null"), 0, 0, 10);
+	t = tsqe(IORING_OP_OPENAT, 9999, P("/dev/null"), 0, 0, 10);
 	fd = run1(c, &r, &t, true, "bad dfd, absolute path");
 	if (fd >= 0)
 		close(fd);
-	t = mk(IORING_OP_OPENAT, AT_FDCWD, P(s.path), 0, 0, 11);
+	t = tsqe(IORING_OP_OPENAT, AT_FDCWD, P(s.path), 0, 0, 11);
 	t.open_flags = O_DIRECTORY | O_PATH;
 	fd = run1(c, &r, &t, true, "O_PATH dir at AT_FDCWD");
 	if (fd >= 0) {
@@ -272,19 +311,19 @@ static void sc_openat(struct dctx *c)
 		close(fd);
 	}
 	/* unknown flag bits are ignored by openat */
-	t = mk(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 12);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 12);
 	t.open_flags = 0x40000000 | O_RDONLY;
 	fd = run1(c, &r, &t, true, "unknown open flags");
 	if (fd >= 0)
 		close(fd);
 	/* O_TMPFILE */
-	t = mk(IORING_OP_OPENAT, s.dfd, P("."), 0600, 0, 13);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("."), 0600, 0, 13);
 	t.open_flags = O_TMPFILE | O_RDWR;
 	fd = run1(c, &r, &t, true, "O_TMPFILE");
 	if (fd >= 0)
 		close(fd);
 	/* IOSQE_ASYNC */
-	t = mk(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 14);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 14);
 	t.flags = IOSQE_ASYNC;
 	fd = run1(c, &r, &t, true, "ASYNC open");
 	if (fd >= 0) {
@@ -310,70 +349,70 @@ static void sc_openat_prep(struct dctx *c)
 	if (scratch_init(c, &s))
 		goto out;
 	mkfile(&s, "f", "x");
-	t = mk(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 1);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 1);
 	t.buf_index = 1;
 	run1(c, &r, &t, true, "buf_index");
-	t = mk(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 2);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 2);
 	t.flags = IOSQE_FIXED_FILE;
 	run1(c, &r, &t, true, "FIXED_FILE");
-	t = mk(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 3);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 3);
 	t.ioprio = 1;
 	run1(c, &r, &t, true, "ioprio");
-	t = mk(IORING_OP_OPENAT, s.dfd, 0, 0, 0, 4);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, 0, 0, 0, 4);
 	run1(c, &r, &t, true, "NULL path");
-	t = mk(IORING_OP_OPENAT, s.dfd, P(dunmapped_addr()), 0, 0, 5);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P(dunmapped_addr()), 0, 0, 5);
 	run1(c, &r, &t, true, "unmapped path");
-	t = mk(IORING_OP_OPENAT, s.dfd, P(dprot_none_page()), 0, 0, 6);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P(dprot_none_page()), 0, 0, 6);
 	run1(c, &r, &t, true, "PROT_NONE path");
-	t = mk(IORING_OP_OPENAT, s.dfd, P(""), 0, 0, 7);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P(""), 0, 0, 7);
 	run1(c, &r, &t, true, "empty path");
 	longp = malloc(PATH_MAX + 16);
 	memset(longp, 'a', PATH_MAX + 15);
 	longp[PATH_MAX + 15] = 0;
-	t = mk(IORING_OP_OPENAT, s.dfd, P(longp), 0, 0, 8);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P(longp), 0, 0, 8);
 	run1(c, &r, &t, true, "path longer than PATH_MAX");
 	longp[PATH_MAX - 1] = 0;
-	t = mk(IORING_OP_OPENAT, s.dfd, P(longp), 0, 0, 9);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P(longp), 0, 0, 9);
 	run1(c, &r, &t, true, "path of PATH_MAX-1");
 	longp[PATH_MAX] = 0;
 	longp[PATH_MAX - 1] = 'a';
-	t = mk(IORING_OP_OPENAT, s.dfd, P(longp), 0, 0, 10);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P(longp), 0, 0, 10);
 	run1(c, &r, &t, true, "path of PATH_MAX");
 	free(longp);
 	/* a path that ends right before an inaccessible page */
 	edge = str_at_page_end(1, 'f');
-	t = mk(IORING_OP_OPENAT, s.dfd, P(edge), 0, 0, 11);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P(edge), 0, 0, 11);
 	fd = run1(c, &r, &t, true, "path at a page end");
 	if (fd >= 0)
 		close(fd);
 	edge[1] = 'f'; /* no NUL before the PROT_NONE page */
-	t = mk(IORING_OP_OPENAT, s.dfd, P(edge), 0, 0, 12);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P(edge), 0, 0, 12);
 	run1(c, &r, &t, true, "unterminated path at a page end");
 	/* direct descriptors without a registered file table */
-	t = mk(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 13);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 13);
 	t.file_index = 1;
 	t.open_flags = O_CLOEXEC;
 	run1(c, &r, &t, true, "file_index + O_CLOEXEC");
-	t = mk(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 14);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 14);
 	t.file_index = 1;
 	run1(c, &r, &t, true, "file_index 1, no table");
-	t = mk(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 15);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 15);
 	t.file_index = IORING_FILE_INDEX_ALLOC;
 	run1(c, &r, &t, true, "file_index ALLOC, no table");
-	t = mk(IORING_OP_OPENAT, s.dfd, P("created"), 0600, 0, 16);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("created"), 0600, 0, 16);
 	t.file_index = 1;
 	t.open_flags = O_CREAT | O_WRONLY;
 	run1(c, &r, &t, true, "file_index + O_CREAT");
 	drec_int(c, faccessat(s.dfd, "created", F_OK, 0), "created anyway");
 	/* order: buf_index before a bad path; a bad path before file_index */
-	t = mk(IORING_OP_OPENAT, s.dfd, 0, 0, 0, 17);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, 0, 0, 0, 17);
 	t.buf_index = 1;
 	run1(c, &r, &t, true, "buf_index + NULL path");
-	t = mk(IORING_OP_OPENAT, s.dfd, 0, 0, 0, 18);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, 0, 0, 0, 18);
 	t.file_index = 1;
 	t.open_flags = O_CLOEXEC;
 	run1(c, &r, &t, true, "NULL path + file_index + O_CLOEXEC");
-	t = mk(IORING_OP_OPENAT, s.dfd, 0, 0, 0, 19);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, 0, 0, 0, 19);
 	t.flags = IOSQE_FIXED_FILE;
 	t.buf_index = 1;
 	run1(c, &r, &t, true, "FIXED_FILE + buf_index");
@@ -401,19 +440,19 @@ static void sc_openat_fifo(struct dctx *c)
 
 		fstatat(s.dfd, "fifo", &st, 0);
 	}
-	t = mk(IORING_OP_OPENAT, s.dfd, P("fifo"), 0, 0, 1);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("fifo"), 0, 0, 1);
 	t.open_flags = O_RDONLY;
 	fd = run1(c, &r, &t, true, "fifo rdonly, no writer");
 	if (fd >= 0) {
 		record_fd_flags(c, fd, "fifo rdonly");
 		close(fd);
 	}
-	t = mk(IORING_OP_OPENAT, s.dfd, P("fifo"), 0, 0, 2);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("fifo"), 0, 0, 2);
 	t.open_flags = O_WRONLY;
 	fd = run1(c, &r, &t, true, "fifo wronly, no reader");
 	if (fd >= 0)
 		close(fd);
-	t = mk(IORING_OP_OPENAT, s.dfd, P("fifo"), 0, 0, 3);
+	t = tsqe(IORING_OP_OPENAT, s.dfd, P("fifo"), 0, 0, 3);
 	t.open_flags = O_RDWR;
 	fd = run1(c, &r, &t, true, "fifo rdwr");
 	if (fd >= 0) {
@@ -427,7 +466,7 @@ static void sc_openat_fifo(struct dctx *c)
 		unsigned int n;
 		int w;
 
-		*sqe = mk(IORING_OP_OPENAT, s.dfd, P("fifo"), 0600, 0, 4);
+		*sqe = tsqe(IORING_OP_OPENAT, s.dfd, P("fifo"), 0600, 0, 4);
 		sqe->open_flags = O_RDONLY | O_CREAT | O_CLOEXEC;
 		drec_int(c, tring_submit(&r), "submit fifo O_CREAT");
 		n = tring_reap_wait(&r, &cqe, 1, 100000000LL);
@@ -465,7 +504,7 @@ static void sc_openat2(struct dctx *c)
 	mkfile(&s, "f", "hello");
 	memset(&h, 0, sizeof(h));
 	h.flags = O_RDONLY;
-	t = mk(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(h), P(&h), 1);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(h), P(&h), 1);
 	fd = run1(c, &r, &t, true, "openat2 rdonly");
 	if (fd >= 0) {
 		record_fd_flags(c, fd, "openat2 rdonly");
@@ -473,7 +512,7 @@ static void sc_openat2(struct dctx *c)
 	}
 	h.flags = O_CREAT | O_RDWR | O_CLOEXEC;
 	h.mode = 0604;
-	t = mk(IORING_OP_OPENAT2, s.dfd, P("g"), sizeof(h), P(&h), 2);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, P("g"), sizeof(h), P(&h), 2);
 	fd = run1(c, &r, &t, true, "openat2 create");
 	if (fd >= 0) {
 		struct stat st;
@@ -484,79 +523,79 @@ static void sc_openat2(struct dctx *c)
 		close(fd);
 	}
 	/* sizes */
-	t = mk(IORING_OP_OPENAT2, s.dfd, P("f"), 23, P(&h), 3);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, P("f"), 23, P(&h), 3);
 	run1(c, &r, &t, true, "how size 23");
-	t = mk(IORING_OP_OPENAT2, s.dfd, P("f"), 0, P(&h), 4);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, P("f"), 0, P(&h), 4);
 	run1(c, &r, &t, true, "how size 0");
 	memset(big, 0, sizeof(big));
 	memcpy(big, &(struct how){ .flags = O_RDONLY }, sizeof(struct how));
-	t = mk(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(big), P(big), 5);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(big), P(big), 5);
 	fd = run1(c, &r, &t, true, "how size 64, zero tail");
 	if (fd >= 0)
 		close(fd);
 	big[40] = 1;
-	t = mk(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(big), P(big), 6);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(big), P(big), 6);
 	run1(c, &r, &t, true, "how size 64, non-zero tail");
-	t = mk(IORING_OP_OPENAT2, s.dfd, P("f"), 1u << 20, P(big), 7);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, P("f"), 1u << 20, P(big), 7);
 	run1(c, &r, &t, true, "how size 1 MiB");
-	t = mk(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(h), 0, 8);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(h), 0, 8);
 	run1(c, &r, &t, true, "how NULL");
-	t = mk(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(h),
-	       P(dunmapped_addr()), 9);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(h),
+		 P(dunmapped_addr()), 9);
 	run1(c, &r, &t, true, "how unmapped");
 	/* a how whose tail runs into a PROT_NONE page */
 	edge = str_at_page_end(31, 0);
-	t = mk(IORING_OP_OPENAT2, s.dfd, P("f"), 40, P(edge), 10);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, P("f"), 40, P(edge), 10);
 	run1(c, &r, &t, true, "how tail unreadable");
-	t = mk(IORING_OP_OPENAT2, s.dfd, P("f"), 32, P(edge), 11);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, P("f"), 32, P(edge), 11);
 	fd = run1(c, &r, &t, true, "how at a page end");
 	if (fd >= 0)
 		close(fd);
 	/* validated at issue by openat2 itself */
 	h.flags = 1ULL << 40;
 	h.mode = 0;
-	t = mk(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(h), P(&h), 12);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(h), P(&h), 12);
 	run1(c, &r, &t, true, "unknown flags");
 	h.flags = O_RDONLY;
 	h.mode = 0600;
-	t = mk(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(h), P(&h), 13);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(h), P(&h), 13);
 	run1(c, &r, &t, true, "mode without O_CREAT");
 	h.mode = 0;
 	h.resolve = RESOLVE_BENEATH;
-	t = mk(IORING_OP_OPENAT2, s.dfd, P("../"), sizeof(h), P(&h), 14);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, P("../"), sizeof(h), P(&h), 14);
 	run1(c, &r, &t, true, "RESOLVE_BENEATH ..");
 	h.resolve = 1ULL << 50;
-	t = mk(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(h), P(&h), 15);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(h), P(&h), 15);
 	run1(c, &r, &t, true, "unknown resolve");
 	h.flags = O_CREAT | O_RDWR;
 	h.mode = 0600;
 	h.resolve = RESOLVE_CACHED;
-	t = mk(IORING_OP_OPENAT2, s.dfd, P("h"), sizeof(h), P(&h), 16);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, P("h"), sizeof(h), P(&h), 16);
 	run1(c, &r, &t, true, "RESOLVE_CACHED + O_CREAT");
 	/* prep order: size, then how, then the SQE fields and the path */
 	h.flags = O_RDONLY;
 	h.mode = 0;
 	h.resolve = 0;
-	t = mk(IORING_OP_OPENAT2, s.dfd, 0, 8, P(&h), 17);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, 0, 8, P(&h), 17);
 	t.buf_index = 1;
 	run1(c, &r, &t, true, "size 8 + buf_index + NULL path");
-	t = mk(IORING_OP_OPENAT2, s.dfd, 0, sizeof(h), 0, 18);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, 0, sizeof(h), 0, 18);
 	t.buf_index = 1;
 	run1(c, &r, &t, true, "how NULL + buf_index");
-	t = mk(IORING_OP_OPENAT2, s.dfd, 0, sizeof(h), P(&h), 19);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, 0, sizeof(h), P(&h), 19);
 	t.buf_index = 1;
 	run1(c, &r, &t, true, "buf_index + NULL path");
-	t = mk(IORING_OP_OPENAT2, s.dfd, 0, sizeof(h), P(&h), 20);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, 0, sizeof(h), P(&h), 20);
 	t.flags = IOSQE_FIXED_FILE;
 	run1(c, &r, &t, true, "FIXED_FILE + NULL path");
-	t = mk(IORING_OP_OPENAT2, s.dfd, 0, sizeof(h), P(&h), 21);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, 0, sizeof(h), P(&h), 21);
 	run1(c, &r, &t, true, "NULL path");
 	h.flags = O_CLOEXEC;
-	t = mk(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(h), P(&h), 22);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(h), P(&h), 22);
 	t.file_index = 3;
 	run1(c, &r, &t, true, "file_index + O_CLOEXEC");
 	h.flags = O_RDONLY;
-	t = mk(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(h), P(&h), 23);
+	t = tsqe(IORING_OP_OPENAT2, s.dfd, P("f"), sizeof(h), P(&h), 23);
 	t.file_index = 3;
 	run1(c, &r, &t, true, "file_index, no table");
 	scratch_fini(&s);
@@ -575,56 +614,56 @@ static void sc_close(struct dctx *c)
 	if (dring_flags(c, &r, 16, 0))
 		return;
 	fd = open("/dev/null", O_RDONLY);
-	t = mk(IORING_OP_CLOSE, fd, 0, 0, 0, 1);
+	t = tsqe(IORING_OP_CLOSE, fd, 0, 0, 0, 1);
 	run1(c, &r, &t, false, "close fd");
 	drec_int(c, fcntl(fd, F_GETFD) < 0 ? -errno : 0, "fd closed");
-	t = mk(IORING_OP_CLOSE, fd, 0, 0, 0, 2);
+	t = tsqe(IORING_OP_CLOSE, fd, 0, 0, 0, 2);
 	run1(c, &r, &t, false, "close again");
-	t = mk(IORING_OP_CLOSE, -1, 0, 0, 0, 3);
+	t = tsqe(IORING_OP_CLOSE, -1, 0, 0, 0, 3);
 	run1(c, &r, &t, false, "close -1");
-	t = mk(IORING_OP_CLOSE, 99999, 0, 0, 0, 4);
+	t = tsqe(IORING_OP_CLOSE, 99999, 0, 0, 0, 4);
 	run1(c, &r, &t, false, "close 99999");
 	efd = eventfd(0, 0);
-	t = mk(IORING_OP_CLOSE, efd, 0, 0, 0, 5);
+	t = tsqe(IORING_OP_CLOSE, efd, 0, 0, 0, 5);
 	run1(c, &r, &t, false, "close eventfd");
 	/* io_uring instances are refused */
-	t = mk(IORING_OP_CLOSE, r.fd, 0, 0, 0, 6);
+	t = tsqe(IORING_OP_CLOSE, r.fd, 0, 0, 0, 6);
 	run1(c, &r, &t, false, "close own ring fd");
 	if (!dring_flags(c, &r2, 4, 0)) {
-		t = mk(IORING_OP_CLOSE, r2.fd, 0, 0, 0, 7);
+		t = tsqe(IORING_OP_CLOSE, r2.fd, 0, 0, 0, 7);
 		run1(c, &r, &t, false, "close another ring");
 		drec_int(c, fcntl(r2.fd, F_GETFD) >= 0, "other ring open");
 		tring_exit(&r2);
 	}
 	/* prep */
 	fd = open("/dev/null", O_RDONLY);
-	t = mk(IORING_OP_CLOSE, fd, 0, 0, 1, 8);
+	t = tsqe(IORING_OP_CLOSE, fd, 0, 0, 1, 8);
 	run1(c, &r, &t, false, "off");
-	t = mk(IORING_OP_CLOSE, fd, 1, 0, 0, 9);
+	t = tsqe(IORING_OP_CLOSE, fd, 1, 0, 0, 9);
 	run1(c, &r, &t, false, "addr");
-	t = mk(IORING_OP_CLOSE, fd, 0, 1, 0, 10);
+	t = tsqe(IORING_OP_CLOSE, fd, 0, 1, 0, 10);
 	run1(c, &r, &t, false, "len");
-	t = mk(IORING_OP_CLOSE, fd, 0, 0, 0, 11);
+	t = tsqe(IORING_OP_CLOSE, fd, 0, 0, 0, 11);
 	t.rw_flags = 1;
 	run1(c, &r, &t, false, "close_flags");
-	t = mk(IORING_OP_CLOSE, fd, 0, 0, 0, 12);
+	t = tsqe(IORING_OP_CLOSE, fd, 0, 0, 0, 12);
 	t.buf_index = 1;
 	run1(c, &r, &t, false, "buf_index");
-	t = mk(IORING_OP_CLOSE, fd, 0, 0, 0, 13);
+	t = tsqe(IORING_OP_CLOSE, fd, 0, 0, 0, 13);
 	t.flags = IOSQE_FIXED_FILE;
 	run1(c, &r, &t, false, "FIXED_FILE");
-	t = mk(IORING_OP_CLOSE, fd, 0, 0, 0, 14);
+	t = tsqe(IORING_OP_CLOSE, fd, 0, 0, 0, 14);
 	t.file_index = 1;
 	run1(c, &r, &t, false, "file_index + fd");
-	t = mk(IORING_OP_CLOSE, 0, 0, 0, 0, 15);
+	t = tsqe(IORING_OP_CLOSE, 0, 0, 0, 0, 15);
 	t.file_index = 1;
 	run1(c, &r, &t, false, "file_index, no table");
-	t = mk(IORING_OP_CLOSE, fd, 0, 0, 1, 16);
+	t = tsqe(IORING_OP_CLOSE, fd, 0, 0, 1, 16);
 	t.flags = IOSQE_FIXED_FILE;
 	run1(c, &r, &t, false, "off + FIXED_FILE");
 	drec_int(c, fcntl(fd, F_GETFD) >= 0, "fd still open");
 	/* ASYNC */
-	t = mk(IORING_OP_CLOSE, fd, 0, 0, 0, 17);
+	t = tsqe(IORING_OP_CLOSE, fd, 0, 0, 0, 17);
 	t.flags = IOSQE_ASYNC;
 	run1(c, &r, &t, false, "ASYNC close");
 	drec_int(c, fcntl(fd, F_GETFD) < 0 ? -errno : 0, "closed by ASYNC");
@@ -647,13 +686,13 @@ static void sc_open_close_link(struct dctx *c)
 	mkfile(&s, "f", "x");
 	lowest = lowest_free_fd();
 	sqe = tring_get_sqe(&r);
-	*sqe = mk(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 1);
+	*sqe = tsqe(IORING_OP_OPENAT, s.dfd, P("f"), 0, 0, 1);
 	sqe->flags = IOSQE_IO_LINK;
 	sqe = tring_get_sqe(&r);
-	*sqe = mk(IORING_OP_CLOSE, lowest, 0, 0, 0, 2);
+	*sqe = tsqe(IORING_OP_CLOSE, lowest, 0, 0, 0, 2);
 	sqe->flags = IOSQE_IO_LINK;
 	sqe = tring_get_sqe(&r);
-	*sqe = mk(IORING_OP_CLOSE, lowest, 0, 0, 0, 3);
+	*sqe = tsqe(IORING_OP_CLOSE, lowest, 0, 0, 0, 3);
 	drec_int(c, tring_submit(&r), "submit");
 	n = (int)tring_reap_wait(&r, cqe, 3, 2000000000LL);
 	if (n > 0 && cqe[0].res == lowest)
@@ -661,10 +700,10 @@ static void sc_open_close_link(struct dctx *c)
 	drec_cqes(c, cqe, (unsigned int)n, true, "open, close, close");
 	/* a failing open cancels the rest of the chain */
 	sqe = tring_get_sqe(&r);
-	*sqe = mk(IORING_OP_OPENAT, s.dfd, P("nope"), 0, 0, 4);
+	*sqe = tsqe(IORING_OP_OPENAT, s.dfd, P("nope"), 0, 0, 4);
 	sqe->flags = IOSQE_IO_LINK;
 	sqe = tring_get_sqe(&r);
-	*sqe = mk(IORING_OP_CLOSE, lowest, 0, 0, 0, 5);
+	*sqe = tsqe(IORING_OP_CLOSE, lowest, 0, 0, 0, 5);
 	drec_int(c, tring_submit(&r), "submit 2");
 	dreap(c, &r, 2, true, "failed open, canceled close");
 	scratch_fini(&s);
@@ -684,65 +723,60 @@ static void sc_pipe(struct dctx *c)
 	if (dring_flags(c, &r, 16, 0))
 		return;
 	lowest = lowest_free_fd();
-	t = mk(IORING_OP_PIPE, 0, P(fds), 0, 0, 1);
+	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 0, 1);
 	run1(c, &r, &t, false, "pipe");
 	drec_int(c, fds[0] == lowest && fds[1] == lowest + 1, "fds lowest");
 	drec_int(c, write(fds[1], "pq", 2), "write");
 	drec_int(c, read(fds[0], b, 2), "read");
 	record_fd_flags(c, fds[0], "pipe rd");
 	record_fd_flags(c, fds[1], "pipe wr");
-	close(fds[0]);
-	close(fds[1]);
-	t = mk(IORING_OP_PIPE, 0, P(fds), 0, 0, 2);
+	tclose2(fds);
+	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 0, 2);
 	t.pipe_flags = O_CLOEXEC | O_NONBLOCK;
 	run1(c, &r, &t, false, "pipe cloexec nonblock");
 	record_fd_flags(c, fds[0], "pipe2 rd");
 	record_fd_flags(c, fds[1], "pipe2 wr");
-	close(fds[0]);
-	close(fds[1]);
-	t = mk(IORING_OP_PIPE, 0, P(fds), 0, 0, 3);
+	tclose2(fds);
+	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 0, 3);
 	t.pipe_flags = O_DIRECT;
 	run1(c, &r, &t, false, "pipe O_DIRECT");
-	close(fds[0]);
-	close(fds[1]);
+	tclose2(fds);
 	/* errors */
-	t = mk(IORING_OP_PIPE, 0, P(fds), 0, 0, 4);
+	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 0, 4);
 	t.pipe_flags = O_APPEND;
 	run1(c, &r, &t, false, "bad flags");
-	t = mk(IORING_OP_PIPE, 1, P(fds), 0, 0, 5);
+	t = tsqe(IORING_OP_PIPE, 1, P(fds), 0, 0, 5);
 	run1(c, &r, &t, false, "fd set");
-	t = mk(IORING_OP_PIPE, 0, P(fds), 0, 1, 6);
+	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 1, 6);
 	run1(c, &r, &t, false, "off set");
-	t = mk(IORING_OP_PIPE, 0, P(fds), 0, 0, 7);
+	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 0, 7);
 	t.addr3 = 1;
 	run1(c, &r, &t, false, "addr3 set");
 	lowest = lowest_free_fd();
-	t = mk(IORING_OP_PIPE, 0, 0, 0, 0, 8);
+	t = tsqe(IORING_OP_PIPE, 0, 0, 0, 0, 8);
 	run1(c, &r, &t, false, "NULL fds");
-	t = mk(IORING_OP_PIPE, 0, P(dprot_none_page()), 0, 0, 9);
+	t = tsqe(IORING_OP_PIPE, 0, P(dprot_none_page()), 0, 0, 9);
 	run1(c, &r, &t, false, "PROT_NONE fds");
 	drec_int(c, lowest_free_fd() == lowest, "no fd leaked");
-	t = mk(IORING_OP_PIPE, 0, P(fds), 0, 0, 10);
+	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 0, 10);
 	t.file_index = 1;
 	t.pipe_flags = O_CLOEXEC;
 	run1(c, &r, &t, false, "file_index + O_CLOEXEC");
-	t = mk(IORING_OP_PIPE, 0, P(fds), 0, 0, 11);
+	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 0, 11);
 	t.file_index = 1;
 	run1(c, &r, &t, false, "file_index, no table");
-	t = mk(IORING_OP_PIPE, 0, P(fds), 0, 0, 12);
+	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 0, 12);
 	t.file_index = IORING_FILE_INDEX_ALLOC;
 	run1(c, &r, &t, false, "file_index ALLOC, no table");
 	drec_int(c, lowest_free_fd() == lowest, "no fd leaked");
-	t = mk(IORING_OP_PIPE, 0, P(fds), 0, 0, 13);
+	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 0, 13);
 	t.flags = IOSQE_FIXED_FILE;
 	run1(c, &r, &t, false, "FIXED_FILE");
-	close(fds[0]);
-	close(fds[1]);
-	t = mk(IORING_OP_PIPE, 0, P(fds), 5, 0, 14);
+	tclose2(fds);
+	t = tsqe(IORING_OP_PIPE, 0, P(fds), 5, 0, 14);
 	t.flags = IOSQE_ASYNC;
 	run1(c, &r, &t, false, "ASYNC, len set");
-	close(fds[0]);
-	close(fds[1]);
+	tclose2(fds);
 	tring_exit(&r);
 }
 
@@ -776,67 +810,68 @@ static void sc_statx(struct dctx *c)
 	fd = openat(s.dfd, "f", O_RDONLY);
 	symlinkat("f", s.dfd, "sl");
 	memset(&sx, 0, sizeof(sx));
-	t = mk(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, P(&sx), 1);
+	t = tsqe(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, P(&sx), 1);
 	run1(c, &r, &t, false, "statx f");
 	record_statx(c, &sx, fd, "f");
 	memset(&sx, 0, sizeof(sx));
-	t = mk(IORING_OP_STATX, fd, P(""), STATX_SIZE, P(&sx), 2);
+	t = tsqe(IORING_OP_STATX, fd, P(""), STATX_SIZE, P(&sx), 2);
 	t.statx_flags = AT_EMPTY_PATH;
 	run1(c, &r, &t, false, "statx AT_EMPTY_PATH");
 	drec_int(c, (long)sx.stx_size, "empty path: size");
 	memset(&sx, 0, sizeof(sx));
-	t = mk(IORING_OP_STATX, s.dfd, P("sl"), STATX_BASIC_STATS, P(&sx), 3);
+	t = tsqe(IORING_OP_STATX, s.dfd, P("sl"), STATX_BASIC_STATS, P(&sx), 3);
 	t.statx_flags = AT_SYMLINK_NOFOLLOW;
 	run1(c, &r, &t, false, "statx symlink nofollow");
 	drec_int(c, S_ISLNK(sx.stx_mode), "is a symlink");
 	memset(&sx, 0, sizeof(sx));
-	t = mk(IORING_OP_STATX, s.dfd, P("sl"), STATX_BASIC_STATS, P(&sx), 4);
+	t = tsqe(IORING_OP_STATX, s.dfd, P("sl"), STATX_BASIC_STATS, P(&sx), 4);
 	t.flags = IOSQE_ASYNC;
 	run1(c, &r, &t, false, "statx ASYNC (follows)");
 	record_statx(c, &sx, fd, "ASYNC");
-	t = mk(IORING_OP_STATX, AT_FDCWD, P(s.path), STATX_TYPE, P(&sx), 5);
+	t = tsqe(IORING_OP_STATX, AT_FDCWD, P(s.path), STATX_TYPE, P(&sx), 5);
 	t.statx_flags = AT_STATX_DONT_SYNC;
 	run1(c, &r, &t, false, "statx dir at AT_FDCWD");
 	drec_int(c, S_ISDIR(sx.stx_mode), "is a dir");
 	/* issue errors */
-	t = mk(IORING_OP_STATX, s.dfd, P("missing"), STATX_BASIC_STATS,
-	       P(&sx), 10);
+	t = tsqe(IORING_OP_STATX, s.dfd, P("missing"), STATX_BASIC_STATS,
+		 P(&sx), 10);
 	run1(c, &r, &t, false, "missing");
-	t = mk(IORING_OP_STATX, 9999, P("f"), STATX_BASIC_STATS, P(&sx), 11);
+	t = tsqe(IORING_OP_STATX, 9999, P("f"), STATX_BASIC_STATS, P(&sx), 11);
 	run1(c, &r, &t, false, "bad dfd");
-	t = mk(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, 0, 12);
+	t = tsqe(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, 0, 12);
 	run1(c, &r, &t, false, "NULL statx buffer");
-	t = mk(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS,
-	       P(dprot_none_page()), 13);
+	t = tsqe(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS,
+		 P(dprot_none_page()), 13);
 	run1(c, &r, &t, false, "PROT_NONE statx buffer");
-	t = mk(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, P(&sx), 14);
+	t = tsqe(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, P(&sx), 14);
 	t.statx_flags = 0x80000000;
 	run1(c, &r, &t, false, "unknown flags");
-	t = mk(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, P(&sx), 15);
+	t = tsqe(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, P(&sx), 15);
 	t.statx_flags = AT_STATX_FORCE_SYNC | AT_STATX_DONT_SYNC;
 	run1(c, &r, &t, false, "both sync types");
-	t = mk(IORING_OP_STATX, s.dfd, P("f"), 0x80000000U, P(&sx), 16);
+	t = tsqe(IORING_OP_STATX, s.dfd, P("f"), 0x80000000U, P(&sx), 16);
 	run1(c, &r, &t, false, "STATX__RESERVED mask");
-	t = mk(IORING_OP_STATX, s.dfd, P("f/x"), STATX_BASIC_STATS, P(&sx), 17);
+	t = tsqe(IORING_OP_STATX, s.dfd, P("f/x"), STATX_BASIC_STATS, P(&sx),
+		 17);
 	run1(c, &r, &t, false, "not a directory");
 	/* prep errors */
-	t = mk(IORING_OP_STATX, s.dfd, P(""), STATX_BASIC_STATS, P(&sx), 20);
+	t = tsqe(IORING_OP_STATX, s.dfd, P(""), STATX_BASIC_STATS, P(&sx), 20);
 	run1(c, &r, &t, false, "empty path");
-	t = mk(IORING_OP_STATX, fd, 0, STATX_BASIC_STATS, P(&sx), 21);
+	t = tsqe(IORING_OP_STATX, fd, 0, STATX_BASIC_STATS, P(&sx), 21);
 	t.statx_flags = AT_EMPTY_PATH;
 	run1(c, &r, &t, false, "NULL path + AT_EMPTY_PATH");
-	t = mk(IORING_OP_STATX, s.dfd, 0, STATX_BASIC_STATS, P(&sx), 22);
+	t = tsqe(IORING_OP_STATX, s.dfd, 0, STATX_BASIC_STATS, P(&sx), 22);
 	run1(c, &r, &t, false, "NULL path");
-	t = mk(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, P(&sx), 23);
+	t = tsqe(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, P(&sx), 23);
 	t.buf_index = 1;
 	run1(c, &r, &t, false, "buf_index");
-	t = mk(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, P(&sx), 24);
+	t = tsqe(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, P(&sx), 24);
 	t.splice_fd_in = 1;
 	run1(c, &r, &t, false, "splice_fd_in");
-	t = mk(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, P(&sx), 25);
+	t = tsqe(IORING_OP_STATX, s.dfd, P("f"), STATX_BASIC_STATS, P(&sx), 25);
 	t.flags = IOSQE_FIXED_FILE;
 	run1(c, &r, &t, false, "FIXED_FILE");
-	t = mk(IORING_OP_STATX, s.dfd, 0, STATX_BASIC_STATS, P(&sx), 26);
+	t = tsqe(IORING_OP_STATX, s.dfd, 0, STATX_BASIC_STATS, P(&sx), 26);
 	t.flags = IOSQE_FIXED_FILE;
 	t.buf_index = 1;
 	run1(c, &r, &t, false, "FIXED_FILE + buf_index + NULL path");
@@ -860,88 +895,69 @@ static void sc_mkdir_unlink(struct dctx *c)
 	if (scratch_init(c, &s))
 		goto out;
 	umask(022);
-	t = mk(IORING_OP_MKDIRAT, s.dfd, P("d"), 0777, 0, 1);
+	t = tsqe(IORING_OP_MKDIRAT, s.dfd, P("d"), 0777, 0, 1);
 	run1(c, &r, &t, false, "mkdir d");
 	drec_int(c, fstatat(s.dfd, "d", &st, 0), "stat d");
 	drec_int(c, st.st_mode, "mode d");
-	t = mk(IORING_OP_MKDIRAT, s.dfd, P("e"), 0x10000 | 0710, 0, 2);
+	t = tsqe(IORING_OP_MKDIRAT, s.dfd, P("e"), 0x10000 | 0710, 0, 2);
 	run1(c, &r, &t, false, "mkdir e, mode above 16 bits");
 	fstatat(s.dfd, "e", &st, 0);
 	drec_int(c, st.st_mode, "mode e");
-	t = mk(IORING_OP_MKDIRAT, s.dfd, P("d"), 0755, 0, 3);
+	t = tsqe(IORING_OP_MKDIRAT, s.dfd, P("d"), 0755, 0, 3);
 	run1(c, &r, &t, false, "mkdir existing");
-	t = mk(IORING_OP_MKDIRAT, s.dfd, P("x/y"), 0755, 0, 4);
+	t = tsqe(IORING_OP_MKDIRAT, s.dfd, P("x/y"), 0755, 0, 4);
 	run1(c, &r, &t, false, "mkdir in missing dir");
-	t = mk(IORING_OP_MKDIRAT, 9999, P("z"), 0755, 0, 5);
+	t = tsqe(IORING_OP_MKDIRAT, 9999, P("z"), 0755, 0, 5);
 	run1(c, &r, &t, false, "mkdir bad dfd");
-	t = mk(IORING_OP_MKDIRAT, s.dfd, P("z"), 0755, 0, 6);
+	t = tsqe(IORING_OP_MKDIRAT, s.dfd, P("z"), 0755, 0, 6);
 	t.flags = IOSQE_ASYNC;
 	run1(c, &r, &t, false, "mkdir ASYNC");
 	/* mkdir prep */
-	t = mk(IORING_OP_MKDIRAT, s.dfd, P("p"), 0755, 1, 7);
-	run1(c, &r, &t, false, "mkdir off");
-	t = mk(IORING_OP_MKDIRAT, s.dfd, P("p"), 0755, 0, 8);
-	t.rw_flags = 1;
-	run1(c, &r, &t, false, "mkdir rw_flags");
-	t = mk(IORING_OP_MKDIRAT, s.dfd, P("p"), 0755, 0, 9);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "mkdir buf_index");
-	t = mk(IORING_OP_MKDIRAT, s.dfd, P("p"), 0755, 0, 10);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "mkdir splice_fd_in");
-	t = mk(IORING_OP_MKDIRAT, s.dfd, P("p"), 0755, 0, 11);
-	t.flags = IOSQE_FIXED_FILE;
-	run1(c, &r, &t, false, "mkdir FIXED_FILE");
-	t = mk(IORING_OP_MKDIRAT, s.dfd, P(dunmapped_addr()), 0755, 0, 12);
+	t = tsqe(IORING_OP_MKDIRAT, s.dfd, P("p"), 0755, 0, 0);
+	run_unused(c, &r, &t, 7, "mkdir",
+		   UFIELDS(U_OFF, U_RW_FLAGS, U_BUF_INDEX, U_SPLICE_FD_IN,
+			   U_FIXED_FILE));
+	t = tsqe(IORING_OP_MKDIRAT, s.dfd, P(dunmapped_addr()), 0755, 0, 12);
 	run1(c, &r, &t, false, "mkdir unmapped path");
-	t = mk(IORING_OP_MKDIRAT, s.dfd, P(""), 0755, 0, 13);
+	t = tsqe(IORING_OP_MKDIRAT, s.dfd, P(""), 0755, 0, 13);
 	run1(c, &r, &t, false, "mkdir empty path");
 	drec_int(c, faccessat(s.dfd, "p", F_OK, 0), "p not created");
 
 	/* UNLINKAT */
 	mkfile(&s, "f", "x");
 	mkfile(&s, "d/inner", "x");
-	t = mk(IORING_OP_UNLINKAT, s.dfd, P("d"), 0, 0, 20);
+	t = tsqe(IORING_OP_UNLINKAT, s.dfd, P("d"), 0, 0, 20);
 	run1(c, &r, &t, false, "unlink a dir");
-	t = mk(IORING_OP_UNLINKAT, s.dfd, P("d"), 0, 0, 21);
+	t = tsqe(IORING_OP_UNLINKAT, s.dfd, P("d"), 0, 0, 21);
 	t.unlink_flags = AT_REMOVEDIR;
 	run1(c, &r, &t, false, "rmdir non-empty");
-	t = mk(IORING_OP_UNLINKAT, s.dfd, P("f"), 0, 0, 22);
+	t = tsqe(IORING_OP_UNLINKAT, s.dfd, P("f"), 0, 0, 22);
 	t.unlink_flags = AT_REMOVEDIR;
 	run1(c, &r, &t, false, "rmdir a file");
-	t = mk(IORING_OP_UNLINKAT, s.dfd, P("d/inner"), 0, 0, 23);
+	t = tsqe(IORING_OP_UNLINKAT, s.dfd, P("d/inner"), 0, 0, 23);
 	run1(c, &r, &t, false, "unlink d/inner");
-	t = mk(IORING_OP_UNLINKAT, s.dfd, P("d"), 0, 0, 24);
+	t = tsqe(IORING_OP_UNLINKAT, s.dfd, P("d"), 0, 0, 24);
 	t.unlink_flags = AT_REMOVEDIR;
 	run1(c, &r, &t, false, "rmdir d");
-	t = mk(IORING_OP_UNLINKAT, s.dfd, P("f"), 0, 0, 25);
+	t = tsqe(IORING_OP_UNLINKAT, s.dfd, P("f"), 0, 0, 25);
 	t.flags = IOSQE_ASYNC;
 	run1(c, &r, &t, false, "unlink f ASYNC");
-	t = mk(IORING_OP_UNLINKAT, s.dfd, P("f"), 0, 0, 26);
+	t = tsqe(IORING_OP_UNLINKAT, s.dfd, P("f"), 0, 0, 26);
 	run1(c, &r, &t, false, "unlink missing");
-	t = mk(IORING_OP_UNLINKAT, 9999, P("f"), 0, 0, 27);
+	t = tsqe(IORING_OP_UNLINKAT, 9999, P("f"), 0, 0, 27);
 	run1(c, &r, &t, false, "unlink bad dfd");
 	/* unlink prep */
-	t = mk(IORING_OP_UNLINKAT, s.dfd, P("e"), 0, 0, 30);
+	t = tsqe(IORING_OP_UNLINKAT, s.dfd, P("e"), 0, 0, 30);
 	t.unlink_flags = AT_REMOVEDIR | 1;
 	run1(c, &r, &t, false, "unlink bad flags");
-	t = mk(IORING_OP_UNLINKAT, s.dfd, P("e"), 0, 1, 31);
-	run1(c, &r, &t, false, "unlink off");
-	t = mk(IORING_OP_UNLINKAT, s.dfd, P("e"), 1, 0, 32);
-	run1(c, &r, &t, false, "unlink len");
-	t = mk(IORING_OP_UNLINKAT, s.dfd, P("e"), 0, 0, 33);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "unlink buf_index");
-	t = mk(IORING_OP_UNLINKAT, s.dfd, P("e"), 0, 0, 34);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "unlink splice_fd_in");
-	t = mk(IORING_OP_UNLINKAT, s.dfd, P("e"), 0, 0, 35);
-	t.flags = IOSQE_FIXED_FILE;
-	run1(c, &r, &t, false, "unlink FIXED_FILE");
-	t = mk(IORING_OP_UNLINKAT, s.dfd, 0, 0, 0, 36);
+	t = tsqe(IORING_OP_UNLINKAT, s.dfd, P("e"), 0, 0, 0);
+	run_unused(c, &r, &t, 31, "unlink",
+		   UFIELDS(U_OFF, U_LEN, U_BUF_INDEX, U_SPLICE_FD_IN,
+			   U_FIXED_FILE));
+	t = tsqe(IORING_OP_UNLINKAT, s.dfd, 0, 0, 0, 36);
 	t.unlink_flags = 2;
 	run1(c, &r, &t, false, "unlink bad flags + NULL path");
-	t = mk(IORING_OP_UNLINKAT, s.dfd, 0, 0, 0, 37);
+	t = tsqe(IORING_OP_UNLINKAT, s.dfd, 0, 0, 0, 37);
 	run1(c, &r, &t, false, "unlink NULL path");
 	drec_int(c, faccessat(s.dfd, "e", F_OK, 0), "e still there");
 	scratch_fini(&s);
@@ -965,13 +981,13 @@ static void sc_rename(struct dctx *c)
 		goto out;
 	mkfile(&s, "a", "A");
 	mkfile(&s, "b", "B");
-	t = mk(IORING_OP_RENAMEAT, s.dfd, P("a"), (uint32_t)s.dfd, P("c"), 1);
+	t = tsqe(IORING_OP_RENAMEAT, s.dfd, P("a"), (uint32_t)s.dfd, P("c"), 1);
 	run1(c, &r, &t, false, "rename a c");
 	drec_int(c, faccessat(s.dfd, "c", F_OK, 0), "c exists");
-	t = mk(IORING_OP_RENAMEAT, s.dfd, P("c"), (uint32_t)s.dfd, P("b"), 2);
+	t = tsqe(IORING_OP_RENAMEAT, s.dfd, P("c"), (uint32_t)s.dfd, P("b"), 2);
 	t.rename_flags = RENAME_NOREPLACE;
 	run1(c, &r, &t, false, "rename NOREPLACE onto b");
-	t = mk(IORING_OP_RENAMEAT, s.dfd, P("c"), (uint32_t)s.dfd, P("b"), 3);
+	t = tsqe(IORING_OP_RENAMEAT, s.dfd, P("c"), (uint32_t)s.dfd, P("b"), 3);
 	t.rename_flags = RENAME_EXCHANGE;
 	run1(c, &r, &t, false, "rename EXCHANGE c b");
 	fd = openat(s.dfd, "b", O_RDONLY);
@@ -979,38 +995,32 @@ static void sc_rename(struct dctx *c)
 	drec_int(c, read(fd, buf, 1), "read b");
 	drec_int(c, buf[0], "b holds");
 	close(fd);
-	t = mk(IORING_OP_RENAMEAT, s.dfd, P("c"), (uint32_t)s.dfd, P("b"), 4);
+	t = tsqe(IORING_OP_RENAMEAT, s.dfd, P("c"), (uint32_t)s.dfd, P("b"), 4);
 	t.flags = IOSQE_ASYNC;
 	run1(c, &r, &t, false, "rename ASYNC c b");
-	t = mk(IORING_OP_RENAMEAT, s.dfd, P("c"), (uint32_t)s.dfd, P("d"), 5);
+	t = tsqe(IORING_OP_RENAMEAT, s.dfd, P("c"), (uint32_t)s.dfd, P("d"), 5);
 	run1(c, &r, &t, false, "rename missing");
-	t = mk(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, P("d"), 6);
+	t = tsqe(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, P("d"), 6);
 	t.rename_flags = 0x100;
 	run1(c, &r, &t, false, "rename bad flags");
-	t = mk(IORING_OP_RENAMEAT, s.dfd, P("b"), 9999, P("d"), 7);
+	t = tsqe(IORING_OP_RENAMEAT, s.dfd, P("b"), 9999, P("d"), 7);
 	run1(c, &r, &t, false, "rename bad new dfd");
-	t = mk(IORING_OP_RENAMEAT, 9999, P("b"), (uint32_t)s.dfd, P("d"), 8);
+	t = tsqe(IORING_OP_RENAMEAT, 9999, P("b"), (uint32_t)s.dfd, P("d"), 8);
 	run1(c, &r, &t, false, "rename bad old dfd");
-	t = mk(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)AT_FDCWD,
-	       P("/proc/self/nope"), 9);
+	t = tsqe(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)AT_FDCWD,
+		 P("/proc/self/nope"), 9);
 	run1(c, &r, &t, false, "rename across file systems");
 	/* prep */
-	t = mk(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, P("d"), 10);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "rename buf_index");
-	t = mk(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, P("d"), 11);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "rename splice_fd_in");
-	t = mk(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, P("d"), 12);
-	t.flags = IOSQE_FIXED_FILE;
-	run1(c, &r, &t, false, "rename FIXED_FILE");
-	t = mk(IORING_OP_RENAMEAT, s.dfd, 0, (uint32_t)s.dfd, P("d"), 13);
+	t = tsqe(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, P("d"), 0);
+	run_unused(c, &r, &t, 10, "rename",
+		   UFIELDS(U_BUF_INDEX, U_SPLICE_FD_IN, U_FIXED_FILE));
+	t = tsqe(IORING_OP_RENAMEAT, s.dfd, 0, (uint32_t)s.dfd, P("d"), 13);
 	run1(c, &r, &t, false, "rename NULL old");
-	t = mk(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, 0, 14);
+	t = tsqe(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, 0, 14);
 	run1(c, &r, &t, false, "rename NULL new");
-	t = mk(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, P(""), 15);
+	t = tsqe(IORING_OP_RENAMEAT, s.dfd, P("b"), (uint32_t)s.dfd, P(""), 15);
 	run1(c, &r, &t, false, "rename empty new");
-	t = mk(IORING_OP_RENAMEAT, s.dfd, P(""), (uint32_t)s.dfd, 0, 16);
+	t = tsqe(IORING_OP_RENAMEAT, s.dfd, P(""), (uint32_t)s.dfd, 0, 16);
 	run1(c, &r, &t, false, "rename empty old, NULL new");
 	drec_int(c, faccessat(s.dfd, "b", F_OK, 0), "b still there");
 	scratch_fini(&s);
@@ -1035,79 +1045,67 @@ static void sc_links(struct dctx *c)
 	if (scratch_init(c, &s))
 		goto out;
 	mkfile(&s, "f", "x");
-	t = mk(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl"), 1);
+	t = tsqe(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl"), 1);
 	run1(c, &r, &t, false, "symlink sl -> f");
 	n = readlinkat(s.dfd, "sl", buf, sizeof(buf));
 	drec_int(c, n == 1 && buf[0] == 'f', "readlink sl");
-	t = mk(IORING_OP_SYMLINKAT, s.dfd, P("dangling/x"), 0, P("sl2"), 2);
+	t = tsqe(IORING_OP_SYMLINKAT, s.dfd, P("dangling/x"), 0, P("sl2"), 2);
 	t.flags = IOSQE_ASYNC;
 	run1(c, &r, &t, false, "symlink dangling ASYNC");
-	t = mk(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl"), 3);
+	t = tsqe(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl"), 3);
 	run1(c, &r, &t, false, "symlink existing");
-	t = mk(IORING_OP_SYMLINKAT, 9999, P("f"), 0, P("sl3"), 4);
+	t = tsqe(IORING_OP_SYMLINKAT, 9999, P("f"), 0, P("sl3"), 4);
 	run1(c, &r, &t, false, "symlink bad dfd");
-	t = mk(IORING_OP_SYMLINKAT, s.dfd, P("f"), 1, P("sl3"), 5);
-	run1(c, &r, &t, false, "symlink len");
-	t = mk(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl3"), 6);
-	t.rw_flags = 1;
-	run1(c, &r, &t, false, "symlink rw_flags");
-	t = mk(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl3"), 7);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "symlink buf_index");
-	t = mk(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl3"), 8);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "symlink splice_fd_in");
-	t = mk(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl3"), 9);
-	t.flags = IOSQE_FIXED_FILE;
-	run1(c, &r, &t, false, "symlink FIXED_FILE");
-	t = mk(IORING_OP_SYMLINKAT, s.dfd, P(""), 0, P("sl3"), 10);
+	t = tsqe(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, P("sl3"), 0);
+	run_unused(c, &r, &t, 5, "symlink",
+		   UFIELDS(U_LEN, U_RW_FLAGS, U_BUF_INDEX, U_SPLICE_FD_IN,
+			   U_FIXED_FILE));
+	t = tsqe(IORING_OP_SYMLINKAT, s.dfd, P(""), 0, P("sl3"), 10);
 	run1(c, &r, &t, false, "symlink empty target");
-	t = mk(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, 0, 11);
+	t = tsqe(IORING_OP_SYMLINKAT, s.dfd, P("f"), 0, 0, 11);
 	run1(c, &r, &t, false, "symlink NULL new");
-	t = mk(IORING_OP_SYMLINKAT, s.dfd, P(dunmapped_addr()), 0, P("s"), 12);
+	t = tsqe(IORING_OP_SYMLINKAT, s.dfd, P(dunmapped_addr()), 0, P("s"),
+		 12);
 	run1(c, &r, &t, false, "symlink unmapped target");
 
 	/* LINKAT */
-	t = mk(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl"), 20);
+	t = tsqe(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl"), 20);
 	run1(c, &r, &t, false, "link hl");
 	fstatat(s.dfd, "f", &st, 0);
 	drec_int(c, st.st_nlink, "nlink");
-	t = mk(IORING_OP_LINKAT, s.dfd, P("sl"), (uint32_t)s.dfd, P("hl2"), 21);
+	t = tsqe(IORING_OP_LINKAT, s.dfd, P("sl"), (uint32_t)s.dfd, P("hl2"),
+		 21);
 	t.hardlink_flags = AT_SYMLINK_FOLLOW;
 	run1(c, &r, &t, false, "link follow sl");
 	fstatat(s.dfd, "hl2", &st, AT_SYMLINK_NOFOLLOW);
 	drec_int(c, S_ISREG(st.st_mode), "hl2 is the file");
-	t = mk(IORING_OP_LINKAT, s.dfd, P("sl"), (uint32_t)s.dfd, P("hl3"), 22);
+	t = tsqe(IORING_OP_LINKAT, s.dfd, P("sl"), (uint32_t)s.dfd, P("hl3"),
+		 22);
 	t.flags = IOSQE_ASYNC;
 	run1(c, &r, &t, false, "link sl itself ASYNC");
 	fstatat(s.dfd, "hl3", &st, AT_SYMLINK_NOFOLLOW);
 	drec_int(c, S_ISLNK(st.st_mode), "hl3 is a symlink");
 	fd = openat(s.dfd, "f", O_RDONLY);
-	t = mk(IORING_OP_LINKAT, fd, P(""), (uint32_t)s.dfd, P("hl4"), 23);
+	t = tsqe(IORING_OP_LINKAT, fd, P(""), (uint32_t)s.dfd, P("hl4"), 23);
 	t.hardlink_flags = AT_EMPTY_PATH;
 	run1(c, &r, &t, false, "link AT_EMPTY_PATH");
-	t = mk(IORING_OP_LINKAT, fd, P(""), (uint32_t)s.dfd, P("hl5"), 24);
+	t = tsqe(IORING_OP_LINKAT, fd, P(""), (uint32_t)s.dfd, P("hl5"), 24);
 	run1(c, &r, &t, false, "link empty path");
 	close(fd);
-	t = mk(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl"), 25);
+	t = tsqe(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl"), 25);
 	run1(c, &r, &t, false, "link existing");
-	t = mk(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl6"), 26);
+	t = tsqe(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl6"),
+		 26);
 	t.hardlink_flags = 0x1;
 	run1(c, &r, &t, false, "link bad flags");
-	t = mk(IORING_OP_LINKAT, s.dfd, P("f"), 9999, P("hl6"), 27);
+	t = tsqe(IORING_OP_LINKAT, s.dfd, P("f"), 9999, P("hl6"), 27);
 	run1(c, &r, &t, false, "link bad new dfd");
-	t = mk(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl6"), 28);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "link buf_index");
-	t = mk(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl6"), 29);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "link splice_fd_in");
-	t = mk(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl6"), 30);
-	t.flags = IOSQE_FIXED_FILE;
-	run1(c, &r, &t, false, "link FIXED_FILE");
-	t = mk(IORING_OP_LINKAT, s.dfd, 0, (uint32_t)s.dfd, P("hl6"), 31);
+	t = tsqe(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P("hl6"), 0);
+	run_unused(c, &r, &t, 28, "link",
+		   UFIELDS(U_BUF_INDEX, U_SPLICE_FD_IN, U_FIXED_FILE));
+	t = tsqe(IORING_OP_LINKAT, s.dfd, 0, (uint32_t)s.dfd, P("hl6"), 31);
 	run1(c, &r, &t, false, "link NULL old");
-	t = mk(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P(""), 32);
+	t = tsqe(IORING_OP_LINKAT, s.dfd, P("f"), (uint32_t)s.dfd, P(""), 32);
 	t.hardlink_flags = AT_EMPTY_PATH;
 	run1(c, &r, &t, false, "link empty new (AT_EMPTY_PATH)");
 	scratch_fini(&s);
@@ -1131,27 +1129,28 @@ static void sc_path_chain(struct dctx *c)
 	strcpy(p1, "dir");
 	strcpy(p2, "dir/file");
 	sqe = tring_get_sqe(&r);
-	*sqe = mk(IORING_OP_MKDIRAT, s.dfd, P(p1), 0755, 0, 1);
+	*sqe = tsqe(IORING_OP_MKDIRAT, s.dfd, P(p1), 0755, 0, 1);
 	sqe->flags = IOSQE_IO_LINK;
 	sqe = tring_get_sqe(&r);
-	*sqe = mk(IORING_OP_OPENAT, s.dfd, P(p2), 0644, 0, 2);
+	*sqe = tsqe(IORING_OP_OPENAT, s.dfd, P(p2), 0644, 0, 2);
 	sqe->open_flags = O_CREAT | O_WRONLY | O_CLOEXEC;
 	sqe->flags = IOSQE_IO_LINK;
 	sqe = tring_get_sqe(&r);
-	*sqe = mk(IORING_OP_SYMLINKAT, s.dfd, P("file"), 0, P("dir/sl"), 3);
+	*sqe = tsqe(IORING_OP_SYMLINKAT, s.dfd, P("file"), 0, P("dir/sl"), 3);
 	sqe->flags = IOSQE_IO_LINK;
 	sqe = tring_get_sqe(&r);
-	*sqe = mk(IORING_OP_RENAMEAT, s.dfd, P("dir/sl"), (uint32_t)s.dfd,
-		  P("dir/sl2"), 4);
+	*sqe = tsqe(IORING_OP_RENAMEAT, s.dfd, P("dir/sl"), (uint32_t)s.dfd,
+		    P("dir/sl2"), 4);
 	sqe->flags = IOSQE_IO_LINK;
 	sqe = tring_get_sqe(&r);
-	*sqe = mk(IORING_OP_STATX, s.dfd, P("dir/sl2"), STATX_TYPE, P(&sx), 5);
+	*sqe = tsqe(IORING_OP_STATX, s.dfd, P("dir/sl2"), STATX_TYPE, P(&sx),
+		    5);
 	sqe->flags = IOSQE_IO_LINK;
 	sqe = tring_get_sqe(&r);
-	*sqe = mk(IORING_OP_UNLINKAT, s.dfd, P("dir/sl"), 0, 0, 6);
+	*sqe = tsqe(IORING_OP_UNLINKAT, s.dfd, P("dir/sl"), 0, 0, 6);
 	sqe->flags = IOSQE_IO_LINK;
 	sqe = tring_get_sqe(&r);
-	*sqe = mk(IORING_OP_UNLINKAT, s.dfd, P("dir/sl2"), 0, 0, 7);
+	*sqe = tsqe(IORING_OP_UNLINKAT, s.dfd, P("dir/sl2"), 0, 0, 7);
 	drec_int(c, tring_submit(&r), "submit chain");
 	/* on an SQPOLL ring, submission is when the SQ thread takes the
 	 * SQEs */
@@ -1197,163 +1196,120 @@ static void sc_fallocate(struct dctx *c)
 	if (pipe(p))
 		abort();
 	/* FALLOCATE: len in addr, mode in len */
-	t = mk(IORING_OP_FALLOCATE, fd, 8192, 0, 0, 1);
+	t = tsqe(IORING_OP_FALLOCATE, fd, 8192, 0, 0, 1);
 	run1(c, &r, &t, false, "fallocate 8192");
 	fstat(fd, &st);
 	drec_int(c, st.st_size, "size");
-	t = mk(IORING_OP_FALLOCATE, fd, 4096, FALLOC_FL_KEEP_SIZE, 16384, 2);
+	t = tsqe(IORING_OP_FALLOCATE, fd, 4096, FALLOC_FL_KEEP_SIZE, 16384, 2);
 	run1(c, &r, &t, false, "fallocate KEEP_SIZE");
 	fstat(fd, &st);
 	drec_int(c, st.st_size, "size kept");
-	t = mk(IORING_OP_FALLOCATE, fd, 4096,
-	       FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 3);
+	t = tsqe(IORING_OP_FALLOCATE, fd, 4096,
+		 FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 3);
 	run1(c, &r, &t, false, "punch hole");
-	t = mk(IORING_OP_FALLOCATE, fd, 4096, FALLOC_FL_PUNCH_HOLE, 0, 4);
+	t = tsqe(IORING_OP_FALLOCATE, fd, 4096, FALLOC_FL_PUNCH_HOLE, 0, 4);
 	run1(c, &r, &t, false, "punch hole without KEEP_SIZE");
-	t = mk(IORING_OP_FALLOCATE, fd, 0, 0, 0, 5);
+	t = tsqe(IORING_OP_FALLOCATE, fd, 0, 0, 0, 5);
 	run1(c, &r, &t, false, "len 0");
-	t = mk(IORING_OP_FALLOCATE, fd, 100, 0, (uint64_t)-1, 6);
+	t = tsqe(IORING_OP_FALLOCATE, fd, 100, 0, (uint64_t)-1, 6);
 	run1(c, &r, &t, false, "offset -1");
-	t = mk(IORING_OP_FALLOCATE, ro, 100, 0, 0, 7);
+	t = tsqe(IORING_OP_FALLOCATE, ro, 100, 0, 0, 7);
 	run1(c, &r, &t, false, "read-only fd");
-	t = mk(IORING_OP_FALLOCATE, p[1], 100, 0, 0, 8);
+	t = tsqe(IORING_OP_FALLOCATE, p[1], 100, 0, 0, 8);
 	run1(c, &r, &t, false, "pipe");
-	t = mk(IORING_OP_FALLOCATE, 9999, 100, 0, 0, 9);
+	t = tsqe(IORING_OP_FALLOCATE, 9999, 100, 0, 0, 9);
 	run1(c, &r, &t, false, "bad fd");
-	t = mk(IORING_OP_FALLOCATE, fd, 100, 0x10000, 0, 10);
+	t = tsqe(IORING_OP_FALLOCATE, fd, 100, 0x10000, 0, 10);
 	run1(c, &r, &t, false, "unknown mode");
-	t = mk(IORING_OP_FALLOCATE, fd, 100, 0, 0, 11);
-	t.flags = IOSQE_FIXED_FILE;
-	run1(c, &r, &t, false, "FIXED_FILE");
-	t = mk(IORING_OP_FALLOCATE, fd, 100, 0, 0, 12);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "buf_index");
-	t = mk(IORING_OP_FALLOCATE, fd, 100, 0, 0, 13);
-	t.rw_flags = 1;
-	run1(c, &r, &t, false, "rw_flags");
-	t = mk(IORING_OP_FALLOCATE, fd, 100, 0, 0, 14);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "splice_fd_in");
-	t = mk(IORING_OP_FALLOCATE, fd, 100, 0, 0, 15);
-	t.addr3 = 1;
-	run1(c, &r, &t, false, "addr3");
-	t = mk(IORING_OP_FALLOCATE, 9999, 100, 0, 0, 16);
+	t = tsqe(IORING_OP_FALLOCATE, fd, 100, 0, 0, 0);
+	run_unused(c, &r, &t, 11, "",
+		   UFIELDS(U_FIXED_FILE, U_BUF_INDEX, U_RW_FLAGS,
+			   U_SPLICE_FD_IN, U_ADDR3));
+	t = tsqe(IORING_OP_FALLOCATE, 9999, 100, 0, 0, 16);
 	t.rw_flags = 1;
 	run1(c, &r, &t, false, "bad fd + rw_flags");
-	t = mk(IORING_OP_FALLOCATE, fd, 20000, 0, 0, 17);
+	t = tsqe(IORING_OP_FALLOCATE, fd, 20000, 0, 0, 17);
 	t.flags = IOSQE_ASYNC;
 	run1(c, &r, &t, false, "ASYNC");
 
 	/* FTRUNCATE: length in off */
-	t = mk(IORING_OP_FTRUNCATE, fd, 0, 0, 100, 20);
+	t = tsqe(IORING_OP_FTRUNCATE, fd, 0, 0, 100, 20);
 	run1(c, &r, &t, false, "ftruncate 100");
 	fstat(fd, &st);
 	drec_int(c, st.st_size, "size after ftruncate");
-	t = mk(IORING_OP_FTRUNCATE, fd, 0, 0, 1 << 20, 21);
+	t = tsqe(IORING_OP_FTRUNCATE, fd, 0, 0, 1 << 20, 21);
 	t.flags = IOSQE_ASYNC;
 	run1(c, &r, &t, false, "ftruncate grow ASYNC");
 	fstat(fd, &st);
 	drec_int(c, st.st_size, "size after grow");
-	t = mk(IORING_OP_FTRUNCATE, fd, 0, 0, (uint64_t)-1, 22);
+	t = tsqe(IORING_OP_FTRUNCATE, fd, 0, 0, (uint64_t)-1, 22);
 	run1(c, &r, &t, false, "ftruncate -1");
-	t = mk(IORING_OP_FTRUNCATE, ro, 0, 0, 0, 23);
+	t = tsqe(IORING_OP_FTRUNCATE, ro, 0, 0, 0, 23);
 	run1(c, &r, &t, false, "ftruncate read-only fd");
-	t = mk(IORING_OP_FTRUNCATE, p[1], 0, 0, 0, 24);
+	t = tsqe(IORING_OP_FTRUNCATE, p[1], 0, 0, 0, 24);
 	run1(c, &r, &t, false, "ftruncate pipe");
-	t = mk(IORING_OP_FTRUNCATE, 9999, 0, 0, 0, 25);
+	t = tsqe(IORING_OP_FTRUNCATE, 9999, 0, 0, 0, 25);
 	run1(c, &r, &t, false, "ftruncate bad fd");
-	t = mk(IORING_OP_FTRUNCATE, s.dfd, 0, 0, 0, 26);
+	t = tsqe(IORING_OP_FTRUNCATE, s.dfd, 0, 0, 0, 26);
 	run1(c, &r, &t, false, "ftruncate directory");
-	t = mk(IORING_OP_FTRUNCATE, fd, 0, 0, 0, 27);
-	t.flags = IOSQE_FIXED_FILE;
-	run1(c, &r, &t, false, "ftruncate FIXED_FILE");
-	t = mk(IORING_OP_FTRUNCATE, fd, 1, 0, 0, 28);
-	run1(c, &r, &t, false, "ftruncate addr");
-	t = mk(IORING_OP_FTRUNCATE, fd, 0, 1, 0, 29);
-	run1(c, &r, &t, false, "ftruncate len");
-	t = mk(IORING_OP_FTRUNCATE, fd, 0, 0, 0, 30);
-	t.rw_flags = 1;
-	run1(c, &r, &t, false, "ftruncate rw_flags");
-	t = mk(IORING_OP_FTRUNCATE, fd, 0, 0, 0, 31);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "ftruncate buf_index");
-	t = mk(IORING_OP_FTRUNCATE, fd, 0, 0, 0, 32);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "ftruncate splice_fd_in");
-	t = mk(IORING_OP_FTRUNCATE, fd, 0, 0, 0, 33);
-	t.addr3 = 1;
-	run1(c, &r, &t, false, "ftruncate addr3");
+	t = tsqe(IORING_OP_FTRUNCATE, fd, 0, 0, 0, 0);
+	run_unused(c, &r, &t, 27, "ftruncate",
+		   UFIELDS(U_FIXED_FILE, U_ADDR, U_LEN, U_RW_FLAGS, U_BUF_INDEX,
+			   U_SPLICE_FD_IN, U_ADDR3));
 	fstat(fd, &st);
 	drec_int(c, st.st_size, "size unchanged");
 
 	/* SYNC_FILE_RANGE */
-	t = mk(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 40);
+	t = tsqe(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 40);
 	t.sync_range_flags = SYNC_FILE_RANGE_WRITE;
 	run1(c, &r, &t, false, "sfr WRITE");
-	t = mk(IORING_OP_SYNC_FILE_RANGE, fd, 0, 4096, 4096, 41);
+	t = tsqe(IORING_OP_SYNC_FILE_RANGE, fd, 0, 4096, 4096, 41);
 	t.sync_range_flags = SYNC_FILE_RANGE_WAIT_BEFORE |
 			     SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
 	run1(c, &r, &t, false, "sfr all flags");
-	t = mk(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 42);
+	t = tsqe(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 42);
 	t.sync_range_flags = 0x80;
 	run1(c, &r, &t, false, "sfr bad flags");
-	t = mk(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, (uint64_t)-5, 43);
+	t = tsqe(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, (uint64_t)-5, 43);
 	run1(c, &r, &t, false, "sfr negative offset");
-	t = mk(IORING_OP_SYNC_FILE_RANGE, p[1], 0, 0, 0, 44);
+	t = tsqe(IORING_OP_SYNC_FILE_RANGE, p[1], 0, 0, 0, 44);
 	run1(c, &r, &t, false, "sfr pipe");
-	t = mk(IORING_OP_SYNC_FILE_RANGE, 9999, 0, 0, 0, 45);
+	t = tsqe(IORING_OP_SYNC_FILE_RANGE, 9999, 0, 0, 0, 45);
 	run1(c, &r, &t, false, "sfr bad fd");
-	t = mk(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 46);
-	t.flags = IOSQE_FIXED_FILE;
-	run1(c, &r, &t, false, "sfr FIXED_FILE");
-	t = mk(IORING_OP_SYNC_FILE_RANGE, fd, 1, 0, 0, 47);
-	run1(c, &r, &t, false, "sfr addr");
-	t = mk(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 48);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "sfr buf_index");
-	t = mk(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 49);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "sfr splice_fd_in");
+	t = tsqe(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 0);
+	run_unused(c, &r, &t, 46, "sfr",
+		   UFIELDS(U_FIXED_FILE, U_ADDR, U_BUF_INDEX, U_SPLICE_FD_IN));
 
 	/* FADVISE: len is 32 bits */
-	t = mk(IORING_OP_FADVISE, fd, 0, 4096, 0, 60);
+	t = tsqe(IORING_OP_FADVISE, fd, 0, 4096, 0, 60);
 	t.fadvise_advice = POSIX_FADV_SEQUENTIAL;
 	run1(c, &r, &t, false, "fadvise SEQUENTIAL");
-	t = mk(IORING_OP_FADVISE, fd, 0, 0, 0, 61);
+	t = tsqe(IORING_OP_FADVISE, fd, 0, 0, 0, 61);
 	t.fadvise_advice = POSIX_FADV_WILLNEED;
 	run1(c, &r, &t, false, "fadvise WILLNEED");
-	t = mk(IORING_OP_FADVISE, fd, 0, 8192, 4096, 62);
+	t = tsqe(IORING_OP_FADVISE, fd, 0, 8192, 4096, 62);
 	t.fadvise_advice = POSIX_FADV_DONTNEED;
 	run1(c, &r, &t, false, "fadvise DONTNEED");
-	t = mk(IORING_OP_FADVISE, fd, 0, 0, 0, 63);
+	t = tsqe(IORING_OP_FADVISE, fd, 0, 0, 0, 63);
 	t.fadvise_advice = POSIX_FADV_NOREUSE;
 	t.flags = IOSQE_ASYNC;
 	run1(c, &r, &t, false, "fadvise NOREUSE ASYNC");
-	t = mk(IORING_OP_FADVISE, fd, 0, 0, 0, 64);
+	t = tsqe(IORING_OP_FADVISE, fd, 0, 0, 0, 64);
 	t.fadvise_advice = 99;
 	run1(c, &r, &t, false, "fadvise bad advice");
-	t = mk(IORING_OP_FADVISE, fd, 0, 0, (uint64_t)-4096, 65);
+	t = tsqe(IORING_OP_FADVISE, fd, 0, 0, (uint64_t)-4096, 65);
 	t.fadvise_advice = POSIX_FADV_NORMAL;
 	run1(c, &r, &t, false, "fadvise negative offset");
-	t = mk(IORING_OP_FADVISE, p[0], 0, 0, 0, 66);
+	t = tsqe(IORING_OP_FADVISE, p[0], 0, 0, 0, 66);
 	run1(c, &r, &t, false, "fadvise pipe");
-	t = mk(IORING_OP_FADVISE, 9999, 0, 0, 0, 67);
+	t = tsqe(IORING_OP_FADVISE, 9999, 0, 0, 0, 67);
 	run1(c, &r, &t, false, "fadvise bad fd");
-	t = mk(IORING_OP_FADVISE, fd, 0, 0, 0, 68);
-	t.flags = IOSQE_FIXED_FILE;
-	run1(c, &r, &t, false, "fadvise FIXED_FILE");
-	t = mk(IORING_OP_FADVISE, fd, 1, 0, 0, 69);
-	run1(c, &r, &t, false, "fadvise addr");
-	t = mk(IORING_OP_FADVISE, fd, 0, 0, 0, 70);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "fadvise buf_index");
-	t = mk(IORING_OP_FADVISE, fd, 0, 0, 0, 71);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "fadvise splice_fd_in");
+	t = tsqe(IORING_OP_FADVISE, fd, 0, 0, 0, 0);
+	run_unused(c, &r, &t, 68, "fadvise",
+		   UFIELDS(U_FIXED_FILE, U_ADDR, U_BUF_INDEX, U_SPLICE_FD_IN));
 	close(fd);
 	close(ro);
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	scratch_fini(&s);
 out:
 	tring_exit(&r);
@@ -1373,40 +1329,35 @@ static void sc_madvise(struct dctx *c)
 	m = mmap(NULL, (size_t)pg * 4, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	memset(m, 'm', (size_t)pg * 4);
-	t = mk(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg * 2, 0, 1);
+	t = tsqe(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg * 2, 0, 1);
 	t.fadvise_advice = MADV_DONTNEED;
 	run1(c, &r, &t, false, "madvise DONTNEED");
 	drec_int(c, m[0] == 0 && m[pg] == 0 && m[2 * pg] == 'm',
 		 "pages dropped");
-	t = mk(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg * 4, 0, 2);
+	t = tsqe(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg * 4, 0, 2);
 	t.fadvise_advice = MADV_WILLNEED;
 	t.flags = IOSQE_ASYNC;
 	run1(c, &r, &t, false, "madvise WILLNEED ASYNC");
-	t = mk(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg, 0, 3);
+	t = tsqe(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg, 0, 3);
 	t.fadvise_advice = 12345;
 	run1(c, &r, &t, false, "madvise bad advice");
-	t = mk(IORING_OP_MADVISE, 0, P(m + 1), (uint32_t)pg, 0, 4);
+	t = tsqe(IORING_OP_MADVISE, 0, P(m + 1), (uint32_t)pg, 0, 4);
 	t.fadvise_advice = MADV_NORMAL;
 	run1(c, &r, &t, false, "madvise unaligned");
-	t = mk(IORING_OP_MADVISE, 0, P(dunmapped_addr()), (uint32_t)pg, 0, 5);
+	t = tsqe(IORING_OP_MADVISE, 0, P(dunmapped_addr()), (uint32_t)pg, 0, 5);
 	t.fadvise_advice = MADV_NORMAL;
 	run1(c, &r, &t, false, "madvise unmapped");
-	t = mk(IORING_OP_MADVISE, 0, P(m), 0, 0, 6);
+	t = tsqe(IORING_OP_MADVISE, 0, P(m), 0, 0, 6);
 	t.fadvise_advice = MADV_NORMAL;
 	run1(c, &r, &t, false, "madvise len 0");
-	t = mk(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg, 0, 7);
+	t = tsqe(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg, 0, 7);
 	t.flags = IOSQE_FIXED_FILE;
 	run1(c, &r, &t, false, "madvise FIXED_FILE (no file)");
-	t = mk(IORING_OP_MADVISE, 77, P(m), (uint32_t)pg, 0, 8);
+	t = tsqe(IORING_OP_MADVISE, 77, P(m), (uint32_t)pg, 0, 8);
 	run1(c, &r, &t, false, "madvise fd set");
-	t = mk(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg, 1, 9);
-	run1(c, &r, &t, false, "madvise off");
-	t = mk(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg, 0, 10);
-	t.buf_index = 1;
-	run1(c, &r, &t, false, "madvise buf_index");
-	t = mk(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg, 0, 11);
-	t.splice_fd_in = 1;
-	run1(c, &r, &t, false, "madvise splice_fd_in");
+	t = tsqe(IORING_OP_MADVISE, 0, P(m), (uint32_t)pg, 0, 0);
+	run_unused(c, &r, &t, 9, "madvise",
+		   UFIELDS(U_OFF, U_BUF_INDEX, U_SPLICE_FD_IN));
 	munmap(m, (size_t)pg * 4);
 	tring_exit(&r);
 }
@@ -1439,7 +1390,8 @@ static void sc_link_fail(struct dctx *c)
 	opath = openat(s.dfd, "f", O_PATH);
 	if (pipe(p))
 		abort();
-#define CASE(nm, ...) do { cases[nsqe] = mk(__VA_ARGS__); names[nsqe++] = nm; } while (0)
+#define CASE(nm, ...) \
+	do { cases[nsqe] = tsqe(__VA_ARGS__); names[nsqe++] = nm; } while (0)
 	CASE("statx missing", IORING_OP_STATX, s.dfd, P("nope"), 0x7ff, P(&sx), 1);
 	CASE("mkdir existing", IORING_OP_MKDIRAT, s.dfd, P("f"), 0755, 0, 2);
 	CASE("unlink missing", IORING_OP_UNLINKAT, s.dfd, P("nope"), 0, 0, 3);
@@ -1502,13 +1454,13 @@ static void sc_link_fail(struct dctx *c)
 		struct tcqe cqe[4];
 
 		sqe = tring_get_sqe(&r);
-		*sqe = mk(IORING_OP_MKDIRAT, s.dfd, P("f"), 0755, 0, 200);
+		*sqe = tsqe(IORING_OP_MKDIRAT, s.dfd, P("f"), 0755, 0, 200);
 		sqe->flags = IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
 		sqe = tring_get_sqe(&r);
-		*sqe = mk(IORING_OP_OPENAT, s.dfd, P("nope"), 0, 0, 201);
+		*sqe = tsqe(IORING_OP_OPENAT, s.dfd, P("nope"), 0, 0, 201);
 		sqe->flags = IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS;
 		sqe = tring_get_sqe(&r);
-		*sqe = mk(IORING_OP_STATX, s.dfd, P("f"), 0x7ff, P(&sx), 202);
+		*sqe = tsqe(IORING_OP_STATX, s.dfd, P("f"), 0x7ff, P(&sx), 202);
 		sqe->flags = IOSQE_CQE_SKIP_SUCCESS;
 		tring_prep_nop(tring_get_sqe(&r), 203);
 		drec_int(c, tring_submit(&r), "skip chain: submit");
@@ -1518,8 +1470,7 @@ static void sc_link_fail(struct dctx *c)
 	close(fd);
 	close(ro);
 	close(opath);
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	scratch_fini(&s);
 out:
 	tring_exit(&r);
@@ -1544,7 +1495,7 @@ static void sc_xattr(struct dctx *c)
 	fd = openat(s.dfd, "f", O_RDWR);
 	opath = openat(s.dfd, "f", O_PATH);
 	/* FSETXATTR: name addr, value addr2, size len, path addr3 */
-	t = mk(IORING_OP_FSETXATTR, fd, P("user.a"), 5, P("hello"), 1);
+	t = tsqe(IORING_OP_FSETXATTR, fd, P("user.a"), 5, P("hello"), 1);
 	ret = run1(c, &r, &t, false, "fsetxattr user.a");
 	if (ret == -EOPNOTSUPP) {
 		dnote(c, "no user xattrs on /tmp");
@@ -1553,145 +1504,149 @@ static void sc_xattr(struct dctx *c)
 	memset(val, 0, sizeof(val));
 	drec_int(c, fgetxattr(fd, "user.a", val, sizeof(val)), "fgetxattr");
 	drec_int(c, strcmp(val, "hello"), "value");
-	t = mk(IORING_OP_FSETXATTR, fd, P("user.a"), 3, P("new"), 2);
+	t = tsqe(IORING_OP_FSETXATTR, fd, P("user.a"), 3, P("new"), 2);
 	t.xattr_flags = XATTR_CREATE;
 	run1(c, &r, &t, false, "fsetxattr CREATE existing");
-	t = mk(IORING_OP_FSETXATTR, fd, P("user.b"), 3, P("new"), 3);
+	t = tsqe(IORING_OP_FSETXATTR, fd, P("user.b"), 3, P("new"), 3);
 	t.xattr_flags = XATTR_REPLACE;
 	run1(c, &r, &t, false, "fsetxattr REPLACE missing");
-	t = mk(IORING_OP_FSETXATTR, fd, P("user.e"), 0, 0, 4);
+	t = tsqe(IORING_OP_FSETXATTR, fd, P("user.e"), 0, 0, 4);
 	t.flags = IOSQE_ASYNC;
 	run1(c, &r, &t, false, "fsetxattr empty value ASYNC");
-	t = mk(IORING_OP_FSETXATTR, fd, P("bogus.a"), 1, P("v"), 5);
+	t = tsqe(IORING_OP_FSETXATTR, fd, P("bogus.a"), 1, P("v"), 5);
 	run1(c, &r, &t, false, "fsetxattr bad namespace");
-	t = mk(IORING_OP_FSETXATTR, opath, P("user.a"), 1, P("v"), 6);
+	t = tsqe(IORING_OP_FSETXATTR, opath, P("user.a"), 1, P("v"), 6);
 	run1(c, &r, &t, false, "fsetxattr O_PATH fd");
-	t = mk(IORING_OP_FSETXATTR, 9999, P("user.a"), 1, P("v"), 7);
+	t = tsqe(IORING_OP_FSETXATTR, 9999, P("user.a"), 1, P("v"), 7);
 	run1(c, &r, &t, false, "fsetxattr bad fd");
 	/* prep */
-	t = mk(IORING_OP_FSETXATTR, fd, P("user.a"), 1, P("v"), 8);
+	t = tsqe(IORING_OP_FSETXATTR, fd, P("user.a"), 1, P("v"), 8);
 	t.xattr_flags = 4;
 	run1(c, &r, &t, false, "fsetxattr bad flags");
-	t = mk(IORING_OP_FSETXATTR, fd, P(""), 1, P("v"), 9);
+	t = tsqe(IORING_OP_FSETXATTR, fd, P(""), 1, P("v"), 9);
 	run1(c, &r, &t, false, "fsetxattr empty name");
 	memset(name300, 'n', sizeof(name300));
 	memcpy(name300, "user.", 5);
 	name300[299] = 0;
-	t = mk(IORING_OP_FSETXATTR, fd, P(name300), 1, P("v"), 10);
+	t = tsqe(IORING_OP_FSETXATTR, fd, P(name300), 1, P("v"), 10);
 	run1(c, &r, &t, false, "fsetxattr 299-byte name");
 	name300[255] = 0;
-	t = mk(IORING_OP_FSETXATTR, fd, P(name300), 1, P("v"), 11);
+	t = tsqe(IORING_OP_FSETXATTR, fd, P(name300), 1, P("v"), 11);
 	run1(c, &r, &t, false, "fsetxattr 255-byte name");
 	name300[255] = 'n';
 	name300[256] = 0;
-	t = mk(IORING_OP_FSETXATTR, fd, P(name300), 1, P("v"), 12);
+	t = tsqe(IORING_OP_FSETXATTR, fd, P(name300), 1, P("v"), 12);
 	run1(c, &r, &t, false, "fsetxattr 256-byte name");
-	t = mk(IORING_OP_FSETXATTR, fd, 0, 1, P("v"), 13);
+	t = tsqe(IORING_OP_FSETXATTR, fd, 0, 1, P("v"), 13);
 	run1(c, &r, &t, false, "fsetxattr NULL name");
-	t = mk(IORING_OP_FSETXATTR, fd, P("user.a"), 65537, P("v"), 14);
+	t = tsqe(IORING_OP_FSETXATTR, fd, P("user.a"), 65537, P("v"), 14);
 	run1(c, &r, &t, false, "fsetxattr size 65537");
-	t = mk(IORING_OP_FSETXATTR, fd, P("user.a"), 16, 0, 15);
+	t = tsqe(IORING_OP_FSETXATTR, fd, P("user.a"), 16, 0, 15);
 	run1(c, &r, &t, false, "fsetxattr NULL value");
-	t = mk(IORING_OP_FSETXATTR, fd, P("user.a"), 16, 0, 16);
+	t = tsqe(IORING_OP_FSETXATTR, fd, P("user.a"), 16, 0, 16);
 	t.xattr_flags = 8;
 	run1(c, &r, &t, false, "fsetxattr bad flags + NULL value");
-	t = mk(IORING_OP_FSETXATTR, fd, 0, 65537, 0, 17);
+	t = tsqe(IORING_OP_FSETXATTR, fd, 0, 65537, 0, 17);
 	run1(c, &r, &t, false, "fsetxattr NULL name + size 65537");
-	t = mk(IORING_OP_FSETXATTR, fd, P("user.a"), 1, P("v"), 18);
+	t = tsqe(IORING_OP_FSETXATTR, fd, P("user.a"), 1, P("v"), 18);
 	t.flags = IOSQE_FIXED_FILE;
 	run1(c, &r, &t, false, "fsetxattr FIXED_FILE");
 	big = calloc(1, 65536);
-	t = mk(IORING_OP_FSETXATTR, fd, P("user.big"), 65536, P(big), 19);
+	t = tsqe(IORING_OP_FSETXATTR, fd, P("user.big"), 65536, P(big), 19);
 	run1(c, &r, &t, false, "fsetxattr 64 KiB value");
 	free(big);
 
 	/* SETXATTR: path in addr3 */
-	t = mk(IORING_OP_SETXATTR, 0, P("user.p"), 2, P("pv"), 20);
+	t = tsqe(IORING_OP_SETXATTR, 0, P("user.p"), 2, P("pv"), 20);
 	t.addr3 = P(fpath);
 	run1(c, &r, &t, false, "setxattr user.p");
-	t = mk(IORING_OP_SETXATTR, 0, P("user.p"), 2, P("pv"), 21);
+	t = tsqe(IORING_OP_SETXATTR, 0, P("user.p"), 2, P("pv"), 21);
 	t.addr3 = P("relative-missing");
 	run1(c, &r, &t, false, "setxattr missing path");
-	t = mk(IORING_OP_SETXATTR, 0, P("user.p"), 2, P("pv"), 22);
+	t = tsqe(IORING_OP_SETXATTR, 0, P("user.p"), 2, P("pv"), 22);
 	t.addr3 = P("");
 	run1(c, &r, &t, false, "setxattr empty path");
-	t = mk(IORING_OP_SETXATTR, 0, P("user.p"), 2, P("pv"), 23);
+	t = tsqe(IORING_OP_SETXATTR, 0, P("user.p"), 2, P("pv"), 23);
 	run1(c, &r, &t, false, "setxattr NULL path");
-	t = mk(IORING_OP_SETXATTR, 0, P("user.p"), 2, 0, 24);
+	t = tsqe(IORING_OP_SETXATTR, 0, P("user.p"), 2, 0, 24);
 	run1(c, &r, &t, false, "setxattr NULL value + NULL path");
-	t = mk(IORING_OP_SETXATTR, 0, P("user.p"), 2, P("pv"), 25);
+	t = tsqe(IORING_OP_SETXATTR, 0, P("user.p"), 2, P("pv"), 25);
 	t.addr3 = P(fpath);
 	t.flags = IOSQE_FIXED_FILE;
 	run1(c, &r, &t, false, "setxattr FIXED_FILE");
-	t = mk(IORING_OP_SETXATTR, 77, P("user.q"), 2, P("qv"), 26);
+	t = tsqe(IORING_OP_SETXATTR, 77, P("user.q"), 2, P("qv"), 26);
 	t.addr3 = P(fpath);
 	t.buf_index = 3;
 	run1(c, &r, &t, false, "setxattr fd and buf_index set");
 
 	/* FGETXATTR: value buffer addr2, size len */
 	memset(val, 0, sizeof(val));
-	t = mk(IORING_OP_FGETXATTR, fd, P("user.a"), sizeof(val), P(val), 30);
+	t = tsqe(IORING_OP_FGETXATTR, fd, P("user.a"), sizeof(val), P(val), 30);
 	run1(c, &r, &t, false, "fgetxattr user.a");
 	drec_int(c, strcmp(val, "hello"), "value");
-	t = mk(IORING_OP_FGETXATTR, fd, P("user.a"), 0, 0, 31);
+	t = tsqe(IORING_OP_FGETXATTR, fd, P("user.a"), 0, 0, 31);
 	run1(c, &r, &t, false, "fgetxattr size query");
-	t = mk(IORING_OP_FGETXATTR, fd, P("user.a"), 2, P(val), 32);
+	t = tsqe(IORING_OP_FGETXATTR, fd, P("user.a"), 2, P(val), 32);
 	run1(c, &r, &t, false, "fgetxattr too small");
-	t = mk(IORING_OP_FGETXATTR, fd, P("user.zz"), sizeof(val), P(val), 33);
+	t = tsqe(IORING_OP_FGETXATTR, fd, P("user.zz"), sizeof(val), P(val),
+		 33);
 	t.flags = IOSQE_ASYNC;
 	run1(c, &r, &t, false, "fgetxattr missing ASYNC");
-	t = mk(IORING_OP_FGETXATTR, fd, P("user.a"), sizeof(val), 0, 34);
+	t = tsqe(IORING_OP_FGETXATTR, fd, P("user.a"), sizeof(val), 0, 34);
 	run1(c, &r, &t, false, "fgetxattr NULL buffer");
-	t = mk(IORING_OP_FGETXATTR, fd, P("user.a"), 100000, P(val), 35);
+	t = tsqe(IORING_OP_FGETXATTR, fd, P("user.a"), 100000, P(val), 35);
 	run1(c, &r, &t, false, "fgetxattr size 100000");
-	t = mk(IORING_OP_FGETXATTR, opath, P("user.a"), sizeof(val), P(val), 36);
+	t = tsqe(IORING_OP_FGETXATTR, opath, P("user.a"), sizeof(val), P(val),
+		 36);
 	run1(c, &r, &t, false, "fgetxattr O_PATH fd");
-	t = mk(IORING_OP_FGETXATTR, 9999, P("user.a"), sizeof(val), P(val), 37);
+	t = tsqe(IORING_OP_FGETXATTR, 9999, P("user.a"), sizeof(val), P(val),
+		 37);
 	run1(c, &r, &t, false, "fgetxattr bad fd");
-	t = mk(IORING_OP_FGETXATTR, fd, P("user.a"), sizeof(val), P(val), 38);
+	t = tsqe(IORING_OP_FGETXATTR, fd, P("user.a"), sizeof(val), P(val), 38);
 	t.xattr_flags = 1;
 	run1(c, &r, &t, false, "fgetxattr flags");
-	t = mk(IORING_OP_FGETXATTR, fd, P(""), sizeof(val), P(val), 39);
+	t = tsqe(IORING_OP_FGETXATTR, fd, P(""), sizeof(val), P(val), 39);
 	run1(c, &r, &t, false, "fgetxattr empty name");
-	t = mk(IORING_OP_FGETXATTR, fd, P(dunmapped_addr()), sizeof(val),
-	       P(val), 40);
+	t = tsqe(IORING_OP_FGETXATTR, fd, P(dunmapped_addr()), sizeof(val),
+		 P(val), 40);
 	run1(c, &r, &t, false, "fgetxattr unmapped name");
-	t = mk(IORING_OP_FGETXATTR, fd, P(name300), sizeof(val), P(val), 41);
+	t = tsqe(IORING_OP_FGETXATTR, fd, P(name300), sizeof(val), P(val), 41);
 	run1(c, &r, &t, false, "fgetxattr 256-byte name");
-	t = mk(IORING_OP_FGETXATTR, fd, P("user.a"), sizeof(val), P(val), 42);
+	t = tsqe(IORING_OP_FGETXATTR, fd, P("user.a"), sizeof(val), P(val), 42);
 	t.flags = IOSQE_FIXED_FILE;
 	t.xattr_flags = 1;
 	run1(c, &r, &t, false, "fgetxattr FIXED_FILE + flags");
 
 	/* GETXATTR */
 	memset(val, 0, sizeof(val));
-	t = mk(IORING_OP_GETXATTR, 0, P("user.p"), sizeof(val), P(val), 50);
+	t = tsqe(IORING_OP_GETXATTR, 0, P("user.p"), sizeof(val), P(val), 50);
 	t.addr3 = P(fpath);
 	run1(c, &r, &t, false, "getxattr user.p");
 	drec_int(c, strcmp(val, "pv"), "value p");
-	t = mk(IORING_OP_GETXATTR, 0, P("user.p"), sizeof(val), P(val), 51);
+	t = tsqe(IORING_OP_GETXATTR, 0, P("user.p"), sizeof(val), P(val), 51);
 	t.addr3 = P("");
 	run1(c, &r, &t, false, "getxattr empty path");
-	t = mk(IORING_OP_GETXATTR, 0, P("user.p"), sizeof(val), P(val), 52);
+	t = tsqe(IORING_OP_GETXATTR, 0, P("user.p"), sizeof(val), P(val), 52);
 	run1(c, &r, &t, false, "getxattr NULL path");
-	t = mk(IORING_OP_GETXATTR, 0, P(""), sizeof(val), P(val), 53);
+	t = tsqe(IORING_OP_GETXATTR, 0, P(""), sizeof(val), P(val), 53);
 	run1(c, &r, &t, false, "getxattr empty name, NULL path");
-	t = mk(IORING_OP_GETXATTR, 0, P("user.p"), sizeof(val), P(val), 54);
+	t = tsqe(IORING_OP_GETXATTR, 0, P("user.p"), sizeof(val), P(val), 54);
 	t.addr3 = P("/nonexistent/x");
 	run1(c, &r, &t, false, "getxattr missing path");
-	t = mk(IORING_OP_GETXATTR, 0, P("user.p"), sizeof(val),
-	       P(dprot_none_page()), 55);
+	t = tsqe(IORING_OP_GETXATTR, 0, P("user.p"), sizeof(val),
+		 P(dprot_none_page()), 55);
 	t.addr3 = P(fpath);
 	run1(c, &r, &t, false, "getxattr PROT_NONE buffer");
 	/* a chain: the errors do not break it */
 	{
 		struct io_uring_sqe *sqe = tring_get_sqe(&r);
 
-		*sqe = mk(IORING_OP_FGETXATTR, fd, P("user.nope"), sizeof(val),
-			  P(val), 60);
+		*sqe = tsqe(IORING_OP_FGETXATTR, fd, P("user.nope"),
+			    sizeof(val),
+			    P(val), 60);
 		sqe->flags = IOSQE_IO_LINK;
 		sqe = tring_get_sqe(&r);
-		*sqe = mk(IORING_OP_GETXATTR, 0, P("user.p"), 1, P(val), 61);
+		*sqe = tsqe(IORING_OP_GETXATTR, 0, P("user.p"), 1, P(val), 61);
 		sqe->addr3 = P(fpath);
 		sqe->flags = IOSQE_IO_LINK;
 		tring_prep_nop(tring_get_sqe(&r), 62);
@@ -1734,18 +1689,18 @@ static void sc_splice(struct dctx *c)
 	if (pipe(p1) || pipe(p2))
 		abort();
 	/* SPLICE: in = splice_fd_in at splice_off_in, out = fd at off */
-	t = mk(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 1);
+	t = tsqe(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 1);
 	t.splice_fd_in = fd;
 	t.splice_off_in = 3;
 	run1(c, &r, &t, false, "file@3 -> pipe");
 	drec_int(c, pipe_bytes(p1[0]), "pipe holds");
 	drec_int(c, lseek(fd, 0, SEEK_CUR), "file position");
-	t = mk(IORING_OP_SPLICE, p1[1], 0, 4, (uint64_t)-1, 2);
+	t = tsqe(IORING_OP_SPLICE, p1[1], 0, 4, (uint64_t)-1, 2);
 	t.splice_fd_in = fd;
 	t.splice_off_in = (uint64_t)-1;
 	run1(c, &r, &t, false, "file@pos -> pipe");
 	drec_int(c, lseek(fd, 0, SEEK_CUR), "file position advanced");
-	t = mk(IORING_OP_SPLICE, fd, 0, 9, 30, 3);
+	t = tsqe(IORING_OP_SPLICE, fd, 0, 9, 30, 3);
 	t.splice_fd_in = p1[0];
 	t.splice_off_in = (uint64_t)-1;
 	run1(c, &r, &t, false, "pipe -> file@30");
@@ -1755,94 +1710,94 @@ static void sc_splice(struct dctx *c)
 	/* pipe -> pipe, short, then TEE */
 	if (write(p1[1], "abcdef", 6) != 6)
 		abort();
-	t = mk(IORING_OP_SPLICE, p2[1], 0, 100, (uint64_t)-1, 4);
+	t = tsqe(IORING_OP_SPLICE, p2[1], 0, 100, (uint64_t)-1, 4);
 	t.splice_fd_in = p1[0];
 	t.splice_off_in = (uint64_t)-1;
 	run1(c, &r, &t, false, "pipe -> pipe, short");
 	if (write(p1[1], "XYZ", 3) != 3)
 		abort();
-	t = mk(IORING_OP_TEE, p2[1], 0, 3, 0, 5);
+	t = tsqe(IORING_OP_TEE, p2[1], 0, 3, 0, 5);
 	t.splice_fd_in = p1[0];
 	run1(c, &r, &t, false, "tee 3");
 	drec_int(c, pipe_bytes(p1[0]), "tee source keeps");
 	drec_int(c, pipe_bytes(p2[0]), "tee dest holds");
-	t = mk(IORING_OP_TEE, p2[1], 0, 100, 0, 6);
+	t = tsqe(IORING_OP_TEE, p2[1], 0, 100, 0, 6);
 	t.splice_fd_in = p1[0];
 	t.flags = IOSQE_ASYNC;
 	run1(c, &r, &t, false, "tee short ASYNC");
 	if (read(p1[0], buf, sizeof(buf)) < 0 || read(p2[0], buf, sizeof(buf)) < 0)
 		abort();
 	/* len 0 */
-	t = mk(IORING_OP_SPLICE, p2[1], 0, 0, (uint64_t)-1, 7);
+	t = tsqe(IORING_OP_SPLICE, p2[1], 0, 0, (uint64_t)-1, 7);
 	t.splice_fd_in = p1[0];
 	t.splice_off_in = (uint64_t)-1;
 	run1(c, &r, &t, false, "splice len 0");
-	t = mk(IORING_OP_SPLICE, p2[1], 0, 0, (uint64_t)-1, 8);
+	t = tsqe(IORING_OP_SPLICE, p2[1], 0, 0, (uint64_t)-1, 8);
 	t.splice_fd_in = 9999;
 	run1(c, &r, &t, false, "splice len 0, bad in");
-	t = mk(IORING_OP_SPLICE, 9999, 0, 0, (uint64_t)-1, 9);
+	t = tsqe(IORING_OP_SPLICE, 9999, 0, 0, (uint64_t)-1, 9);
 	t.splice_fd_in = p1[0];
 	run1(c, &r, &t, false, "splice len 0, bad out");
-	t = mk(IORING_OP_SPLICE, p2[1], 0, 0, (uint64_t)-1, 10);
+	t = tsqe(IORING_OP_SPLICE, p2[1], 0, 0, (uint64_t)-1, 10);
 	t.splice_fd_in = p1[1];
 	run1(c, &r, &t, false, "splice len 0, in not readable");
-	t = mk(IORING_OP_TEE, p2[1], 0, 0, 0, 11);
+	t = tsqe(IORING_OP_TEE, p2[1], 0, 0, 0, 11);
 	t.splice_fd_in = fd;
 	run1(c, &r, &t, false, "tee len 0, in a file");
 	/* errors */
-	t = mk(IORING_OP_SPLICE, p2[1], 0, 5, (uint64_t)-1, 12);
+	t = tsqe(IORING_OP_SPLICE, p2[1], 0, 5, (uint64_t)-1, 12);
 	t.splice_fd_in = p1[0];
 	t.splice_off_in = 0;
 	run1(c, &r, &t, false, "offset on a pipe");
-	t = mk(IORING_OP_SPLICE, p2[1], 0, 5, (uint64_t)-1, 13);
+	t = tsqe(IORING_OP_SPLICE, p2[1], 0, 5, (uint64_t)-1, 13);
 	t.splice_fd_in = p1[1];
 	t.splice_off_in = (uint64_t)-1;
 	run1(c, &r, &t, false, "in not readable");
-	t = mk(IORING_OP_SPLICE, wo, 0, 5, 0, 14);
+	t = tsqe(IORING_OP_SPLICE, wo, 0, 5, 0, 14);
 	t.splice_fd_in = ro;
 	t.splice_off_in = 0;
 	run1(c, &r, &t, false, "file -> file");
-	t = mk(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 15);
+	t = tsqe(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 15);
 	t.splice_fd_in = fd;
 	t.splice_off_in = (uint64_t)-2;
 	run1(c, &r, &t, false, "offset -2");
-	t = mk(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 16);
+	t = tsqe(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 16);
 	t.splice_fd_in = 9999;
 	run1(c, &r, &t, false, "bad in");
-	t = mk(IORING_OP_SPLICE, 9999, 0, 5, (uint64_t)-1, 17);
+	t = tsqe(IORING_OP_SPLICE, 9999, 0, 5, (uint64_t)-1, 17);
 	t.splice_fd_in = fd;
 	run1(c, &r, &t, false, "bad out");
-	t = mk(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 18);
+	t = tsqe(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 18);
 	t.splice_fd_in = 0;
 	t.splice_flags = SPLICE_F_FD_IN_FIXED;
 	run1(c, &r, &t, false, "FD_IN_FIXED, no table");
-	t = mk(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 19);
+	t = tsqe(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 19);
 	t.splice_fd_in = fd;
 	t.flags = IOSQE_FIXED_FILE;
 	run1(c, &r, &t, false, "FIXED_FILE");
-	t = mk(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 20);
+	t = tsqe(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 20);
 	t.splice_fd_in = fd;
 	t.splice_flags = 0x10;
 	run1(c, &r, &t, false, "bad flags");
-	t = mk(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 21);
+	t = tsqe(IORING_OP_SPLICE, p1[1], 0, 5, (uint64_t)-1, 21);
 	t.splice_fd_in = fd;
 	t.buf_index = 1;
 	run1(c, &r, &t, false, "buf_index");
-	t = mk(IORING_OP_TEE, p2[1], 0, 5, 1, 22);
+	t = tsqe(IORING_OP_TEE, p2[1], 0, 5, 1, 22);
 	t.splice_fd_in = p1[0];
 	run1(c, &r, &t, false, "tee off");
-	t = mk(IORING_OP_TEE, p2[1], 0, 5, 0, 23);
+	t = tsqe(IORING_OP_TEE, p2[1], 0, 5, 0, 23);
 	t.splice_fd_in = p1[0];
 	t.splice_off_in = 1;
 	run1(c, &r, &t, false, "tee splice_off_in");
-	t = mk(IORING_OP_TEE, p2[1], 0, 5, 0, 24);
+	t = tsqe(IORING_OP_TEE, p2[1], 0, 5, 0, 24);
 	t.splice_fd_in = fd;
 	run1(c, &r, &t, false, "tee from a file");
-	t = mk(IORING_OP_TEE, p2[1], 0, 5, 0, 25);
+	t = tsqe(IORING_OP_TEE, p2[1], 0, 5, 0, 25);
 	t.splice_fd_in = p1[0];
 	t.splice_flags = SPLICE_F_NONBLOCK;
 	run1(c, &r, &t, false, "tee empty NONBLOCK");
-	t = mk(IORING_OP_SPLICE, p2[1], 0, 5, (uint64_t)-1, 26);
+	t = tsqe(IORING_OP_SPLICE, p2[1], 0, 5, (uint64_t)-1, 26);
 	t.splice_fd_in = p1[0];
 	t.splice_off_in = (uint64_t)-1;
 	t.splice_flags = SPLICE_F_NONBLOCK;
@@ -1856,23 +1811,23 @@ static void sc_splice(struct dctx *c)
 		drec_int(c, r.be->reg((unsigned int)r.fd,
 				      IORING_REGISTER_FILES, tab, 4),
 			 "register files");
-		t = mk(IORING_OP_SPLICE, p1[1], 0, 4, (uint64_t)-1, 40);
+		t = tsqe(IORING_OP_SPLICE, p1[1], 0, 4, (uint64_t)-1, 40);
 		t.splice_fd_in = 0;
 		t.splice_off_in = 2;
 		t.splice_flags = SPLICE_F_FD_IN_FIXED;
 		run1(c, &r, &t, false, "fixed file@2 -> pipe");
-		t = mk(IORING_OP_SPLICE, 3, 0, 2, (uint64_t)-1, 41);
+		t = tsqe(IORING_OP_SPLICE, 3, 0, 2, (uint64_t)-1, 41);
 		t.splice_fd_in = 1;
 		t.splice_off_in = (uint64_t)-1;
 		t.splice_flags = SPLICE_F_FD_IN_FIXED;
 		t.flags = IOSQE_FIXED_FILE;
 		run1(c, &r, &t, false, "fixed pipe -> fixed pipe");
-		t = mk(IORING_OP_TEE, 3, 0, 2, 0, 42);
+		t = tsqe(IORING_OP_TEE, 3, 0, 2, 0, 42);
 		t.splice_fd_in = 1;
 		t.splice_flags = SPLICE_F_FD_IN_FIXED;
 		t.flags = IOSQE_FIXED_FILE;
 		run1(c, &r, &t, false, "fixed tee");
-		t = mk(IORING_OP_SPLICE, p2[1], 0, 2, (uint64_t)-1, 43);
+		t = tsqe(IORING_OP_SPLICE, p2[1], 0, 2, (uint64_t)-1, 43);
 		t.splice_fd_in = 1;
 		t.splice_off_in = (uint64_t)-1;
 		t.splice_flags = SPLICE_F_FD_IN_FIXED;
@@ -1880,23 +1835,23 @@ static void sc_splice(struct dctx *c)
 		run1(c, &r, &t, false, "fixed in, ASYNC");
 		drec_int(c, pipe_bytes(p1[0]), "pipe 1 holds");
 		drec_int(c, pipe_bytes(p2[0]), "pipe 2 holds");
-		t = mk(IORING_OP_SPLICE, p1[1], 0, 4, (uint64_t)-1, 44);
+		t = tsqe(IORING_OP_SPLICE, p1[1], 0, 4, (uint64_t)-1, 44);
 		t.splice_fd_in = 2;
 		t.splice_flags = SPLICE_F_FD_IN_FIXED;
 		run1(c, &r, &t, false, "FD_IN_FIXED, empty slot");
-		t = mk(IORING_OP_SPLICE, p1[1], 0, 4, (uint64_t)-1, 45);
+		t = tsqe(IORING_OP_SPLICE, p1[1], 0, 4, (uint64_t)-1, 45);
 		t.splice_fd_in = 9;
 		t.splice_flags = SPLICE_F_FD_IN_FIXED;
 		run1(c, &r, &t, false, "FD_IN_FIXED, out of range");
-		t = mk(IORING_OP_SPLICE, p1[1], 0, 0, (uint64_t)-1, 46);
+		t = tsqe(IORING_OP_SPLICE, p1[1], 0, 0, (uint64_t)-1, 46);
 		t.splice_fd_in = 2;
 		t.splice_flags = SPLICE_F_FD_IN_FIXED;
 		run1(c, &r, &t, false, "FD_IN_FIXED len 0, empty slot");
-		t = mk(IORING_OP_SPLICE, p1[1], 0, 0, (uint64_t)-1, 47);
+		t = tsqe(IORING_OP_SPLICE, p1[1], 0, 0, (uint64_t)-1, 47);
 		t.splice_fd_in = 0;
 		t.splice_flags = SPLICE_F_FD_IN_FIXED;
 		run1(c, &r, &t, false, "FD_IN_FIXED len 0");
-		t = mk(IORING_OP_SPLICE, 2, 0, 4, (uint64_t)-1, 48);
+		t = tsqe(IORING_OP_SPLICE, 2, 0, 4, (uint64_t)-1, 48);
 		t.splice_fd_in = 0;
 		t.splice_flags = SPLICE_F_FD_IN_FIXED;
 		t.flags = IOSQE_FIXED_FILE;
@@ -1916,12 +1871,12 @@ static void sc_splice(struct dctx *c)
 		if (write(p1[1], "12", 2) != 2)
 			abort();
 		sqe = tring_get_sqe(&r);
-		*sqe = mk(IORING_OP_SPLICE, p2[1], 0, 1, (uint64_t)-1, 30);
+		*sqe = tsqe(IORING_OP_SPLICE, p2[1], 0, 1, (uint64_t)-1, 30);
 		sqe->splice_fd_in = p1[0];
 		sqe->splice_off_in = (uint64_t)-1;
 		sqe->flags = IOSQE_IO_LINK;
 		sqe = tring_get_sqe(&r);
-		*sqe = mk(IORING_OP_SPLICE, p2[1], 0, 5, (uint64_t)-1, 31);
+		*sqe = tsqe(IORING_OP_SPLICE, p2[1], 0, 5, (uint64_t)-1, 31);
 		sqe->splice_fd_in = p1[0];
 		sqe->splice_off_in = (uint64_t)-1;
 		sqe->flags = IOSQE_IO_LINK;
@@ -1932,10 +1887,8 @@ static void sc_splice(struct dctx *c)
 	close(fd);
 	close(ro);
 	close(wo);
-	close(p1[0]);
-	close(p1[1]);
-	close(p2[0]);
-	close(p2[1]);
+	tclose2(p1);
+	tclose2(p2);
 	scratch_fini(&s);
 out:
 	tring_exit(&r);
@@ -1959,7 +1912,7 @@ static void sc_splice_nowait(struct dctx *c)
 		return;
 	if (pipe(p1) || pipe(p2) || write(p1[1], "ab", 2) != 2)
 		abort();
-	t = mk(IORING_OP_SPLICE, p2[1], 0, 2, (uint64_t)-1, 1);
+	t = tsqe(IORING_OP_SPLICE, p2[1], 0, 2, (uint64_t)-1, 1);
 	t.splice_fd_in = p1[0];
 	t.splice_off_in = (uint64_t)-1;
 	run1(c, &r, &t, false, "splice pipe -> pipe");
@@ -1967,10 +1920,8 @@ static void sc_splice_nowait(struct dctx *c)
 	iov.iov_len = 1;
 	n = preadv2(p1[0], &iov, 1, -1, RWF_NOWAIT);
 	drec_int(c, n < 0 ? -errno : n, "NOWAIT read of the empty source");
-	close(p1[0]);
-	close(p1[1]);
-	close(p2[0]);
-	close(p2[1]);
+	tclose2(p1);
+	tclose2(p2);
 	tring_exit(&r);
 }
 
@@ -1989,8 +1940,8 @@ static void sc_splice_wait(struct dctx *c)
 		if (pipe(p1) || pipe(p2))
 			abort();
 		sqe = tring_get_sqe(&r);
-		*sqe = mk(op ? IORING_OP_TEE : IORING_OP_SPLICE, p2[1], 0, 64,
-			  0, 1);
+		*sqe = tsqe(op ? IORING_OP_TEE : IORING_OP_SPLICE, p2[1], 0, 64,
+			    0, 1);
 		sqe->splice_fd_in = p1[0];
 		if (!op) {
 			sqe->splice_off_in = (uint64_t)-1;
@@ -2006,8 +1957,8 @@ static void sc_splice_wait(struct dctx *c)
 		drec_int(c, pipe_bytes(p2[0]), "data arrived");
 		/* and again with the writer gone: end of file */
 		sqe = tring_get_sqe(&r);
-		*sqe = mk(op ? IORING_OP_TEE : IORING_OP_SPLICE, p2[1], 0, 64,
-			  0, 2);
+		*sqe = tsqe(op ? IORING_OP_TEE : IORING_OP_SPLICE, p2[1], 0, 64,
+			    0, 2);
 		sqe->splice_fd_in = p1[0];
 		if (!op) {
 			sqe->splice_off_in = (uint64_t)-1;
@@ -2023,8 +1974,7 @@ static void sc_splice_wait(struct dctx *c)
 		n = tring_reap_wait(&r, cqe, 1, 2000000000LL);
 		drec_cqes(c, cqe, n, true, "%s at EOF", op ? "tee" : "splice");
 		close(p1[0]);
-		close(p2[0]);
-		close(p2[1]);
+		tclose2(p2);
 	}
 	tring_exit(&r);
 }
@@ -2078,57 +2028,64 @@ static void sc_fuzz_chains(struct dctx *c)
 				p1 = P(dunmapped_addr());
 			switch (fz(14)) {
 			case 0:
-				*sqe = mk(IORING_OP_MKDIRAT, s.dfd, p1, 0755, 0, 0);
+				*sqe = tsqe(IORING_OP_MKDIRAT, s.dfd, p1, 0755,
+					    0, 0);
 				break;
 			case 1:
-				*sqe = mk(IORING_OP_UNLINKAT, s.dfd, p1, 0, 0, 0);
+				*sqe = tsqe(IORING_OP_UNLINKAT, s.dfd, p1, 0, 0,
+					    0);
 				sqe->unlink_flags = fz(3) ? 0 : AT_REMOVEDIR;
 				break;
 			case 2:
-				*sqe = mk(IORING_OP_RENAMEAT, s.dfd, p1,
-					  (uint32_t)s.dfd, p2, 0);
+				*sqe = tsqe(IORING_OP_RENAMEAT, s.dfd, p1,
+					    (uint32_t)s.dfd, p2, 0);
 				sqe->rename_flags = fz(4) ? 0 : RENAME_NOREPLACE;
 				break;
 			case 3:
-				*sqe = mk(IORING_OP_SYMLINKAT, s.dfd, p1, 0, p2, 0);
+				*sqe = tsqe(IORING_OP_SYMLINKAT, s.dfd, p1, 0,
+					    p2, 0);
 				break;
 			case 4:
-				*sqe = mk(IORING_OP_LINKAT, s.dfd, p1,
-					  (uint32_t)s.dfd, p2, 0);
+				*sqe = tsqe(IORING_OP_LINKAT, s.dfd, p1,
+					    (uint32_t)s.dfd, p2, 0);
 				break;
 			case 5:
-				*sqe = mk(IORING_OP_STATX, s.dfd, p1, 0x7ff,
-					  P(&sx), 0);
+				*sqe = tsqe(IORING_OP_STATX, s.dfd, p1, 0x7ff,
+					    P(&sx), 0);
 				sqe->statx_flags = fz(3) ? 0 : AT_SYMLINK_NOFOLLOW;
 				break;
 			case 6:
-				*sqe = mk(IORING_OP_OPENAT, s.dfd, p1, 0644, 0, 0);
+				*sqe = tsqe(IORING_OP_OPENAT, s.dfd, p1, 0644,
+					    0, 0);
 				sqe->open_flags = O_CLOEXEC |
 					(fz(2) ? O_RDONLY : O_CREAT | O_WRONLY);
 				break;
 			case 7:
-				*sqe = mk(IORING_OP_FALLOCATE, fd, 4096 + fz(3),
-					  0, fz(2) ? 0 : (uint64_t)-1, 0);
+				*sqe = tsqe(IORING_OP_FALLOCATE, fd,
+					    4096 + fz(3),
+					    0, fz(2) ? 0 : (uint64_t)-1, 0);
 				break;
 			case 8:
-				*sqe = mk(IORING_OP_FTRUNCATE, fd, 0, 0,
-					  fz(3) ? fz(100) : (uint64_t)-1, 0);
+				*sqe = tsqe(IORING_OP_FTRUNCATE, fd, 0, 0,
+					    fz(3) ? fz(100) : (uint64_t)-1, 0);
 				break;
 			case 9:
-				*sqe = mk(IORING_OP_FSETXATTR, fd,
-					  fz(3) ? P("user.k") : P(""), 3,
-					  P("val"), 0);
+				*sqe = tsqe(IORING_OP_FSETXATTR, fd,
+					    fz(3) ? P("user.k") : P(""), 3,
+					    P("val"), 0);
 				sqe->xattr_flags = fz(3) ? 0 : XATTR_CREATE;
 				break;
 			case 10:
-				*sqe = mk(IORING_OP_FGETXATTR, fd, P("user.k"),
-					  fz(2) ? sizeof(val) : 1, P(val), 0);
+				*sqe = tsqe(IORING_OP_FGETXATTR, fd,
+					    P("user.k"),
+					    fz(2) ? sizeof(val) : 1, P(val), 0);
 				break;
 			case 11:
-				*sqe = mk(IORING_OP_CLOSE, 9999, 0, 0, 0, 0);
+				*sqe = tsqe(IORING_OP_CLOSE, 9999, 0, 0, 0, 0);
 				break;
 			case 12:
-				*sqe = mk(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0, 0, 0);
+				*sqe = tsqe(IORING_OP_SYNC_FILE_RANGE, fd, 0, 0,
+					    0, 0);
 				break;
 			default:
 				tring_prep_nop(sqe, 0);

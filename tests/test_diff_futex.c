@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -44,27 +45,12 @@
 
 #define P(x) ((uint64_t)(uintptr_t)(x))
 
-static struct io_uring_sqe mk(int op, int fd, uint64_t addr, uint32_t len,
-			      uint64_t off, uint64_t ud)
-{
-	struct io_uring_sqe s;
-
-	memset(&s, 0, sizeof(s));
-	s.opcode = (uint8_t)op;
-	s.fd = fd;
-	s.addr = addr;
-	s.len = len;
-	s.off = off;
-	s.user_data = ud;
-	return s;
-}
-
 /* FUTEX_WAKE: uaddr in addr, count in addr2, bitset in addr3, flags in fd */
 static struct io_uring_sqe wake(void *uaddr, uint64_t nr, uint64_t mask,
 				uint32_t flags, uint64_t ud)
 {
-	struct io_uring_sqe s = mk(IORING_OP_FUTEX_WAKE, (int)flags, P(uaddr),
-				   0, nr, ud);
+	struct io_uring_sqe s = tsqe(IORING_OP_FUTEX_WAKE, (int)flags, P(uaddr),
+				     0, nr, ud);
 
 	s.addr3 = mask;
 	return s;
@@ -77,17 +63,11 @@ static struct io_uring_sqe wake(void *uaddr, uint64_t nr, uint64_t mask,
 static int run1(struct dctx *c, struct tring *r, const struct io_uring_sqe *t,
 		const char *label)
 {
-	struct io_uring_sqe *sqe = tring_get_sqe(r);
 	struct tcqe cqe[2];
 	unsigned int n, i;
-	int ret, res = -99999;
+	int res = -99999;
 
-	memcpy(sqe, t, sizeof(*sqe));
-	tring_prep_nop(tring_get_sqe(r), NOP_UD);
-	ret = tring_submit(r);
-	drec_int(c, ret, "%s: submitted", label);
-	if (ret == 1)
-		ret = 1 + tring_enter(r, 1, 0, 0, NULL, 0);
+	dsubmit_nop(c, r, t, NOP_UD, label);
 	n = tring_reap_wait(r, cqe, 2, 2000000000LL);
 	for (i = 0; i < n; i++)
 		if (cqe[i].user_data != NOP_UD)
@@ -252,8 +232,8 @@ static void sc_futex_wake(struct dctx *c)
 static struct io_uring_sqe fwait(void *uaddr, uint64_t val, uint64_t mask,
 				 uint32_t flags, uint64_t ud)
 {
-	struct io_uring_sqe s = mk(IORING_OP_FUTEX_WAIT, (int)flags, P(uaddr),
-				   0, val, ud);
+	struct io_uring_sqe s = tsqe(IORING_OP_FUTEX_WAIT, (int)flags, P(uaddr),
+				     0, val, ud);
 
 	s.addr3 = mask;
 	return s;
@@ -411,14 +391,14 @@ static void sc_futex_wait_cancel(struct dctx *c)
 	*tring_get_sqe(&r) = fwait(word, 0, MATCH_ANY, PF, 2);
 	submit_reap(c, &r, 1, 50, "two waits");
 	sqe = tring_get_sqe(&r);
-	*sqe = mk(IORING_OP_ASYNC_CANCEL, -1, 1, 0, 0, 3);
+	*sqe = tsqe(IORING_OP_ASYNC_CANCEL, -1, 1, 0, 0, 3);
 	submit_reap(c, &r, 2, 2000, "cancel the first");
 	/* the second is still there, the first is not */
 	*tring_get_sqe(&r) = wake(word, 5, MATCH_ANY, PF, 4);
 	submit_reap(c, &r, 2, 2000, "wake the rest");
 	/* cancel with nothing to cancel */
 	sqe = tring_get_sqe(&r);
-	*sqe = mk(IORING_OP_ASYNC_CANCEL, -1, 1, 0, 0, 5);
+	*sqe = tsqe(IORING_OP_ASYNC_CANCEL, -1, 1, 0, 0, 5);
 	submit_reap(c, &r, 1, 2000, "cancel again");
 	tring_exit(&r);
 	free(word);
@@ -488,8 +468,8 @@ static void sc_futex_wait_storm(struct dctx *c)
 static struct io_uring_sqe waitid_sqe(int which, int id, int options,
 				      void *infop, uint64_t ud)
 {
-	struct io_uring_sqe s = mk(IORING_OP_WAITID, id, 0, (uint32_t)which,
-				   P(infop), ud);
+	struct io_uring_sqe s = tsqe(IORING_OP_WAITID, id, 0, (uint32_t)which,
+				     P(infop), ud);
 
 	s.file_index = (uint32_t)options;
 	return s;
@@ -628,7 +608,7 @@ static void sc_waitid(struct dctx *c)
 /* FUTEX_WAITV: the vector in addr, its length in len */
 static struct io_uring_sqe fwaitv(const void *v, uint32_t nr, uint64_t ud)
 {
-	return mk(IORING_OP_FUTEX_WAITV, 0, P(v), nr, 0, ud);
+	return tsqe(IORING_OP_FUTEX_WAITV, 0, P(v), nr, 0, ud);
 }
 
 static void setv(struct futex_waitv *v, unsigned int nr, uint32_t *words,
@@ -846,9 +826,9 @@ static void sc_futex_waitv_cancel(struct dctx *c)
 	*tring_get_sqe(&r) = fwaitv(v, 2, 1);
 	*tring_get_sqe(&r) = fwait(&words[1], 0, MATCH_ANY, PF, 2);
 	submit_reap(c, &r, 1, 100, "waitv and wait");
-	*tring_get_sqe(&r) = mk(IORING_OP_ASYNC_CANCEL, -1, 1, 0, 0, 3);
+	*tring_get_sqe(&r) = tsqe(IORING_OP_ASYNC_CANCEL, -1, 1, 0, 0, 3);
 	submit_reap(c, &r, 2, 2000, "cancel the waitv");
-	*tring_get_sqe(&r) = mk(IORING_OP_ASYNC_CANCEL, -1, 1, 0, 0, 4);
+	*tring_get_sqe(&r) = tsqe(IORING_OP_ASYNC_CANCEL, -1, 1, 0, 0, 4);
 	submit_reap(c, &r, 1, 2000, "cancel it again");
 	/* the cancelled waitv no longer takes wakes of its futexes */
 	nanosleep(&ts, NULL);
@@ -864,7 +844,7 @@ static void sc_futex_waitv_cancel(struct dctx *c)
 		*tring_get_sqe(&r) = t;
 		*tring_get_sqe(&r) = fwaitv(v, 2, 7);
 		submit_reap(c, &r, 1, 100, "two waitvs, one ASYNC");
-		t = mk(IORING_OP_ASYNC_CANCEL, -1, 7, 0, 0, 8);
+		t = tsqe(IORING_OP_ASYNC_CANCEL, -1, 7, 0, 0, 8);
 		t.cancel_flags = IORING_ASYNC_CANCEL_ALL;
 		*tring_get_sqe(&r) = t;
 		submit_reap(c, &r, 3, 2000, "cancel both (ALL)");

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 
 #define BS 4096
 #define NBUF 16
@@ -104,10 +105,7 @@ static int direct_file(struct dctx *c, int *bfd)
 static struct io_uring_sqe *prep(struct tring *r, int op, int fd, void *addr,
 				 unsigned int len, uint64_t off, uint64_t ud)
 {
-	struct io_uring_sqe *sqe = tring_get_sqe(r);
-
-	tring_prep_rw(sqe, op, fd, addr, len, off, ud);
-	return sqe;
+	return tprep(r, op, fd, addr, len, off, ud, 0);
 }
 
 /* ---- setup ---- */
@@ -336,8 +334,7 @@ static void sc_errors(struct dctx *c)
 	drec_int(c, tring_wait(&r, 1, 1000000), "wait 1 ms, nothing in flight");
 	if (ro >= 0)
 		close(ro);
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	if (sfd >= 0)
 		close(sfd);
 	close(dfd);

@@ -30,26 +30,16 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 
 #define LIMIT_MS 8000
 #define SEC 1000000000LL
 #define MS 1000000LL
 
-static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
-				 const void *addr, unsigned int len,
-				 uint64_t off, uint64_t ud, uint8_t flags)
-{
-	struct io_uring_sqe *s = tring_get_sqe(r);
-
-	tring_prep_rw(s, op, fd, addr, len, off, ud);
-	s->flags = flags;
-	return s;
-}
-
 static void poll_add(struct tring *r, int fd, uint64_t ud)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_POLL_ADD, fd, NULL, 0, 0,
-				      ud, 0);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_POLL_ADD, fd, NULL, 0, 0,
+				       ud, 0);
 
 	s->poll32_events = POLLIN;
 }
@@ -57,22 +47,13 @@ static void poll_add(struct tring *r, int fd, uint64_t ud)
 static void timeout(struct tring *r, struct __kernel_timespec *ts,
 		    uint64_t ud)
 {
-	prep(r, IORING_OP_TIMEOUT, -1, ts, 1, 0, ud, 0);
+	tprep(r, IORING_OP_TIMEOUT, -1, ts, 1, 0, ud, 0);
 }
 
 static void wr(int fd, const void *b, size_t n)
 {
 	if (write(fd, b, n) != (ssize_t)n)
 		perror("write");
-}
-
-/* a CQE within ms? (recorded), and how many are ready */
-static void none(struct dctx *c, struct tring *r, int ms, const char *label)
-{
-	int ret = tring_wait(r, 1, ms * MS);
-
-	drec_int(c, ret == -ETIME ? 0 : 1, "%s: a CQE within %d ms", label, ms);
-	drec_int(c, tring_cq_ready(r), "%s: CQEs ready", label);
 }
 
 /*
@@ -93,7 +74,7 @@ static long body_fork(struct dctx *c, void *arg)
 	poll_add(&r, p[0], 1);
 	timeout(&r, &ts, 2);
 	drec_int(c, tring_submit(&r), "parent: poll + timeout");
-	none(c, &r, 20, "parent before fork");
+	dnone(c, &r, 20, "parent before fork");
 	pid = fork();
 	if (pid == 0) {
 		struct tring cr;
@@ -129,8 +110,7 @@ static long body_fork(struct dctx *c, void *arg)
 	wr(p[1], "y", 1);
 	dreap(c, &r, 1, true, "parent: poll after the child");
 	dreap(c, &r, 1, true, "parent: timeout after the child");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -154,10 +134,10 @@ static long body_timeout_wait(struct dctx *c, void *arg)
 	dreap(c, &r, 1, true, "the timeout");
 
 	/* a count timeout satisfied by a NOP ends it too */
-	prep(&r, IORING_OP_TIMEOUT, -1, &ts, 1, 1, 2, 0);
+	tprep(&r, IORING_OP_TIMEOUT, -1, &ts, 1, 1, 2, 0);
 	ts.tv_sec = 5;
 	drec_int(c, tring_submit(&r), "count timeout");
-	prep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 3, 0);
+	tprep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 3, 0);
 	ret = tring_enter(&r, 1, 8, IORING_ENTER_GETEVENTS, NULL, 0);
 	drec_int(c, ret, "nop + enter waiting for 8");
 	dreap(c, &r, 2, false, "nop and the count timeout");
@@ -216,7 +196,7 @@ static long body_poll_fds(struct dctx *c, void *arg)
 	}
 	dreap(c, &r, (unsigned int)n, false, "every third poll");
 	/* cancel by fd: the target's fd number is still open */
-	s = prep(&r, IORING_OP_ASYNC_CANCEL, p[1][0], NULL, 0, 0, 1, 0);
+	s = tprep(&r, IORING_OP_ASYNC_CANCEL, p[1][0], NULL, 0, 0, 1, 0);
 	s->cancel_flags = IORING_ASYNC_CANCEL_FD;
 	drec_int(c, tring_submit(&r), "cancel by fd");
 	dreap(c, &r, 2, false, "cancel by fd");
@@ -247,16 +227,16 @@ static long body_timerfd(struct dctx *c, void *arg)
 		return 0;
 	t1 = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	t2 = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	prep(&r, IORING_OP_READ, t1, &v1, sizeof(v1), 0, 1, 0);
-	prep(&r, IORING_OP_READ, t2, &v2, sizeof(v2), 0, 2, 0);
+	tprep(&r, IORING_OP_READ, t1, &v1, sizeof(v1), 0, 1, 0);
+	tprep(&r, IORING_OP_READ, t2, &v2, sizeof(v2), 0, 2, 0);
 	drec_int(c, tring_submit(&r), "two timerfd reads");
-	none(c, &r, 20, "unarmed timerfds");
+	dnone(c, &r, 20, "unarmed timerfds");
 	drec_int(c, timerfd_settime(t1, 0, &its, NULL), "arm the first");
 	dreap(c, &r, 1, true, "first timerfd expired");
 	drec_int(c, (long)v1, "expirations");
 	/* the second never fires: cancel it (a waiting read, not one
 	 * blocked in a worker) */
-	prep(&r, IORING_OP_ASYNC_CANCEL, -1, (void *)(uintptr_t)2, 0, 0, 3, 0);
+	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, (void *)(uintptr_t)2, 0, 0, 3, 0);
 	drec_int(c, tring_submit(&r), "cancel the second");
 	dreap(c, &r, 2, false, "second cancelled");
 	close(t1);
@@ -288,9 +268,9 @@ static long body_ring_exit(struct dctx *c, void *arg)
 				       IORING_REGISTER_FILES, p, 2),
 			 "register the pipe");
 		close(p[1]);
-		prep(&r, IORING_OP_READ, 0, buf, 10, 0, 1, IOSQE_FIXED_FILE);
-		prep(&r, IORING_OP_READ, 0, buf, 10, 0, 2,
-		     IOSQE_FIXED_FILE | IOSQE_ASYNC);
+		tprep(&r, IORING_OP_READ, 0, buf, 10, 0, 1, IOSQE_FIXED_FILE);
+		tprep(&r, IORING_OP_READ, 0, buf, 10, 0, 2,
+		      IOSQE_FIXED_FILE | IOSQE_ASYNC);
 		drec_int(c, tring_submit(&r), "two reads");
 		tring_exit(&r);
 		/* the kernel releases the ring asynchronously: EOF soon */
@@ -330,10 +310,10 @@ XX
 		unsigned int nr = skip ? 1 : 2;
 		struct __kernel_timespec t0 = { 0, (i & 4) ? 0 : ts.tv_nsec };
 
-		prep(&r, IORING_OP_READ, p[0], buf, 1, 0, 1,
-		     IOSQE_IO_LINK | (async ? IOSQE_ASYNC : 0));
-		prep(&r, IORING_OP_LINK_TIMEOUT, -1, &t0, 1, 0, 2,
-		     skip ? IOSQE_CQE_SKIP_SUCCESS : 0);
+		tprep(&r, IORING_OP_READ, p[0], buf, 1, 0, 1,
+		      IOSQE_IO_LINK | (async ? IOSQE_ASYNC : 0));
+		tprep(&r, IORING_OP_LINK_TIMEOUT, -1, &t0, 1, 0, 2,
+		      skip ? IOSQE_CQE_SKIP_SUCCESS : 0);
 		if (tring_submit(&r) != 2) {
 			bad++;
 			continue;
@@ -370,14 +350,13 @@ XX
 
 	/* deterministic: a fired link timeout with CQE_SKIP_SUCCESS */
 	ts.tv_nsec = 20 * MS;
-	prep(&r, IORING_OP_READ, p[0], buf, 1, 0, 3, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 4,
-	     IOSQE_CQE_SKIP_SUCCESS);
+	tprep(&r, IORING_OP_READ, p[0], buf, 1, 0, 3, IOSQE_IO_LINK);
+	tprep(&r, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 4,
+	      IOSQE_CQE_SKIP_SUCCESS);
 	drec_int(c, tring_submit(&r), "read + skipped link timeout");
 	dreap(c, &r, 1, true, "only the read");
-	none(c, &r, 20, "no link timeout CQE");
-	close(p[0]);
-	close(p[1]);
+	dnone(c, &r, 20, "no link timeout CQE");
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }

@@ -39,29 +39,19 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 #include "uuring.h"
 
 #define LIMIT_MS 8000
 #define SEC 1000000000LL
 #define MS 1000000LL
 
-static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
-				 const void *addr, unsigned int len,
-				 uint64_t off, uint64_t ud, uint8_t flags)
-{
-	struct io_uring_sqe *s = tring_get_sqe(r);
-
-	tring_prep_rw(s, op, fd, addr, len, off, ud);
-	s->flags = flags;
-	return s;
-}
-
 static struct io_uring_sqe *sendp(struct tring *r, int fd, const void *buf,
 				  unsigned int len, uint32_t msg_flags,
 				  uint64_t ud, uint8_t flags)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_SEND, fd, buf, len, 0, ud,
-				      flags);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_SEND, fd, buf, len, 0, ud,
+				       flags);
 
 	s->msg_flags = msg_flags;
 	return s;
@@ -71,8 +61,8 @@ static struct io_uring_sqe *recvp(struct tring *r, int fd, void *buf,
 				  unsigned int len, uint32_t msg_flags,
 				  uint64_t ud, uint8_t flags)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_RECV, fd, buf, len, 0, ud,
-				      flags);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_RECV, fd, buf, len, 0, ud,
+				       flags);
 
 	s->msg_flags = msg_flags;
 	return s;
@@ -82,7 +72,7 @@ static struct io_uring_sqe *msgp(struct tring *r, int op, int fd,
 				 const struct msghdr *m, uint32_t msg_flags,
 				 uint64_t ud, uint8_t flags)
 {
-	struct io_uring_sqe *s = prep(r, op, fd, m, 1, 0, ud, flags);
+	struct io_uring_sqe *s = tprep(r, op, fd, m, 1, 0, ud, flags);
 
 	s->msg_flags = msg_flags;
 	return s;
@@ -92,8 +82,8 @@ static struct io_uring_sqe *acceptp(struct tring *r, int fd, void *addr,
 				    socklen_t *alen, uint32_t aflags,
 				    uint16_t ioprio, uint64_t ud, uint8_t flags)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_ACCEPT, fd, addr, 0,
-				      (uint64_t)(uintptr_t)alen, ud, flags);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_ACCEPT, fd, addr, 0,
+				       (uint64_t)(uintptr_t)alen, ud, flags);
 
 	s->accept_flags = aflags;
 	s->ioprio = ioprio;
@@ -104,12 +94,7 @@ static struct io_uring_sqe *addrp(struct tring *r, int op, int fd,
 				  const void *sa, uint64_t salen, uint64_t ud,
 				  uint8_t flags)
 {
-	return prep(r, op, fd, sa, 0, salen, ud, flags);
-}
-
-static void nop(struct tring *r, uint64_t ud, uint8_t flags)
-{
-	prep(r, IORING_OP_NOP, -1, NULL, 0, 0, ud, flags);
+	return tprep(r, op, fd, sa, 0, salen, ud, flags);
 }
 
 /*
@@ -121,61 +106,6 @@ static void nop(struct tring *r, uint64_t ud, uint8_t flags)
 static void warm(struct tring *r)
 {
 	tring_wait(r, 1, 1 * MS);
-}
-
-/*
- * On an SQPOLL ring (UURING_TEST_RING_MODE=sqpoll) enter returns the count
- * of SQEs the SQ thread has not taken yet, which depends on its timing:
- * only success is compared there.
- */
-static void submit(struct dctx *c, struct tring *r, const char *label)
-{
-	int ret = tring_submit(r);
-
-	if ((r->flags & IORING_SETUP_SQPOLL) && ret >= 0)
-		ret = 1;
-	drec_int(c, ret, "%s: submit", label);
-}
-
-static void none(struct dctx *c, struct tring *r, int ms, const char *label)
-{
-	int ret = tring_wait(r, 1, ms * MS);
-
-	/* an enter that hands SQEs to an SQPOLL thread returns their count
-	 * without waiting */
-	if (ret > 0 && !tring_cq_ready(r))
-		tring_wait(r, 1, ms * MS);
-	drec_int(c, tring_cq_ready(r) ? 1 : 0, "%s: a CQE within %d ms", label,
-		 ms);
-	drec_int(c, tring_cq_ready(r), "%s: CQEs ready", label);
-}
-
-static unsigned int reap(struct dctx *c, struct tring *r, struct tcqe *q,
-			 unsigned int n, bool ordered, const char *label)
-{
-	unsigned int got = tring_reap_wait(r, q, n, 2 * SEC);
-
-	drec_cqes(c, q, got, ordered, "%s", label);
-	return got;
-}
-
-static int reap1(struct dctx *c, struct tring *r, const char *label)
-{
-	struct tcqe q;
-
-	return reap(c, r, &q, 1, true, label) ? q.res : -99999;
-}
-
-static int now(struct dctx *c, struct tring *r, const char *label)
-{
-	submit(c, r, label);
-	return reap1(c, r, label);
-}
-
-static void wr(int fd, const void *b, size_t n)
-{
-	if (write(fd, b, n) != (ssize_t)n)
-		abort();
 }
 
 /* fills a socket's buffers with non-blocking sends; returns the bytes */
@@ -270,8 +200,7 @@ static long body_send_recv(struct dctx *c, void *arg)
 	int sp[2], p[2], file, res;
 
 	(void)arg;
-	if (dring_flags(c, &r, 32, 0) || pipe(p) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (dring_flags(c, &r, 32, 0) || pipe(p) || tsockpair(sp))
 		return 0;
 	file = dtmpfile(c, 64, 3);
 	s0 = dstats(c, &r);
@@ -279,14 +208,14 @@ static long body_send_recv(struct dctx *c, void *arg)
 	/* a RECV on an empty socket waits for the SEND */
 	memset(buf, 0, sizeof(buf));
 	recvp(&r, sp[1], buf, sizeof(buf), 0, 1, 0);
-	submit(c, &r, "RECV, nothing queued");
-	none(c, &r, 30, "RECV, nothing queued");
+	dsubmit_sqp(c, &r, "RECV, nothing queued");
+	dnone_sqp(c, &r, 30, "RECV, nothing queued");
 	sendp(&r, sp[0], "hello", 5, 0, 2, 0);
-	submit(c, &r, "SEND 5");
+	dsubmit_sqp(c, &r, "SEND 5");
 	{
 		struct tcqe q[2];
 
-		reap(c, &r, q, 2, false, "SEND and RECV complete");
+		dreapq(c, &r, q, 2, false, "SEND and RECV complete");
 	}
 	drec_int(c, !memcmp(buf, "hello", 5), "RECV got the data");
 	s1 = dstats(c, &r);
@@ -296,18 +225,18 @@ static long body_send_recv(struct dctx *c, void *arg)
 
 	/* data ready: RECV completes at once; SOCK_NONEMPTY while more is
 	 * queued */
-	wr(sp[0], "0123456789", 10);
+	twrite(sp[0], "0123456789", 10);
 	recvp(&r, sp[1], buf, 4, 0, 3, 0);
-	now(c, &r, "RECV 4 of 10 (SOCK_NONEMPTY)");
+	dnow_sqp(c, &r, "RECV 4 of 10 (SOCK_NONEMPTY)");
 	recvp(&r, sp[1], buf, sizeof(buf), 0, 4, 0);
-	now(c, &r, "RECV the other 6");
+	dnow_sqp(c, &r, "RECV the other 6");
 	recvp(&r, sp[1], buf, sizeof(buf), MSG_DONTWAIT, 5, 0);
-	now(c, &r, "RECV MSG_DONTWAIT, empty: -EAGAIN");
-	wr(sp[0], "abc", 3);
+	dnow_sqp(c, &r, "RECV MSG_DONTWAIT, empty: -EAGAIN");
+	twrite(sp[0], "abc", 3);
 	recvp(&r, sp[1], buf, 2, MSG_PEEK, 6, 0);
-	now(c, &r, "RECV MSG_PEEK");
+	dnow_sqp(c, &r, "RECV MSG_PEEK");
 	recvp(&r, sp[1], buf, 0, 0, 7, 0);
-	now(c, &r, "RECV of 0 bytes");
+	dnow_sqp(c, &r, "RECV of 0 bytes");
 	drain_sock(sp[1]);
 
 	/* a full socket: SEND waits for room */
@@ -315,123 +244,121 @@ static long body_send_recv(struct dctx *c, void *arg)
 
 	drec_int(c, filled > 0, "socket filled");
 	sendp(&r, sp[0], "x", 1, MSG_DONTWAIT, 8, 0);
-	now(c, &r, "SEND MSG_DONTWAIT, full: -EAGAIN");
+	dnow_sqp(c, &r, "SEND MSG_DONTWAIT, full: -EAGAIN");
 	sendp(&r, sp[0], "wait", 4, 0, 9, 0);
-	submit(c, &r, "SEND, full");
-	none(c, &r, 30, "SEND, full");
+	dsubmit_sqp(c, &r, "SEND, full");
+	dnone_sqp(c, &r, 30, "SEND, full");
 	drec_int(c, read_exact(sp[1], filled) == filled, "read what was filled");
-	reap1(c, &r, "SEND after the reader drained");
+	dreap1(c, &r, "SEND after the reader drained");
 	memset(buf, 0, sizeof(buf));
 	drec_int(c, recv(sp[1], buf, sizeof(buf), 0), "then the SEND's data");
 	drec_int(c, !memcmp(buf, "wait", 4), "the SEND's data");
 
 	/* IOSQE_ASYNC: waits for readiness too */
 	recvp(&r, sp[1], buf, sizeof(buf), 0, 10, IOSQE_ASYNC);
-	submit(c, &r, "ASYNC RECV");
-	none(c, &r, 30, "ASYNC RECV");
-	wr(sp[0], "async", 5);
-	reap1(c, &r, "ASYNC RECV after a write");
+	dsubmit_sqp(c, &r, "ASYNC RECV");
+	dnone_sqp(c, &r, 30, "ASYNC RECV");
+	twrite(sp[0], "async", 5);
+	dreap1(c, &r, "ASYNC RECV after a write");
 	sendp(&r, sp[0], "as", 2, 0, 11, IOSQE_ASYNC);
-	now(c, &r, "ASYNC SEND");
+	dnow_sqp(c, &r, "ASYNC SEND");
 	drain_sock(sp[1]);
 
 	/* errors */
 	recvp(&r, p[0], buf, sizeof(buf), 0, 20, 0);
-	now(c, &r, "RECV on a pipe: -ENOTSOCK");
+	dnow_sqp(c, &r, "RECV on a pipe: -ENOTSOCK");
 	sendp(&r, p[1], "x", 1, 0, 21, 0);
-	now(c, &r, "SEND on a pipe: -ENOTSOCK");
+	dnow_sqp(c, &r, "SEND on a pipe: -ENOTSOCK");
 	recvp(&r, file, buf, sizeof(buf), 0, 22, 0);
-	now(c, &r, "RECV on a file: -ENOTSOCK");
+	dnow_sqp(c, &r, "RECV on a file: -ENOTSOCK");
 	recvp(&r, 9999, buf, sizeof(buf), 0, 23, 0);
-	now(c, &r, "RECV bad fd: -EBADF");
+	dnow_sqp(c, &r, "RECV bad fd: -EBADF");
 	sendp(&r, -1, "x", 1, 0, 24, 0);
-	now(c, &r, "SEND fd -1: -EBADF");
+	dnow_sqp(c, &r, "SEND fd -1: -EBADF");
 	sendp(&r, sp[0], dunmapped_addr(), 16, 0, 25, 0);
-	now(c, &r, "SEND from unmapped memory: -EFAULT");
-	wr(sp[0], "fault", 5);
+	dnow_sqp(c, &r, "SEND from unmapped memory: -EFAULT");
+	twrite(sp[0], "fault", 5);
 	recvp(&r, sp[1], dunmapped_addr(), 16, 0, 26, 0);
-	now(c, &r, "RECV into unmapped memory: -EFAULT");
+	dnow_sqp(c, &r, "RECV into unmapped memory: -EFAULT");
 	recvp(&r, sp[1], dprot_none_page(), 16, 0, 27, 0);
-	now(c, &r, "RECV into PROT_NONE: -EFAULT");
+	dnow_sqp(c, &r, "RECV into PROT_NONE: -EFAULT");
 	drain_sock(sp[1]);
 	recvp(&r, sp[1], (void *)(uintptr_t)0xffff800000000000ULL, 16, 0, 28,
 	      0);
-	now(c, &r, "RECV into a kernel address: -EFAULT");
+	dnow_sqp(c, &r, "RECV into a kernel address: -EFAULT");
 	sendp(&r, sp[0], (void *)(uintptr_t)0xffff800000000000ULL, 16, 0, 29,
 	      0);
-	now(c, &r, "SEND from a kernel address: -EFAULT");
+	dnow_sqp(c, &r, "SEND from a kernel address: -EFAULT");
 
 	/* EOF and a widowed peer (no SIGPIPE: MSG_NOSIGNAL) */
 	shutdown(sp[0], SHUT_WR);
 	recvp(&r, sp[1], buf, sizeof(buf), 0, 30, 0);
-	now(c, &r, "RECV at EOF: 0");
+	dnow_sqp(c, &r, "RECV at EOF: 0");
 	close(sp[1]);
 	sendp(&r, sp[0], "x", 1, 0, 31, 0);
-	now(c, &r, "SEND to a closed peer: -EPIPE, no signal");
+	dnow_sqp(c, &r, "SEND to a closed peer: -EPIPE, no signal");
 	close(sp[0]);
 
 	/* a SEND larger than the socket buffer, non-blocking: partial */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (tsockpair(sp))
 		return 0;
 	static char huge[1 << 20];
 
 	sendp(&r, sp[0], huge, sizeof(huge), 0, 40, 0);
-	res = now(c, &r, "SEND 1 MiB: what fits");
+	res = dnow_sqp(c, &r, "SEND 1 MiB: what fits");
 	drec_int(c, res > 0 && res < (int)sizeof(huge), "partial");
 	drain_sock(sp[1]);
 
 	/* links: SEND then RECV */
 	sendp(&r, sp[0], "link", 4, 0, 41, IOSQE_IO_LINK);
 	recvp(&r, sp[1], big, sizeof(big), 0, 42, IOSQE_IO_LINK);
-	nop(&r, 43, 0);
-	submit(c, &r, "SEND -> RECV -> NOP");
+	tprep_nop(&r, 43, 0);
+	dsubmit_sqp(c, &r, "SEND -> RECV -> NOP");
 	{
 		struct tcqe q[3];
 
-		reap(c, &r, q, 3, true, "SEND -> RECV -> NOP");
+		dreapq(c, &r, q, 3, true, "SEND -> RECV -> NOP");
 	}
 	/* a failing RECV breaks its chain */
 	recvp(&r, p[0], big, sizeof(big), 0, 44, IOSQE_IO_LINK);
-	nop(&r, 45, 0);
-	submit(c, &r, "RECV(-ENOTSOCK) -> NOP");
+	tprep_nop(&r, 45, 0);
+	dsubmit_sqp(c, &r, "RECV(-ENOTSOCK) -> NOP");
 	{
 		struct tcqe q[2];
 
-		reap(c, &r, q, 2, true, "RECV(-ENOTSOCK) -> NOP");
+		dreapq(c, &r, q, 2, true, "RECV(-ENOTSOCK) -> NOP");
 	}
 
 	/* cancellation of a waiting RECV, by user_data and by fd */
 	recvp(&r, sp[1], big, sizeof(big), 0, 50, 0);
-	submit(c, &r, "RECV to cancel");
-	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 51, 0)->addr = 50;
-	submit(c, &r, "cancel by user_data");
+	dsubmit_sqp(c, &r, "RECV to cancel");
+	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 51, 0)->addr = 50;
+	dsubmit_sqp(c, &r, "cancel by user_data");
 	{
 		struct tcqe q[2];
 
-		reap(c, &r, q, 2, false, "cancel by user_data");
+		dreapq(c, &r, q, 2, false, "cancel by user_data");
 	}
 	recvp(&r, sp[1], big, sizeof(big), 0, 52, 0);
-	submit(c, &r, "RECV to cancel by fd");
+	dsubmit_sqp(c, &r, "RECV to cancel by fd");
 	{
-		struct io_uring_sqe *s = prep(&r, IORING_OP_ASYNC_CANCEL,
-					      sp[1], NULL, 0, 0, 53, 0);
+		struct io_uring_sqe *s = tprep(&r, IORING_OP_ASYNC_CANCEL,
+					       sp[1], NULL, 0, 0, 53, 0);
 		struct tcqe q[2];
 
 		s->cancel_flags = IORING_ASYNC_CANCEL_FD;
-		submit(c, &r, "cancel by fd");
-		reap(c, &r, q, 2, false, "cancel by fd");
+		dsubmit_sqp(c, &r, "cancel by fd");
+		dreapq(c, &r, q, 2, false, "cancel by fd");
 	}
 	/* CQE_SKIP_SUCCESS */
 	sendp(&r, sp[0], "s", 1, 0, 54, IOSQE_CQE_SKIP_SUCCESS);
 	recvp(&r, sp[1], big, 1, 0, 55, 0);
-	submit(c, &r, "skip-success SEND");
-	reap1(c, &r, "only the RECV posts");
-	none(c, &r, 20, "skip-success SEND");
+	dsubmit_sqp(c, &r, "skip-success SEND");
+	dreap1(c, &r, "only the RECV posts");
+	dnone_sqp(c, &r, 20, "skip-success SEND");
 
-	close(sp[0]);
-	close(sp[1]);
-	close(p[0]);
-	close(p[1]);
+	tclose2(sp);
+	tclose2(p);
 	close(file);
 	tring_exit(&r);
 	return 0;
@@ -447,43 +374,40 @@ static long body_poll_first(struct dctx *c, void *arg)
 	int sp[2], p[2], file;
 
 	(void)arg;
-	if (dring_flags(c, &r, 32, 0) || pipe(p) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (dring_flags(c, &r, 32, 0) || pipe(p) || tsockpair(sp))
 		return 0;
 	file = dtmpfile(c, 64, 3);
-	wr(sp[0], "ready", 5);
+	twrite(sp[0], "ready", 5);
 	recvp(&r, sp[1], buf, sizeof(buf), 0, 1, 0)->ioprio =
 		IORING_RECVSEND_POLL_FIRST;
-	now(c, &r, "RECV POLL_FIRST, data ready");
+	dnow_sqp(c, &r, "RECV POLL_FIRST, data ready");
 	recvp(&r, sp[1], buf, sizeof(buf), 0, 2, 0)->ioprio =
 		IORING_RECVSEND_POLL_FIRST;
-	submit(c, &r, "RECV POLL_FIRST, empty");
-	none(c, &r, 30, "RECV POLL_FIRST, empty");
-	wr(sp[0], "later", 5);
-	reap1(c, &r, "RECV POLL_FIRST after a write");
+	dsubmit_sqp(c, &r, "RECV POLL_FIRST, empty");
+	dnone_sqp(c, &r, 30, "RECV POLL_FIRST, empty");
+	twrite(sp[0], "later", 5);
+	dreap1(c, &r, "RECV POLL_FIRST after a write");
 	sendp(&r, sp[0], "pf", 2, 0, 3, 0)->ioprio =
 		IORING_RECVSEND_POLL_FIRST;
-	now(c, &r, "SEND POLL_FIRST");
+	dnow_sqp(c, &r, "SEND POLL_FIRST");
 	drain_sock(sp[1]);
 	recvp(&r, sp[1], buf, sizeof(buf), MSG_DONTWAIT, 4, 0)->ioprio =
 		IORING_RECVSEND_POLL_FIRST;
-	submit(c, &r, "RECV POLL_FIRST + MSG_DONTWAIT, empty");
-	none(c, &r, 30, "RECV POLL_FIRST + MSG_DONTWAIT, empty");
-	wr(sp[0], "z", 1);
-	reap1(c, &r, "RECV POLL_FIRST + MSG_DONTWAIT after a write");
+	dsubmit_sqp(c, &r, "RECV POLL_FIRST + MSG_DONTWAIT, empty");
+	dnone_sqp(c, &r, 30, "RECV POLL_FIRST + MSG_DONTWAIT, empty");
+	twrite(sp[0], "z", 1);
+	dreap1(c, &r, "RECV POLL_FIRST + MSG_DONTWAIT after a write");
 	/* not sockets */
 	sendp(&r, p[1], "x", 1, 0, 5, 0)->ioprio = IORING_RECVSEND_POLL_FIRST;
-	now(c, &r, "SEND POLL_FIRST on a pipe: -ENOTSOCK");
+	dnow_sqp(c, &r, "SEND POLL_FIRST on a pipe: -ENOTSOCK");
 	sendp(&r, file, "x", 1, 0, 6, 0)->ioprio = IORING_RECVSEND_POLL_FIRST;
-	now(c, &r, "SEND POLL_FIRST on a file: -ENOTSOCK");
-	wr(p[1], "x", 1);
+	dnow_sqp(c, &r, "SEND POLL_FIRST on a file: -ENOTSOCK");
+	twrite(p[1], "x", 1);
 	recvp(&r, p[0], buf, sizeof(buf), 0, 7, 0)->ioprio =
 		IORING_RECVSEND_POLL_FIRST;
-	now(c, &r, "RECV POLL_FIRST on a readable pipe: -ENOTSOCK");
-	close(sp[0]);
-	close(sp[1]);
-	close(p[0]);
-	close(p[1]);
+	dnow_sqp(c, &r, "RECV POLL_FIRST on a readable pipe: -ENOTSOCK");
+	tclose2(sp);
+	tclose2(p);
 	close(file);
 	tring_exit(&r);
 	return 0;
@@ -535,46 +459,45 @@ static long body_waitall(struct dctx *c, void *arg)
 
 	(void)arg;
 	if (dring_flags(c, &r, 32, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) ||
+	    tsockpair(sp) ||
 	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, dg))
 		return 0;
 
 	/* 100 bytes asked, 4 x 25 arrive: one CQE with 100 */
 	recvp(&r, sp[1], buf, 100, MSG_WAITALL, 1, 0);
-	submit(c, &r, "RECV WAITALL 100");
+	dsubmit_sqp(c, &r, "RECV WAITALL 100");
 	f = (struct feeder){ sp[0], 4, 25, 10, false };
 	pthread_create(&th, NULL, feed, &f);
-	reap1(c, &r, "RECV WAITALL 100 from 4 x 25");
+	dreap1(c, &r, "RECV WAITALL 100 from 4 x 25");
 	pthread_join(th, NULL);
 
 	/* EOF after 30: 30, and the chain fails */
 	recvp(&r, sp[1], buf, 100, MSG_WAITALL, 2, IOSQE_IO_LINK);
-	nop(&r, 3, 0);
-	submit(c, &r, "RECV WAITALL 100 -> NOP");
+	tprep_nop(&r, 3, 0);
+	dsubmit_sqp(c, &r, "RECV WAITALL 100 -> NOP");
 	f = (struct feeder){ sp[0], 1, 30, 10, true };
 	pthread_create(&th, NULL, feed, &f);
 	{
 		struct tcqe q[2];
 
-		reap(c, &r, q, 2, true, "30 then EOF: short, chain broken");
+		dreapq(c, &r, q, 2, true, "30 then EOF: short, chain broken");
 	}
 	pthread_join(th, NULL);
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 
 	/* cancelled after 40 of 100: the CQE reports the 40 */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (tsockpair(sp))
 		return 0;
 	recvp(&r, sp[1], buf, 100, MSG_WAITALL, 4, 0);
-	submit(c, &r, "RECV WAITALL to cancel");
-	wr(sp[0], "0123456789012345678901234567890123456789", 40);
-	none(c, &r, 50, "40 of 100 received");
-	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 5, 0)->addr = 4;
-	submit(c, &r, "cancel the partial RECV");
+	dsubmit_sqp(c, &r, "RECV WAITALL to cancel");
+	twrite(sp[0], "0123456789012345678901234567890123456789", 40);
+	dnone_sqp(c, &r, 50, "40 of 100 received");
+	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 5, 0)->addr = 4;
+	dsubmit_sqp(c, &r, "cancel the partial RECV");
 	{
 		struct tcqe q[2];
 
-		reap(c, &r, q, 2, false, "cancelled RECV WAITALL");
+		dreapq(c, &r, q, 2, false, "cancelled RECV WAITALL");
 	}
 
 	/* SEND WAITALL of 1 MiB with a slow reader: one CQE, all of it */
@@ -582,67 +505,64 @@ static long body_waitall(struct dctx *c, void *arg)
 
 	pthread_create(&th, NULL, drainer, &sp[1]);
 	sendp(&r, sp[0], src, sizeof(src), MSG_WAITALL, 6, 0);
-	res = now(c, &r, "SEND WAITALL 1 MiB");
+	res = dnow_sqp(c, &r, "SEND WAITALL 1 MiB");
 	drec_int(c, res, "SEND WAITALL 1 MiB res");
 	shutdown(sp[0], SHUT_WR);
 	pthread_join(th, NULL);
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 
 	/* datagrams: no retry; a short datagram is a short result */
-	wr(dg[0], "0123456789", 10);
+	twrite(dg[0], "0123456789", 10);
 	recvp(&r, dg[1], buf, 100, MSG_WAITALL, 7, IOSQE_IO_LINK);
-	nop(&r, 8, 0);
-	submit(c, &r, "dgram RECV WAITALL 100 of a 10-byte datagram");
+	tprep_nop(&r, 8, 0);
+	dsubmit_sqp(c, &r, "dgram RECV WAITALL 100 of a 10-byte datagram");
 	{
 		struct tcqe q[2];
 
-		reap(c, &r, q, 2, true, "dgram short");
+		dreapq(c, &r, q, 2, true, "dgram short");
 	}
 	/* MSG_TRUNC: a datagram bigger than the buffer */
-	wr(dg[0], "0123456789", 10);
+	twrite(dg[0], "0123456789", 10);
 	recvp(&r, dg[1], buf, 4, MSG_WAITALL, 9, IOSQE_IO_LINK);
-	nop(&r, 10, 0);
-	submit(c, &r, "dgram RECV WAITALL 4 of 10");
+	tprep_nop(&r, 10, 0);
+	dsubmit_sqp(c, &r, "dgram RECV WAITALL 4 of 10");
 	{
 		struct tcqe q[2];
 
-		reap(c, &r, q, 2, true, "dgram truncated");
+		dreapq(c, &r, q, 2, true, "dgram truncated");
 	}
-	wr(dg[0], "0123456789", 10);
+	twrite(dg[0], "0123456789", 10);
 	recvp(&r, dg[1], buf, 4, 0, 11, IOSQE_IO_LINK);
-	nop(&r, 12, 0);
-	submit(c, &r, "dgram RECV 4 of 10 without WAITALL");
+	tprep_nop(&r, 12, 0);
+	dsubmit_sqp(c, &r, "dgram RECV 4 of 10 without WAITALL");
 	{
 		struct tcqe q[2];
 
-		reap(c, &r, q, 2, true, "dgram truncated, no WAITALL");
+		dreapq(c, &r, q, 2, true, "dgram truncated, no WAITALL");
 	}
 
 	/* RECVMSG WAITALL with two iovecs across three writes */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (tsockpair(sp))
 		return 0;
 	char a[7], b[9];
 	struct iovec iov[2] = { { a, sizeof(a) }, { b, sizeof(b) } };
 	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
 
 	msgp(&r, IORING_OP_RECVMSG, sp[1], &m, MSG_WAITALL, 13, 0);
-	submit(c, &r, "RECVMSG WAITALL 16");
+	dsubmit_sqp(c, &r, "RECVMSG WAITALL 16");
 	f = (struct feeder){ sp[0], 3, 6, 10, false };
 	pthread_create(&th, NULL, feed, &f);
-	none(c, &r, 5, "RECVMSG WAITALL waits");
+	dnone_sqp(c, &r, 5, "RECVMSG WAITALL waits");
 	pthread_join(th, NULL);
-	wr(sp[0], "ABCDEFGH", 8);
-	reap1(c, &r, "RECVMSG WAITALL 16 from 6+6+6");
+	twrite(sp[0], "ABCDEFGH", 8);
+	dreap1(c, &r, "RECVMSG WAITALL 16 from 6+6+6");
 	drec_int(c, !memcmp(a, "wwwwwww", 7) && !memcmp(b, "wwwwwwwww", 9),
 		 "both iovecs filled");
 	drec_int(c, (long)m.msg_flags, "msg_flags written back");
 	drain_sock(sp[1]);
 
-	close(sp[0]);
-	close(sp[1]);
-	close(dg[0]);
-	close(dg[1]);
+	tclose2(sp);
+	tclose2(dg);
 	tring_exit(&r);
 	return 0;
 }
@@ -663,7 +583,7 @@ static long body_msg(struct dctx *c, void *arg)
 
 	(void)arg;
 	if (dring_flags(c, &r, 32, 0) || pipe(p) || !mkdtemp(dir) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	    tsockpair(sp))
 		return 0;
 	/* two bound datagram sockets */
 	memset(&a0, 0, sizeof(a0));
@@ -694,7 +614,7 @@ static long body_msg(struct dctx *c, void *arg)
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &p[1], sizeof(int));
 	msgp(&r, IORING_OP_SENDMSG, d0, &m, 0, 1, 0);
-	now(c, &r, "SENDMSG with a name and SCM_RIGHTS");
+	dnow_sqp(c, &r, "SENDMSG with a name and SCM_RIGHTS");
 
 	/* RECVMSG: name, data, the fd; fields written back */
 	char rctl[CMSG_SPACE(sizeof(int) * 2)];
@@ -712,7 +632,7 @@ static long body_msg(struct dctx *c, void *arg)
 	rm.msg_controllen = sizeof(rctl);
 	rm.msg_flags = 0x5a5a;
 	msgp(&r, IORING_OP_RECVMSG, d1, &rm, MSG_CMSG_CLOEXEC, 2, 0);
-	res = now(c, &r, "RECVMSG with name and control");
+	res = dnow_sqp(c, &r, "RECVMSG with name and control");
 	drec_int(c, res == 11 && !memcmp(buf, "hello world", 11), "data");
 	drec_int(c, (long)rm.msg_namelen, "msg_namelen written back");
 	drec_int(c, !strcmp(from.sun_path, a0.sun_path), "sender's name");
@@ -734,12 +654,12 @@ static long body_msg(struct dctx *c, void *arg)
 
 	/* MSG_CTRUNC: a control buffer too small for the fd */
 	msgp(&r, IORING_OP_SENDMSG, d0, &m, 0, 3, 0);
-	now(c, &r, "SENDMSG again");
+	dnow_sqp(c, &r, "SENDMSG again");
 	rm.msg_controllen = sizeof(struct cmsghdr) - 1;
 	rm.msg_namelen = 4; /* truncated name */
 	rm.msg_flags = 0;
 	msgp(&r, IORING_OP_RECVMSG, d1, &rm, 0, 4, 0);
-	res = now(c, &r, "RECVMSG, control too small");
+	res = dnow_sqp(c, &r, "RECVMSG, control too small");
 	drec_int(c, (long)rm.msg_flags, "msg_flags (MSG_CTRUNC)");
 	drec_int(c, (long)rm.msg_controllen, "msg_controllen");
 	drec_int(c, (long)rm.msg_namelen, "msg_namelen: untruncated length");
@@ -752,7 +672,7 @@ static long body_msg(struct dctx *c, void *arg)
 	rm.msg_iovlen = 1;
 	rm.msg_namelen = 77; /* ignored: no name */
 	msgp(&r, IORING_OP_RECVMSG, d1, &rm, 0, 5, 0);
-	now(c, &r, "RECVMSG 4 of 10, no name");
+	dnow_sqp(c, &r, "RECVMSG 4 of 10, no name");
 	drec_int(c, (long)rm.msg_flags, "msg_flags (MSG_TRUNC)");
 	drec_int(c, (long)rm.msg_namelen, "msg_namelen untouched");
 
@@ -762,24 +682,24 @@ static long body_msg(struct dctx *c, void *arg)
 
 		s->addr2 = (uint64_t)(uintptr_t)&a1;
 		s->addr_len = sizeof(a1);
-		now(c, &r, "SEND with addr2");
+		dnow_sqp(c, &r, "SEND with addr2");
 		drec_int(c, recv(d1, buf, sizeof(buf), MSG_DONTWAIT),
 			 "datagram arrived");
 		s = sendp(&r, d0, "to", 2, 0, 7, 0);
 		s->addr2 = (uint64_t)(uintptr_t)&a1;
 		s->addr_len = sizeof(struct sockaddr_storage) + 1;
-		now(c, &r, "SEND addr_len too big: -EINVAL");
+		dnow_sqp(c, &r, "SEND addr_len too big: -EINVAL");
 		s = sendp(&r, d0, "to", 2, 0, 8, 0);
 		s->addr2 = (uint64_t)(uintptr_t)dunmapped_addr();
 		s->addr_len = sizeof(a1);
-		now(c, &r, "SEND addr2 unmapped: -EFAULT");
+		dnow_sqp(c, &r, "SEND addr2 unmapped: -EFAULT");
 		s = sendp(&r, d0, "to", 2, 0, 9, 0);
 		s->addr2 = (uint64_t)(uintptr_t)&a1;
 		s->addr_len = 0;
-		now(c, &r, "SEND addr2 with length 0");
+		dnow_sqp(c, &r, "SEND addr2 with length 0");
 		s = sendp(&r, d0, "to", 2, 0, 10, 0);
 		s->__pad3[0] = 1;
-		now(c, &r, "SEND __pad3 set: -EINVAL");
+		dnow_sqp(c, &r, "SEND __pad3 set: -EINVAL");
 	}
 
 	/* SEND_VECTORIZED: iovecs in addr/len */
@@ -788,19 +708,19 @@ static long body_msg(struct dctx *c, void *arg)
 		struct io_uring_sqe *s = sendp(&r, sp[0], v, 2, 0, 11, 0);
 
 		s->ioprio = IORING_SEND_VECTORIZED;
-		now(c, &r, "SEND vectorized");
+		dnow_sqp(c, &r, "SEND vectorized");
 		memset(buf, 0, sizeof(buf));
 		drec_int(c, recv(sp[1], buf, sizeof(buf), MSG_DONTWAIT), "recv");
 		drec_int(c, !strcmp(buf, "vector"), "vectorized data");
 		s = sendp(&r, sp[0], dunmapped_addr(), 2, 0, 12, 0);
 		s->ioprio = IORING_SEND_VECTORIZED;
-		now(c, &r, "SEND vectorized, unmapped iovecs: -EFAULT");
+		dnow_sqp(c, &r, "SEND vectorized, unmapped iovecs: -EFAULT");
 		s = sendp(&r, sp[0], v, 1025, 0, 13, 0);
 		s->ioprio = IORING_SEND_VECTORIZED;
-		now(c, &r, "SEND vectorized, 1025 iovecs: -EINVAL");
+		dnow_sqp(c, &r, "SEND vectorized, 1025 iovecs: -EINVAL");
 		s = sendp(&r, sp[0], v, 0, 0, 14, 0);
 		s->ioprio = IORING_SEND_VECTORIZED;
-		now(c, &r, "SEND vectorized, 0 iovecs");
+		dnow_sqp(c, &r, "SEND vectorized, 0 iovecs");
 	}
 
 	/* T2: a parked RECVMSG keeps the msghdr and iovecs it was given */
@@ -812,12 +732,12 @@ static long body_msg(struct dctx *c, void *arg)
 		memset(dst, 0, sizeof(dst));
 		memset(other, 0, sizeof(other));
 		msgp(&r, IORING_OP_RECVMSG, sp[1], &hm, 0, 15, 0);
-		submit(c, &r, "RECVMSG parked");
-		none(c, &r, 20, "RECVMSG parked");
+		dsubmit_sqp(c, &r, "RECVMSG parked");
+		dnone_sqp(c, &r, 20, "RECVMSG parked");
 		v.iov_base = other;
 		hm.msg_iovlen = 0;
-		wr(sp[0], "stable", 6);
-		reap1(c, &r, "RECVMSG after the app rewrote its msghdr");
+		twrite(sp[0], "stable", 6);
+		dreap1(c, &r, "RECVMSG after the app rewrote its msghdr");
 		drec_int(c, !memcmp(dst, "stable", 6), "data in the original buffer");
 		drec_int(c, other[0] == 0, "rewritten iovec unused");
 	}
@@ -829,12 +749,12 @@ static long body_msg(struct dctx *c, void *arg)
 		long filled = fill_sock(sp[0]);
 
 		msgp(&r, IORING_OP_SENDMSG, sp[0], &hm, 0, 16, 0);
-		submit(c, &r, "SENDMSG parked");
-		none(c, &r, 20, "SENDMSG parked");
+		dsubmit_sqp(c, &r, "SENDMSG parked");
+		dnone_sqp(c, &r, 20, "SENDMSG parked");
 		v.iov_base = dunmapped_addr();
 		hm.msg_iov = dunmapped_addr();
 		drec_int(c, read_exact(sp[1], filled) == filled, "drained");
-		reap1(c, &r, "SENDMSG after the app rewrote its msghdr");
+		dreap1(c, &r, "SENDMSG after the app rewrote its msghdr");
 		memset(buf, 0, sizeof(buf));
 		drec_int(c, recv(sp[1], buf, sizeof(buf), 0), "received");
 		drec_int(c, !memcmp(buf, "sendmsg-stable", 14), "original data");
@@ -842,67 +762,67 @@ static long body_msg(struct dctx *c, void *arg)
 
 	/* errors and prep checks */
 	msgp(&r, IORING_OP_SENDMSG, d0, dunmapped_addr(), 0, 20, 0);
-	now(c, &r, "SENDMSG unmapped msghdr: -EFAULT");
+	dnow_sqp(c, &r, "SENDMSG unmapped msghdr: -EFAULT");
 	msgp(&r, IORING_OP_RECVMSG, d1, dprot_none_page(), 0, 21, 0);
-	now(c, &r, "RECVMSG PROT_NONE msghdr: -EFAULT");
+	dnow_sqp(c, &r, "RECVMSG PROT_NONE msghdr: -EFAULT");
 	memset(&m, 0, sizeof(m));
 	m.msg_iov = iov;
 	m.msg_iovlen = 1025;
 	msgp(&r, IORING_OP_SENDMSG, d0, &m, 0, 22, 0);
-	now(c, &r, "SENDMSG 1025 iovecs: -EMSGSIZE");
+	dnow_sqp(c, &r, "SENDMSG 1025 iovecs: -EMSGSIZE");
 	msgp(&r, IORING_OP_RECVMSG, d1, &m, 0, 23, 0);
-	now(c, &r, "RECVMSG 1025 iovecs: -EMSGSIZE");
+	dnow_sqp(c, &r, "RECVMSG 1025 iovecs: -EMSGSIZE");
 	m.msg_iovlen = 1;
 	m.msg_iov = dunmapped_addr();
 	msgp(&r, IORING_OP_SENDMSG, d0, &m, 0, 24, 0);
-	now(c, &r, "SENDMSG unmapped iovecs: -EFAULT");
+	dnow_sqp(c, &r, "SENDMSG unmapped iovecs: -EFAULT");
 	iov[0] = (struct iovec){ buf, (size_t)-1 };
 	m.msg_iov = iov;
 	msgp(&r, IORING_OP_RECVMSG, d1, &m, 0, 25, 0);
-	now(c, &r, "RECVMSG negative iov_len: -EINVAL");
+	dnow_sqp(c, &r, "RECVMSG negative iov_len: -EINVAL");
 	iov[0] = (struct iovec){ buf, 4 };
 	m.msg_name = &a1;
 	m.msg_namelen = (socklen_t)-1;
 	msgp(&r, IORING_OP_SENDMSG, d0, &m, 0, 26, 0);
-	now(c, &r, "SENDMSG negative namelen: -EINVAL");
+	dnow_sqp(c, &r, "SENDMSG negative namelen: -EINVAL");
 	m.msg_namelen = 300; /* clamped to sockaddr_storage */
 	msgp(&r, IORING_OP_SENDMSG, d0, &m, 0, 27, 0);
-	now(c, &r, "SENDMSG namelen 300");
+	dnow_sqp(c, &r, "SENDMSG namelen 300");
 	drain_sock(d1);
 	m.msg_name = dunmapped_addr();
 	m.msg_namelen = sizeof(a1);
 	msgp(&r, IORING_OP_SENDMSG, d0, &m, 0, 28, 0);
-	now(c, &r, "SENDMSG unmapped name: -EFAULT");
+	dnow_sqp(c, &r, "SENDMSG unmapped name: -EFAULT");
 	m.msg_name = NULL;
 	m.msg_namelen = (socklen_t)-1;
 	msgp(&r, IORING_OP_SENDMSG, sp[0], &m, 0, 29, 0);
-	now(c, &r, "SENDMSG no name, namelen -1");
+	dnow_sqp(c, &r, "SENDMSG no name, namelen -1");
 	drain_sock(sp[1]);
 	m.msg_control = dunmapped_addr();
 	m.msg_controllen = 32;
 	msgp(&r, IORING_OP_SENDMSG, sp[0], &m, 0, 30, 0);
-	now(c, &r, "SENDMSG unmapped control: -EFAULT at issue");
+	dnow_sqp(c, &r, "SENDMSG unmapped control: -EFAULT at issue");
 	msgp(&r, IORING_OP_SENDMSG, p[1], &m, 0, 31, 0);
-	now(c, &r, "SENDMSG on a pipe, unmapped control: -ENOTSOCK");
+	dnow_sqp(c, &r, "SENDMSG on a pipe, unmapped control: -ENOTSOCK");
 	m.msg_control = NULL;
 	m.msg_controllen = 0;
 	msgp(&r, IORING_OP_RECVMSG, p[0], &m, 0, 32, 0);
-	now(c, &r, "RECVMSG on a pipe: -ENOTSOCK");
+	dnow_sqp(c, &r, "RECVMSG on a pipe: -ENOTSOCK");
 	msgp(&r, IORING_OP_SENDMSG, d0, &m, 0, 33, 0)->addr2 = 1;
-	now(c, &r, "SENDMSG addr2: -EINVAL");
+	dnow_sqp(c, &r, "SENDMSG addr2: -EINVAL");
 	msgp(&r, IORING_OP_SENDMSG, d0, &m, 0, 34, 0)->file_index = 1;
-	now(c, &r, "SENDMSG file_index: -EINVAL");
+	dnow_sqp(c, &r, "SENDMSG file_index: -EINVAL");
 	msgp(&r, IORING_OP_RECVMSG, d1, &m, 0, 35, 0)->addr2 = 1;
-	now(c, &r, "RECVMSG addr2: -EINVAL");
+	dnow_sqp(c, &r, "RECVMSG addr2: -EINVAL");
 	msgp(&r, IORING_OP_RECVMSG, d1, &m, 0, 36, 0)->file_index = 1;
-	now(c, &r, "RECVMSG file_index: -EINVAL");
+	dnow_sqp(c, &r, "RECVMSG file_index: -EINVAL");
 	msgp(&r, IORING_OP_RECVMSG, d1, &m, 0, 37, 0)->ioprio = 0x80;
-	now(c, &r, "RECVMSG unknown flag: -EINVAL");
+	dnow_sqp(c, &r, "RECVMSG unknown flag: -EINVAL");
 	msgp(&r, IORING_OP_SENDMSG, d0, &m, 0, 38, 0)->ioprio = 0x80;
-	now(c, &r, "SENDMSG unknown flag: -EINVAL");
+	dnow_sqp(c, &r, "SENDMSG unknown flag: -EINVAL");
 	msgp(&r, IORING_OP_RECVMSG, d1, &m, 0, 39, 0)->ioprio =
 		IORING_RECV_MULTISHOT;
-	now(c, &r, "RECVMSG multishot without buffers: -EINVAL");
+	dnow_sqp(c, &r, "RECVMSG multishot without buffers: -EINVAL");
 	/* a name into unmapped memory: the datagram is consumed, -EFAULT */
 	sendto(d0, "nm", 2, 0, (struct sockaddr *)&a1, sizeof(a1));
 	memset(&rm, 0, sizeof(rm));
@@ -912,7 +832,7 @@ static long body_msg(struct dctx *c, void *arg)
 	rm.msg_name = dunmapped_addr();
 	rm.msg_namelen = sizeof(a1);
 	msgp(&r, IORING_OP_RECVMSG, d1, &rm, 0, 40, 0);
-	now(c, &r, "RECVMSG name unmapped: -EFAULT");
+	dnow_sqp(c, &r, "RECVMSG name unmapped: -EFAULT");
 	drec_int(c, (int)recv(d1, buf, sizeof(buf), MSG_DONTWAIT),
 		 "the datagram was consumed");
 
@@ -921,17 +841,15 @@ static long body_msg(struct dctx *c, void *arg)
 	rm.msg_iov = &iov[2];
 	rm.msg_iovlen = 1;
 	msgp(&r, IORING_OP_RECVMSG, d1, &rm, MSG_DONTWAIT, 41, 0);
-	now(c, &r, "RECVMSG MSG_DONTWAIT, empty: -EAGAIN");
+	dnow_sqp(c, &r, "RECVMSG MSG_DONTWAIT, empty: -EAGAIN");
 
 	close(d0);
 	close(d1);
 	unlink(a0.sun_path);
 	unlink(a1.sun_path);
 	rmdir(dir);
-	close(sp[0]);
-	close(sp[1]);
-	close(p[0]);
-	close(p[1]);
+	tclose2(sp);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -949,99 +867,98 @@ static long body_prep(struct dctx *c, void *arg)
 	int sp[2], l;
 
 	(void)arg;
-	if (dring_flags(c, &r, 32, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (dring_flags(c, &r, 32, 0) || tsockpair(sp))
 		return 0;
 	l = tcp_listener(&sa, 4, true);
 
 	sendp(&r, sp[0], "x", 1, 0, 1, 0)->ioprio = 0x40;
-	now(c, &r, "SEND unknown flag: -EINVAL");
+	dnow_sqp(c, &r, "SEND unknown flag: -EINVAL");
 	recvp(&r, sp[1], buf, 1, 0, 2, 0)->ioprio = 0x40;
-	now(c, &r, "RECV unknown flag: -EINVAL");
+	dnow_sqp(c, &r, "RECV unknown flag: -EINVAL");
 	recvp(&r, sp[1], buf, 1, 0, 3, 0)->addr2 = 1;
-	now(c, &r, "RECV addr2: -EINVAL");
+	dnow_sqp(c, &r, "RECV addr2: -EINVAL");
 	recvp(&r, sp[1], buf, 1, 0, 4, 0)->file_index = 1;
-	now(c, &r, "RECV file_index: -EINVAL");
+	dnow_sqp(c, &r, "RECV file_index: -EINVAL");
 	recvp(&r, sp[1], buf, 0, 0, 5, 0)->ioprio = IORING_RECV_MULTISHOT;
-	now(c, &r, "RECV multishot without buffers: -EINVAL");
+	dnow_sqp(c, &r, "RECV multishot without buffers: -EINVAL");
 	recvp(&r, sp[1], buf, 1, 0, 6, 0)->buf_index = 1;
-	now(c, &r, "RECV buf_index");
+	dnow_sqp(c, &r, "RECV buf_index");
 	drain_sock(sp[1]);
 
 	/* SOCKET */
-	s = prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 10, 0);
+	s = tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 10, 0);
 	s->addr = 1;
-	now(c, &r, "SOCKET addr: -EINVAL");
-	s = prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 11, 0);
+	dnow_sqp(c, &r, "SOCKET addr: -EINVAL");
+	s = tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 11, 0);
 	s->rw_flags = 1;
-	now(c, &r, "SOCKET rw_flags: -EINVAL");
-	s = prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 12, 0);
+	dnow_sqp(c, &r, "SOCKET rw_flags: -EINVAL");
+	s = tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 12, 0);
 	s->buf_index = 1;
-	now(c, &r, "SOCKET buf_index: -EINVAL");
-	prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM | 0x100, 13,
-	     0);
-	now(c, &r, "SOCKET bad type flag: -EINVAL");
-	s = prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0,
-		 SOCK_STREAM | SOCK_CLOEXEC, 14, 0);
+	dnow_sqp(c, &r, "SOCKET buf_index: -EINVAL");
+	tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM | 0x100, 13,
+	      0);
+	dnow_sqp(c, &r, "SOCKET bad type flag: -EINVAL");
+	s = tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0,
+		  SOCK_STREAM | SOCK_CLOEXEC, 14, 0);
 	s->file_index = 1;
-	now(c, &r, "SOCKET direct with CLOEXEC: -EINVAL");
-	prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 15, 0)->ioprio = 1;
-	now(c, &r, "SOCKET ioprio: -EINVAL");
+	dnow_sqp(c, &r, "SOCKET direct with CLOEXEC: -EINVAL");
+	tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 15, 0)->ioprio = 1;
+	dnow_sqp(c, &r, "SOCKET ioprio: -EINVAL");
 
 	/* ACCEPT */
 	acceptp(&r, l, NULL, NULL, 0, 0, 20, 0)->len = 1;
-	now(c, &r, "ACCEPT len: -EINVAL");
+	dnow_sqp(c, &r, "ACCEPT len: -EINVAL");
 	acceptp(&r, l, NULL, NULL, 0, 0, 21, 0)->buf_index = 1;
-	now(c, &r, "ACCEPT buf_index: -EINVAL");
+	dnow_sqp(c, &r, "ACCEPT buf_index: -EINVAL");
 	acceptp(&r, l, NULL, NULL, 0, 0x10, 22, 0);
-	now(c, &r, "ACCEPT unknown flag: -EINVAL");
+	dnow_sqp(c, &r, "ACCEPT unknown flag: -EINVAL");
 	acceptp(&r, l, NULL, NULL, 0x1000, 0, 23, 0);
-	now(c, &r, "ACCEPT bad accept flags: -EINVAL");
+	dnow_sqp(c, &r, "ACCEPT bad accept flags: -EINVAL");
 	acceptp(&r, l, NULL, NULL, SOCK_CLOEXEC, 0, 24, 0)->file_index = 1;
-	now(c, &r, "ACCEPT direct with CLOEXEC: -EINVAL");
+	dnow_sqp(c, &r, "ACCEPT direct with CLOEXEC: -EINVAL");
 	acceptp(&r, l, NULL, NULL, 0, IORING_ACCEPT_MULTISHOT, 25, 0)
 		->file_index = 1;
-	now(c, &r, "ACCEPT multishot direct not ALLOC: -EINVAL");
+	dnow_sqp(c, &r, "ACCEPT multishot direct not ALLOC: -EINVAL");
 
 	/* CONNECT, BIND */
 	addrp(&r, IORING_OP_CONNECT, sp[0], &sa, sizeof(sa), 30, 0)->len = 1;
-	now(c, &r, "CONNECT len: -EINVAL");
+	dnow_sqp(c, &r, "CONNECT len: -EINVAL");
 	addrp(&r, IORING_OP_CONNECT, sp[0], &sa, sizeof(sa), 31, 0)->rw_flags = 1;
-	now(c, &r, "CONNECT rw_flags: -EINVAL");
+	dnow_sqp(c, &r, "CONNECT rw_flags: -EINVAL");
 	addrp(&r, IORING_OP_CONNECT, sp[0], &sa, sizeof(sa), 32, 0)->buf_index = 1;
-	now(c, &r, "CONNECT buf_index: -EINVAL");
+	dnow_sqp(c, &r, "CONNECT buf_index: -EINVAL");
 	addrp(&r, IORING_OP_CONNECT, sp[0], &sa, sizeof(sa), 33, 0)->splice_fd_in = 1;
-	now(c, &r, "CONNECT splice_fd_in: -EINVAL");
+	dnow_sqp(c, &r, "CONNECT splice_fd_in: -EINVAL");
 	addrp(&r, IORING_OP_CONNECT, sp[0], &sa, 129, 34, 0);
-	now(c, &r, "CONNECT addrlen 129: -EINVAL");
+	dnow_sqp(c, &r, "CONNECT addrlen 129: -EINVAL");
 	addrp(&r, IORING_OP_CONNECT, sp[0], &sa, 0xffffffffULL, 35, 0);
-	now(c, &r, "CONNECT addrlen -1: -EINVAL");
+	dnow_sqp(c, &r, "CONNECT addrlen -1: -EINVAL");
 	addrp(&r, IORING_OP_CONNECT, sp[0], dunmapped_addr(), sizeof(sa), 36, 0);
-	now(c, &r, "CONNECT unmapped address: -EFAULT");
+	dnow_sqp(c, &r, "CONNECT unmapped address: -EFAULT");
 	addrp(&r, IORING_OP_CONNECT, sp[0], &sa, sizeof(sa), 37, 0)->ioprio = 1;
-	now(c, &r, "CONNECT ioprio: -EINVAL");
+	dnow_sqp(c, &r, "CONNECT ioprio: -EINVAL");
 	addrp(&r, IORING_OP_BIND, sp[0], &sa, sizeof(sa), 40, 0)->len = 1;
-	now(c, &r, "BIND len: -EINVAL");
+	dnow_sqp(c, &r, "BIND len: -EINVAL");
 	addrp(&r, IORING_OP_BIND, sp[0], &sa, 129, 41, 0);
-	now(c, &r, "BIND addrlen 129: -EINVAL");
+	dnow_sqp(c, &r, "BIND addrlen 129: -EINVAL");
 	addrp(&r, IORING_OP_BIND, sp[0], dprot_none_page(), sizeof(sa), 42, 0);
-	now(c, &r, "BIND PROT_NONE address: -EFAULT");
+	dnow_sqp(c, &r, "BIND PROT_NONE address: -EFAULT");
 
 	/* LISTEN, SHUTDOWN */
-	prep(&r, IORING_OP_LISTEN, sp[0], NULL, 5, 0, 50, 0)->addr = 1;
-	now(c, &r, "LISTEN addr: -EINVAL");
-	prep(&r, IORING_OP_LISTEN, sp[0], NULL, 5, 0, 51, 0)->addr2 = 1;
-	now(c, &r, "LISTEN addr2: -EINVAL");
-	prep(&r, IORING_OP_LISTEN, sp[0], NULL, 5, 0, 52, 0)->rw_flags = 1;
-	now(c, &r, "LISTEN rw_flags: -EINVAL");
-	prep(&r, IORING_OP_SHUTDOWN, sp[0], NULL, SHUT_WR, 1, 53, 0);
-	now(c, &r, "SHUTDOWN off: -EINVAL");
-	prep(&r, IORING_OP_SHUTDOWN, sp[0], NULL, SHUT_WR, 0, 54, 0)->addr = 1;
-	now(c, &r, "SHUTDOWN addr: -EINVAL");
-	prep(&r, IORING_OP_SHUTDOWN, sp[0], NULL, SHUT_WR, 0, 55, 0)->rw_flags = 1;
-	now(c, &r, "SHUTDOWN rw_flags: -EINVAL");
-	prep(&r, IORING_OP_SHUTDOWN, sp[0], NULL, SHUT_WR, 0, 56, 0)->buf_index = 1;
-	now(c, &r, "SHUTDOWN buf_index: -EINVAL");
+	tprep(&r, IORING_OP_LISTEN, sp[0], NULL, 5, 0, 50, 0)->addr = 1;
+	dnow_sqp(c, &r, "LISTEN addr: -EINVAL");
+	tprep(&r, IORING_OP_LISTEN, sp[0], NULL, 5, 0, 51, 0)->addr2 = 1;
+	dnow_sqp(c, &r, "LISTEN addr2: -EINVAL");
+	tprep(&r, IORING_OP_LISTEN, sp[0], NULL, 5, 0, 52, 0)->rw_flags = 1;
+	dnow_sqp(c, &r, "LISTEN rw_flags: -EINVAL");
+	tprep(&r, IORING_OP_SHUTDOWN, sp[0], NULL, SHUT_WR, 1, 53, 0);
+	dnow_sqp(c, &r, "SHUTDOWN off: -EINVAL");
+	tprep(&r, IORING_OP_SHUTDOWN, sp[0], NULL, SHUT_WR, 0, 54, 0)->addr = 1;
+	dnow_sqp(c, &r, "SHUTDOWN addr: -EINVAL");
+	tprep(&r, IORING_OP_SHUTDOWN, sp[0], NULL, SHUT_WR, 0, 55, 0)->rw_flags = 1;
+	dnow_sqp(c, &r, "SHUTDOWN rw_flags: -EINVAL");
+	tprep(&r, IORING_OP_SHUTDOWN, sp[0], NULL, SHUT_WR, 0, 56, 0)->buf_index = 1;
+	dnow_sqp(c, &r, "SHUTDOWN buf_index: -EINVAL");
 
 	/* IOSQE_BUFFER_SELECT on SENDMSG (never allowed) */
 	{
@@ -1050,12 +967,11 @@ static long body_prep(struct dctx *c, void *arg)
 		memset(&m, 0, sizeof(m));
 		msgp(&r, IORING_OP_SENDMSG, sp[0], &m, 0, 60,
 		     IOSQE_BUFFER_SELECT);
-		now(c, &r, "SENDMSG BUFFER_SELECT: -EOPNOTSUPP");
+		dnow_sqp(c, &r, "SENDMSG BUFFER_SELECT: -EOPNOTSUPP");
 	}
 
 	close(l);
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	tring_exit(&r);
 	return 0;
 }
@@ -1080,24 +996,24 @@ static long body_tcp(struct dctx *c, void *arg)
 
 	/* SOCKET gets the lowest free number, like socket(2) */
 	expect = lowest_free();
-	prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0,
-	     SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 1, 0);
-	submit(c, &r, "SOCKET");
-	reap(c, &r, q, 1, true, "SOCKET");
+	tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0,
+	      SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 1, 0);
+	dsubmit_sqp(c, &r, "SOCKET");
+	dreapq(c, &r, q, 1, true, "SOCKET");
 	ls = q[0].res;
 	drec_int(c, ls == expect, "SOCKET fd is the lowest free");
 	drec_int(c, fcntl(ls, F_GETFD), "close-on-exec");
 	drec_int(c, fcntl(ls, F_GETFL) & O_NONBLOCK, "non-blocking");
-	prep(&r, IORING_OP_SOCKET, 12345, NULL, 0, SOCK_STREAM, 2, 0);
-	now(c, &r, "SOCKET bad domain: -EAFNOSUPPORT");
-	prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, 99, 3, 0);
-	now(c, &r, "SOCKET bad type: -EINVAL");
-	prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 4, 0)
+	tprep(&r, IORING_OP_SOCKET, 12345, NULL, 0, SOCK_STREAM, 2, 0);
+	dnow_sqp(c, &r, "SOCKET bad domain: -EAFNOSUPPORT");
+	tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, 99, 3, 0);
+	dnow_sqp(c, &r, "SOCKET bad type: -EINVAL");
+	tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 4, 0)
 		->file_index = 1;
-	now(c, &r, "SOCKET direct, no file table");
-	prep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 5, 0)
+	dnow_sqp(c, &r, "SOCKET direct, no file table");
+	tprep(&r, IORING_OP_SOCKET, AF_INET, NULL, 0, SOCK_STREAM, 5, 0)
 		->file_index = IORING_FILE_INDEX_ALLOC;
-	now(c, &r, "SOCKET direct alloc, no file table");
+	dnow_sqp(c, &r, "SOCKET direct alloc, no file table");
 	drec_int(c, lowest_free() == expect + 1, "no fd leaked");
 
 	/* BIND + LISTEN through the ring */
@@ -1105,48 +1021,48 @@ static long body_tcp(struct dctx *c, void *arg)
 	sa.sin_family = AF_INET;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	addrp(&r, IORING_OP_BIND, ls, &sa, sizeof(sa), 10, 0);
-	now(c, &r, "BIND 127.0.0.1:0");
+	dnow_sqp(c, &r, "BIND 127.0.0.1:0");
 	plen = sizeof(sa);
 	getsockname(ls, (struct sockaddr *)&sa, &plen);
 	drec_int(c, sa.sin_port != 0, "bound to a port");
 	addrp(&r, IORING_OP_BIND, ls, &sa, sizeof(sa), 11, 0);
-	now(c, &r, "BIND again: -EINVAL");
-	prep(&r, IORING_OP_LISTEN, ls, NULL, 16, 0, 12, 0);
-	now(c, &r, "LISTEN");
+	dnow_sqp(c, &r, "BIND again: -EINVAL");
+	tprep(&r, IORING_OP_LISTEN, ls, NULL, 16, 0, 12, 0);
+	dnow_sqp(c, &r, "LISTEN");
 	{
 		int other = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 		addrp(&r, IORING_OP_BIND, other, &sa, sizeof(sa), 13, 0);
-		now(c, &r, "BIND a used port: -EADDRINUSE");
+		dnow_sqp(c, &r, "BIND a used port: -EADDRINUSE");
 		addrp(&r, IORING_OP_BIND, other, &sa, 4, 14, 0);
-		now(c, &r, "BIND short address: -EINVAL");
+		dnow_sqp(c, &r, "BIND short address: -EINVAL");
 		close(other);
 	}
 	addrp(&r, IORING_OP_BIND, p[0], &sa, sizeof(sa), 15, 0);
-	now(c, &r, "BIND a pipe: -ENOTSOCK");
-	prep(&r, IORING_OP_LISTEN, p[0], NULL, 16, 0, 16, 0);
-	now(c, &r, "LISTEN a pipe: -ENOTSOCK");
+	dnow_sqp(c, &r, "BIND a pipe: -ENOTSOCK");
+	tprep(&r, IORING_OP_LISTEN, p[0], NULL, 16, 0, 16, 0);
+	dnow_sqp(c, &r, "LISTEN a pipe: -ENOTSOCK");
 	{
 		int u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
-		prep(&r, IORING_OP_LISTEN, u, NULL, 16, 0, 17, 0);
-		now(c, &r, "LISTEN a UDP socket: -EOPNOTSUPP");
+		tprep(&r, IORING_OP_LISTEN, u, NULL, 16, 0, 17, 0);
+		dnow_sqp(c, &r, "LISTEN a UDP socket: -EOPNOTSUPP");
 		close(u);
 	}
 
 	/* CONNECT: a non-blocking socket (EINPROGRESS, then the result) */
 	cl = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	addrp(&r, IORING_OP_CONNECT, cl, &sa, sizeof(sa), 20, 0);
-	now(c, &r, "CONNECT non-blocking socket");
+	dnow_sqp(c, &r, "CONNECT non-blocking socket");
 	addrp(&r, IORING_OP_CONNECT, cl, &sa, sizeof(sa), 21, 0);
-	now(c, &r, "CONNECT again: -EISCONN");
+	dnow_sqp(c, &r, "CONNECT again: -EISCONN");
 	/* ACCEPT with the peer's address */
 	plen = sizeof(peer);
 	memset(&peer, 0, sizeof(peer));
 	expect = lowest_free();
 	acceptp(&r, ls, &peer, &plen, SOCK_CLOEXEC, 0, 22, 0);
-	submit(c, &r, "ACCEPT");
-	reap(c, &r, q, 1, true, "ACCEPT");
+	dsubmit_sqp(c, &r, "ACCEPT");
+	dreapq(c, &r, q, 1, true, "ACCEPT");
 	sv = q[0].res;
 	drec_int(c, sv == expect, "accepted fd is the lowest free");
 	drec_int(c, (long)plen, "addrlen written");
@@ -1156,59 +1072,59 @@ static long body_tcp(struct dctx *c, void *arg)
 
 	/* TCP SEND/RECV: SOCK_NONEMPTY, and at EOF (the kernel's inq hint
 	 * counts the FIN) */
-	wr(cl, "0123456789", 10);
+	twrite(cl, "0123456789", 10);
 	usleep(10000);
 	recvp(&r, sv, buf, 4, 0, 23, 0);
-	now(c, &r, "TCP RECV 4 of 10: SOCK_NONEMPTY");
+	dnow_sqp(c, &r, "TCP RECV 4 of 10: SOCK_NONEMPTY");
 	recvp(&r, sv, buf, sizeof(buf), 0, 24, 0);
-	now(c, &r, "TCP RECV the rest");
+	dnow_sqp(c, &r, "TCP RECV the rest");
 	recvp(&r, sv, buf, sizeof(buf), 0, 25, 0);
-	submit(c, &r, "TCP RECV waits");
-	none(c, &r, 20, "TCP RECV waits");
+	dsubmit_sqp(c, &r, "TCP RECV waits");
+	dnone_sqp(c, &r, 20, "TCP RECV waits");
 	sendp(&r, cl, "tcp!", 4, 0, 26, 0);
-	submit(c, &r, "TCP SEND");
-	reap(c, &r, q, 2, false, "TCP SEND and RECV");
+	dsubmit_sqp(c, &r, "TCP SEND");
+	dreapq(c, &r, q, 2, false, "TCP SEND and RECV");
 	/* SHUTDOWN through the ring, then EOF on the other side */
-	prep(&r, IORING_OP_SHUTDOWN, cl, NULL, SHUT_WR, 0, 27, 0);
-	now(c, &r, "SHUTDOWN SHUT_WR");
+	tprep(&r, IORING_OP_SHUTDOWN, cl, NULL, SHUT_WR, 0, 27, 0);
+	dnow_sqp(c, &r, "SHUTDOWN SHUT_WR");
 	usleep(10000);
 	recvp(&r, sv, buf, sizeof(buf), 0, 28, 0);
-	now(c, &r, "TCP RECV at EOF");
+	dnow_sqp(c, &r, "TCP RECV at EOF");
 	/* SHUTDOWN errors do not break a chain, -ENOTSOCK does */
-	prep(&r, IORING_OP_SHUTDOWN, cl, NULL, 99, 0, 29, IOSQE_IO_LINK);
-	nop(&r, 30, 0);
-	submit(c, &r, "SHUTDOWN bad how -> NOP");
-	reap(c, &r, q, 2, true, "SHUTDOWN bad how -> NOP");
+	tprep(&r, IORING_OP_SHUTDOWN, cl, NULL, 99, 0, 29, IOSQE_IO_LINK);
+	tprep_nop(&r, 30, 0);
+	dsubmit_sqp(c, &r, "SHUTDOWN bad how -> NOP");
+	dreapq(c, &r, q, 2, true, "SHUTDOWN bad how -> NOP");
 	{
 		int u = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-		prep(&r, IORING_OP_SHUTDOWN, u, NULL, SHUT_RDWR, 0, 31,
-		     IOSQE_IO_LINK);
-		nop(&r, 32, 0);
-		submit(c, &r, "SHUTDOWN unconnected -> NOP");
-		reap(c, &r, q, 2, true, "SHUTDOWN unconnected -> NOP");
+		tprep(&r, IORING_OP_SHUTDOWN, u, NULL, SHUT_RDWR, 0, 31,
+		      IOSQE_IO_LINK);
+		tprep_nop(&r, 32, 0);
+		dsubmit_sqp(c, &r, "SHUTDOWN unconnected -> NOP");
+		dreapq(c, &r, q, 2, true, "SHUTDOWN unconnected -> NOP");
 		close(u);
 	}
-	prep(&r, IORING_OP_SHUTDOWN, p[0], NULL, SHUT_RDWR, 0, 33,
-	     IOSQE_IO_LINK);
-	nop(&r, 34, 0);
-	submit(c, &r, "SHUTDOWN a pipe -> NOP");
-	reap(c, &r, q, 2, true, "SHUTDOWN a pipe -> NOP");
-	prep(&r, IORING_OP_SHUTDOWN, 9999, NULL, SHUT_RDWR, 0, 35,
-	     IOSQE_IO_LINK);
-	nop(&r, 36, 0);
-	submit(c, &r, "SHUTDOWN bad fd -> NOP");
-	reap(c, &r, q, 2, true, "SHUTDOWN bad fd -> NOP");
+	tprep(&r, IORING_OP_SHUTDOWN, p[0], NULL, SHUT_RDWR, 0, 33,
+	      IOSQE_IO_LINK);
+	tprep_nop(&r, 34, 0);
+	dsubmit_sqp(c, &r, "SHUTDOWN a pipe -> NOP");
+	dreapq(c, &r, q, 2, true, "SHUTDOWN a pipe -> NOP");
+	tprep(&r, IORING_OP_SHUTDOWN, 9999, NULL, SHUT_RDWR, 0, 35,
+	      IOSQE_IO_LINK);
+	tprep_nop(&r, 36, 0);
+	dsubmit_sqp(c, &r, "SHUTDOWN bad fd -> NOP");
+	dreapq(c, &r, q, 2, true, "SHUTDOWN bad fd -> NOP");
 	close(cl);
 	close(sv);
 
 	/* CONNECT a blocking socket */
 	blk = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	addrp(&r, IORING_OP_CONNECT, blk, &sa, sizeof(sa), 40, 0);
-	now(c, &r, "CONNECT blocking socket");
+	dnow_sqp(c, &r, "CONNECT blocking socket");
 	acceptp(&r, ls, NULL, NULL, 0, 0, 41, 0);
-	submit(c, &r, "ACCEPT it");
-	reap(c, &r, q, 1, true, "ACCEPT it");
+	dsubmit_sqp(c, &r, "ACCEPT it");
+	dreapq(c, &r, q, 1, true, "ACCEPT it");
 	close(q[0].res);
 	close(blk);
 	/* refused: a port with no listener */
@@ -1219,47 +1135,46 @@ static long body_tcp(struct dctx *c, void *arg)
 		cl = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
 			    0);
 		addrp(&r, IORING_OP_CONNECT, cl, &sa2, sizeof(sa2), 42, 0);
-		now(c, &r, "CONNECT refused (non-blocking)");
+		dnow_sqp(c, &r, "CONNECT refused (non-blocking)");
 		close(cl);
 		cl = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		addrp(&r, IORING_OP_CONNECT, cl, &sa2, sizeof(sa2), 43, 0);
-		now(c, &r, "CONNECT refused (blocking)");
+		dnow_sqp(c, &r, "CONNECT refused (blocking)");
 		close(cl);
 	}
 	addrp(&r, IORING_OP_CONNECT, p[0], &sa, sizeof(sa), 44, 0);
-	now(c, &r, "CONNECT a pipe: -ENOTSOCK");
+	dnow_sqp(c, &r, "CONNECT a pipe: -ENOTSOCK");
 	addrp(&r, IORING_OP_CONNECT, 9999, &sa, sizeof(sa), 45, 0);
-	now(c, &r, "CONNECT bad fd: -EBADF");
+	dnow_sqp(c, &r, "CONNECT bad fd: -EBADF");
 	cl = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	addrp(&r, IORING_OP_CONNECT, cl, &sa, 4, 46, 0);
-	now(c, &r, "CONNECT short address: -EINVAL");
+	dnow_sqp(c, &r, "CONNECT short address: -EINVAL");
 	close(cl);
 
 	/* ACCEPT errors */
 	acceptp(&r, p[0], NULL, NULL, 0, 0, 50, 0);
-	now(c, &r, "ACCEPT a pipe: -ENOTSOCK");
+	dnow_sqp(c, &r, "ACCEPT a pipe: -ENOTSOCK");
 	cl = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	acceptp(&r, cl, NULL, NULL, 0, 0, 51, 0);
-	now(c, &r, "ACCEPT a non-listening socket: -EINVAL");
+	dnow_sqp(c, &r, "ACCEPT a non-listening socket: -EINVAL");
 	close(cl);
 	acceptp(&r, ls, NULL, NULL, 0, IORING_ACCEPT_DONTWAIT, 52, 0);
-	now(c, &r, "ACCEPT DONTWAIT, none queued: -EAGAIN");
+	dnow_sqp(c, &r, "ACCEPT DONTWAIT, none queued: -EAGAIN");
 	cl = tcp_client(&sa);
 	usleep(10000);
 	acceptp(&r, ls, dunmapped_addr(), &plen, 0, 0, 53, 0);
 	plen = sizeof(peer);
-	now(c, &r, "ACCEPT into an unmapped address: -EFAULT");
+	dnow_sqp(c, &r, "ACCEPT into an unmapped address: -EFAULT");
 	close(cl);
 	cl = tcp_client(&sa);
 	usleep(10000);
 	acceptp(&r, ls, NULL, NULL, 0, 0, 54, 0)->file_index = 1;
-	now(c, &r, "ACCEPT direct, no file table");
+	dnow_sqp(c, &r, "ACCEPT direct, no file table");
 	close(cl);
 	drain_sock(ls);
 
 	close(ls);
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -1285,29 +1200,29 @@ static long body_connect_wait(struct dctx *c, void *arg)
 	ls = tcp_listener(&sa, 0, false); /* room for one connection */
 	c0 = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	addrp(&r, IORING_OP_CONNECT, c0, &sa, sizeof(sa), 1, 0);
-	now(c, &r, "CONNECT fills the backlog");
+	dnow_sqp(c, &r, "CONNECT fills the backlog");
 	/* the next one waits (its SYN is dropped): a blocking socket, and
 	 * a link timeout cancels it (liburing's connect test) */
 	c1 = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	addrp(&r, IORING_OP_CONNECT, c1, &sa, sizeof(sa), 2, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 3, 0);
-	submit(c, &r, "CONNECT + LINK_TIMEOUT, backlog full");
-	reap(c, &r, q, 2, false, "CONNECT timed out");
+	tprep(&r, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 3, 0);
+	dsubmit_sqp(c, &r, "CONNECT + LINK_TIMEOUT, backlog full");
+	dreapq(c, &r, q, 2, false, "CONNECT timed out");
 	/* a non-blocking socket, cancelled by user_data */
 	c2 = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	addrp(&r, IORING_OP_CONNECT, c2, &sa, sizeof(sa), 4, 0);
-	submit(c, &r, "CONNECT non-blocking, backlog full");
-	none(c, &r, 30, "CONNECT waits");
-	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 5, 0)->addr = 4;
-	submit(c, &r, "cancel it");
-	reap(c, &r, q, 2, false, "CONNECT cancelled");
+	dsubmit_sqp(c, &r, "CONNECT non-blocking, backlog full");
+	dnone_sqp(c, &r, 30, "CONNECT waits");
+	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 5, 0)->addr = 4;
+	dsubmit_sqp(c, &r, "cancel it");
+	dreapq(c, &r, q, 2, false, "CONNECT cancelled");
 	close(c1);
 	close(c2);
 	/* a blocking socket waits until the listener accepts */
 	c1 = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	addrp(&r, IORING_OP_CONNECT, c1, &sa, sizeof(sa), 6, 0);
-	submit(c, &r, "CONNECT blocking, backlog full");
-	none(c, &r, 30, "CONNECT waits");
+	dsubmit_sqp(c, &r, "CONNECT blocking, backlog full");
+	dnone_sqp(c, &r, 30, "CONNECT waits");
 	close(accept4(ls, NULL, NULL, SOCK_CLOEXEC));
 	{
 		/* the SYN is retransmitted after 1 s: up to 3 s */
@@ -1340,33 +1255,33 @@ static long body_accept(struct dctx *c, void *arg)
 
 	/* one-shot: waits for a connection */
 	acceptp(&r, ln, NULL, NULL, 0, 0, 1, 0);
-	submit(c, &r, "ACCEPT, none queued");
-	none(c, &r, 30, "ACCEPT, none queued");
+	dsubmit_sqp(c, &r, "ACCEPT, none queued");
+	dnone_sqp(c, &r, 30, "ACCEPT, none queued");
 	cl[0] = tcp_client(&sa);
-	got = (int)reap(c, &r, q, 1, true, "ACCEPT after a connect");
+	got = (int)dreapq(c, &r, q, 1, true, "ACCEPT after a connect");
 	if (got)
 		close(q[0].res);
 	close(cl[0]);
 	/* cancellation */
 	acceptp(&r, ln, NULL, NULL, 0, 0, 2, 0);
-	submit(c, &r, "ACCEPT to cancel");
-	none(c, &r, 20, "ACCEPT to cancel");
-	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 3, 0)->addr = 2;
-	submit(c, &r, "cancel ACCEPT");
-	reap(c, &r, q, 2, false, "cancel ACCEPT");
+	dsubmit_sqp(c, &r, "ACCEPT to cancel");
+	dnone_sqp(c, &r, 20, "ACCEPT to cancel");
+	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 3, 0)->addr = 2;
+	dsubmit_sqp(c, &r, "cancel ACCEPT");
+	dreapq(c, &r, q, 2, false, "cancel ACCEPT");
 	/* ASYNC, POLL_FIRST, DONTWAIT with a connection queued */
 	cl[0] = tcp_client(&sa);
 	cl[1] = tcp_client(&sa);
 	cl[2] = tcp_client(&sa);
 	usleep(10000);
 	acceptp(&r, ln, NULL, NULL, 0, IORING_ACCEPT_POLL_FIRST, 4, 0);
-	got = now(c, &r, "ACCEPT POLL_FIRST, queued");
+	got = dnow_sqp(c, &r, "ACCEPT POLL_FIRST, queued");
 	close(got);
 	acceptp(&r, ln, NULL, NULL, 0, IORING_ACCEPT_DONTWAIT, 5, 0);
-	got = now(c, &r, "ACCEPT DONTWAIT, queued");
+	got = dnow_sqp(c, &r, "ACCEPT DONTWAIT, queued");
 	close(got);
 	acceptp(&r, ln, NULL, NULL, 0, 0, 6, IOSQE_ASYNC);
-	got = now(c, &r, "ACCEPT ASYNC, queued (last: no SOCK_NONEMPTY)");
+	got = dnow_sqp(c, &r, "ACCEPT ASYNC, queued (last: no SOCK_NONEMPTY)");
 	close(got);
 	for (int i = 0; i < 3; i++)
 		close(cl[i]);
@@ -1378,26 +1293,26 @@ static long body_accept(struct dctx *c, void *arg)
 	usleep(10000);
 	acceptp(&r, ln, NULL, NULL, SOCK_CLOEXEC, IORING_ACCEPT_MULTISHOT, 10,
 		0);
-	submit(c, &r, "multishot ACCEPT, 3 queued");
-	got = (int)reap(c, &r, q, 3, true, "multishot: 3 queued");
+	dsubmit_sqp(c, &r, "multishot ACCEPT, 3 queued");
+	got = (int)dreapq(c, &r, q, 3, true, "multishot: 3 queued");
 	for (int i = 0; i < got; i++)
 		close(q[i].res);
-	none(c, &r, 20, "multishot still armed");
+	dnone_sqp(c, &r, 20, "multishot still armed");
 	cl[3] = tcp_client(&sa);
-	got = (int)reap(c, &r, q, 1, true, "multishot: a 4th connection");
+	got = (int)dreapq(c, &r, q, 1, true, "multishot: a 4th connection");
 	for (int i = 0; i < got; i++)
 		close(q[i].res);
 	cl[4] = tcp_client(&sa);
-	got = (int)reap(c, &r, q, 1, true, "multishot: a 5th");
+	got = (int)dreapq(c, &r, q, 1, true, "multishot: a 5th");
 	for (int i = 0; i < got; i++)
 		close(q[i].res);
 	cl[5] = tcp_client(&sa);
-	got = (int)reap(c, &r, q, 1, true, "multishot: a 6th");
+	got = (int)dreapq(c, &r, q, 1, true, "multishot: a 6th");
 	for (int i = 0; i < got; i++)
 		close(q[i].res);
-	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 11, 0)->addr = 10;
-	submit(c, &r, "cancel the multishot");
-	reap(c, &r, q, 2, false, "multishot cancelled");
+	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 11, 0)->addr = 10;
+	dsubmit_sqp(c, &r, "cancel the multishot");
+	dreapq(c, &r, q, 2, false, "multishot cancelled");
 	for (int i = 0; i < 6; i++)
 		close(cl[i]);
 
@@ -1416,12 +1331,12 @@ static long body_accept(struct dctx *c, void *arg)
 			cl[i] = tcp_client(&sa);
 		usleep(10000);
 		acceptp(&r2, ln, NULL, NULL, 0, IORING_ACCEPT_MULTISHOT, 20, 0);
-		submit(c, &r2, "multishot, 4 queued, CQ of 2");
+		dsubmit_sqp(c, &r2, "multishot, 4 queued, CQ of 2");
 		usleep(20000);
-		got = (int)reap(c, &r2, q, 3, true, "multishot ended by a full CQ");
+		got = (int)dreapq(c, &r2, q, 3, true, "multishot ended by a full CQ");
 		for (int i = 0; i < got; i++)
 			close(q[i].res);
-		none(c, &r2, 20, "ended");
+		dnone_sqp(c, &r2, 20, "ended");
 		lb = accept4(ln, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		drec_int(c, lb >= 0, "the 4th connection is still queued");
 		close(lb);
@@ -1435,8 +1350,8 @@ static long body_accept(struct dctx *c, void *arg)
 	usleep(10000);
 	acceptp(&r, ln, NULL, NULL, 0,
 		IORING_ACCEPT_MULTISHOT | IORING_ACCEPT_DONTWAIT, 30, 0);
-	submit(c, &r, "multishot DONTWAIT");
-	got = (int)reap(c, &r, q, 2, true, "multishot DONTWAIT");
+	dsubmit_sqp(c, &r, "multishot DONTWAIT");
+	got = (int)dreapq(c, &r, q, 2, true, "multishot DONTWAIT");
 	if (got)
 		close(q[0].res);
 	close(cl[0]);
@@ -1483,23 +1398,23 @@ static long body_accept_unix(struct dctx *c, void *arg)
 		connect(cl[i], (struct sockaddr *)&a, sizeof(a));
 	}
 	acceptp(&r, ls, NULL, NULL, 0, IORING_ACCEPT_MULTISHOT, 1, 0);
-	submit(c, &r, "unix multishot, 3 queued");
-	got = (int)reap(c, &r, q, 3, true, "unix multishot");
+	dsubmit_sqp(c, &r, "unix multishot, 3 queued");
+	got = (int)dreapq(c, &r, q, 3, true, "unix multishot");
 	for (int i = 0; i < got; i++)
 		close(q[i].res);
-	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 2, 0)->addr = 1;
-	submit(c, &r, "cancel");
-	reap(c, &r, q, 2, false, "cancel");
+	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 2, 0)->addr = 1;
+	dsubmit_sqp(c, &r, "cancel");
+	dreapq(c, &r, q, 2, false, "cancel");
 	/* one-shot on the unix listener, and a CONNECT through the ring */
 	acceptp(&r, ls, NULL, NULL, 0, 0, 3, 0);
-	submit(c, &r, "unix ACCEPT waits");
-	none(c, &r, 20, "unix ACCEPT waits");
+	dsubmit_sqp(c, &r, "unix ACCEPT waits");
+	dnone_sqp(c, &r, 20, "unix ACCEPT waits");
 	{
 		int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 		addrp(&r, IORING_OP_CONNECT, s, &a, sizeof(a), 4, 0);
-		submit(c, &r, "unix CONNECT");
-		got = (int)reap(c, &r, q, 2, false, "unix CONNECT + ACCEPT");
+		dsubmit_sqp(c, &r, "unix CONNECT");
+		got = (int)dreapq(c, &r, q, 2, false, "unix CONNECT + ACCEPT");
 		for (int i = 0; i < got; i++)
 			if (q[i].user_data == 3 && q[i].res >= 0)
 				close(q[i].res);
@@ -1536,50 +1451,50 @@ static long body_direct(struct dctx *c, void *arg)
 	a.sun_family = AF_UNIX;
 	snprintf(a.sun_path, sizeof(a.sun_path), "%s/l", dir);
 
-	s = prep(&r, IORING_OP_SOCKET, AF_UNIX, NULL, 0,
-		 SOCK_STREAM | SOCK_NONBLOCK, 1, 0);
+	s = tprep(&r, IORING_OP_SOCKET, AF_UNIX, NULL, 0,
+		  SOCK_STREAM | SOCK_NONBLOCK, 1, 0);
 	s->file_index = IORING_FILE_INDEX_ALLOC;
-	now(c, &r, "SOCKET into an allocated slot");
+	dnow_sqp(c, &r, "SOCKET into an allocated slot");
 	addrp(&r, IORING_OP_BIND, 0, &a, sizeof(a), 2, IOSQE_FIXED_FILE);
-	now(c, &r, "BIND the direct socket");
-	prep(&r, IORING_OP_LISTEN, 0, NULL, 8, 0, 3, IOSQE_FIXED_FILE);
-	now(c, &r, "LISTEN on it");
-	s = prep(&r, IORING_OP_SOCKET, AF_UNIX, NULL, 0, SOCK_STREAM, 4, 0);
+	dnow_sqp(c, &r, "BIND the direct socket");
+	tprep(&r, IORING_OP_LISTEN, 0, NULL, 8, 0, 3, IOSQE_FIXED_FILE);
+	dnow_sqp(c, &r, "LISTEN on it");
+	s = tprep(&r, IORING_OP_SOCKET, AF_UNIX, NULL, 0, SOCK_STREAM, 4, 0);
 	s->file_index = 10;
-	now(c, &r, "SOCKET slot out of range: -EINVAL");
+	dnow_sqp(c, &r, "SOCKET slot out of range: -EINVAL");
 
 	/* ACCEPT into slot 2 (file_index 3), then RECV through it */
 	cl[0] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	connect(cl[0], (struct sockaddr *)&a, sizeof(a));
 	acceptp(&r, 0, NULL, NULL, 0, 0, 5, IOSQE_FIXED_FILE)->file_index = 3;
-	now(c, &r, "ACCEPT into slot 2");
-	wr(cl[0], "direct", 6);
+	dnow_sqp(c, &r, "ACCEPT into slot 2");
+	twrite(cl[0], "direct", 6);
 	memset(buf, 0, sizeof(buf));
 	recvp(&r, 2, buf, sizeof(buf), 0, 6, IOSQE_FIXED_FILE);
-	now(c, &r, "RECV on the direct socket");
+	dnow_sqp(c, &r, "RECV on the direct socket");
 	drec_int(c, !strcmp(buf, "direct"), "data");
 	sendp(&r, 2, "back", 4, 0, 7, IOSQE_FIXED_FILE);
-	now(c, &r, "SEND on the direct socket");
+	dnow_sqp(c, &r, "SEND on the direct socket");
 	drec_int(c, (int)recv(cl[0], buf, sizeof(buf), 0), "client got it");
 
 	/* multishot with ALLOC: slots 1 and 3, then the table is full */
 	acceptp(&r, 0, NULL, NULL, 0, IORING_ACCEPT_MULTISHOT, 8,
 		IOSQE_FIXED_FILE)->file_index = IORING_FILE_INDEX_ALLOC;
-	submit(c, &r, "multishot ACCEPT, ALLOC");
+	dsubmit_sqp(c, &r, "multishot ACCEPT, ALLOC");
 	for (int i = 1; i < 4; i++) {
 		cl[i] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		connect(cl[i], (struct sockaddr *)&a, sizeof(a));
-		got = (int)reap(c, &r, q, 1, true, "multishot ALLOC");
+		got = (int)dreapq(c, &r, q, 1, true, "multishot ALLOC");
 	}
-	none(c, &r, 20, "ended");
+	dnone_sqp(c, &r, 20, "ended");
 	/* a slot in use is replaced */
 	cl[4] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	connect(cl[4], (struct sockaddr *)&a, sizeof(a));
 	acceptp(&r, 0, NULL, NULL, 0, 0, 9, IOSQE_FIXED_FILE)->file_index = 2;
-	now(c, &r, "ACCEPT over a used slot");
-	wr(cl[4], "new", 3);
+	dnow_sqp(c, &r, "ACCEPT over a used slot");
+	twrite(cl[4], "new", 3);
 	recvp(&r, 1, buf, sizeof(buf), 0, 10, IOSQE_FIXED_FILE);
-	now(c, &r, "RECV on the replaced slot");
+	dnow_sqp(c, &r, "RECV on the replaced slot");
 	(void)got;
 	for (int i = 0; i < 5; i++)
 		close(cl[i]);
@@ -1596,7 +1511,7 @@ static struct io_uring_sqe *zcp(struct tring *r, int op, int fd,
 				const void *buf, unsigned int len,
 				uint16_t zflags, uint64_t ud, uint8_t flags)
 {
-	struct io_uring_sqe *s = prep(r, op, fd, buf, len, 0, ud, flags);
+	struct io_uring_sqe *s = tprep(r, op, fd, buf, len, 0, ud, flags);
 
 	s->ioprio = zflags;
 	return s;
@@ -1614,8 +1529,7 @@ static long body_zc(struct dctx *c, void *arg)
 	int ls, cl, sv, sp[2], p[2], u0, u1;
 
 	(void)arg;
-	if (dring_flags(c, &r, 32, 0) || pipe(p) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (dring_flags(c, &r, 32, 0) || pipe(p) || tsockpair(sp))
 		return 0;
 	warm(&r);
 	ls = tcp_listener(&sa, 4, false);
@@ -1624,80 +1538,80 @@ static long body_zc(struct dctx *c, void *arg)
 	memset(buf, 'z', sizeof(buf));
 
 	zcp(&r, IORING_OP_SEND_ZC, cl, buf, 100, 0, 1, 0);
-	submit(c, &r, "SEND_ZC 100 on TCP");
-	reap(c, &r, q, 2, true, "SEND_ZC: the send, then the notification");
+	dsubmit_sqp(c, &r, "SEND_ZC 100 on TCP");
+	dreapq(c, &r, q, 2, true, "SEND_ZC: the send, then the notification");
 	drec_int(c, (int)recv(sv, rbuf, sizeof(rbuf), 0), "received");
 	zcp(&r, IORING_OP_SEND_ZC, cl, buf, 10, IORING_SEND_ZC_REPORT_USAGE, 2,
 	    0);
-	submit(c, &r, "SEND_ZC REPORT_USAGE");
-	reap(c, &r, q, 2, true, "SEND_ZC REPORT_USAGE");
+	dsubmit_sqp(c, &r, "SEND_ZC REPORT_USAGE");
+	dreapq(c, &r, q, 2, true, "SEND_ZC REPORT_USAGE");
 	drec_int(c, (int)recv(sv, rbuf, sizeof(rbuf), 0), "received");
 	zcp(&r, IORING_OP_SEND_ZC, cl, buf, 10, IORING_RECVSEND_POLL_FIRST, 3,
 	    0);
-	submit(c, &r, "SEND_ZC POLL_FIRST");
-	reap(c, &r, q, 2, true, "SEND_ZC POLL_FIRST");
+	dsubmit_sqp(c, &r, "SEND_ZC POLL_FIRST");
+	dreapq(c, &r, q, 2, true, "SEND_ZC POLL_FIRST");
 	drec_int(c, (int)recv(sv, rbuf, sizeof(rbuf), 0), "received");
 	{
 		struct iovec v[2] = { { buf, 3 }, { buf + 3, 4 } };
 
 		zcp(&r, IORING_OP_SEND_ZC, cl, v, 2, IORING_SEND_VECTORIZED, 4,
 		    0);
-		submit(c, &r, "SEND_ZC vectorized");
-		reap(c, &r, q, 2, true, "SEND_ZC vectorized");
+		dsubmit_sqp(c, &r, "SEND_ZC vectorized");
+		dreapq(c, &r, q, 2, true, "SEND_ZC vectorized");
 		drec_int(c, (int)recv(sv, rbuf, sizeof(rbuf), 0), "received");
 	}
 
 	/* errors at issue: the send's CQE still has F_MORE, and the
 	 * notification follows */
 	zcp(&r, IORING_OP_SEND_ZC, sp[0], buf, 10, 0, 10, 0);
-	submit(c, &r, "SEND_ZC on AF_UNIX: -EOPNOTSUPP");
-	reap(c, &r, q, 2, true, "SEND_ZC on AF_UNIX: -EOPNOTSUPP");
+	dsubmit_sqp(c, &r, "SEND_ZC on AF_UNIX: -EOPNOTSUPP");
+	dreapq(c, &r, q, 2, true, "SEND_ZC on AF_UNIX: -EOPNOTSUPP");
 	zcp(&r, IORING_OP_SEND_ZC, p[1], buf, 10, 0, 11, 0);
-	submit(c, &r, "SEND_ZC on a pipe: -ENOTSOCK");
-	reap(c, &r, q, 2, true, "SEND_ZC on a pipe: -ENOTSOCK");
+	dsubmit_sqp(c, &r, "SEND_ZC on a pipe: -ENOTSOCK");
+	dreapq(c, &r, q, 2, true, "SEND_ZC on a pipe: -ENOTSOCK");
 	zcp(&r, IORING_OP_SEND_ZC, 9999, buf, 10, 0, 12, 0);
-	submit(c, &r, "SEND_ZC bad fd: -EBADF");
-	reap(c, &r, q, 2, true, "SEND_ZC bad fd: -EBADF");
+	dsubmit_sqp(c, &r, "SEND_ZC bad fd: -EBADF");
+	dreapq(c, &r, q, 2, true, "SEND_ZC bad fd: -EBADF");
 	zcp(&r, IORING_OP_SEND_ZC, cl, dunmapped_addr(), 10, 0, 13, 0);
-	submit(c, &r, "SEND_ZC unmapped buffer: -EFAULT");
-	reap(c, &r, q, 2, true, "SEND_ZC unmapped buffer: -EFAULT");
+	dsubmit_sqp(c, &r, "SEND_ZC unmapped buffer: -EFAULT");
+	dreapq(c, &r, q, 2, true, "SEND_ZC unmapped buffer: -EFAULT");
 	/* prep errors before the notification exists: one CQE */
 	zcp(&r, IORING_OP_SEND_ZC, cl, buf, 10, 0, 14, 0)->addr3 = 1;
-	submit(c, &r, "SEND_ZC addr3: -EINVAL");
-	reap(c, &r, q, 1, true, "SEND_ZC addr3: -EINVAL");
+	dsubmit_sqp(c, &r, "SEND_ZC addr3: -EINVAL");
+	dreapq(c, &r, q, 1, true, "SEND_ZC addr3: -EINVAL");
 	zcp(&r, IORING_OP_SEND_ZC, cl, buf, 10, 0, 15, IOSQE_CQE_SKIP_SUCCESS);
-	submit(c, &r, "SEND_ZC CQE_SKIP_SUCCESS: -EINVAL");
-	reap(c, &r, q, 1, true, "SEND_ZC CQE_SKIP_SUCCESS: -EINVAL");
-	none(c, &r, 10, "no notifications");
+	dsubmit_sqp(c, &r, "SEND_ZC CQE_SKIP_SUCCESS: -EINVAL");
+	dreapq(c, &r, q, 1, true, "SEND_ZC CQE_SKIP_SUCCESS: -EINVAL");
+	dnone_sqp(c, &r, 10, "no notifications");
 
 	/* links: the next request runs after the send */
 	zcp(&r, IORING_OP_SEND_ZC, cl, buf, 5, 0, 20, IOSQE_IO_LINK);
 	recvp(&r, sv, rbuf, sizeof(rbuf), 0, 21, 0);
-	submit(c, &r, "SEND_ZC -> RECV");
-	reap(c, &r, q, 3, false, "SEND_ZC -> RECV");
+	dsubmit_sqp(c, &r, "SEND_ZC -> RECV");
+	dreapq(c, &r, q, 3, false, "SEND_ZC -> RECV");
 	zcp(&r, IORING_OP_SEND_ZC, p[1], buf, 5, 0, 22, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 23, 0);
-	submit(c, &r, "failing SEND_ZC -> NOP");
-	reap(c, &r, q, 3, false, "failing SEND_ZC -> NOP");
+	tprep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 23, 0);
+	dsubmit_sqp(c, &r, "failing SEND_ZC -> NOP");
+	dreapq(c, &r, q, 3, false, "failing SEND_ZC -> NOP");
 
 	/* a send that waits (a full socket), then is cancelled */
 	{
 		long filled = fill_sock(cl);
 
 		zcp(&r, IORING_OP_SEND_ZC, cl, buf, 10, 0, 30, 0);
-		submit(c, &r, "SEND_ZC, full socket");
-		none(c, &r, 30, "SEND_ZC waits");
-		prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 31, 0)->addr = 30;
-		submit(c, &r, "cancel it");
-		reap(c, &r, q, 3, false, "cancelled SEND_ZC");
+		dsubmit_sqp(c, &r, "SEND_ZC, full socket");
+		dnone_sqp(c, &r, 30, "SEND_ZC waits");
+		tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 31, 0)->addr = 30;
+		dsubmit_sqp(c, &r, "cancel it");
+		dreapq(c, &r, q, 3, false, "cancelled SEND_ZC");
 		drec_int(c, read_exact(sv, filled) == filled, "drained");
 	}
 	/* MSG_WAITALL, 1 MiB with a slow reader */
 	pthread_create(&th, NULL, drainer, &sv);
 	zcp(&r, IORING_OP_SEND_ZC, cl, big, sizeof(big), 0, 32, 0)->msg_flags =
 		MSG_WAITALL;
-	submit(c, &r, "SEND_ZC WAITALL 1 MiB");
-	reap(c, &r, q, 2, true, "SEND_ZC WAITALL 1 MiB");
+	dsubmit_sqp(c, &r, "SEND_ZC WAITALL 1 MiB");
+	dreapq(c, &r, q, 2, true, "SEND_ZC WAITALL 1 MiB");
 	shutdown(cl, SHUT_WR);
 	pthread_join(th, NULL);
 
@@ -1715,8 +1629,8 @@ static long body_zc(struct dctx *c, void *arg)
 
 		sq->addr2 = (uint64_t)(uintptr_t)&ua;
 		sq->addr_len = sizeof(ua);
-		submit(c, &r, "UDP SEND_ZC to an address");
-		reap(c, &r, q, 2, true, "UDP SEND_ZC to an address");
+		dsubmit_sqp(c, &r, "UDP SEND_ZC to an address");
+		dreapq(c, &r, q, 2, true, "UDP SEND_ZC to an address");
 		drec_int(c, (int)recv(u1, rbuf, sizeof(rbuf), MSG_DONTWAIT),
 			 "datagram");
 	}
@@ -1726,8 +1640,8 @@ static long body_zc(struct dctx *c, void *arg)
 				    .msg_iov = v, .msg_iovlen = 2 };
 
 		zcp(&r, IORING_OP_SENDMSG_ZC, u0, &m, 1, 0, 41, 0);
-		submit(c, &r, "UDP SENDMSG_ZC");
-		reap(c, &r, q, 2, true, "UDP SENDMSG_ZC");
+		dsubmit_sqp(c, &r, "UDP SENDMSG_ZC");
+		dreapq(c, &r, q, 2, true, "UDP SENDMSG_ZC");
 		drec_int(c, (int)recv(u1, rbuf, sizeof(rbuf), MSG_DONTWAIT),
 			 "datagram");
 	}
@@ -1747,34 +1661,34 @@ static long body_zc(struct dctx *c, void *arg)
 			 IORING_RECVSEND_FIXED_BUF, 50, 0);
 		sq->addr2 = (uint64_t)(uintptr_t)&ua;
 		sq->addr_len = sizeof(ua);
-		submit(c, &r, "SEND_ZC FIXED_BUF");
-		reap(c, &r, q, 2, true, "SEND_ZC FIXED_BUF");
+		dsubmit_sqp(c, &r, "SEND_ZC FIXED_BUF");
+		dreapq(c, &r, q, 2, true, "SEND_ZC FIXED_BUF");
 		drec_int(c, (int)recv(u1, rbuf, sizeof(rbuf), MSG_DONTWAIT),
 			 "datagram");
 		sq = zcp(&r, IORING_OP_SEND_ZC, u0, big + 4090, 64,
 			 IORING_RECVSEND_FIXED_BUF, 51, 0);
 		sq->addr2 = (uint64_t)(uintptr_t)&ua;
 		sq->addr_len = sizeof(ua);
-		submit(c, &r, "SEND_ZC FIXED_BUF beyond the buffer: -EFAULT");
-		reap(c, &r, q, 2, true,
-		     "SEND_ZC FIXED_BUF beyond the buffer: -EFAULT");
+		dsubmit_sqp(c, &r, "SEND_ZC FIXED_BUF beyond the buffer: -EFAULT");
+		dreapq(c, &r, q, 2, true,
+		       "SEND_ZC FIXED_BUF beyond the buffer: -EFAULT");
 		sq = zcp(&r, IORING_OP_SEND_ZC, u0, big, 64,
 			 IORING_RECVSEND_FIXED_BUF, 52, 0);
 		sq->buf_index = 3;
-		submit(c, &r, "SEND_ZC FIXED_BUF bad index: -EFAULT");
-		reap(c, &r, q, 2, true, "SEND_ZC FIXED_BUF bad index: -EFAULT");
+		dsubmit_sqp(c, &r, "SEND_ZC FIXED_BUF bad index: -EFAULT");
+		dreapq(c, &r, q, 2, true, "SEND_ZC FIXED_BUF bad index: -EFAULT");
 		zcp(&r, IORING_OP_SENDMSG_ZC, u0, &m, 1,
 		    IORING_RECVSEND_FIXED_BUF, 54, 0);
-		submit(c, &r, "SENDMSG_ZC FIXED_BUF");
-		reap(c, &r, q, 2, true, "SENDMSG_ZC FIXED_BUF");
+		dsubmit_sqp(c, &r, "SENDMSG_ZC FIXED_BUF");
+		dreapq(c, &r, q, 2, true, "SENDMSG_ZC FIXED_BUF");
 		drec_int(c, (int)recv(u1, rbuf, sizeof(rbuf), MSG_DONTWAIT),
 			 "datagram");
 		v[1].iov_base = buf;
 		zcp(&r, IORING_OP_SENDMSG_ZC, p[1], &m, 1,
 		    IORING_RECVSEND_FIXED_BUF, 55, 0);
-		submit(c, &r, "SENDMSG_ZC FIXED_BUF outside, on a pipe: -EFAULT");
-		reap(c, &r, q, 2, true,
-		     "SENDMSG_ZC FIXED_BUF outside, on a pipe: -EFAULT");
+		dsubmit_sqp(c, &r, "SENDMSG_ZC FIXED_BUF outside, on a pipe: -EFAULT");
+		dreapq(c, &r, q, 2, true,
+		       "SENDMSG_ZC FIXED_BUF outside, on a pipe: -EFAULT");
 	}
 
 	close(u0);
@@ -1782,10 +1696,8 @@ static long body_zc(struct dctx *c, void *arg)
 	close(cl);
 	close(sv);
 	close(ls);
-	close(sp[0]);
-	close(sp[1]);
-	close(p[0]);
-	close(p[1]);
+	tclose2(sp);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -1810,28 +1722,28 @@ static long body_zc_prep(struct dctx *c, void *arg)
 		return 0;
 	u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	zcp(&r, IORING_OP_SEND_ZC, u, buf, 10, 0x80, 1, 0);
-	submit(c, &r, "SEND_ZC unknown flag: -EINVAL");
-	reap(c, &r, q, 1, true, "SEND_ZC unknown flag: -EINVAL");
-	none(c, &r, 10, "SEND_ZC unknown flag");
+	dsubmit_sqp(c, &r, "SEND_ZC unknown flag: -EINVAL");
+	dreapq(c, &r, q, 1, true, "SEND_ZC unknown flag: -EINVAL");
+	dnone_sqp(c, &r, 10, "SEND_ZC unknown flag");
 	{
 		struct io_uring_sqe *sq = zcp(&r, IORING_OP_SEND_ZC, u, buf, 10,
 					      0, 2, 0);
 
 		sq->addr2 = (uint64_t)(uintptr_t)dunmapped_addr();
 		sq->addr_len = 16;
-		submit(c, &r, "SEND_ZC unmapped address: -EFAULT");
-		reap(c, &r, q, 1, true, "SEND_ZC unmapped address: -EFAULT");
-		none(c, &r, 10, "SEND_ZC unmapped address");
+		dsubmit_sqp(c, &r, "SEND_ZC unmapped address: -EFAULT");
+		dreapq(c, &r, q, 1, true, "SEND_ZC unmapped address: -EFAULT");
+		dnone_sqp(c, &r, 10, "SEND_ZC unmapped address");
 	}
 	zcp(&r, IORING_OP_SENDMSG_ZC, u, &m, 1, 0, 3, 0)->addr2 = 1;
-	submit(c, &r, "SENDMSG_ZC addr2: -EINVAL");
-	reap(c, &r, q, 1, true, "SENDMSG_ZC addr2: -EINVAL");
-	none(c, &r, 10, "SENDMSG_ZC addr2");
+	dsubmit_sqp(c, &r, "SENDMSG_ZC addr2: -EINVAL");
+	dreapq(c, &r, q, 1, true, "SENDMSG_ZC addr2: -EINVAL");
+	dnone_sqp(c, &r, 10, "SENDMSG_ZC addr2");
 	zcp(&r, IORING_OP_SEND_ZC, u, v, 2,
 	    IORING_RECVSEND_FIXED_BUF | IORING_SEND_VECTORIZED, 4, 0);
-	submit(c, &r, "SEND_ZC FIXED_BUF + VECTORIZED: -EINVAL");
-	reap(c, &r, q, 1, true, "SEND_ZC FIXED_BUF + VECTORIZED: -EINVAL");
-	none(c, &r, 10, "SEND_ZC FIXED_BUF + VECTORIZED");
+	dsubmit_sqp(c, &r, "SEND_ZC FIXED_BUF + VECTORIZED: -EINVAL");
+	dreapq(c, &r, q, 1, true, "SEND_ZC FIXED_BUF + VECTORIZED: -EINVAL");
+	dnone_sqp(c, &r, 10, "SEND_ZC FIXED_BUF + VECTORIZED");
 	close(u);
 	tring_exit(&r);
 	return 0;
@@ -1845,14 +1757,12 @@ static long body_refused(struct dctx *c, void *arg)
 	int sp[2];
 
 	(void)arg;
-	if (dring_flags(c, &r, 8, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (dring_flags(c, &r, 8, 0) || tsockpair(sp))
 		return 0;
 	sendp(&r, sp[0], "b", 1, 0, 3, 0)->ioprio = IORING_RECVSEND_BUNDLE;
-	now(c, &r, "SEND bundle without buffers");
+	dnow_sqp(c, &r, "SEND bundle without buffers");
 	drain_sock(sp[1]);
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	tring_exit(&r);
 	return 0;
 }
@@ -1866,20 +1776,8 @@ static void sc_probe(struct dctx *c)
 		IORING_OP_SHUTDOWN, IORING_OP_SOCKET, IORING_OP_BIND,
 		IORING_OP_LISTEN, IORING_OP_SEND_ZC, IORING_OP_SENDMSG_ZC,
 	};
-	struct tring r;
-	size_t sz = sizeof(struct io_uring_probe) +
-		    256 * sizeof(struct io_uring_probe_op);
-	struct io_uring_probe *p = calloc(1, sz);
 
-	if (!p || dring_flags(c, &r, 8, 0))
-		return;
-	drec_int(c, r.be->reg((unsigned int)r.fd, IORING_REGISTER_PROBE, p, 256),
-		 "probe");
-	for (unsigned int i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		drec_int(c, !!(p->ops[ops[i]].flags & IO_URING_OP_SUPPORTED),
-			 "opcode %d supported", ops[i]);
-	free(p);
-	tring_exit(&r);
+	dprobe_ops(c, ops, NULL, sizeof(ops) / sizeof(ops[0]));
 }
 
 static const struct dscenario scenarios[] = {

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 
 #define LIMIT_MS 8000
 #define SEC 1000000000LL
@@ -40,25 +41,14 @@
 
 #define ISOLATED(sc, body) DISOLATED_SCENARIO(sc, body, LIMIT_MS)
 
-static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
-				 const void *addr, unsigned int len,
-				 uint64_t off, uint64_t ud, uint8_t flags)
-{
-	struct io_uring_sqe *s = tring_get_sqe(r);
-
-	tring_prep_rw(s, op, fd, addr, len, off, ud);
-	s->flags = flags;
-	return s;
-}
-
 /* RECV (or RECVMSG with a msghdr) selecting from group bgid */
 static struct io_uring_sqe *recv_sel(struct tring *r, int op, int fd,
 				     const void *addr, unsigned int len,
 				     uint16_t bgid, uint16_t ioprio,
 				     uint64_t ud)
 {
-	struct io_uring_sqe *s = prep(r, op, fd, addr, len, 0, ud,
-				      IOSQE_BUFFER_SELECT);
+	struct io_uring_sqe *s = tprep(r, op, fd, addr, len, 0, ud,
+				       IOSQE_BUFFER_SELECT);
 
 	s->buf_group = bgid;
 	s->ioprio = ioprio;
@@ -69,8 +59,8 @@ static struct io_uring_sqe *provide(struct tring *r, void *addr,
 				    unsigned int len, int nbufs, uint16_t bgid,
 				    uint64_t bid, uint64_t ud)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_PROVIDE_BUFFERS, nbufs,
-				      addr, len, bid, ud, 0);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_PROVIDE_BUFFERS, nbufs,
+				       addr, len, bid, ud, 0);
 
 	s->buf_group = bgid;
 	return s;
@@ -79,8 +69,8 @@ static struct io_uring_sqe *provide(struct tring *r, void *addr,
 static struct io_uring_sqe *remove_bufs(struct tring *r, int nbufs,
 					uint16_t bgid, uint64_t ud)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_REMOVE_BUFFERS, nbufs, NULL,
-				      0, 0, ud, 0);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_REMOVE_BUFFERS, nbufs, NULL,
+				       0, 0, ud, 0);
 
 	s->buf_group = bgid;
 	return s;
@@ -89,38 +79,18 @@ static struct io_uring_sqe *remove_bufs(struct tring *r, int nbufs,
 static struct io_uring_sqe *cancel(struct tring *r, uint64_t target,
 				   uint64_t ud)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0,
-				      0, ud, 0);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0,
+				       0, ud, 0);
 
 	s->addr = target;
 	return s;
 }
 
-/* On an SQPOLL ring enter returns the SQEs not yet taken: success only. */
-static void submit(struct dctx *c, struct tring *r, const char *label)
-{
-	int ret = tring_submit(r);
-
-	if ((r->flags & IORING_SETUP_SQPOLL) && ret >= 0)
-		ret = 1;
-	drec_int(c, ret, "%s: submit", label);
-}
-
-static unsigned int reap(struct dctx *c, struct tring *r, unsigned int n,
-			 bool ordered, const char *label)
-{
-	struct tcqe q[16];
-	unsigned int got = tring_reap_wait(r, q, n, 2 * SEC);
-
-	drec_cqes(c, q, got, ordered, "%s", label);
-	return got;
-}
-
 static void run(struct dctx *c, struct tring *r, unsigned int n,
 		const char *label)
 {
-	submit(c, r, label);
-	reap(c, r, n, true, label);
+	dsubmit_sqp(c, r, label);
+	dreapn(c, r, n, true, label);
 }
 
 /* no CQE within ms */
@@ -142,12 +112,6 @@ static void count_and_empty(struct dctx *c, struct tring *r, uint16_t bgid,
 	run(c, r, 1, label);
 }
 
-static void wr(int fd, const void *b, size_t n)
-{
-	if (write(fd, b, n) != (ssize_t)n)
-		abort();
-}
-
 static void *map(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -156,44 +120,10 @@ static void *map(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static int reg(struct tring *r, unsigned int op, void *arg, unsigned int n)
-{
-	return r->be->reg((unsigned int)r->fd, op, arg, n);
-}
-
 static int pbuf_reg(struct tring *r, void *ring, unsigned int entries,
 		    uint16_t bgid)
 {
-	struct io_uring_buf_reg rg;
-
-	memset(&rg, 0, sizeof(rg));
-	rg.ring_addr = (uint64_t)(uintptr_t)ring;
-	rg.ring_entries = entries;
-	rg.bgid = bgid;
-	return reg(r, IORING_REGISTER_PBUF_RING, &rg, 1);
-}
-
-static int pbuf_head(struct tring *r, uint16_t bgid)
-{
-	struct io_uring_buf_status st;
-	int ret;
-
-	memset(&st, 0, sizeof(st));
-	st.buf_group = bgid;
-	ret = reg(r, IORING_REGISTER_PBUF_STATUS, &st, 1);
-	return ret ? ret : (int)st.head;
-}
-
-static void ring_add(struct io_uring_buf_ring *br, unsigned int mask,
-		     uint16_t *tail, void *addr, uint32_t len, uint16_t bid)
-{
-	struct io_uring_buf *b = &br->bufs[*tail & mask];
-
-	b->addr = (uint64_t)(uintptr_t)addr;
-	b->len = len;
-	b->bid = bid;
-	(*tail)++;
-	__atomic_store_n(&br->tail, *tail, __ATOMIC_RELEASE);
+	return tpbuf_reg(r, ring, entries, bgid, 0);
 }
 
 /* ---- one-shot RECV / RECVMSG, legacy groups ---- */
@@ -205,18 +135,17 @@ static long body_legacy(struct dctx *c, void *arg)
 	int sp[2], p[2];
 
 	(void)arg;
-	if (!a || pipe(p) || dring_flags(c, &r, 16, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (!a || pipe(p) || dring_flags(c, &r, 16, 0) || tsockpair(sp))
 		return 0;
 	provide(&r, a, 16, 3, 1, 0, 1);
 	run(c, &r, 1, "provide 3");
 
 	/* data waiting: the whole buffer, then a capped one */
-	wr(sp[0], "hello", 5);
+	twrite(sp[0], "hello", 5);
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 2);
 	run(c, &r, 1, "RECV, data ready");
 	drec_int(c, !memcmp(a, "hello", 5), "data in bid 0");
-	wr(sp[0], "abcdef", 6);
+	twrite(sp[0], "abcdef", 6);
 	recv_sel(&r, IORING_OP_RECV, sp[1], (void *)1, 3, 1, 0, 3);
 	run(c, &r, 1, "RECV len 3 (addr ignored), more left");
 	drec_int(c, !memcmp(a + 16, "abc", 3), "data in bid 1");
@@ -235,12 +164,12 @@ static long body_legacy(struct dctx *c, void *arg)
 
 	/* a waiting receive does not hold its buffer */
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 9);
-	submit(c, &r, "RECV waits");
+	dsubmit_sqp(c, &r, "RECV waits");
 	none(c, &r, 20, "RECV waits");
 	remove_bufs(&r, 1, 1, 10);
 	run(c, &r, 1, "remove 1 while it waits");
-	wr(sp[0], "xyz", 3);
-	reap(c, &r, 1, true, "RECV gets data");
+	twrite(sp[0], "xyz", 3);
+	dreapn(c, &r, 1, true, "RECV gets data");
 	remove_bufs(&r, 5, 1, 11);
 	run(c, &r, 1, "remove the rest: none left");
 
@@ -248,27 +177,26 @@ static long body_legacy(struct dctx *c, void *arg)
 	provide(&r, a, 16, 2, 1, 20, 12);
 	run(c, &r, 1, "provide 2");
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 13);
-	submit(c, &r, "RECV waits for EOF");
+	dsubmit_sqp(c, &r, "RECV waits for EOF");
 	none(c, &r, 20, "RECV waits for EOF");
 	shutdown(sp[0], SHUT_WR);
-	reap(c, &r, 1, true, "RECV at EOF: 0, no buffer");
+	dreapn(c, &r, 1, true, "RECV at EOF: 0, no buffer");
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 14);
 	run(c, &r, 1, "RECV at EOF again");
 	count_and_empty(c, &r, 1, "both buffers still there");
 
 	/* cancellation of a waiting receive, MSG_DONTWAIT */
-	close(sp[0]);
-	close(sp[1]);
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	tclose2(sp);
+	if (tsockpair(sp))
 		return 0;
 	provide(&r, a, 16, 2, 1, 30, 15);
 	run(c, &r, 1, "provide 2");
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 16);
-	submit(c, &r, "RECV to cancel");
+	dsubmit_sqp(c, &r, "RECV to cancel");
 	none(c, &r, 20, "RECV to cancel");
 	cancel(&r, 16, 17);
-	submit(c, &r, "cancel");
-	reap(c, &r, 2, false, "cancel");
+	dsubmit_sqp(c, &r, "cancel");
+	dreapn(c, &r, 2, false, "cancel");
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 18)->msg_flags =
 		MSG_DONTWAIT;
 	run(c, &r, 1, "RECV MSG_DONTWAIT: -EAGAIN");
@@ -279,22 +207,20 @@ static long body_legacy(struct dctx *c, void *arg)
 	run(c, &r, 1, "provide 2");
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 20)->flags |=
 		IOSQE_ASYNC;
-	submit(c, &r, "async RECV waits");
+	dsubmit_sqp(c, &r, "async RECV waits");
 	none(c, &r, 50, "async RECV waits");
-	wr(sp[0], "async", 5);
-	reap(c, &r, 1, true, "async RECV");
+	twrite(sp[0], "async", 5);
+	dreapn(c, &r, 1, true, "async RECV");
 	count_and_empty(c, &r, 1, "one left");
 
 	/* a link: a failed selection fails the chain */
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 21)->flags |=
 		IOSQE_IO_LINK;
-	prep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 22, 0);
+	tprep(&r, IORING_OP_NOP, -1, NULL, 0, 0, 22, 0);
 	run(c, &r, 2, "RECV(-ENOBUFS) -> NOP");
 
-	close(sp[0]);
-	close(sp[1]);
-	close(p[0]);
-	close(p[1]);
+	tclose2(sp);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -312,8 +238,7 @@ static long body_recvmsg(struct dctx *c, void *arg)
 	int u0, u1, sp[2];
 
 	(void)arg;
-	if (!a || dring_flags(c, &r, 16, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (!a || dring_flags(c, &r, 16, 0) || tsockpair(sp))
 		return 0;
 	u0 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	u1 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -361,30 +286,29 @@ static long body_recvmsg(struct dctx *c, void *arg)
 	/* waiting on a stream socket, then data */
 	memset(&m, 0, sizeof(m));
 	recv_sel(&r, IORING_OP_RECVMSG, sp[1], &m, 1, 2, 0, 6);
-	submit(c, &r, "RECVMSG waits");
+	dsubmit_sqp(c, &r, "RECVMSG waits");
 	none(c, &r, 20, "RECVMSG waits");
 	remove_bufs(&r, 1, 2, 7);
 	run(c, &r, 1, "remove 1 while it waits");
-	wr(sp[0], "stream", 6);
-	reap(c, &r, 1, true, "RECVMSG gets data");
+	twrite(sp[0], "stream", 6);
+	dreapn(c, &r, 1, true, "RECVMSG gets data");
 	recv_sel(&r, IORING_OP_RECVMSG, sp[1], &m, 1, 2, 0, 8);
 	run(c, &r, 1, "RECVMSG, group empty: -ENOBUFS");
 
 	/* READ with BUFFER_SELECT on a socket: waits without the buffer */
 	provide(&r, a, 32, 2, 3, 50, 9);
 	run(c, &r, 1, "provide 2");
-	prep(&r, IORING_OP_READ, sp[1], NULL, 0, 0, 10, IOSQE_BUFFER_SELECT)
+	tprep(&r, IORING_OP_READ, sp[1], NULL, 0, 0, 10, IOSQE_BUFFER_SELECT)
 		->buf_group = 3;
-	submit(c, &r, "READ waits");
+	dsubmit_sqp(c, &r, "READ waits");
 	none(c, &r, 20, "READ waits");
-	wr(sp[0], "read", 4);
-	reap(c, &r, 1, true, "READ gets data");
+	twrite(sp[0], "read", 4);
+	dreapn(c, &r, 1, true, "READ gets data");
 	count_and_empty(c, &r, 3, "READ: buffers left");
 
 	close(u0);
 	close(u1);
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	tring_exit(&r);
 	return 0;
 }
@@ -401,57 +325,55 @@ static long body_ring(struct dctx *c, void *arg)
 	int sp[2];
 
 	(void)arg;
-	if (!a || !br || dring_flags(c, &r, 16, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (!a || !br || dring_flags(c, &r, 16, 0) || tsockpair(sp))
 		return 0;
 	drec_int(c, pbuf_reg(&r, br, 8, 5), "register a ring");
 	for (uint16_t i = 0; i < 3; i++)
-		ring_add(br, 7, &tail, a + 64 * i, 64, (uint16_t)(100 + i));
+		tbuf_ring_add(br, 7, &tail, a + 64 * i, 64,
+			      (uint16_t)(100 + i));
 
-	wr(sp[0], "ring!", 5);
+	twrite(sp[0], "ring!", 5);
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 5, 0, 1);
 	run(c, &r, 1, "RECV from a ring");
-	drec_int(c, pbuf_head(&r, 5), "head");
+	drec_int(c, tpbuf_head(&r, 5), "head");
 
 	/* waiting: the head does not move until data arrives */
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 5, 0, 2);
-	submit(c, &r, "RECV waits");
+	dsubmit_sqp(c, &r, "RECV waits");
 	none(c, &r, 20, "RECV waits");
-	drec_int(c, pbuf_head(&r, 5), "head while it waits");
-	wr(sp[0], "later", 5);
-	reap(c, &r, 1, true, "RECV gets data");
-	drec_int(c, pbuf_head(&r, 5), "head");
+	drec_int(c, tpbuf_head(&r, 5), "head while it waits");
+	twrite(sp[0], "later", 5);
+	dreapn(c, &r, 1, true, "RECV gets data");
+	drec_int(c, tpbuf_head(&r, 5), "head");
 	drec_int(c, !memcmp(a + 64, "later", 5), "data in bid 101");
 
 	/* EOF: nothing consumed */
 	shutdown(sp[0], SHUT_WR);
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 5, 0, 3);
 	run(c, &r, 1, "RECV at EOF");
-	drec_int(c, pbuf_head(&r, 5), "head");
-	close(sp[0]);
-	close(sp[1]);
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	drec_int(c, tpbuf_head(&r, 5), "head");
+	tclose2(sp);
+	if (tsockpair(sp))
 		return 0;
 
 	/* cancelled while waiting: nothing consumed */
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 5, 0, 4);
-	submit(c, &r, "RECV to cancel");
+	dsubmit_sqp(c, &r, "RECV to cancel");
 	none(c, &r, 20, "RECV to cancel");
 	cancel(&r, 4, 5);
-	submit(c, &r, "cancel");
-	reap(c, &r, 2, false, "cancel");
-	drec_int(c, pbuf_head(&r, 5), "head");
+	dsubmit_sqp(c, &r, "cancel");
+	dreapn(c, &r, 2, false, "cancel");
+	drec_int(c, tpbuf_head(&r, 5), "head");
 
 	/* the last one, then empty */
-	wr(sp[0], "0123456789", 10);
+	twrite(sp[0], "0123456789", 10);
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 4, 5, 0, 6);
 	run(c, &r, 1, "RECV len 4");
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 5, 0, 7);
 	run(c, &r, 1, "RECV, ring empty: -ENOBUFS");
-	drec_int(c, pbuf_head(&r, 5), "head");
+	drec_int(c, tpbuf_head(&r, 5), "head");
 
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	tring_exit(&r);
 	return 0;
 }
@@ -466,10 +388,9 @@ static long body_mshot_prep(struct dctx *c, void *arg)
 	int sp[2];
 
 	(void)arg;
-	if (dring_flags(c, &r, 16, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (dring_flags(c, &r, 16, 0) || tsockpair(sp))
 		return 0;
-	prep(&r, IORING_OP_RECV, sp[1], NULL, 0, 0, 1, 0)->ioprio =
+	tprep(&r, IORING_OP_RECV, sp[1], NULL, 0, 0, 1, 0)->ioprio =
 		IORING_RECV_MULTISHOT;
 	run(c, &r, 1, "multishot without BUFFER_SELECT: -EINVAL");
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1, 0, 2)->file_index = 1;
@@ -493,8 +414,7 @@ static long body_mshot_prep(struct dctx *c, void *arg)
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
 		 IORING_RECV_MULTISHOT, 6);
 	run(c, &r, 1, "multishot RECV, no buffers: -ENOBUFS");
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	tring_exit(&r);
 	return 0;
 }
@@ -507,22 +427,21 @@ static long body_mshot(struct dctx *c, void *arg)
 	int sp[2];
 
 	(void)arg;
-	if (!a || dring_flags(c, &r, 16, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (!a || dring_flags(c, &r, 16, 0) || tsockpair(sp))
 		return 0;
 	provide(&r, a, 8, 4, 1, 0, 1);
 	run(c, &r, 1, "provide 4 of 8 bytes");
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
 		 IORING_RECV_MULTISHOT, 2);
-	submit(c, &r, "multishot RECV");
+	dsubmit_sqp(c, &r, "multishot RECV");
 	none(c, &r, 20, "multishot RECV waits");
-	wr(sp[0], "one", 3);
-	reap(c, &r, 1, true, "first shot");
-	wr(sp[0], "two", 3);
-	reap(c, &r, 1, true, "second shot");
+	twrite(sp[0], "one", 3);
+	dreapn(c, &r, 1, true, "first shot");
+	twrite(sp[0], "two", 3);
+	dreapn(c, &r, 1, true, "second shot");
 	/* 20 bytes: 8 + 8, then no buffer: -ENOBUFS ends it */
-	wr(sp[0], "abcdefghijklmnopqrst", 20);
-	reap(c, &r, 3, true, "two shots and -ENOBUFS");
+	twrite(sp[0], "abcdefghijklmnopqrst", 20);
+	dreapn(c, &r, 3, true, "two shots and -ENOBUFS");
 	none(c, &r, 20, "ended");
 	drec_int(c, !memcmp(a + 16, "abcdefgh", 8), "data in bid 2");
 
@@ -533,28 +452,26 @@ static long body_mshot(struct dctx *c, void *arg)
 		 IORING_RECV_MULTISHOT, 4);
 	run(c, &r, 1, "multishot RECV takes the 4 left");
 	shutdown(sp[0], SHUT_WR);
-	reap(c, &r, 1, true, "EOF ends it");
+	dreapn(c, &r, 1, true, "EOF ends it");
 	count_and_empty(c, &r, 1, "three buffers left");
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 
 	/* cancellation ends it */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (tsockpair(sp))
 		return 0;
 	provide(&r, a, 8, 4, 1, 20, 5);
 	run(c, &r, 1, "provide 4");
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
 		 IORING_RECV_MULTISHOT, 6);
-	submit(c, &r, "multishot RECV");
-	wr(sp[0], "x", 1);
-	reap(c, &r, 1, true, "one shot");
+	dsubmit_sqp(c, &r, "multishot RECV");
+	twrite(sp[0], "x", 1);
+	dreapn(c, &r, 1, true, "one shot");
 	cancel(&r, 6, 7);
-	submit(c, &r, "cancel");
-	reap(c, &r, 2, false, "cancelled");
+	dsubmit_sqp(c, &r, "cancel");
+	dreapn(c, &r, 2, false, "cancelled");
 	none(c, &r, 20, "ended");
 	count_and_empty(c, &r, 1, "three buffers left");
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	tring_exit(&r);
 	return 0;
 }
@@ -568,30 +485,28 @@ static long body_mshot_limits(struct dctx *c, void *arg)
 	int sp[2];
 
 	(void)arg;
-	if (!a || dring_flags(c, &r, 16, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (!a || dring_flags(c, &r, 16, 0) || tsockpair(sp))
 		return 0;
 	provide(&r, a, 64, 8, 1, 0, 1);
 	run(c, &r, 1, "provide 8 of 64 bytes");
-	wr(sp[0], "0123456789", 10);
+	twrite(sp[0], "0123456789", 10);
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 4, 1,
 		 IORING_RECV_MULTISHOT, 2);
-	submit(c, &r, "multishot RECV, 4 bytes a shot");
-	reap(c, &r, 3, true, "4 + 4 + 2");
+	dsubmit_sqp(c, &r, "multishot RECV, 4 bytes a shot");
+	dreapn(c, &r, 3, true, "4 + 4 + 2");
 	cancel(&r, 2, 3);
-	submit(c, &r, "cancel");
-	reap(c, &r, 2, false, "cancelled");
+	dsubmit_sqp(c, &r, "cancel");
+	dreapn(c, &r, 2, false, "cancelled");
 	/* a limit of 6 bytes in all: ends after the shot that reaches it */
-	wr(sp[0], "abc", 3);
+	twrite(sp[0], "abc", 3);
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
 		 IORING_RECV_MULTISHOT, 4)->file_index = 6;
-	submit(c, &r, "multishot RECV, 6 bytes in all");
-	reap(c, &r, 1, true, "3 bytes");
-	wr(sp[0], "defgh", 5);
-	reap(c, &r, 1, true, "5 more: the limit ends it");
+	dsubmit_sqp(c, &r, "multishot RECV, 6 bytes in all");
+	dreapn(c, &r, 1, true, "3 bytes");
+	twrite(sp[0], "defgh", 5);
+	dreapn(c, &r, 1, true, "5 more: the limit ends it");
 	none(c, &r, 20, "ended");
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	tring_exit(&r);
 	return 0;
 }
@@ -610,37 +525,35 @@ static long body_mshot_defer(struct dctx *c, void *arg)
 	(void)arg;
 	if (!a || dring_flags(c, &r, 16, IORING_SETUP_SINGLE_ISSUER |
 					    IORING_SETUP_DEFER_TASKRUN) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	    tsockpair(sp))
 		return 0;
 	provide(&r, a, 8, 8, 1, 0, 1);
 	run(c, &r, 1, "provide 8");
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
 		 IORING_RECV_MULTISHOT, 2);
-	submit(c, &r, "multishot RECV");
-	wr(sp[0], "one", 3);
+	dsubmit_sqp(c, &r, "multishot RECV");
+	twrite(sp[0], "one", 3);
 	usleep(20000);
-	wr(sp[0], "two", 3);
+	twrite(sp[0], "two", 3);
 	usleep(20000);
 	shutdown(sp[0], SHUT_WR);
 	usleep(20000);
 	drec_int(c, tring_cq_ready(&r), "CQEs before waiting");
-	reap(c, &r, 2, true, "the shots and EOF, at the wait");
+	dreapn(c, &r, 2, true, "the shots and EOF, at the wait");
 	/* cancelled after a shot was queued for the submitter */
-	close(sp[0]);
-	close(sp[1]);
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	tclose2(sp);
+	if (tsockpair(sp))
 		return 0;
 	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
 		 IORING_RECV_MULTISHOT, 3);
-	submit(c, &r, "multishot RECV");
+	dsubmit_sqp(c, &r, "multishot RECV");
 	usleep(20000);
-	wr(sp[0], "three", 5);
+	twrite(sp[0], "three", 5);
 	usleep(20000);
 	cancel(&r, 3, 4);
-	submit(c, &r, "cancel");
-	reap(c, &r, 2, false, "cancel");
-	close(sp[0]);
-	close(sp[1]);
+	dsubmit_sqp(c, &r, "cancel");
+	dreapn(c, &r, 2, false, "cancel");
+	tclose2(sp);
 	tring_exit(&r);
 	return 0;
 }
@@ -675,11 +588,11 @@ static long body_mshot_overflow(struct dctx *c, void *arg)
 		sendto(u0, "dgram", 1 + (size_t)(i % 5), 0,
 		       (struct sockaddr *)&sa, sizeof(sa));
 	recv_sel(&r, IORING_OP_RECV, u1, NULL, 0, 1, IORING_RECV_MULTISHOT, 2);
-	submit(c, &r, "multishot RECV, 8 datagrams queued");
+	dsubmit_sqp(c, &r, "multishot RECV, 8 datagrams queued");
 	usleep(50000);
 	drec_int(c, (*r.sq_flags & IORING_SQ_CQ_OVERFLOW) ? 1 : 0,
 		 "CQ overflow flag");
-	reap(c, &r, 5, true, "4 shots, then the last CQE");
+	dreapn(c, &r, 5, true, "4 shots, then the last CQE");
 	none(c, &r, 20, "ended");
 	remove_bufs(&r, 100, 1, 3);
 	run(c, &r, 1, "buffers left");
@@ -736,8 +649,7 @@ static long body_mshot_msg(struct dctx *c, void *arg)
 	unsigned int got;
 
 	(void)arg;
-	if (!a || dring_flags(c, &r, 16, 0) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+	if (!a || dring_flags(c, &r, 16, 0) || tsockpair(sp))
 		return 0;
 	u0 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	u1 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -754,7 +666,7 @@ static long body_mshot_msg(struct dctx *c, void *arg)
 	m.msg_controllen = 40;
 	recv_sel(&r, IORING_OP_RECVMSG, u1, &m, 1, 1, IORING_RECV_MULTISHOT,
 		 2)->msg_flags = MSG_TRUNC;
-	submit(c, &r, "multishot RECVMSG");
+	dsubmit_sqp(c, &r, "multishot RECVMSG");
 	none(c, &r, 20, "multishot RECVMSG waits");
 	sendto(u0, "small", 5, 0, (struct sockaddr *)&sa, sizeof(sa));
 	got = tring_reap_wait(&r, q, 1, 2 * SEC);
@@ -787,9 +699,9 @@ static long body_mshot_msg(struct dctx *c, void *arg)
 	run(c, &r, 1, "provide a small one");
 	recv_sel(&r, IORING_OP_RECVMSG, u1, &m, 1, 2, IORING_RECV_MULTISHOT,
 		 4);
-	submit(c, &r, "multishot RECVMSG, small buffer");
+	dsubmit_sqp(c, &r, "multishot RECVMSG, small buffer");
 	sendto(u0, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa));
-	reap(c, &r, 1, true, "buffer too small: -EFAULT");
+	dreapn(c, &r, 1, true, "buffer too small: -EFAULT");
 	count_and_empty(c, &r, 2, "small buffer left");
 
 	/* no name, no control, on a stream socket; then EOF */
@@ -798,8 +710,8 @@ static long body_mshot_msg(struct dctx *c, void *arg)
 	memset(&m, 0, sizeof(m));
 	recv_sel(&r, IORING_OP_RECVMSG, sp[1], &m, 1, 1, IORING_RECV_MULTISHOT,
 		 6);
-	submit(c, &r, "multishot RECVMSG on a stream");
-	wr(sp[0], "stream data", 11);
+	dsubmit_sqp(c, &r, "multishot RECVMSG on a stream");
+	twrite(sp[0], "stream data", 11);
 	got = tring_reap_wait(&r, q, 1, 2 * SEC);
 	drec_cqes(c, q, got, true, "stream shot");
 	if (got == 1 && (q[0].flags & IORING_CQE_F_BUFFER))
@@ -815,8 +727,7 @@ static long body_mshot_msg(struct dctx *c, void *arg)
 
 	close(u0);
 	close(u1);
-	close(sp[0]);
-	close(sp[1]);
+	tclose2(sp);
 	tring_exit(&r);
 	return 0;
 }
@@ -824,20 +735,10 @@ ISOLATED(sc_mshot_msg, body_mshot_msg)
 
 static void sc_probe(struct dctx *c)
 {
-	struct tring r;
-	size_t sz = sizeof(struct io_uring_probe) +
-		    256 * sizeof(struct io_uring_probe_op);
-	struct io_uring_probe *p = calloc(1, sz);
+	static const int ops[] = { IORING_OP_RECV, IORING_OP_RECVMSG };
+	static const char *const labels[] = { "RECV", "RECVMSG" };
 
-	if (!p || dring_flags(c, &r, 8, 0))
-		return;
-	drec_int(c, reg(&r, IORING_REGISTER_PROBE, p, 256), "probe");
-	drec_int(c, !!(p->ops[IORING_OP_RECV].flags & IO_URING_OP_SUPPORTED),
-		 "RECV");
-	drec_int(c, !!(p->ops[IORING_OP_RECVMSG].flags &
-		       IO_URING_OP_SUPPORTED), "RECVMSG");
-	free(p);
-	tring_exit(&r);
+	dprobe_ops(c, ops, labels, 2);
 }
 
 static const struct dscenario scenarios[] = {

@@ -29,90 +29,12 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 #include "uuring.h"
 
 #define LIMIT_MS 5000
 #define SEC 1000000000LL
 #define MS 1000000LL
-
-static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
-				 const void *addr, unsigned int len,
-				 uint64_t off, uint64_t ud, uint8_t flags)
-{
-	struct io_uring_sqe *s = tring_get_sqe(r);
-
-	tring_prep_rw(s, op, fd, addr, len, off, ud);
-	s->flags = flags;
-	return s;
-}
-
-static void nop(struct tring *r, uint64_t ud, uint8_t flags)
-{
-	prep(r, IORING_OP_NOP, -1, NULL, 0, 0, ud, flags);
-}
-
-static void submit(struct dctx *c, struct tring *r, const char *label)
-{
-	drec_int(c, tring_submit(r), "%s: submit", label);
-}
-
-/* Records that no CQE arrives within ms (the request stays parked). */
-static void none(struct dctx *c, struct tring *r, int ms, const char *label)
-{
-	int ret = tring_wait(r, 1, ms * MS);
-
-	drec_int(c, ret == -ETIME ? 0 : 1, "%s: a CQE within %d ms", label, ms);
-	drec_int(c, tring_cq_ready(r), "%s: CQEs ready", label);
-}
-
-static unsigned int reap(struct dctx *c, struct tring *r, struct tcqe *out,
-			 unsigned int n, bool ordered, const char *label)
-{
-	unsigned int got = tring_reap_wait(r, out, n, 2 * SEC);
-
-	drec_cqes(c, out, got, ordered, "%s", label);
-	return got;
-}
-
-static int reap1(struct dctx *c, struct tring *r, const char *label)
-{
-	struct tcqe q;
-
-	return reap(c, r, &q, 1, true, label) ? q.res : -99999;
-}
-
-static void wr(int fd, const void *b, size_t n)
-{
-	if (write(fd, b, n) != (ssize_t)n)
-		abort();
-}
-
-static int fill_pipe(int fd)
-{
-	char b[4096];
-	int fl = fcntl(fd, F_GETFL), total = 0;
-	ssize_t n;
-
-	memset(b, 'f', sizeof(b));
-	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	while ((n = write(fd, b, sizeof(b))) > 0)
-		total += (int)n;
-	fcntl(fd, F_SETFL, fl);
-	return total;
-}
-
-static int drain_fd(int fd)
-{
-	char b[4096];
-	int fl = fcntl(fd, F_GETFL), total = 0;
-	ssize_t n;
-
-	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	while ((n = read(fd, b, sizeof(b))) > 0)
-		total += (int)n;
-	fcntl(fd, F_SETFL, fl);
-	return total;
-}
 
 #define ISOLATED(sc, body) DISOLATED_SCENARIO(sc, body, LIMIT_MS)
 
@@ -144,16 +66,16 @@ static long body_read_later(struct dctx *c, void *arg)
 		iov[1].iov_base = buf + 3;
 		iov[1].iov_len = sizeof(buf) - 3;
 		if (v[i].op == IORING_OP_READ)
-			prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf),
-			     12345, i, v[i].flags);
+			tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf),
+			      12345, i, v[i].flags);
 		else
-			prep(&r, IORING_OP_READV, p[0], iov, 2, 12345, i,
-			     v[i].flags);
-		submit(c, &r, v[i].name);
-		none(c, &r, 30, v[i].name);
+			tprep(&r, IORING_OP_READV, p[0], iov, 2, 12345, i,
+			      v[i].flags);
+		dsubmit(c, &r, v[i].name);
+		dnone(c, &r, 30, v[i].name);
 		snprintf(msg, sizeof(msg), "hello %u", i);
-		wr(p[1], msg, strlen(msg));
-		reap1(c, &r, v[i].name);
+		twrite(p[1], msg, strlen(msg));
+		dreap1(c, &r, v[i].name);
 		drec_int(c, !strcmp(buf, msg), "%s: data", v[i].name);
 	}
 	s1 = dstats(c, &r);
@@ -162,11 +84,10 @@ static long body_read_later(struct dctx *c, void *arg)
 		       "4 parked pipe reads: route_poll +%llu",
 		       (unsigned long long)(s1.route_poll - s0.route_poll));
 	/* a zero-length read on an empty pipe completes at once */
-	prep(&r, IORING_OP_READ, p[0], buf, 0, 0, 10, 0);
-	submit(c, &r, "zero-length read");
-	reap1(c, &r, "zero-length read");
-	close(p[0]);
-	close(p[1]);
+	tprep(&r, IORING_OP_READ, p[0], buf, 0, 0, 10, 0);
+	dsubmit(c, &r, "zero-length read");
+	dreap1(c, &r, "zero-length read");
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -185,7 +106,7 @@ static void *writer(void *arg)
 
 	usleep((useconds_t)w->delay_ms * 1000);
 	__atomic_store_n(&w->written, 1, __ATOMIC_SEQ_CST);
-	wr(w->fd, "hello", 5);
+	twrite(w->fd, "hello", 5);
 	return NULL;
 }
 
@@ -210,18 +131,18 @@ static long body_not_blocking(struct dctx *c, void *arg)
 		w.delay_ms = 150;
 		w.written = 0;
 		pthread_create(&th, NULL, writer, &w);
-		prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, k,
-		     k == 2 ? IOSQE_ASYNC : 0);
-		submit(c, &r, lbl);
+		tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, k,
+		      k == 2 ? IOSQE_ASYNC : 0);
+		dsubmit(c, &r, lbl);
 		drec_int(c, __atomic_load_n(&w.written, __ATOMIC_SEQ_CST),
 			 "%s: enter returned only after the write", lbl);
-		reap1(c, &r, lbl);
+		dreap1(c, &r, lbl);
 		pthread_join(th, NULL);
 	}
 	/* submit and wait in one enter: returns with the CQE */
 	w.written = 0;
 	pthread_create(&th, NULL, writer, &w);
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 9, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 9, 0);
 	tring_flush(&r);
 	{
 		struct io_uring_getevents_arg a;
@@ -234,10 +155,9 @@ static long body_not_blocking(struct dctx *c, void *arg)
 			 "submit+wait");
 	}
 	drec_int(c, tring_cq_ready(&r), "CQE ready when submit+wait returns");
-	reap1(c, &r, "submit+wait read");
+	dreap1(c, &r, "submit+wait read");
 	pthread_join(th, NULL);
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -255,36 +175,35 @@ static long body_nonblock(struct dctx *c, void *arg)
 		return 0;
 	fl0 = fcntl(p[0], F_GETFL);
 	fl1 = fcntl(p[1], F_GETFL);
-	prep(&r, IORING_OP_READ, p[0], buf, 100, 0, 1, 0);
-	submit(c, &r, "O_NONBLOCK read");
-	none(c, &r, 30, "O_NONBLOCK read");
+	tprep(&r, IORING_OP_READ, p[0], buf, 100, 0, 1, 0);
+	dsubmit(c, &r, "O_NONBLOCK read");
+	dnone(c, &r, 30, "O_NONBLOCK read");
 	drec_int(c, fcntl(p[0], F_GETFL) == fl0,
 		 "file status flags untouched while parked");
-	wr(p[1], "abc", 3);
-	reap1(c, &r, "O_NONBLOCK read");
-	prep(&r, IORING_OP_READ, p[0], buf, 100, 0, 2, 0)->rw_flags =
+	twrite(p[1], "abc", 3);
+	dreap1(c, &r, "O_NONBLOCK read");
+	tprep(&r, IORING_OP_READ, p[0], buf, 100, 0, 2, 0)->rw_flags =
 		RWF_NOWAIT;
-	submit(c, &r, "RWF_NOWAIT read");
-	reap1(c, &r, "RWF_NOWAIT read");
-	prep(&r, IORING_OP_READ, p[0], buf, 100, 0, 3, IOSQE_ASYNC)->rw_flags =
+	dsubmit(c, &r, "RWF_NOWAIT read");
+	dreap1(c, &r, "RWF_NOWAIT read");
+	tprep(&r, IORING_OP_READ, p[0], buf, 100, 0, 3, IOSQE_ASYNC)->rw_flags =
 		RWF_NOWAIT;
-	submit(c, &r, "ASYNC RWF_NOWAIT read");
-	reap1(c, &r, "ASYNC RWF_NOWAIT read");
+	dsubmit(c, &r, "ASYNC RWF_NOWAIT read");
+	dreap1(c, &r, "ASYNC RWF_NOWAIT read");
 
-	drec_int(c, fill_pipe(p[1]), "pipe capacity");
+	drec_int(c, tfill_pipe(p[1]), "pipe capacity");
 	memset(buf, 'w', sizeof(buf));
-	prep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 4, 0);
-	submit(c, &r, "O_NONBLOCK write to full pipe");
-	none(c, &r, 30, "O_NONBLOCK write to full pipe");
-	prep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 5, 0)->rw_flags =
+	tprep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 4, 0);
+	dsubmit(c, &r, "O_NONBLOCK write to full pipe");
+	dnone(c, &r, 30, "O_NONBLOCK write to full pipe");
+	tprep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 5, 0)->rw_flags =
 		RWF_NOWAIT;
-	submit(c, &r, "RWF_NOWAIT write to full pipe");
-	reap1(c, &r, "RWF_NOWAIT write to full pipe");
+	dsubmit(c, &r, "RWF_NOWAIT write to full pipe");
+	dreap1(c, &r, "RWF_NOWAIT write to full pipe");
 	drec_int(c, read(p[0], buf, 4096), "read one page");
-	reap1(c, &r, "O_NONBLOCK write completes");
+	dreap1(c, &r, "O_NONBLOCK write completes");
 	drec_int(c, fcntl(p[1], F_GETFL) == fl1, "write end flags untouched");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -303,53 +222,52 @@ static long body_full(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
 	memset(big, 'b', 200000);
-	cap = fill_pipe(p[1]);
+	cap = tfill_pipe(p[1]);
 	drec_int(c, cap, "pipe capacity");
-	prep(&r, IORING_OP_WRITE, p[1], big, 100, 0, 1, 0);
-	submit(c, &r, "write to full pipe");
-	none(c, &r, 30, "write to full pipe");
+	tprep(&r, IORING_OP_WRITE, p[1], big, 100, 0, 1, 0);
+	dsubmit(c, &r, "write to full pipe");
+	dnone(c, &r, 30, "write to full pipe");
 	drec_int(c, read(p[0], buf, 4096), "read one page");
-	reap1(c, &r, "write to full pipe");
+	dreap1(c, &r, "write to full pipe");
 
 	/* writev, ASYNC */
-	fill_pipe(p[1]);
+	tfill_pipe(p[1]);
 	iov[0].iov_base = big;
 	iov[0].iov_len = 10;
 	iov[1].iov_base = big;
 	iov[1].iov_len = 20;
-	prep(&r, IORING_OP_WRITEV, p[1], iov, 2, 0, 2, IOSQE_ASYNC);
-	submit(c, &r, "async writev to full pipe");
-	none(c, &r, 30, "async writev to full pipe");
+	tprep(&r, IORING_OP_WRITEV, p[1], iov, 2, 0, 2, IOSQE_ASYNC);
+	dsubmit(c, &r, "async writev to full pipe");
+	dnone(c, &r, 30, "async writev to full pipe");
 	drec_int(c, read(p[0], buf, 4096), "read one page");
-	reap1(c, &r, "async writev to full pipe");
-	drain_fd(p[0]);
+	dreap1(c, &r, "async writev to full pipe");
+	tdrain_fd(p[0]);
 
 	/* larger than the pipe: a short write, not a wait */
-	prep(&r, IORING_OP_WRITE, p[1], big, 200000, 0, 3, 0);
-	submit(c, &r, "200000-byte write on an empty pipe");
-	reap1(c, &r, "200000-byte write on an empty pipe");
-	drec_int(c, drain_fd(p[0]), "bytes in the pipe");
+	tprep(&r, IORING_OP_WRITE, p[1], big, 200000, 0, 3, 0);
+	dsubmit(c, &r, "200000-byte write on an empty pipe");
+	dreap1(c, &r, "200000-byte write on an empty pipe");
+	drec_int(c, tdrain_fd(p[0]), "bytes in the pipe");
 	/* half full, write more than the rest */
-	wr(p[1], big, 8192);
-	prep(&r, IORING_OP_WRITE, p[1], big, 100000, 0, 4, 0);
-	submit(c, &r, "100000-byte write on a partly full pipe");
-	reap1(c, &r, "100000-byte write on a partly full pipe");
-	drec_int(c, drain_fd(p[0]), "bytes in the pipe");
+	twrite(p[1], big, 8192);
+	tprep(&r, IORING_OP_WRITE, p[1], big, 100000, 0, 4, 0);
+	dsubmit(c, &r, "100000-byte write on a partly full pipe");
+	dreap1(c, &r, "100000-byte write on a partly full pipe");
+	drec_int(c, tdrain_fd(p[0]), "bytes in the pipe");
 	/* several writers queued on one full pipe, completed by one drain */
-	fill_pipe(p[1]);
-	prep(&r, IORING_OP_WRITE, p[1], big, 50, 0, 5, 0);
-	prep(&r, IORING_OP_WRITE, p[1], big, 60, 0, 6, 0);
-	prep(&r, IORING_OP_WRITE, p[1], big, 70, 0, 7, IOSQE_ASYNC);
-	submit(c, &r, "three queued writers");
-	none(c, &r, 30, "three queued writers");
-	drec_int(c, drain_fd(p[0]) >= cap, "drained");
+	tfill_pipe(p[1]);
+	tprep(&r, IORING_OP_WRITE, p[1], big, 50, 0, 5, 0);
+	tprep(&r, IORING_OP_WRITE, p[1], big, 60, 0, 6, 0);
+	tprep(&r, IORING_OP_WRITE, p[1], big, 70, 0, 7, IOSQE_ASYNC);
+	dsubmit(c, &r, "three queued writers");
+	dnone(c, &r, 30, "three queued writers");
+	drec_int(c, tdrain_fd(p[0]) >= cap, "drained");
 	{
 		struct tcqe q[3];
 
-		reap(c, &r, q, 3, false, "three queued writers");
+		dreapq(c, &r, q, 3, false, "three queued writers");
 	}
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	free(big);
 	tring_exit(&r);
 	return 0;
@@ -380,14 +298,14 @@ static long body_multi(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
 	for (i = 0; i < 4; i++)
-		prep(&r, IORING_OP_READ, p[0], bufs[i], 10, 0, i,
-		     i == 3 ? IOSQE_ASYNC : 0);
-	submit(c, &r, "4 readers");
-	none(c, &r, 30, "4 readers");
+		tprep(&r, IORING_OP_READ, p[0], bufs[i], 10, 0, i,
+		      i == 3 ? IOSQE_ASYNC : 0);
+	dsubmit(c, &r, "4 readers");
+	dnone(c, &r, 30, "4 readers");
 	for (i = 0; i < 40; i++)
 		want[i] = (char)('A' + i);
-	wr(p[1], want, 40);
-	n = reap(c, &r, q, 4, false, "4 readers, one 40-byte write");
+	twrite(p[1], want, 40);
+	n = dreapq(c, &r, q, 4, false, "4 readers, one 40-byte write");
 	/* which reader got which 10 bytes is not defined: compare the set */
 	qsort(bufs, 4, 10, cmp_chunk);
 	drec_int(c, n == 4 && !memcmp(bufs, want, 40),
@@ -395,10 +313,10 @@ static long body_multi(struct dctx *c, void *arg)
 
 	/* 3 readers, 15 bytes: 10 + 5, the third keeps waiting */
 	for (i = 0; i < 3; i++)
-		prep(&r, IORING_OP_READ, p[0], bufs[i], 10, 0, 10 + i, 0);
-	submit(c, &r, "3 readers");
-	none(c, &r, 30, "3 readers");
-	wr(p[1], want, 15);
+		tprep(&r, IORING_OP_READ, p[0], bufs[i], 10, 0, 10 + i, 0);
+	dsubmit(c, &r, "3 readers");
+	dnone(c, &r, 30, "3 readers");
+	twrite(p[1], want, 15);
 	n = tring_reap_wait(&r, q, 2, 2 * SEC);
 	for (i = 0; i < n; i++)
 		res[i] = q[i].res;
@@ -406,12 +324,11 @@ static long body_multi(struct dctx *c, void *arg)
 	drec_int(c, n, "3 readers, 15 bytes: CQEs");
 	for (i = 0; i < n; i++)
 		drec_int(c, res[i], "3 readers, 15 bytes: sorted res %u", i);
-	none(c, &r, 30, "third reader");
-	wr(p[1], want, 5);
+	dnone(c, &r, 30, "third reader");
+	twrite(p[1], want, 5);
 	n = tring_reap_wait(&r, q, 1, 2 * SEC);
 	drec_int(c, n ? q[0].res : -99999, "third reader res");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -430,39 +347,39 @@ static long body_eof(struct dctx *c, void *arg)
 	(void)arg;
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
-	prep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 1, 0);
-	submit(c, &r, "read");
-	none(c, &r, 30, "read");
+	tprep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 1, 0);
+	dsubmit(c, &r, "read");
+	dnone(c, &r, 30, "read");
 	close(p[1]);
-	reap1(c, &r, "read after the writer closed");
+	dreap1(c, &r, "read after the writer closed");
 	close(p[0]);
 
 	if (pipe(p))
 		return 0;
-	prep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 2, 0);
-	prep(&r, IORING_OP_READ, p[0], buf[1], 16, 0, 3, IOSQE_ASYNC);
-	prep(&r, IORING_OP_READV, p[0], &iov, 1, 0, 4, 0);
-	submit(c, &r, "three readers");
-	none(c, &r, 30, "three readers");
+	tprep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 2, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf[1], 16, 0, 3, IOSQE_ASYNC);
+	tprep(&r, IORING_OP_READV, p[0], &iov, 1, 0, 4, 0);
+	dsubmit(c, &r, "three readers");
+	dnone(c, &r, 30, "three readers");
 	close(p[1]);
-	reap(c, &r, q, 3, false, "three readers at EOF");
+	dreapq(c, &r, q, 3, false, "three readers at EOF");
 	/* and a new read after EOF completes at once */
-	prep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 5, 0);
-	submit(c, &r, "read at EOF");
-	reap1(c, &r, "read at EOF");
+	tprep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 5, 0);
+	dsubmit(c, &r, "read at EOF");
+	dreap1(c, &r, "read at EOF");
 	close(p[0]);
 
 	/* data then EOF: the data first, then 0 */
 	if (pipe(p))
 		return 0;
-	prep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 6, 0);
-	submit(c, &r, "read before data+close");
-	wr(p[1], "xyz", 3);
+	tprep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 6, 0);
+	dsubmit(c, &r, "read before data+close");
+	twrite(p[1], "xyz", 3);
 	close(p[1]);
-	reap1(c, &r, "read gets the data");
-	prep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 7, 0);
-	submit(c, &r, "then EOF");
-	reap1(c, &r, "then EOF");
+	dreap1(c, &r, "read gets the data");
+	tprep(&r, IORING_OP_READ, p[0], buf[0], 16, 0, 7, 0);
+	dsubmit(c, &r, "then EOF");
+	dreap1(c, &r, "then EOF");
 	close(p[0]);
 	tring_exit(&r);
 	return 0;
@@ -495,22 +412,22 @@ static long body_widowed(struct dctx *c, void *arg)
 	/* inline: the pipe has no reader when the write is issued */
 	close(p[0]);
 	sigpipes = 0;
-	prep(&r, IORING_OP_WRITE, p[1], buf, 10, 0, 1, 0);
-	submit(c, &r, "write, no reader");
-	reap1(c, &r, "write, no reader");
+	tprep(&r, IORING_OP_WRITE, p[1], buf, 10, 0, 1, 0);
+	dsubmit(c, &r, "write, no reader");
+	dreap1(c, &r, "write, no reader");
 	drec_int(c, sigpipes, "SIGPIPEs (inline write)");
 	close(p[1]);
 
 	/* parked on a full pipe, then the reader closes */
 	if (pipe(p))
 		return 0;
-	fill_pipe(p[1]);
+	tfill_pipe(p[1]);
 	sigpipes = 0;
-	prep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 2, 0);
-	submit(c, &r, "write to full pipe");
-	none(c, &r, 30, "write to full pipe");
+	tprep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 2, 0);
+	dsubmit(c, &r, "write to full pipe");
+	dnone(c, &r, 30, "write to full pipe");
 	close(p[0]);
-	reap1(c, &r, "parked write, reader closed");
+	dreap1(c, &r, "parked write, reader closed");
 	usleep(20 * 1000);
 	drec_int(c, sigpipes, "SIGPIPEs (parked write)");
 	close(p[1]);
@@ -518,13 +435,13 @@ static long body_widowed(struct dctx *c, void *arg)
 	/* the same, ASYNC */
 	if (pipe(p))
 		return 0;
-	fill_pipe(p[1]);
+	tfill_pipe(p[1]);
 	sigpipes = 0;
-	prep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 3, IOSQE_ASYNC);
-	submit(c, &r, "async write to full pipe");
-	none(c, &r, 30, "async write to full pipe");
+	tprep(&r, IORING_OP_WRITE, p[1], buf, 100, 0, 3, IOSQE_ASYNC);
+	dsubmit(c, &r, "async write to full pipe");
+	dnone(c, &r, 30, "async write to full pipe");
 	close(p[0]);
-	reap1(c, &r, "parked async write, reader closed");
+	dreap1(c, &r, "parked async write, reader closed");
 	close(p[1]);
 	tring_exit(&r);
 	return 0;
@@ -547,20 +464,20 @@ static long body_sockets(struct dctx *c, void *arg)
 	/* stream */
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
 		return 0;
-	prep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 1, 0);
-	submit(c, &r, "stream read");
-	none(c, &r, 30, "stream read");
-	wr(sv[1], "ping", 4);
-	reap1(c, &r, "stream read");
+	tprep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 1, 0);
+	dsubmit(c, &r, "stream read");
+	dnone(c, &r, 30, "stream read");
+	twrite(sv[1], "ping", 4);
+	dreap1(c, &r, "stream read");
 	drec_int(c, !memcmp(buf, "ping", 4), "stream data");
 	/* both directions parked at once */
-	prep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 2, 0);
-	prep(&r, IORING_OP_READ, sv[1], buf + 100, 100, 0, 3, IOSQE_ASYNC);
-	submit(c, &r, "reads on both ends");
-	none(c, &r, 30, "reads on both ends");
-	wr(sv[1], "to0", 3);
-	wr(sv[0], "to1!", 4);
-	reap(c, &r, q, 2, false, "reads on both ends");
+	tprep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 2, 0);
+	tprep(&r, IORING_OP_READ, sv[1], buf + 100, 100, 0, 3, IOSQE_ASYNC);
+	dsubmit(c, &r, "reads on both ends");
+	dnone(c, &r, 30, "reads on both ends");
+	twrite(sv[1], "to0", 3);
+	twrite(sv[0], "to1!", 4);
+	dreapq(c, &r, q, 2, false, "reads on both ends");
 	/* a write that waits for buffer space */
 	{
 		int fl = fcntl(sv[0], F_GETFL);
@@ -572,23 +489,23 @@ static long body_sockets(struct dctx *c, void *arg)
 		while (n > 0);
 		fcntl(sv[0], F_SETFL, fl);
 	}
-	prep(&r, IORING_OP_WRITE, sv[0], big, 100, 0, 4, 0);
-	submit(c, &r, "write to full socket");
-	none(c, &r, 30, "write to full socket");
-	drain_fd(sv[1]);
-	reap1(c, &r, "write to full socket");
-	drain_fd(sv[1]);
+	tprep(&r, IORING_OP_WRITE, sv[0], big, 100, 0, 4, 0);
+	dsubmit(c, &r, "write to full socket");
+	dnone(c, &r, 30, "write to full socket");
+	tdrain_fd(sv[1]);
+	dreap1(c, &r, "write to full socket");
+	tdrain_fd(sv[1]);
 	/* peer shutdown / close: EOF */
-	prep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 5, 0);
-	submit(c, &r, "read, then peer SHUT_WR");
-	none(c, &r, 30, "read, then peer SHUT_WR");
+	tprep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 5, 0);
+	dsubmit(c, &r, "read, then peer SHUT_WR");
+	dnone(c, &r, 30, "read, then peer SHUT_WR");
 	shutdown(sv[1], SHUT_WR);
-	reap1(c, &r, "read, then peer SHUT_WR");
-	prep(&r, IORING_OP_READ, sv[1], buf, sizeof(buf), 0, 6, 0);
-	submit(c, &r, "read, then peer close");
-	none(c, &r, 30, "read, then peer close");
+	dreap1(c, &r, "read, then peer SHUT_WR");
+	tprep(&r, IORING_OP_READ, sv[1], buf, sizeof(buf), 0, 6, 0);
+	dsubmit(c, &r, "read, then peer close");
+	dnone(c, &r, 30, "read, then peer close");
 	close(sv[0]);
-	reap1(c, &r, "read, then peer close");
+	dreap1(c, &r, "read, then peer close");
 	close(sv[1]);
 
 	/*
@@ -598,12 +515,12 @@ static long body_sockets(struct dctx *c, void *arg)
 	 */
 	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv))
 		return 0;
-	prep(&r, IORING_OP_READ, sv[0], buf, 100, 0, 7, 0);
-	prep(&r, IORING_OP_READ, sv[0], buf + 100, 100, 0, 8, 0);
-	submit(c, &r, "datagram reads");
-	none(c, &r, 30, "datagram reads");
-	wr(sv[1], "0123456789", 10);
-	wr(sv[1], "abc", 3);
+	tprep(&r, IORING_OP_READ, sv[0], buf, 100, 0, 7, 0);
+	tprep(&r, IORING_OP_READ, sv[0], buf + 100, 100, 0, 8, 0);
+	dsubmit(c, &r, "datagram reads");
+	dnone(c, &r, 30, "datagram reads");
+	twrite(sv[1], "0123456789", 10);
+	twrite(sv[1], "abc", 3);
 	{
 		unsigned int n = tring_reap_wait(&r, q, 2, 2 * SEC);
 		int res[2] = { n > 0 ? q[0].res : -1, n > 1 ? q[1].res : -1 };
@@ -614,24 +531,22 @@ static long body_sockets(struct dctx *c, void *arg)
 		drec_int(c, res[1], "datagram reads: larger res");
 	}
 	/* a datagram larger than the buffer is truncated */
-	prep(&r, IORING_OP_READ, sv[0], buf, 4, 0, 9, 0);
-	submit(c, &r, "short datagram read");
-	none(c, &r, 30, "short datagram read");
-	wr(sv[1], "0123456789", 10);
-	reap1(c, &r, "short datagram read");
-	close(sv[0]);
-	close(sv[1]);
+	tprep(&r, IORING_OP_READ, sv[0], buf, 4, 0, 9, 0);
+	dsubmit(c, &r, "short datagram read");
+	dnone(c, &r, 30, "short datagram read");
+	twrite(sv[1], "0123456789", 10);
+	dreap1(c, &r, "short datagram read");
+	tclose2(sv);
 
 	/* seqpacket, ASYNC */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv))
 		return 0;
-	prep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 10, IOSQE_ASYNC);
-	submit(c, &r, "seqpacket read");
-	none(c, &r, 30, "seqpacket read");
-	wr(sv[1], "packet", 6);
-	reap1(c, &r, "seqpacket read");
-	close(sv[0]);
-	close(sv[1]);
+	tprep(&r, IORING_OP_READ, sv[0], buf, sizeof(buf), 0, 10, IOSQE_ASYNC);
+	dsubmit(c, &r, "seqpacket read");
+	dnone(c, &r, 30, "seqpacket read");
+	twrite(sv[1], "packet", 6);
+	dreap1(c, &r, "seqpacket read");
+	tclose2(sv);
 	tring_exit(&r);
 	return 0;
 }
@@ -650,15 +565,15 @@ static long body_eventfd_pty(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 16, 0))
 		return 0;
 	efd = eventfd(0, EFD_CLOEXEC);
-	prep(&r, IORING_OP_READ, efd, &v, 8, 0, 1, 0);
-	submit(c, &r, "eventfd read");
-	none(c, &r, 30, "eventfd read");
-	wr(efd, &one, 8);
-	reap1(c, &r, "eventfd read");
+	tprep(&r, IORING_OP_READ, efd, &v, 8, 0, 1, 0);
+	dsubmit(c, &r, "eventfd read");
+	dnone(c, &r, 30, "eventfd read");
+	twrite(efd, &one, 8);
+	dreap1(c, &r, "eventfd read");
 	drec_int(c, (long)v, "eventfd value");
-	prep(&r, IORING_OP_READ, efd, &v, 4, 0, 2, 0);
-	submit(c, &r, "eventfd read of 4 bytes");
-	reap1(c, &r, "eventfd read of 4 bytes");
+	tprep(&r, IORING_OP_READ, efd, &v, 4, 0, 2, 0);
+	dsubmit(c, &r, "eventfd read of 4 bytes");
+	dreap1(c, &r, "eventfd read of 4 bytes");
 	close(efd);
 
 	m = posix_openpt(O_RDWR | O_NOCTTY);
@@ -668,16 +583,16 @@ static long body_eventfd_pty(struct dctx *c, void *arg)
 	s = open(ptsname(m), O_RDWR | O_NOCTTY);
 	if (s < 0)
 		goto out;
-	prep(&r, IORING_OP_READ, m, buf, sizeof(buf), 0, 3, 0);
-	submit(c, &r, "pty master read");
-	none(c, &r, 30, "pty master read");
-	wr(s, "hi\n", 3);
-	reap1(c, &r, "pty master read");
-	prep(&r, IORING_OP_READ, s, buf, sizeof(buf), 0, 4, 0);
-	submit(c, &r, "pty slave read");
-	none(c, &r, 30, "pty slave read");
-	wr(m, "line\n", 5);
-	reap1(c, &r, "pty slave read");
+	tprep(&r, IORING_OP_READ, m, buf, sizeof(buf), 0, 3, 0);
+	dsubmit(c, &r, "pty master read");
+	dnone(c, &r, 30, "pty master read");
+	twrite(s, "hi\n", 3);
+	dreap1(c, &r, "pty master read");
+	tprep(&r, IORING_OP_READ, s, buf, sizeof(buf), 0, 4, 0);
+	dsubmit(c, &r, "pty slave read");
+	dnone(c, &r, 30, "pty slave read");
+	twrite(m, "line\n", 5);
+	dreap1(c, &r, "pty slave read");
 	close(s);
 	close(m);
 out:
@@ -700,60 +615,59 @@ static long body_links(struct dctx *c, void *arg)
 		return 0;
 	fd = dtmpfile(c, 0, 0);
 	/* read (parks) -> write to a file -> nop, all in order */
-	prep(&r, IORING_OP_READ, p[0], buf, 5, 0, 1, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_WRITE, fd, buf, 5, 0, 2, IOSQE_IO_LINK);
-	nop(&r, 3, 0);
-	submit(c, &r, "read->write->nop");
-	none(c, &r, 30, "read->write->nop");
-	wr(p[1], "chain", 5);
-	reap(c, &r, q, 3, true, "read->write->nop");
+	tprep(&r, IORING_OP_READ, p[0], buf, 5, 0, 1, IOSQE_IO_LINK);
+	tprep(&r, IORING_OP_WRITE, fd, buf, 5, 0, 2, IOSQE_IO_LINK);
+	tprep_nop(&r, 3, 0);
+	dsubmit(c, &r, "read->write->nop");
+	dnone(c, &r, 30, "read->write->nop");
+	twrite(p[1], "chain", 5);
+	dreapq(c, &r, q, 3, true, "read->write->nop");
 	drec_int(c, pread(fd, out, 5, 0) == 5 && !memcmp(out, "chain", 5),
 		 "the linked write saw the read's data");
 	/* a short read (EOF-free, 2 of 5 bytes) breaks the chain */
-	prep(&r, IORING_OP_READ, p[0], buf, 5, 0, 4, IOSQE_IO_LINK);
-	nop(&r, 5, 0);
-	submit(c, &r, "short pipe read link");
-	none(c, &r, 30, "short pipe read link");
-	wr(p[1], "ab", 2);
-	reap(c, &r, q, 2, true, "short pipe read link");
+	tprep(&r, IORING_OP_READ, p[0], buf, 5, 0, 4, IOSQE_IO_LINK);
+	tprep_nop(&r, 5, 0);
+	dsubmit(c, &r, "short pipe read link");
+	dnone(c, &r, 30, "short pipe read link");
+	twrite(p[1], "ab", 2);
+	dreapq(c, &r, q, 2, true, "short pipe read link");
 	/* nop -> async read (parks) -> nop */
-	nop(&r, 6, IOSQE_IO_LINK);
-	prep(&r, IORING_OP_READ, p[0], buf, 3, 0, 7,
-	     IOSQE_IO_LINK | IOSQE_ASYNC);
-	nop(&r, 8, 0);
-	submit(c, &r, "nop->async read->nop");
-	none(c, &r, 30, "nop->async read->nop");
-	wr(p[1], "xyz", 3);
-	reap(c, &r, q, 3, true, "nop->async read->nop");
+	tprep_nop(&r, 6, IOSQE_IO_LINK);
+	tprep(&r, IORING_OP_READ, p[0], buf, 3, 0, 7,
+	      IOSQE_IO_LINK | IOSQE_ASYNC);
+	tprep_nop(&r, 8, 0);
+	dsubmit(c, &r, "nop->async read->nop");
+	dnone(c, &r, 30, "nop->async read->nop");
+	twrite(p[1], "xyz", 3);
+	dreapq(c, &r, q, 3, true, "nop->async read->nop");
 	/* hardlink: EOF (0 bytes, short) does not break it */
-	prep(&r, IORING_OP_READ, p[0], buf, 3, 0, 9, IOSQE_IO_HARDLINK);
-	nop(&r, 10, 0);
-	submit(c, &r, "read at EOF hardlink");
-	none(c, &r, 30, "read at EOF hardlink");
+	tprep(&r, IORING_OP_READ, p[0], buf, 3, 0, 9, IOSQE_IO_HARDLINK);
+	tprep_nop(&r, 10, 0);
+	dsubmit(c, &r, "read at EOF hardlink");
+	dnone(c, &r, 30, "read at EOF hardlink");
 	close(p[1]);
-	reap(c, &r, q, 2, true, "read at EOF hardlink");
+	dreapq(c, &r, q, 2, true, "read at EOF hardlink");
 	close(p[0]);
 
 	/* drain waits for a parked read; what follows waits for the drain */
 	if (pipe(p))
 		return 0;
-	prep(&r, IORING_OP_READ, p[0], buf, 5, 0, 20, 0);
-	nop(&r, 21, IOSQE_IO_DRAIN);
-	nop(&r, 22, 0);
-	submit(c, &r, "parked read, drain, nop");
-	none(c, &r, 30, "parked read, drain, nop");
-	wr(p[1], "drain", 5);
-	reap(c, &r, q, 3, true, "parked read, drain, nop");
+	tprep(&r, IORING_OP_READ, p[0], buf, 5, 0, 20, 0);
+	tprep_nop(&r, 21, IOSQE_IO_DRAIN);
+	tprep_nop(&r, 22, 0);
+	dsubmit(c, &r, "parked read, drain, nop");
+	dnone(c, &r, 30, "parked read, drain, nop");
+	twrite(p[1], "drain", 5);
+	dreapq(c, &r, q, 3, true, "parked read, drain, nop");
 	/* drain after a parked write on a full pipe, async */
-	fill_pipe(p[1]);
-	prep(&r, IORING_OP_WRITE, p[1], buf, 5, 0, 23, IOSQE_ASYNC);
-	nop(&r, 24, IOSQE_IO_DRAIN | IOSQE_ASYNC);
-	submit(c, &r, "parked async write, drain");
-	none(c, &r, 30, "parked async write, drain");
-	drain_fd(p[0]);
-	reap(c, &r, q, 2, true, "parked async write, drain");
-	close(p[0]);
-	close(p[1]);
+	tfill_pipe(p[1]);
+	tprep(&r, IORING_OP_WRITE, p[1], buf, 5, 0, 23, IOSQE_ASYNC);
+	tprep_nop(&r, 24, IOSQE_IO_DRAIN | IOSQE_ASYNC);
+	dsubmit(c, &r, "parked async write, drain");
+	dnone(c, &r, 30, "parked async write, drain");
+	tdrain_fd(p[0]);
+	dreapq(c, &r, q, 2, true, "parked async write, drain");
+	tclose2(p);
 	close(fd);
 	tring_exit(&r);
 	return 0;
@@ -773,18 +687,18 @@ static long body_close_parked(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
 	memset(buf, 0, sizeof(buf));
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
-	submit(c, &r, "read");
-	none(c, &r, 30, "read");
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
+	dsubmit(c, &r, "read");
+	dnone(c, &r, 30, "read");
 	p0 = p[0];
 	close(p[0]);
 	/* the number is reused by a new pipe */
 	if (pipe(q))
 		return 0;
 	drec_int(c, q[0] == p0, "new pipe reuses the closed number");
-	wr(q[1], "other", 5);
-	wr(p[1], "first", 5);
-	reap1(c, &r, "parked read after its fd was closed");
+	twrite(q[1], "other", 5);
+	twrite(p[1], "first", 5);
+	dreap1(c, &r, "parked read after its fd was closed");
 	drec_int(c, !memcmp(buf, "first", 5), "data from the original pipe");
 	ret = (int)read(q[0], b2, sizeof(b2));
 	drec_int(c, ret == 5 && !memcmp(b2, "other", 5),
@@ -794,23 +708,22 @@ static long body_close_parked(struct dctx *c, void *arg)
 	ret = (int)write(p[1], "x", 1);
 	drec_int(c, ret < 0 ? -errno : ret, "write with no reader left");
 	close(p[1]);
-	close(q[0]);
-	close(q[1]);
+	tclose2(q);
 
 	/* close and dup2 another file over the number, ASYNC read */
 	if (pipe(p))
 		return 0;
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2, IOSQE_ASYNC);
-	submit(c, &r, "async read");
-	none(c, &r, 30, "async read");
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2, IOSQE_ASYNC);
+	dsubmit(c, &r, "async read");
+	dnone(c, &r, 30, "async read");
 	{
 		int z = open("/dev/zero", O_RDONLY);
 
 		dup2(z, p[0]);
 		close(z);
 	}
-	wr(p[1], "second", 6);
-	reap1(c, &r, "async read after dup2 over its fd");
+	twrite(p[1], "second", 6);
+	dreap1(c, &r, "async read after dup2 over its fd");
 	drec_int(c, !memcmp(buf, "second", 6), "async read data");
 	close(p[0]);
 
@@ -837,30 +750,29 @@ static long body_fd_numbers(struct dctx *c, void *arg)
 	fd = open("/dev/null", O_RDONLY);
 	base = fd;
 	close(fd);
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
-	submit(c, &r, "parked read");
-	none(c, &r, 30, "parked read");
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
+	dsubmit(c, &r, "parked read");
+	dnone(c, &r, 30, "parked read");
 	fd = open("/dev/null", O_RDONLY);
 	drec_int(c, fd - base, "next fd number while a read is parked (+0 = lowest free)");
 	close(fd);
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2, IOSQE_ASYNC);
-	submit(c, &r, "second parked read");
-	none(c, &r, 30, "second parked read");
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2, IOSQE_ASYNC);
+	dsubmit(c, &r, "second parked read");
+	dnone(c, &r, 30, "second parked read");
 	fd = open("/dev/null", O_RDONLY);
 	drec_int(c, fd - base, "next fd number, two reads parked");
 	close(fd);
-	wr(p[1], "0123456789abcdefghijklmnopqrstuv", 32);
+	twrite(p[1], "0123456789abcdefghijklmnopqrstuv", 32);
 	{
 		struct tcqe q[2];
 
-		reap(c, &r, q, 2, false, "both reads");
+		dreapq(c, &r, q, 2, false, "both reads");
 	}
 	usleep(20 * 1000);
 	fd = open("/dev/null", O_RDONLY);
 	drec_int(c, fd - base, "next fd number after they completed");
 	close(fd);
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -884,14 +796,14 @@ static long body_many(struct dctx *c, void *arg)
 	for (i = 0; i < N; i++) {
 		if (pipe(p[i]))
 			return 0;
-		prep(&r, IORING_OP_READ, p[i][0], buf[i], 8, 0, i,
-		     i & 1 ? IOSQE_ASYNC : 0);
+		tprep(&r, IORING_OP_READ, p[i][0], buf[i], 8, 0, i,
+		      i & 1 ? IOSQE_ASYNC : 0);
 	}
-	submit(c, &r, "48 reads on 48 pipes");
-	none(c, &r, 30, "48 reads");
+	dsubmit(c, &r, "48 reads on 48 pipes");
+	dnone(c, &r, 30, "48 reads");
 	for (i = N - 1; i >= 0; i--)
-		wr(p[i][1], &i, sizeof(i));
-	reap(c, &r, q, N, false, "48 reads");
+		twrite(p[i][1], &i, sizeof(i));
+	dreapq(c, &r, q, N, false, "48 reads");
 	s1 = dstats(c, &r);
 	if (!c->is_kernel)
 		dcheck(c, s1.route_poll - s0.route_poll >= N,
@@ -918,15 +830,15 @@ static long body_teardown(struct dctx *c, void *arg)
 	signal(SIGPIPE, SIG_IGN);
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2, IOSQE_ASYNC);
-	submit(c, &r, "two parked reads");
-	none(c, &r, 30, "two parked reads");
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2, IOSQE_ASYNC);
+	dsubmit(c, &r, "two parked reads");
+	dnone(c, &r, 30, "two parked reads");
 	tring_exit(&r);
 	usleep(100 * 1000);
 	/* the cancelled reads took nothing */
-	wr(p[1], "after", 5);
-	ret = (int)drain_fd(p[0]);
+	twrite(p[1], "after", 5);
+	ret = (int)tdrain_fd(p[0]);
 	drec_int(c, ret, "bytes left for the application after teardown");
 	/* and hold no reference to the pipe any more */
 	close(p[0]);

@@ -27,29 +27,19 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 #include "uuring.h"
 
 #define LIMIT_MS 4000
 #define SEC 1000000000LL
 #define MS 1000000LL
 
-static struct io_uring_sqe *prep(struct tring *r, int op, int fd,
-				 const void *addr, unsigned int len,
-				 uint64_t off, uint64_t ud, uint8_t flags)
-{
-	struct io_uring_sqe *s = tring_get_sqe(r);
-
-	tring_prep_rw(s, op, fd, addr, len, off, ud);
-	s->flags = flags;
-	return s;
-}
-
 static struct io_uring_sqe *poll_add(struct tring *r, int fd,
 				     uint32_t events, uint32_t flags,
 				     uint64_t ud, uint8_t sqe_flags)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_POLL_ADD, fd, NULL, flags,
-				      0, ud, sqe_flags);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_POLL_ADD, fd, NULL, flags,
+				       0, ud, sqe_flags);
 
 	s->poll32_events = events;
 	return s;
@@ -59,62 +49,12 @@ static struct io_uring_sqe *poll_remove(struct tring *r, uint64_t target,
 					uint32_t flags, uint64_t new_ud,
 					uint32_t events, uint64_t ud)
 {
-	struct io_uring_sqe *s = prep(r, IORING_OP_POLL_REMOVE, -1, NULL,
-				      flags, new_ud, ud, 0);
+	struct io_uring_sqe *s = tprep(r, IORING_OP_POLL_REMOVE, -1, NULL,
+				       flags, new_ud, ud, 0);
 
 	s->addr = target;
 	s->poll32_events = events;
 	return s;
-}
-
-static void nop(struct tring *r, uint64_t ud, uint8_t flags)
-{
-	prep(r, IORING_OP_NOP, -1, NULL, 0, 0, ud, flags);
-}
-
-static void submit(struct dctx *c, struct tring *r, const char *label)
-{
-	drec_int(c, tring_submit(r), "%s: submit", label);
-}
-
-static void none(struct dctx *c, struct tring *r, int ms, const char *label)
-{
-	int ret = tring_wait(r, 1, ms * MS);
-
-	drec_int(c, ret == -ETIME ? 0 : 1, "%s: a CQE within %d ms", label, ms);
-	drec_int(c, tring_cq_ready(r), "%s: CQEs ready", label);
-}
-
-static unsigned int reap(struct dctx *c, struct tring *r, unsigned int n,
-			 bool ordered, const char *label)
-{
-	struct tcqe q[64];
-	unsigned int got = tring_reap_wait(r, q, n, 2 * SEC);
-
-	drec_cqes(c, q, got, ordered, "%s", label);
-	return got;
-}
-
-static int reap1_within(struct dctx *c, struct tring *r, int64_t ns,
-			const char *label)
-{
-	struct tcqe q;
-	unsigned int got = tring_reap_wait(r, &q, 1, ns);
-
-	drec_cqes(c, &q, got, true, "%s", label);
-	return got ? q.res : -99999;
-}
-
-static int reap1(struct dctx *c, struct tring *r, const char *label)
-{
-	return reap1_within(c, r, 2 * SEC, label);
-}
-
-/* submit one request and record its CQE (it must complete at once) */
-static int now(struct dctx *c, struct tring *r, const char *label)
-{
-	submit(c, r, label);
-	return reap1(c, r, label);
 }
 
 /*
@@ -125,35 +65,6 @@ static int now(struct dctx *c, struct tring *r, const char *label)
 static int run_tw(struct tring *r)
 {
 	return tring_enter(r, 0, 0, IORING_ENTER_GETEVENTS, NULL, 0);
-}
-
-static void wr(int fd, const void *b, size_t n)
-{
-	if (write(fd, b, n) != (ssize_t)n)
-		abort();
-}
-
-static void fill_pipe(int fd)
-{
-	char b[4096];
-	int fl = fcntl(fd, F_GETFL);
-
-	memset(b, 'f', sizeof(b));
-	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	while (write(fd, b, sizeof(b)) > 0)
-		;
-	fcntl(fd, F_SETFL, fl);
-}
-
-static void drain_fd(int fd)
-{
-	char b[4096];
-	int fl = fcntl(fd, F_GETFL);
-
-	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	while (read(fd, b, sizeof(b)) > 0)
-		;
-	fcntl(fd, F_SETFL, fl);
 }
 
 #define ISOLATED(sc, body) DISOLATED_SCENARIO(sc, body, LIMIT_MS)
@@ -173,74 +84,74 @@ static long body_oneshot_pipe(struct dctx *c, void *arg)
 		return 0;
 	s0 = dstats(c, &r);
 	poll_add(&r, p[0], POLLIN, 0, 1, 0);
-	submit(c, &r, "POLLIN, empty pipe");
-	none(c, &r, 30, "POLLIN, empty pipe");
-	wr(p[1], "x", 1);
-	reap1(c, &r, "POLLIN after a write");
+	dsubmit(c, &r, "POLLIN, empty pipe");
+	dnone(c, &r, 30, "POLLIN, empty pipe");
+	twrite(p[1], "x", 1);
+	dreap1(c, &r, "POLLIN after a write");
 	s1 = dstats(c, &r);
 	if (!c->is_kernel)
 		dcheck(c, s1.route_poll - s0.route_poll >= 1,
 		       "a waiting POLL_ADD: route_poll +%llu",
 		       (unsigned long long)(s1.route_poll - s0.route_poll));
 	poll_add(&r, p[0], POLLIN | POLLRDNORM | POLLOUT, 0, 2, 0);
-	now(c, &r, "POLLIN|RDNORM|OUT, data waiting");
+	dnow(c, &r, "POLLIN|RDNORM|OUT, data waiting");
 	poll_add(&r, p[1], POLLOUT | POLLWRNORM, 0, 3, 0);
-	now(c, &r, "POLLOUT|WRNORM on the write end");
+	dnow(c, &r, "POLLOUT|WRNORM on the write end");
 	poll_add(&r, p[1], POLLIN, 0, 4, 0);
-	submit(c, &r, "POLLIN on the write end");
-	none(c, &r, 30, "POLLIN on the write end");
+	dsubmit(c, &r, "POLLIN on the write end");
+	dnone(c, &r, 30, "POLLIN on the write end");
 	poll_remove(&r, 4, 0, 0, 0, 5);
-	submit(c, &r, "remove it");
-	reap(c, &r, 2, false, "remove it");
-	drain_fd(p[0]);
+	dsubmit(c, &r, "remove it");
+	dreapn(c, &r, 2, false, "remove it");
+	tdrain_fd(p[0]);
 
 	/* full pipe: POLLOUT waits for a page to be read */
-	fill_pipe(p[1]);
+	tfill_pipe(p[1]);
 	poll_add(&r, p[1], POLLOUT, 0, 6, 0);
-	submit(c, &r, "POLLOUT, full pipe");
-	none(c, &r, 30, "POLLOUT, full pipe");
+	dsubmit(c, &r, "POLLOUT, full pipe");
+	dnone(c, &r, 30, "POLLOUT, full pipe");
 	drec_int(c, read(p[0], buf, sizeof(buf)), "read a page");
-	reap1(c, &r, "POLLOUT after a read");
-	drain_fd(p[0]);
+	dreap1(c, &r, "POLLOUT after a read");
+	tdrain_fd(p[0]);
 
 	/* ASYNC poll */
 	poll_add(&r, p[0], POLLIN, 0, 7, IOSQE_ASYNC);
-	submit(c, &r, "ASYNC POLLIN");
-	none(c, &r, 30, "ASYNC POLLIN");
-	wr(p[1], "y", 1);
-	reap1(c, &r, "ASYNC POLLIN");
-	drain_fd(p[0]);
+	dsubmit(c, &r, "ASYNC POLLIN");
+	dnone(c, &r, 30, "ASYNC POLLIN");
+	twrite(p[1], "y", 1);
+	dreap1(c, &r, "ASYNC POLLIN");
+	tdrain_fd(p[0]);
 
 	/* CQE_SKIP_SUCCESS on a one-shot poll: no CQE */
 	poll_add(&r, p[0], POLLIN, 0, 8, IOSQE_CQE_SKIP_SUCCESS);
-	submit(c, &r, "skip-success POLLIN");
-	wr(p[1], "z", 1);
-	none(c, &r, 50, "skip-success POLLIN");
-	drain_fd(p[0]);
+	dsubmit(c, &r, "skip-success POLLIN");
+	twrite(p[1], "z", 1);
+	dnone(c, &r, 50, "skip-success POLLIN");
+	tdrain_fd(p[0]);
 
 	/* the writer closes: POLLHUP, even when not asked for */
 	poll_add(&r, p[0], POLLIN, 0, 9, 0);
 	poll_add(&r, p[0], 0, 0, 10, 0);
 	poll_add(&r, p[0], POLLPRI, 0, 11, 0);
-	submit(c, &r, "POLLIN, 0, POLLPRI on the read end");
-	none(c, &r, 30, "POLLIN, 0, POLLPRI on the read end");
+	dsubmit(c, &r, "POLLIN, 0, POLLPRI on the read end");
+	dnone(c, &r, 30, "POLLIN, 0, POLLPRI on the read end");
 	close(p[1]);
-	reap(c, &r, 3, false, "writer closed");
+	dreapn(c, &r, 3, false, "writer closed");
 	poll_add(&r, p[0], POLLIN | POLLRDHUP, 0, 12, 0);
-	now(c, &r, "POLLIN|RDHUP on a widowed read end");
+	dnow(c, &r, "POLLIN|RDHUP on a widowed read end");
 	close(p[0]);
 
 	/* the reader closes: POLLERR on the write end */
 	if (pipe(p))
 		return 0;
-	fill_pipe(p[1]);
+	tfill_pipe(p[1]);
 	poll_add(&r, p[1], POLLOUT, 0, 13, 0);
-	submit(c, &r, "POLLOUT, full pipe");
-	none(c, &r, 30, "POLLOUT, full pipe");
+	dsubmit(c, &r, "POLLOUT, full pipe");
+	dnone(c, &r, 30, "POLLOUT, full pipe");
 	close(p[0]);
-	reap1(c, &r, "reader closed");
+	dreap1(c, &r, "reader closed");
 	poll_add(&r, p[1], POLLIN, 0, 14, 0);
-	now(c, &r, "POLLIN on a widowed write end");
+	dnow(c, &r, "POLLIN on a widowed write end");
 	close(p[1]);
 	tring_exit(&r);
 	return 0;
@@ -259,34 +170,34 @@ static long body_oneshot_other(struct dctx *c, void *arg)
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
 		return 0;
 	poll_add(&r, sv[0], POLLIN, 0, 1, 0);
-	submit(c, &r, "socket POLLIN");
-	none(c, &r, 30, "socket POLLIN");
-	wr(sv[1], "hi", 2);
-	reap1(c, &r, "socket POLLIN after send");
+	dsubmit(c, &r, "socket POLLIN");
+	dnone(c, &r, 30, "socket POLLIN");
+	twrite(sv[1], "hi", 2);
+	dreap1(c, &r, "socket POLLIN after send");
 	poll_add(&r, sv[0], POLLOUT | POLLIN | POLLRDNORM | POLLWRNORM, 0, 2, 0);
-	now(c, &r, "socket IN|OUT|RDNORM|WRNORM");
+	dnow(c, &r, "socket IN|OUT|RDNORM|WRNORM");
 	poll_add(&r, sv[1], POLLRDHUP, 0, 3, 0);
-	submit(c, &r, "socket POLLRDHUP");
-	none(c, &r, 30, "socket POLLRDHUP");
+	dsubmit(c, &r, "socket POLLRDHUP");
+	dnone(c, &r, 30, "socket POLLRDHUP");
 	shutdown(sv[0], SHUT_WR);
-	reap1(c, &r, "POLLRDHUP after the peer's SHUT_WR");
+	dreap1(c, &r, "POLLRDHUP after the peer's SHUT_WR");
 	poll_add(&r, sv[1], POLLIN, 0, 4, 0);
-	now(c, &r, "POLLIN after the peer's SHUT_WR");
+	dnow(c, &r, "POLLIN after the peer's SHUT_WR");
 	poll_add(&r, sv[0], POLLIN, 0, 5, 0);
-	submit(c, &r, "POLLIN, peer closes");
-	none(c, &r, 30, "POLLIN, peer closes");
+	dsubmit(c, &r, "POLLIN, peer closes");
+	dnone(c, &r, 30, "POLLIN, peer closes");
 	close(sv[1]);
-	reap1(c, &r, "POLLIN, peer closed");
+	dreap1(c, &r, "POLLIN, peer closed");
 	close(sv[0]);
 
 	efd = eventfd(0, EFD_CLOEXEC);
 	poll_add(&r, efd, POLLIN, 0, 6, 0);
-	submit(c, &r, "eventfd POLLIN");
-	none(c, &r, 30, "eventfd POLLIN");
-	wr(efd, &one, 8);
-	reap1(c, &r, "eventfd POLLIN after a write");
+	dsubmit(c, &r, "eventfd POLLIN");
+	dnone(c, &r, 30, "eventfd POLLIN");
+	twrite(efd, &one, 8);
+	dreap1(c, &r, "eventfd POLLIN after a write");
 	poll_add(&r, efd, POLLOUT | POLLIN, 0, 7, 0);
-	now(c, &r, "eventfd IN|OUT");
+	dnow(c, &r, "eventfd IN|OUT");
 	close(efd);
 	tring_exit(&r);
 	return 0;
@@ -342,12 +253,12 @@ static long body_nopoll_files(struct dctx *c, void *arg)
 			snprintf(label, sizeof(label), "%s: %s", name,
 				 m[j].name);
 			poll_add(&r, fd, m[j].ev, m[j].flags, j, 0);
-			submit(c, &r, label);
-			if (reap1_within(c, &r, 200 * MS, label) == -99999) {
+			dsubmit(c, &r, label);
+			if (dreap1_within(c, &r, 200 * MS, label) == -99999) {
 				/* still armed: take it away */
 				poll_remove(&r, j, 0, 0, 0, 99);
-				submit(c, &r, label);
-				reap(c, &r, 2, false, label);
+				dsubmit(c, &r, label);
+				dreapn(c, &r, 2, false, label);
 			}
 		}
 		close(fd);
@@ -369,69 +280,68 @@ static long body_multishot(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
 	poll_add(&r, p[0], POLLIN, IORING_POLL_ADD_MULTI, 1, 0);
-	submit(c, &r, "multishot POLLIN");
-	none(c, &r, 30, "multishot POLLIN");
+	dsubmit(c, &r, "multishot POLLIN");
+	dnone(c, &r, 30, "multishot POLLIN");
 	for (i = 0; i < 3; i++) {
 		char label[64];
 
 		snprintf(label, sizeof(label), "write %d (pipe not drained)",
 			 i);
-		wr(p[1], "m", 1);
-		reap1(c, &r, label);
+		twrite(p[1], "m", 1);
+		dreap1(c, &r, label);
 	}
-	drain_fd(p[0]);
-	none(c, &r, 30, "no wakeup, no CQE");
-	wr(p[1], "n", 1);
-	reap1(c, &r, "write after a drain");
+	tdrain_fd(p[0]);
+	dnone(c, &r, 30, "no wakeup, no CQE");
+	twrite(p[1], "n", 1);
+	dreap1(c, &r, "write after a drain");
 	poll_remove(&r, 1, 0, 0, 0, 2);
-	submit(c, &r, "remove multishot");
-	reap(c, &r, 2, false, "remove multishot");
-	drain_fd(p[0]);
+	dsubmit(c, &r, "remove multishot");
+	dreapn(c, &r, 2, false, "remove multishot");
+	tdrain_fd(p[0]);
 
 	/* ready when armed: the first CQE comes at once */
-	wr(p[1], "d", 1);
+	twrite(p[1], "d", 1);
 	poll_add(&r, p[0], POLLIN, IORING_POLL_ADD_MULTI, 3, 0);
-	submit(c, &r, "multishot, data waiting");
-	reap1(c, &r, "multishot, data waiting");
-	none(c, &r, 30, "multishot, data waiting, no new edge");
-	wr(p[1], "e", 1);
-	reap1(c, &r, "multishot, one more write");
+	dsubmit(c, &r, "multishot, data waiting");
+	dreap1(c, &r, "multishot, data waiting");
+	dnone(c, &r, 30, "multishot, data waiting, no new edge");
+	twrite(p[1], "e", 1);
+	dreap1(c, &r, "multishot, one more write");
 	/* the writer closes: POLLHUP, and then? */
 	close(p[1]);
-	reap1(c, &r, "multishot, writer closed");
-	none(c, &r, 30, "multishot, after writer closed");
+	dreap1(c, &r, "multishot, writer closed");
+	dnone(c, &r, 30, "multishot, after writer closed");
 	poll_remove(&r, 3, 0, 0, 0, 4);
-	submit(c, &r, "remove after HUP");
-	reap(c, &r, tring_wait(&r, 2, 50 * MS) == 0 ? 2 : 1, false,
-	     "remove after HUP");
+	dsubmit(c, &r, "remove after HUP");
+	dreapn(c, &r, tring_wait(&r, 2, 50 * MS) == 0 ? 2 : 1, false,
+	       "remove after HUP");
 	close(p[0]);
 
 	/* POLLOUT multishot on a pipe: one CQE, no further edges */
 	if (pipe(p))
 		return 0;
 	poll_add(&r, p[1], POLLOUT, IORING_POLL_ADD_MULTI, 5, 0);
-	submit(c, &r, "multishot POLLOUT");
-	reap1(c, &r, "multishot POLLOUT");
-	wr(p[1], "q", 1);
-	none(c, &r, 30, "multishot POLLOUT after a write");
+	dsubmit(c, &r, "multishot POLLOUT");
+	dreap1(c, &r, "multishot POLLOUT");
+	twrite(p[1], "q", 1);
+	dnone(c, &r, 30, "multishot POLLOUT after a write");
 	poll_remove(&r, 5, 0, 0, 0, 6);
-	submit(c, &r, "remove POLLOUT multishot");
-	reap(c, &r, 2, false, "remove POLLOUT multishot");
-	close(p[0]);
-	close(p[1]);
+	dsubmit(c, &r, "remove POLLOUT multishot");
+	dreapn(c, &r, 2, false, "remove POLLOUT multishot");
+	tclose2(p);
 
 	/* eventfd: one CQE per write */
 	efd = eventfd(0, EFD_CLOEXEC);
 	poll_add(&r, efd, POLLIN, IORING_POLL_ADD_MULTI, 7, 0);
-	submit(c, &r, "eventfd multishot");
+	dsubmit(c, &r, "eventfd multishot");
 	for (i = 0; i < 4; i++) {
-		wr(efd, &one, 8);
-		reap1(c, &r, "eventfd write");
+		twrite(efd, &one, 8);
+		dreap1(c, &r, "eventfd write");
 	}
-	none(c, &r, 30, "eventfd, no write");
+	dnone(c, &r, 30, "eventfd, no write");
 	poll_remove(&r, 7, 0, 0, 0, 8);
-	submit(c, &r, "remove eventfd multishot");
-	reap(c, &r, 2, false, "remove eventfd multishot");
+	dsubmit(c, &r, "remove eventfd multishot");
+	dreapn(c, &r, 2, false, "remove eventfd multishot");
 	close(efd);
 	tring_exit(&r);
 	return 0;
@@ -455,13 +365,13 @@ static long body_multishot_overflow(struct dctx *c, void *arg)
 	if (dring(c, &r, 2, &p, "ring setup, CQ of 2") || pipe(pp))
 		return 0;
 	poll_add(&r, pp[0], POLLIN, IORING_POLL_ADD_MULTI, 1, 0);
-	submit(c, &r, "multishot POLLIN");
+	dsubmit(c, &r, "multishot POLLIN");
 	/* an SQ thread arms the poll before the first write: a write
 	 * during the arming can give two CQEs (the arm's check and the
 	 * wakeup) */
 	tring_sqpoll_await_sq_taken(&r, 5000);
 	for (i = 0; i < 4; i++) {
-		wr(pp[1], "o", 1);
+		twrite(pp[1], "o", 1);
 		usleep(40 * 1000);
 		/* each wakeup is handled before the next write, on every
 		 * kind of ring: without this a DEFER_TASKRUN ring would post
@@ -473,27 +383,26 @@ static long body_multishot_overflow(struct dctx *c, void *arg)
 		drec_int(c, !!(tring_sq_flags(&r) & IORING_SQ_CQ_OVERFLOW),
 			 "after write %d: CQ_OVERFLOW", i);
 	}
-	reap(c, &r, 2, true, "the CQ");
+	dreapn(c, &r, 2, true, "the CQ");
 	drec_int(c, tring_wait(&r, 1, 100 * MS), "wait flushes the overflow");
-	reap(c, &r, 1, true, "the overflowed CQE");
-	none(c, &r, 30, "terminated");
+	dreapn(c, &r, 1, true, "the overflowed CQE");
+	dnone(c, &r, 30, "terminated");
 	poll_remove(&r, 1, 0, 0, 0, 2);
-	now(c, &r, "remove the terminated poll");
+	dnow(c, &r, "remove the terminated poll");
 
 	/* the same on a CQ that the application keeps reaping */
-	drain_fd(pp[0]);
+	tdrain_fd(pp[0]);
 	poll_add(&r, pp[0], POLLIN, IORING_POLL_ADD_MULTI, 3, 0);
-	submit(c, &r, "multishot, reaped");
+	dsubmit(c, &r, "multishot, reaped");
 	tring_sqpoll_await_sq_taken(&r, 5000);
 	for (i = 0; i < 5; i++) {
-		wr(pp[1], "p", 1);
-		reap1(c, &r, "reaped wakeup");
+		twrite(pp[1], "p", 1);
+		dreap1(c, &r, "reaped wakeup");
 	}
 	poll_remove(&r, 3, 0, 0, 0, 4);
-	submit(c, &r, "remove");
-	reap(c, &r, 2, false, "remove");
-	close(pp[0]);
-	close(pp[1]);
+	dsubmit(c, &r, "remove");
+	dreapn(c, &r, 2, false, "remove");
+	tclose2(pp);
 	tring_exit(&r);
 	return 0;
 }
@@ -511,48 +420,47 @@ static long body_remove(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
 	poll_add(&r, p[0], POLLIN, 0, 1, 0);
-	submit(c, &r, "poll");
+	dsubmit(c, &r, "poll");
 	poll_remove(&r, 1, 0, 0, 0, 2);
-	submit(c, &r, "remove found");
-	reap(c, &r, 2, false, "remove found");
+	dsubmit(c, &r, "remove found");
+	dreapn(c, &r, 2, false, "remove found");
 	poll_remove(&r, 1, 0, 0, 0, 3);
-	now(c, &r, "remove again");
+	dnow(c, &r, "remove again");
 	poll_remove(&r, 12345, 0, 0, 0, 4);
-	now(c, &r, "remove unknown user_data");
+	dnow(c, &r, "remove unknown user_data");
 	/* one SQE batch: add and remove */
 	poll_add(&r, p[0], POLLIN, 0, 5, 0);
 	poll_remove(&r, 5, 0, 0, 0, 6);
-	submit(c, &r, "add+remove in one enter");
-	reap(c, &r, 2, false, "add+remove in one enter");
+	dsubmit(c, &r, "add+remove in one enter");
+	dreapn(c, &r, 2, false, "add+remove in one enter");
 	/* a completed poll is not found */
-	wr(p[1], "x", 1);
+	twrite(p[1], "x", 1);
 	poll_add(&r, p[0], POLLIN, 0, 7, 0);
-	now(c, &r, "ready poll");
+	dnow(c, &r, "ready poll");
 	poll_remove(&r, 7, 0, 0, 0, 8);
-	now(c, &r, "remove completed");
-	drain_fd(p[0]);
+	dnow(c, &r, "remove completed");
+	tdrain_fd(p[0]);
 	/* a parked READ is not a poll */
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 9, 0);
-	submit(c, &r, "parked read");
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 9, 0);
+	dsubmit(c, &r, "parked read");
 	poll_remove(&r, 9, 0, 0, 0, 10);
-	now(c, &r, "remove a parked read's user_data");
-	wr(p[1], "y", 1);
-	reap1(c, &r, "the read");
+	dnow(c, &r, "remove a parked read's user_data");
+	twrite(p[1], "y", 1);
+	dreap1(c, &r, "the read");
 	/* user_data 0 */
 	poll_add(&r, p[0], POLLIN, 0, 0, 0);
-	submit(c, &r, "poll ud 0");
+	dsubmit(c, &r, "poll ud 0");
 	poll_remove(&r, 0, 0, 0, 0, 11);
-	submit(c, &r, "remove ud 0");
-	reap(c, &r, 2, false, "remove ud 0");
+	dsubmit(c, &r, "remove ud 0");
+	dreapn(c, &r, 2, false, "remove ud 0");
 	/* removal with CQE_SKIP_SUCCESS on the remove */
 	poll_add(&r, p[0], POLLIN, 0, 12, 0);
-	submit(c, &r, "poll 12");
+	dsubmit(c, &r, "poll 12");
 	poll_remove(&r, 12, 0, 0, 0, 13)->flags = IOSQE_CQE_SKIP_SUCCESS;
-	submit(c, &r, "skip-success remove");
-	reap1(c, &r, "skip-success remove");
-	none(c, &r, 30, "skip-success remove");
-	close(p[0]);
-	close(p[1]);
+	dsubmit(c, &r, "skip-success remove");
+	dreap1(c, &r, "skip-success remove");
+	dnone(c, &r, 30, "skip-success remove");
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -564,8 +472,7 @@ static int fresh(struct dctx *c, struct tring *r, int p[2], bool first)
 {
 	if (!first) {
 		tring_exit(r);
-		close(p[0]);
-		close(p[1]);
+		tclose2(p);
 	}
 	if (dring_flags(c, r, 16, 0))
 		return -1;
@@ -585,89 +492,88 @@ static long body_update(struct dctx *c, void *arg)
 		return 0;
 	/* new user_data */
 	poll_add(&r, p[0], POLLIN, 0, 1, 0);
-	submit(c, &r, "poll 1");
+	dsubmit(c, &r, "poll 1");
 	poll_remove(&r, 1, UU, 11, 0, 2);
-	now(c, &r, "update user_data 1 -> 11");
+	dnow(c, &r, "update user_data 1 -> 11");
 	poll_remove(&r, 1, 0, 0, 0, 3);
-	now(c, &r, "remove the old user_data");
-	wr(p[1], "a", 1);
-	reap1(c, &r, "fires with the new user_data");
+	dnow(c, &r, "remove the old user_data");
+	twrite(p[1], "a", 1);
+	dreap1(c, &r, "fires with the new user_data");
 
 	/* new events: POLLPRI (never) -> POLLIN */
 	if (fresh(c, &r, p, false))
 		return 0;
 	poll_add(&r, p[0], POLLPRI, 0, 4, 0);
-	submit(c, &r, "POLLPRI poll");
+	dsubmit(c, &r, "POLLPRI poll");
 	poll_remove(&r, 4, UE, 0, POLLIN, 5);
-	now(c, &r, "update events to POLLIN");
-	none(c, &r, 30, "updated, not ready");
-	wr(p[1], "b", 1);
-	reap1(c, &r, "updated poll fires");
+	dnow(c, &r, "update events to POLLIN");
+	dnone(c, &r, 30, "updated, not ready");
+	twrite(p[1], "b", 1);
+	dreap1(c, &r, "updated poll fires");
 
 	/* updated to events that are ready now (data waiting) */
 	if (fresh(c, &r, p, false))
 		return 0;
-	wr(p[1], "b", 1);
+	twrite(p[1], "b", 1);
 	poll_add(&r, p[0], POLLPRI, 0, 6, 0);
-	submit(c, &r, "POLLPRI poll, data waiting");
-	none(c, &r, 30, "POLLPRI poll, data waiting");
+	dsubmit(c, &r, "POLLPRI poll, data waiting");
+	dnone(c, &r, 30, "POLLPRI poll, data waiting");
 	poll_remove(&r, 6, UE, 0, POLLIN, 7);
-	submit(c, &r, "update to a ready POLLIN");
-	reap(c, &r, 2, false, "update to a ready POLLIN");
+	dsubmit(c, &r, "update to a ready POLLIN");
+	dreapn(c, &r, 2, false, "update to a ready POLLIN");
 
 	/* both at once */
 	if (fresh(c, &r, p, false))
 		return 0;
 	poll_add(&r, p[0], POLLPRI, 0, 8, 0);
-	submit(c, &r, "poll 8");
+	dsubmit(c, &r, "poll 8");
 	poll_remove(&r, 8, UE | UU, 18, POLLIN, 9);
-	now(c, &r, "update events and user_data");
-	wr(p[1], "c", 1);
-	reap1(c, &r, "fires as 18");
+	dnow(c, &r, "update events and user_data");
+	twrite(p[1], "c", 1);
+	dreap1(c, &r, "fires as 18");
 
 	/* not found */
 	poll_remove(&r, 4242, UE, 0, POLLIN, 10);
-	now(c, &r, "update unknown user_data");
+	dnow(c, &r, "update unknown user_data");
 
 	/* multishot updated without IORING_POLL_ADD_MULTI: the kernel keeps
 	 * the behaviour flags and updates only the event mask */
 	if (fresh(c, &r, p, false))
 		return 0;
 	poll_add(&r, p[0], POLLPRI, MU, 20, 0);
-	submit(c, &r, "multishot POLLPRI");
+	dsubmit(c, &r, "multishot POLLPRI");
 	poll_remove(&r, 20, UE, 0, POLLIN, 21);
-	now(c, &r, "update multishot, no MULTI flag");
-	wr(p[1], "d", 1);
-	reap1_within(c, &r, 200 * MS, "first wakeup");
-	wr(p[1], "e", 1);
-	reap1_within(c, &r, 200 * MS, "second wakeup");
+	dnow(c, &r, "update multishot, no MULTI flag");
+	twrite(p[1], "d", 1);
+	dreap1_within(c, &r, 200 * MS, "first wakeup");
+	twrite(p[1], "e", 1);
+	dreap1_within(c, &r, 200 * MS, "second wakeup");
 
 	/* one-shot updated with IORING_POLL_ADD_MULTI: stays one-shot */
 	if (fresh(c, &r, p, false))
 		return 0;
 	poll_add(&r, p[0], POLLPRI, 0, 30, 0);
-	submit(c, &r, "one-shot POLLPRI");
+	dsubmit(c, &r, "one-shot POLLPRI");
 	poll_remove(&r, 30, UE | MU, 0, POLLIN, 31);
-	now(c, &r, "update one-shot with MULTI");
-	wr(p[1], "f", 1);
-	reap1_within(c, &r, 200 * MS, "first wakeup");
-	wr(p[1], "g", 1);
-	none(c, &r, 30, "second wakeup");
+	dnow(c, &r, "update one-shot with MULTI");
+	twrite(p[1], "f", 1);
+	dreap1_within(c, &r, 200 * MS, "first wakeup");
+	twrite(p[1], "g", 1);
+	dnone(c, &r, 30, "second wakeup");
 
 	/* update of the user_data only, multishot keeps going */
 	if (fresh(c, &r, p, false))
 		return 0;
 	poll_add(&r, p[0], POLLIN, MU, 40, 0);
-	submit(c, &r, "multishot 40");
+	dsubmit(c, &r, "multishot 40");
 	poll_remove(&r, 40, UU, 41, 0, 42);
-	now(c, &r, "update multishot user_data");
-	wr(p[1], "h", 1);
-	reap1(c, &r, "multishot as 41");
+	dnow(c, &r, "update multishot user_data");
+	twrite(p[1], "h", 1);
+	dreap1(c, &r, "multishot as 41");
 	poll_remove(&r, 41, 0, 0, 0, 43);
-	submit(c, &r, "remove 41");
-	reap(c, &r, 2, false, "remove 41");
-	close(p[0]);
-	close(p[1]);
+	dsubmit(c, &r, "remove 41");
+	dreapn(c, &r, 2, false, "remove 41");
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -685,78 +591,77 @@ static long body_errors(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
 	poll_add(&r, -1, POLLIN, 0, 1, 0);
-	now(c, &r, "POLL_ADD fd -1");
+	dnow(c, &r, "POLL_ADD fd -1");
 	poll_add(&r, 9999, POLLIN, 0, 2, 0);
-	now(c, &r, "POLL_ADD fd 9999");
+	dnow(c, &r, "POLL_ADD fd 9999");
 	poll_add(&r, p[0], POLLIN, 0, 3, IOSQE_FIXED_FILE);
-	now(c, &r, "POLL_ADD fixed file, none registered");
+	dnow(c, &r, "POLL_ADD fixed file, none registered");
 	poll_add(&r, p[0], POLLIN, IORING_POLL_UPDATE_EVENTS, 4, 0);
-	now(c, &r, "POLL_ADD len UPDATE_EVENTS");
+	dnow(c, &r, "POLL_ADD len UPDATE_EVENTS");
 	poll_add(&r, p[0], POLLIN, IORING_POLL_ADD_LEVEL, 5, 0);
-	now(c, &r, "POLL_ADD len ADD_LEVEL");
+	dnow(c, &r, "POLL_ADD len ADD_LEVEL");
 	poll_add(&r, p[0], POLLIN, 1u << 31, 6, 0);
-	now(c, &r, "POLL_ADD len bit 31");
+	dnow(c, &r, "POLL_ADD len bit 31");
 	poll_add(&r, p[0], POLLIN, IORING_POLL_ADD_MULTI, 7,
 		 IOSQE_CQE_SKIP_SUCCESS);
-	now(c, &r, "multishot + CQE_SKIP_SUCCESS");
+	dnow(c, &r, "multishot + CQE_SKIP_SUCCESS");
 	poll_add(&r, p[0], POLLIN, 0, 8, 0)->off = 1;
-	now(c, &r, "POLL_ADD off 1");
+	dnow(c, &r, "POLL_ADD off 1");
 	poll_add(&r, p[0], POLLIN, 0, 9, 0)->addr = 0x1000;
-	now(c, &r, "POLL_ADD addr");
+	dnow(c, &r, "POLL_ADD addr");
 	poll_add(&r, p[0], POLLIN, 0, 10, 0)->buf_index = 1;
-	now(c, &r, "POLL_ADD buf_index");
+	dnow(c, &r, "POLL_ADD buf_index");
 	poll_add(&r, p[0], POLLIN, 0, 11, 0)->ioprio = 1;
-	now(c, &r, "POLL_ADD ioprio");
+	dnow(c, &r, "POLL_ADD ioprio");
 	poll_add(&r, p[0], POLLIN, 0, 12, IOSQE_BUFFER_SELECT);
-	now(c, &r, "POLL_ADD BUFFER_SELECT");
+	dnow(c, &r, "POLL_ADD BUFFER_SELECT");
 	poll_add(&r, p[0], POLLIN, 0, 13, 0)->personality = 3;
-	now(c, &r, "POLL_ADD personality");
+	dnow(c, &r, "POLL_ADD personality");
 	s = poll_add(&r, p[0], POLLIN, 0, 14, 0);
 	s->splice_fd_in = 5;
-	submit(c, &r, "POLL_ADD splice_fd_in (ignored?)");
-	if (reap1_within(c, &r, 200 * MS, "POLL_ADD splice_fd_in") ==
+	dsubmit(c, &r, "POLL_ADD splice_fd_in (ignored?)");
+	if (dreap1_within(c, &r, 200 * MS, "POLL_ADD splice_fd_in") ==
 	    -99999) {
 		poll_remove(&r, 14, 0, 0, 0, 15);
-		submit(c, &r, "remove it");
-		reap(c, &r, 2, false, "remove it");
+		dsubmit(c, &r, "remove it");
+		dreapn(c, &r, 2, false, "remove it");
 	}
 	poll_add(&r, p[0], 0xffffffffu, 0, 16, 0);
-	submit(c, &r, "POLL_ADD all event bits");
-	if (reap1_within(c, &r, 200 * MS, "POLL_ADD all event bits") ==
+	dsubmit(c, &r, "POLL_ADD all event bits");
+	if (dreap1_within(c, &r, 200 * MS, "POLL_ADD all event bits") ==
 	    -99999) {
 		poll_remove(&r, 16, 0, 0, 0, 17);
-		submit(c, &r, "remove it");
-		reap(c, &r, 2, false, "remove it");
+		dsubmit(c, &r, "remove it");
+		dreapn(c, &r, 2, false, "remove it");
 	}
 
 	poll_remove(&r, 1, 0, 0, 0, 20)->buf_index = 1;
-	now(c, &r, "POLL_REMOVE buf_index");
+	dnow(c, &r, "POLL_REMOVE buf_index");
 	poll_remove(&r, 1, 0, 0, 0, 21)->splice_fd_in = 1;
-	now(c, &r, "POLL_REMOVE splice_fd_in");
+	dnow(c, &r, "POLL_REMOVE splice_fd_in");
 	poll_remove(&r, 1, IORING_POLL_ADD_MULTI, 0, 0, 22);
-	now(c, &r, "POLL_REMOVE len MULTI only");
+	dnow(c, &r, "POLL_REMOVE len MULTI only");
 	poll_remove(&r, 1, 1u << 3, 0, 0, 23);
-	now(c, &r, "POLL_REMOVE len bit 3");
+	dnow(c, &r, "POLL_REMOVE len bit 3");
 	poll_remove(&r, 1, 0, 7, 0, 24);
-	now(c, &r, "POLL_REMOVE off without UPDATE_USER_DATA");
+	dnow(c, &r, "POLL_REMOVE off without UPDATE_USER_DATA");
 	poll_remove(&r, 1, 0, 0, POLLIN, 25);
-	now(c, &r, "POLL_REMOVE events without UPDATE_EVENTS");
+	dnow(c, &r, "POLL_REMOVE events without UPDATE_EVENTS");
 	poll_remove(&r, 1, 0, 0, 0, 26)->ioprio = 1;
-	now(c, &r, "POLL_REMOVE ioprio");
+	dnow(c, &r, "POLL_REMOVE ioprio");
 	poll_remove(&r, 1, 0, 0, 0, 27)->fd = 12345;
-	now(c, &r, "POLL_REMOVE fd ignored");
+	dnow(c, &r, "POLL_REMOVE fd ignored");
 	poll_remove(&r, 1, IORING_POLL_UPDATE_USER_DATA, 0, 0, 28);
-	now(c, &r, "POLL_REMOVE update user_data to 0, not found");
+	dnow(c, &r, "POLL_REMOVE update user_data to 0, not found");
 	poll_remove(&r, 1, 0, 0, 0, 29)->flags = IOSQE_FIXED_FILE;
-	now(c, &r, "POLL_REMOVE FIXED_FILE");
+	dnow(c, &r, "POLL_REMOVE FIXED_FILE");
 
 	/* a failing poll in a link chain cancels the rest */
 	poll_add(&r, 9999, POLLIN, 0, 30, IOSQE_IO_LINK);
-	nop(&r, 31, 0);
-	submit(c, &r, "bad poll in a chain");
-	reap(c, &r, 2, true, "bad poll in a chain");
-	close(p[0]);
-	close(p[1]);
+	tprep_nop(&r, 31, 0);
+	dsubmit(c, &r, "bad poll in a chain");
+	dreapn(c, &r, 2, true, "bad poll in a chain");
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -773,31 +678,30 @@ static long body_links(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
 	poll_add(&r, p[0], POLLIN, 0, 1, IOSQE_IO_LINK);
-	nop(&r, 2, IOSQE_IO_LINK);
+	tprep_nop(&r, 2, IOSQE_IO_LINK);
 	poll_add(&r, p[1], POLLOUT, 0, 3, 0);
-	submit(c, &r, "poll -> nop -> poll");
-	none(c, &r, 30, "poll -> nop -> poll");
-	wr(p[1], "x", 1);
-	reap(c, &r, 3, true, "poll -> nop -> poll");
-	drain_fd(p[0]);
+	dsubmit(c, &r, "poll -> nop -> poll");
+	dnone(c, &r, 30, "poll -> nop -> poll");
+	twrite(p[1], "x", 1);
+	dreapn(c, &r, 3, true, "poll -> nop -> poll");
+	tdrain_fd(p[0]);
 	/* a removed poll breaks its chain */
 	poll_add(&r, p[0], POLLIN, 0, 4, IOSQE_IO_LINK);
-	nop(&r, 5, 0);
-	submit(c, &r, "poll -> nop");
+	tprep_nop(&r, 5, 0);
+	dsubmit(c, &r, "poll -> nop");
 	poll_remove(&r, 4, 0, 0, 0, 6);
-	submit(c, &r, "remove the head");
-	reap(c, &r, 3, false, "removed head");
+	dsubmit(c, &r, "remove the head");
+	dreapn(c, &r, 3, false, "removed head");
 	/* drain waits for a pending poll */
 	poll_add(&r, p[0], POLLIN, 0, 7, 0);
-	nop(&r, 8, IOSQE_IO_DRAIN);
-	nop(&r, 9, 0);
-	submit(c, &r, "poll, drain, nop");
-	none(c, &r, 30, "poll, drain, nop");
-	wr(p[1], "y", 1);
-	reap(c, &r, 3, true, "poll, drain, nop");
-	drain_fd(p[0]);
-	close(p[0]);
-	close(p[1]);
+	tprep_nop(&r, 8, IOSQE_IO_DRAIN);
+	tprep_nop(&r, 9, 0);
+	dsubmit(c, &r, "poll, drain, nop");
+	dnone(c, &r, 30, "poll, drain, nop");
+	twrite(p[1], "y", 1);
+	dreapn(c, &r, 3, true, "poll, drain, nop");
+	tdrain_fd(p[0]);
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -819,11 +723,11 @@ static long body_many(struct dctx *c, void *arg)
 			return 0;
 		poll_add(&r, p[i][0], POLLIN, 0, i, 0);
 	}
-	submit(c, &r, "32 polls");
-	none(c, &r, 30, "32 polls");
+	dsubmit(c, &r, "32 polls");
+	dnone(c, &r, 30, "32 polls");
 	for (i = N - 1; i >= 0; i--)
-		wr(p[i][1], "z", 1);
-	reap(c, &r, N, false, "32 polls");
+		twrite(p[i][1], "z", 1);
+	dreapn(c, &r, N, false, "32 polls");
 	for (i = 0; i < N; i++) {
 		close(p[i][0]);
 		close(p[i][1]);
@@ -834,16 +738,15 @@ static long body_many(struct dctx *c, void *arg)
 		return 0;
 	poll_add(&r, q[0], POLLIN, 0, 100, 0);
 	poll_add(&r, q[0], POLLIN | POLLRDNORM, 0, 101, 0);
-	submit(c, &r, "two polls, one fd");
+	dsubmit(c, &r, "two polls, one fd");
 	poll_add(&r2, q[0], POLLIN, IORING_POLL_ADD_MULTI, 200, 0);
-	submit(c, &r2, "a second ring");
-	none(c, &r, 30, "two polls, one fd");
-	wr(q[1], "w", 1);
-	reap(c, &r, 2, false, "two polls, one fd");
-	reap(c, &r2, 1, true, "second ring");
+	dsubmit(c, &r2, "a second ring");
+	dnone(c, &r, 30, "two polls, one fd");
+	twrite(q[1], "w", 1);
+	dreapn(c, &r, 2, false, "two polls, one fd");
+	dreapn(c, &r2, 1, true, "second ring");
 	tring_exit(&r2);
-	close(q[0]);
-	close(q[1]);
+	tclose2(q);
 	tring_exit(&r);
 	return 0;
 }
@@ -864,54 +767,51 @@ static long body_both_ends(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
 		return 0;
 	/* a read waits on the read end; the (empty) pipe is writable */
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
-	submit(c, &r, "read on the read end");
-	none(c, &r, 30, "read on the read end");
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
+	dsubmit(c, &r, "read on the read end");
+	dnone(c, &r, 30, "read on the read end");
 	poll_add(&r, p[1], POLLOUT, 0, 2, 0);
-	submit(c, &r, "POLLOUT on the write end");
-	reap1_within(c, &r, 300 * MS, "POLLOUT on the write end, read parked");
-	wr(p[1], "1", 1);
-	reap1_within(c, &r, 300 * MS, "the read");
-	close(p[0]);
-	close(p[1]);
+	dsubmit(c, &r, "POLLOUT on the write end");
+	dreap1_within(c, &r, 300 * MS, "POLLOUT on the write end, read parked");
+	twrite(p[1], "1", 1);
+	dreap1_within(c, &r, 300 * MS, "the read");
+	tclose2(p);
 
 	/* a multishot POLLOUT keeps the write end armed; then a read */
 	if (pipe(p))
 		return 0;
 	poll_add(&r, p[1], POLLOUT, IORING_POLL_ADD_MULTI, 3, 0);
-	submit(c, &r, "multishot POLLOUT on the write end");
-	reap1(c, &r, "multishot POLLOUT");
-	prep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 4, 0);
-	submit(c, &r, "read on the read end");
-	none(c, &r, 30, "read on the read end");
-	wr(p[1], "2", 1);
-	reap1_within(c, &r, 300 * MS, "the read, write end armed");
+	dsubmit(c, &r, "multishot POLLOUT on the write end");
+	dreap1(c, &r, "multishot POLLOUT");
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 4, 0);
+	dsubmit(c, &r, "read on the read end");
+	dnone(c, &r, 30, "read on the read end");
+	twrite(p[1], "2", 1);
+	dreap1_within(c, &r, 300 * MS, "the read, write end armed");
 	poll_remove(&r, 3, 0, 0, 0, 5);
-	submit(c, &r, "remove");
-	reap(c, &r, 2, false, "remove");
-	close(p[0]);
-	close(p[1]);
+	dsubmit(c, &r, "remove");
+	dreapn(c, &r, 2, false, "remove");
+	tclose2(p);
 
 	/* POLLIN on the read end and POLLOUT on a full pipe's write end */
 	if (pipe(p))
 		return 0;
 	poll_add(&r, p[0], POLLIN, 0, 6, 0);
-	submit(c, &r, "POLLIN on the read end");
-	none(c, &r, 30, "POLLIN on the read end");
-	fill_pipe(p[1]);
-	reap1(c, &r, "POLLIN after filling");
+	dsubmit(c, &r, "POLLIN on the read end");
+	dnone(c, &r, 30, "POLLIN on the read end");
+	tfill_pipe(p[1]);
+	dreap1(c, &r, "POLLIN after filling");
 	poll_add(&r, p[1], POLLOUT, 0, 7, 0);
 	poll_add(&r, p[0], POLLIN, IORING_POLL_ADD_MULTI, 8, 0);
-	submit(c, &r, "POLLOUT on the full write end, POLLIN multishot");
-	reap1(c, &r, "multishot POLLIN, data waiting");
-	none(c, &r, 30, "POLLOUT, full");
-	drain_fd(p[0]);
-	reap1_within(c, &r, 300 * MS, "POLLOUT after draining");
+	dsubmit(c, &r, "POLLOUT on the full write end, POLLIN multishot");
+	dreap1(c, &r, "multishot POLLIN, data waiting");
+	dnone(c, &r, 30, "POLLOUT, full");
+	tdrain_fd(p[0]);
+	dreap1_within(c, &r, 300 * MS, "POLLOUT after draining");
 	poll_remove(&r, 8, 0, 0, 0, 9);
-	submit(c, &r, "remove");
-	reap(c, &r, 2, false, "remove");
-	close(p[0]);
-	close(p[1]);
+	dsubmit(c, &r, "remove");
+	dreapn(c, &r, 2, false, "remove");
+	tclose2(p);
 	tring_exit(&r);
 	return 0;
 }
@@ -938,16 +838,15 @@ static long body_armed_ready(struct dctx *c, void *arg)
 
 		if (pipe(p))
 			return 0;
-		prep(&r, IORING_OP_READ, p[0], b, sizeof(b), 0, 1, 0);
+		tprep(&r, IORING_OP_READ, p[0], b, sizeof(b), 0, 1, 0);
 		tring_submit(&r);
 		usleep(2 * 1000);
 		poll_add(&r, p[1], POLLOUT, 0, 4, 0);
 		tring_submit(&r);
 		tring_reap_wait(&r, q, 1, SEC);
-		wr(p[1], "1", 1);
+		twrite(p[1], "1", 1);
 		tring_reap_wait(&r, q, 1, SEC);
-		close(p[0]);
-		close(p[1]);
+		tclose2(p);
 		if (pipe(p))
 			return 0;
 		poll_add(&r, p[1], POLLOUT, IORING_POLL_ADD_MULTI, 2, 0);
@@ -965,8 +864,7 @@ static long body_armed_ready(struct dctx *c, void *arg)
 		poll_remove(&r, 2, 0, 0, 0, 3);
 		tring_submit(&r);
 		tring_reap_wait(&r, q, 2, SEC);
-		close(p[0]);
-		close(p[1]);
+		tclose2(p);
 	}
 	drec_int(c, bad, "iterations with a second CQE and no new wakeup");
 	tring_exit(&r);
@@ -986,14 +884,14 @@ static long body_close(struct dctx *c, void *arg)
 	base = open("/dev/null", O_RDONLY);
 	close(base);
 	poll_add(&r, p[0], POLLIN, 0, 1, 0);
-	submit(c, &r, "poll");
-	none(c, &r, 30, "poll");
+	dsubmit(c, &r, "poll");
+	dnone(c, &r, 30, "poll");
 	fd = open("/dev/null", O_RDONLY);
 	drec_int(c, fd - base, "next fd number while a poll waits (+0 = lowest free)");
 	close(fd);
 	close(p[0]);
-	wr(p[1], "x", 1);
-	reap1(c, &r, "poll after its fd was closed");
+	twrite(p[1], "x", 1);
+	dreap1(c, &r, "poll after its fd was closed");
 	close(p[1]);
 	tring_exit(&r);
 	return 0;
@@ -1016,23 +914,23 @@ static long body_remove_dup_ud(struct dctx *c, void *arg)
 		return 0;
 	poll_add(&r, a[0], POLLIN, 0, 7, 0);
 	poll_add(&r, b[0], POLLIN | POLLRDNORM, 0, 7, 0);
-	submit(c, &r, "two polls with user_data 7");
+	dsubmit(c, &r, "two polls with user_data 7");
 	poll_remove(&r, 7, 0, 0, 0, 100);
-	now(c, &r, "remove 7 (one of them)");
-	reap1(c, &r, "the removed poll");
-	wr(a[1], "x", 1);
-	wr(b[1], "x", 1);
-	reap1(c, &r, "the poll left armed (its mask tells which)");
+	dnow(c, &r, "remove 7 (one of them)");
+	dreap1(c, &r, "the removed poll");
+	twrite(a[1], "x", 1);
+	twrite(b[1], "x", 1);
+	dreap1(c, &r, "the poll left armed (its mask tells which)");
 
 	poll_add(&r, a[0], POLLOUT, 0, 10, 0);
-	submit(c, &r, "poll 10");
+	dsubmit(c, &r, "poll 10");
 	poll_remove(&r, 10, IORING_POLL_UPDATE_USER_DATA, 11, 0, 101);
-	now(c, &r, "update user_data 10 -> 11");
+	dnow(c, &r, "update user_data 10 -> 11");
 	poll_remove(&r, 10, 0, 0, 0, 102);
-	now(c, &r, "remove 10 after the update");
+	dnow(c, &r, "remove 10 after the update");
 	poll_remove(&r, 11, 0, 0, 0, 103);
-	submit(c, &r, "remove 11");
-	reap(c, &r, 2, false, "remove 11: the poll and the remove");
+	dsubmit(c, &r, "remove 11");
+	dreapn(c, &r, 2, false, "remove 11: the poll and the remove");
 	tring_exit(&r);
 	return 0;
 }
@@ -1053,7 +951,7 @@ static long body_cancel_fd_reused(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 16, 0) || pipe(a) || pipe(b))
 		return 0;
 	poll_add(&r, a[0], POLLIN, 0, 1, 0);
-	submit(c, &r, "poll on pipe A");
+	dsubmit(c, &r, "poll on pipe A");
 	/* an SQ thread must have armed the poll (taken A's file) before
 	 * the number goes: else A's reader is gone and the write below
 	 * raises SIGPIPE, on both backends */
@@ -1061,12 +959,12 @@ static long body_cancel_fd_reused(struct dctx *c, void *arg)
 	/* the number of A's read end now names B's read end */
 	if (dup2(b[0], a[0]) != a[0])
 		return 0;
-	s = prep(&r, IORING_OP_ASYNC_CANCEL, a[0], NULL, 0, 0, 2, 0);
+	s = tprep(&r, IORING_OP_ASYNC_CANCEL, a[0], NULL, 0, 0, 2, 0);
 	s->cancel_flags = IORING_ASYNC_CANCEL_FD;
-	now(c, &r, "cancel by the reused fd number");
-	none(c, &r, 20, "poll still armed");
-	wr(a[1], "x", 1);
-	reap1(c, &r, "A's writer wakes the poll");
+	dnow(c, &r, "cancel by the reused fd number");
+	dnone(c, &r, 20, "poll still armed");
+	twrite(a[1], "x", 1);
+	dreap1(c, &r, "A's writer wakes the poll");
 	tring_exit(&r);
 	return 0;
 }
@@ -1089,9 +987,9 @@ static long body_fd_limit(struct dctx *c, void *arg)
 	if (dring_flags(c, &r, 64, 0))
 		return 0;
 	/* the first wait sets up per-thread state before fds run out */
-	nop(&r, 99, 0);
-	submit(c, &r, "nop");
-	reap(c, &r, 1, true, "nop");
+	tprep_nop(&r, 99, 0);
+	dsubmit(c, &r, "nop");
+	dreapn(c, &r, 1, true, "nop");
 	/* all pipes below the limit; then not a single fd is left */
 	if (getrlimit(RLIMIT_NOFILE, &rl))
 		return 0;
@@ -1108,7 +1006,7 @@ static long body_fd_limit(struct dctx *c, void *arg)
 		poll_add(&r, p[n][0], POLLIN, 0, (uint64_t)n, 0);
 	drec_int(c, tring_submit(&r), "%d polls submitted", FD_LIMIT_PIPES);
 	for (n = 0; n < FD_LIMIT_PIPES; n++)
-		wr(p[n][1], "x", 1);
+		twrite(p[n][1], "x", 1);
 	got = (int)tring_reap_wait(&r, q, FD_LIMIT_PIPES, 2 * SEC);
 	for (n = 0; n < got; n++)
 		pollin += q[n].res == POLLIN;
@@ -1143,9 +1041,9 @@ static long body_multishot_defer(struct dctx *c, void *arg)
 	if (dring(c, &r, 4, &p, "DEFER_TASKRUN ring, CQ of 4") || pipe(pp))
 		return 0;
 	poll_add(&r, pp[0], POLLIN, IORING_POLL_ADD_MULTI, 1, 0);
-	submit(c, &r, "multishot POLLIN");
+	dsubmit(c, &r, "multishot POLLIN");
 	for (i = 0; i < 3; i++) {
-		wr(pp[1], "a", 1);
+		twrite(pp[1], "a", 1);
 		usleep(20 * 1000);
 	}
 	drec_int(c, tring_cq_ready(&r), "three writes, no enter: CQEs ready");
@@ -1154,61 +1052,60 @@ static long body_multishot_defer(struct dctx *c, void *arg)
 	drec_int(c, run_tw(&r), "run task_work");
 	drec_int(c, !!(tring_sq_flags(&r) & IORING_SQ_TASKRUN),
 		 "after the run: SQ_TASKRUN");
-	reap(c, &r, 1, true, "one CQE for three wakeups");
+	dreapn(c, &r, 1, true, "one CQE for three wakeups");
 	drec_int(c, tring_cq_ready(&r), "nothing more");
 	/* the data is taken before the task_work runs */
-	wr(pp[1], "b", 1);
+	twrite(pp[1], "b", 1);
 	usleep(20 * 1000);
-	drain_fd(pp[0]);
+	tdrain_fd(pp[0]);
 	drec_int(c, run_tw(&r), "run task_work, data gone");
 	drec_int(c, tring_cq_ready(&r), "data gone: CQEs ready");
 	/* still armed */
-	wr(pp[1], "c", 1);
-	reap1(c, &r, "still armed");
-	drain_fd(pp[0]);
+	twrite(pp[1], "c", 1);
+	dreap1(c, &r, "still armed");
+	tdrain_fd(pp[0]);
 	/* POLL_REMOVE while a wakeup is queued: the poll cannot be
 	 * disarmed (-EALREADY) and posts that wakeup */
-	wr(pp[1], "d", 1);
+	twrite(pp[1], "d", 1);
 	usleep(20 * 1000);
 	poll_remove(&r, 1, 0, 0, 0, 2);
-	submit(c, &r, "remove with a wakeup queued");
+	dsubmit(c, &r, "remove with a wakeup queued");
 	drec_int(c, tring_cq_ready(&r), "remove: CQEs ready at once");
-	reap(c, &r, 2, true, "remove, then the wakeup");
-	drain_fd(pp[0]);
+	dreapn(c, &r, 2, true, "remove, then the wakeup");
+	tdrain_fd(pp[0]);
 	/* removed: its -ECANCELED is task_work too, posted after the
 	 * removal's CQE, at the next GETEVENTS */
 	poll_remove(&r, 1, 0, 0, 0, 4);
-	submit(c, &r, "remove");
+	dsubmit(c, &r, "remove");
 	drec_int(c, tring_cq_ready(&r), "remove: CQEs ready at once");
-	reap(c, &r, 2, true, "remove, then the cancelled poll");
+	dreapn(c, &r, 2, true, "remove, then the cancelled poll");
 	/* ASYNC_CANCEL while a wakeup is queued: it succeeds, the wakeup
 	 * completes the poll -ECANCELED */
 	poll_add(&r, pp[0], POLLIN, IORING_POLL_ADD_MULTI, 5, 0);
-	submit(c, &r, "multishot for the cancel");
-	wr(pp[1], "d", 1);
+	dsubmit(c, &r, "multishot for the cancel");
+	twrite(pp[1], "d", 1);
 	usleep(20 * 1000);
-	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 6, 0)->addr = 5;
-	submit(c, &r, "cancel with a wakeup queued");
+	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 6, 0)->addr = 5;
+	dsubmit(c, &r, "cancel with a wakeup queued");
 	drec_int(c, tring_cq_ready(&r), "cancel: CQEs ready at once");
-	reap(c, &r, 2, true, "cancel, then the cancelled poll");
-	drain_fd(pp[0]);
+	dreapn(c, &r, 2, true, "cancel, then the cancelled poll");
+	tdrain_fd(pp[0]);
 	/* a full CQ ends it */
 	poll_add(&r, pp[0], POLLIN, IORING_POLL_ADD_MULTI, 3, 0);
-	submit(c, &r, "multishot again");
+	dsubmit(c, &r, "multishot again");
 	for (i = 0; i < 6; i++) {
-		wr(pp[1], "e", 1);
+		twrite(pp[1], "e", 1);
 		usleep(20 * 1000);
 		drec_int(c, run_tw(&r), "write %d: run task_work", i);
 		drec_int(c, tring_cq_ready(&r), "write %d: CQEs ready", i);
 		drec_int(c, !!(tring_sq_flags(&r) & IORING_SQ_CQ_OVERFLOW),
 			 "write %d: CQ_OVERFLOW", i);
 	}
-	reap(c, &r, 4, true, "the full CQ");
+	dreapn(c, &r, 4, true, "the full CQ");
 	drec_int(c, tring_wait(&r, 1, 100 * MS), "wait flushes the overflow");
-	reap(c, &r, 1, true, "the overflowed last CQE");
-	none(c, &r, 30, "ended");
-	close(pp[0]);
-	close(pp[1]);
+	dreapn(c, &r, 1, true, "the overflowed last CQE");
+	dnone(c, &r, 30, "ended");
+	tclose2(pp);
 	tring_exit(&r);
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 
 static int reg_ring(struct dctx *c, int fd, unsigned int offset, int data,
 		    unsigned int *out)
@@ -192,8 +193,7 @@ static void sc_ring_fd_closed_inflight(struct dctx *c)
 		 "unregister through the slot");
 	drec_int(c, c->be->enter(off, 0, 0, IORING_ENTER_REGISTERED_RING,
 				 NULL, 0), "enter the empty slot");
-	close(p[0]);
-	close(p[1]);
+	tclose2(p);
 	r.fd = -1;
 	r.enter_flags = 0;
 	tring_exit(&r);
@@ -426,7 +426,7 @@ static void submit_one_nop(struct dctx *c, struct tring *r, uint8_t flags,
 
 	tring_prep_nop(s, 1);
 	s->flags = flags;
-	drec_int(c, tring_submit(r), "%s: submit", label);
+	dsubmit(c, r, label);
 	dreap(c, r, 1, true, label);
 }
 

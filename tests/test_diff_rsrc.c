@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 
 static int reg(struct dctx *c, struct tring *r, unsigned int op, void *arg,
 	       unsigned int nr)
@@ -336,18 +337,10 @@ static void sc_files_update_op(struct dctx *c)
 
 static void sc_probe(struct dctx *c)
 {
-	size_t sz = sizeof(struct io_uring_probe) +
-		    256 * sizeof(struct io_uring_probe_op);
-	struct io_uring_probe *p = calloc(1, sz);
-	struct tring r;
+	static const int ops[] = { IORING_OP_FILES_UPDATE };
+	static const char *const labels[] = { "FILES_UPDATE" };
 
-	if (!p || dring_flags(c, &r, 8, 0))
-		return;
-	drec_int(c, reg(c, &r, IORING_REGISTER_PROBE, p, 256), "probe");
-	drec_int(c, !!(p->ops[IORING_OP_FILES_UPDATE].flags &
-		       IO_URING_OP_SUPPORTED), "FILES_UPDATE");
-	free(p);
-	tring_exit(&r);
+	dprobe_ops(c, ops, labels, 1);
 }
 
 /*
@@ -405,8 +398,7 @@ static void sc_file_tags(struct dctx *c)
 	drec_int(c, reg(c, &r, IORING_UNREGISTER_FILES, NULL, 0), "unregister");
 	dreap(c, &r, 0, true, "after unregister");
 	close(nfd);
-	close(pp[0]);
-	close(pp[1]);
+	tclose2(pp);
 	tring_exit(&r);
 }
 
@@ -850,7 +842,7 @@ static void close_slot(struct dctx *c, struct tring *r, unsigned int i,
 
 	tring_prep_rw(sqe, IORING_OP_CLOSE, 0, NULL, 0, 0, 0x700 + i);
 	sqe->file_index = i + 1;
-	drec_int(c, tring_submit(r), "%s: submit", label);
+	dsubmit(c, r, label);
 	dreap(c, r, 1, true, label);
 }
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 
 #ifndef RWF_NOAPPEND
 #define RWF_NOAPPEND 0x00000020
@@ -31,32 +32,10 @@
 
 #define FSZ 10000
 
-/* Submits one SQE (a copy of *t), waits for its CQE, records it. */
-static int one(struct dctx *c, struct tring *r, const struct io_uring_sqe *t,
-	       const char *label)
-{
-	struct io_uring_sqe *sqe = tring_get_sqe(r);
-	struct tcqe cqe;
-	unsigned int n;
-	int ret;
-
-	memcpy(sqe, t, sizeof(*sqe));
-	ret = tring_submit(r);
-	if (ret != 1)
-		drec_int(c, ret, "%s: submit", label);
-	n = tring_reap_wait(r, &cqe, 1, 2000000000LL);
-	drec_cqes(c, &cqe, n, true, "%s", label);
-	return n ? cqe.res : -99999;
-}
-
 static struct io_uring_sqe mk(int op, int fd, const void *addr,
 			      unsigned int len, uint64_t off, uint64_t ud)
 {
-	struct io_uring_sqe s;
-
-	memset(&s, 0, sizeof(s));
-	tring_prep_rw(&s, op, fd, addr, len, off, ud);
-	return s;
+	return tsqe(op, fd, (uint64_t)(uintptr_t)addr, len, off, ud);
 }
 
 /* records whether buf holds the file pattern from file offset `start` */
@@ -81,27 +60,27 @@ static void file_reads(struct dctx *c, const char *dir)
 		return;
 	fd = dtmpfile_at(c, dir, FSZ, 7);
 	s = mk(IORING_OP_READ, fd, buf, 4096, 0, 1);
-	res = one(c, &r, &s, "read 0+4096");
+	res = drun1_sqe(c, &r, &s, "read 0+4096");
 	check_data(c, buf, res > 0 ? (size_t)res : 0, 0, "read 0+4096");
 	s = mk(IORING_OP_READ, fd, buf, 4096, 8192, 2);
-	res = one(c, &r, &s, "read 8192+4096 (short at EOF)");
+	res = drun1_sqe(c, &r, &s, "read 8192+4096 (short at EOF)");
 	check_data(c, buf, res > 0 ? (size_t)res : 0, 8192, "short read");
 	s = mk(IORING_OP_READ, fd, buf, 4096, FSZ, 3);
-	one(c, &r, &s, "read at EOF");
+	drun1_sqe(c, &r, &s, "read at EOF");
 	s = mk(IORING_OP_READ, fd, buf, 4096, 1 << 20, 4);
-	one(c, &r, &s, "read past EOF");
+	drun1_sqe(c, &r, &s, "read past EOF");
 	s = mk(IORING_OP_READ, fd, buf, 0, 0, 5);
-	one(c, &r, &s, "read len 0");
+	drun1_sqe(c, &r, &s, "read len 0");
 	s = mk(IORING_OP_READ, fd, buf, 16384, 0, 6);
-	res = one(c, &r, &s, "read whole file");
+	res = drun1_sqe(c, &r, &s, "read whole file");
 	check_data(c, buf, res > 0 ? (size_t)res : 0, 0, "whole file");
 	s = mk(IORING_OP_READ, fd, buf, 100, (uint64_t)-2, 7);
-	one(c, &r, &s, "read offset -2");
+	drun1_sqe(c, &r, &s, "read offset -2");
 	s = mk(IORING_OP_READ, fd, buf, 100, (uint64_t)1 << 63, 8);
-	one(c, &r, &s, "read offset 2^63");
+	drun1_sqe(c, &r, &s, "read offset 2^63");
 	s = mk(IORING_OP_READ, fd, buf, 100, 0, 9);
 	s.flags = IOSQE_ASYNC;
-	res = one(c, &r, &s, "read ASYNC");
+	res = drun1_sqe(c, &r, &s, "read ASYNC");
 	check_data(c, buf, res > 0 ? (size_t)res : 0, 0, "read ASYNC");
 	drec_int(c, lseek(fd, 0, SEEK_CUR), "file position untouched");
 	close(fd);
@@ -208,17 +187,17 @@ static void sc_write(struct dctx *c)
 	fd = dtmpfile(c, 0, 0);
 	dpattern(wb, sizeof(wb), 7, 0);
 	s = mk(IORING_OP_WRITE, fd, wb, 4096, 0, 1);
-	one(c, &r, &s, "write 0+4096");
+	drun1_sqe(c, &r, &s, "write 0+4096");
 	s = mk(IORING_OP_WRITE, fd, wb + 4096, 4096, 4096, 2);
-	one(c, &r, &s, "write 4096+4096");
+	drun1_sqe(c, &r, &s, "write 4096+4096");
 	s = mk(IORING_OP_WRITE, fd, wb, 10, 100000, 3);
-	one(c, &r, &s, "write past EOF (hole)");
+	drun1_sqe(c, &r, &s, "write past EOF (hole)");
 	fstat(fd, &st);
 	drec_int(c, st.st_size, "size");
 	drec_int(c, pread(fd, rb, 8192, 0), "pread back");
 	drec_int(c, memcmp(rb, wb, 8192) == 0, "data written");
 	s = mk(IORING_OP_WRITE, fd, wb, 0, 0, 4);
-	one(c, &r, &s, "write len 0");
+	drun1_sqe(c, &r, &s, "write len 0");
 
 	iov[0].iov_base = wb;
 	iov[0].iov_len = 100;
@@ -227,25 +206,25 @@ static void sc_write(struct dctx *c)
 	iov[2].iov_base = wb + 100;
 	iov[2].iov_len = 900;
 	s = mk(IORING_OP_WRITEV, fd, iov, 3, 200000, 5);
-	one(c, &r, &s, "writev 3 iovecs");
+	drun1_sqe(c, &r, &s, "writev 3 iovecs");
 	drec_int(c, pread(fd, rb, 1000, 200000), "pread writev");
 	drec_int(c, memcmp(rb, wb, 1000) == 0, "writev data");
 	s = mk(IORING_OP_WRITEV, fd, iov, 0, 0, 6);
-	one(c, &r, &s, "writev 0 iovecs");
+	drun1_sqe(c, &r, &s, "writev 0 iovecs");
 
 	/* RWF_APPEND writes at EOF whatever the offset */
 	s = mk(IORING_OP_WRITE, fd, wb, 10, 0, 7);
 	s.rw_flags = RWF_APPEND;
-	one(c, &r, &s, "write RWF_APPEND");
+	drun1_sqe(c, &r, &s, "write RWF_APPEND");
 	fstat(fd, &st);
 	drec_int(c, st.st_size, "size after append");
 	/* O_APPEND file: writes go to EOF */
 	fcntl(fd, F_SETFL, O_APPEND);
 	s = mk(IORING_OP_WRITE, fd, wb, 10, 0, 8);
-	one(c, &r, &s, "write O_APPEND");
+	drun1_sqe(c, &r, &s, "write O_APPEND");
 	s = mk(IORING_OP_WRITE, fd, wb, 10, 0, 9);
 	s.rw_flags = RWF_NOAPPEND;
-	one(c, &r, &s, "write O_APPEND + RWF_NOAPPEND");
+	drun1_sqe(c, &r, &s, "write O_APPEND + RWF_NOAPPEND");
 	fstat(fd, &st);
 	drec_int(c, st.st_size, "size after O_APPEND");
 	close(fd);
@@ -286,12 +265,12 @@ static void sc_rwf_flags(struct dctx *c)
 			s.rw_flags = f[i].flags;
 			snprintf(label, sizeof(label), "%s read %s", dirs[d],
 				 f[i].name);
-			one(c, &r, &s, label);
+			drun1_sqe(c, &r, &s, label);
 			s = mk(IORING_OP_WRITE, fd, buf, 512, 1024, i);
 			s.rw_flags = f[i].flags;
 			snprintf(label, sizeof(label), "%s write %s", dirs[d],
 				 f[i].name);
-			one(c, &r, &s, label);
+			drun1_sqe(c, &r, &s, label);
 		}
 		close(fd);
 	}
@@ -310,19 +289,19 @@ static void sc_rw_fields(struct dctx *c)
 	fd = dtmpfile(c, FSZ, 7);
 	s = mk(IORING_OP_READ, fd, buf, 100, 0, 1);
 	s.ioprio = (2 << 13) | 4;	/* IOPRIO_CLASS_BE, level 4 */
-	one(c, &r, &s, "read ioprio BE/4");
+	drun1_sqe(c, &r, &s, "read ioprio BE/4");
 	s = mk(IORING_OP_READ, fd, buf, 100, 0, 2);
 	s.ioprio = 7 << 13;		/* invalid class */
-	one(c, &r, &s, "read ioprio class 7");
+	drun1_sqe(c, &r, &s, "read ioprio class 7");
 	s = mk(IORING_OP_READ, fd, buf, 100, 0, 3);
 	s.buf_index = 3;
-	one(c, &r, &s, "read buf_index 3");
+	drun1_sqe(c, &r, &s, "read buf_index 3");
 	s = mk(IORING_OP_READ, fd, buf, 100, 0, 4);
 	s.splice_fd_in = 5;
-	one(c, &r, &s, "read splice_fd_in/attr 5");
+	drun1_sqe(c, &r, &s, "read splice_fd_in/attr 5");
 	s = mk(IORING_OP_READ, fd, buf, 100, 0, 5);
 	s.personality = 9;
-	one(c, &r, &s, "read personality 9");
+	drun1_sqe(c, &r, &s, "read personality 9");
 	close(fd);
 	tring_exit(&r);
 }
@@ -346,41 +325,41 @@ static void sc_vec(struct dctx *c)
 	iov[2].iov_base = buf + 10;
 	iov[2].iov_len = 4000;
 	s = mk(IORING_OP_READV, fd, iov, 3, 5, 1);
-	res = one(c, &r, &s, "readv 3 at 5");
+	res = drun1_sqe(c, &r, &s, "readv 3 at 5");
 	check_data(c, buf, res > 0 ? (size_t)res : 0, 5, "readv");
 	s = mk(IORING_OP_READV, fd, iov, 0, 0, 2);
-	one(c, &r, &s, "readv 0 iovecs");
+	drun1_sqe(c, &r, &s, "readv 0 iovecs");
 	for (i = 0; i < 1100; i++) {
 		iov[i].iov_base = buf + i;
 		iov[i].iov_len = 1;
 	}
 	s = mk(IORING_OP_READV, fd, iov, 1024, 0, 3);
-	res = one(c, &r, &s, "readv 1024 iovecs");
+	res = drun1_sqe(c, &r, &s, "readv 1024 iovecs");
 	check_data(c, buf, res > 0 ? (size_t)res : 0, 0, "readv 1024");
 	s = mk(IORING_OP_READV, fd, iov, 1025, 0, 4);
-	one(c, &r, &s, "readv 1025 iovecs");
+	drun1_sqe(c, &r, &s, "readv 1025 iovecs");
 	s = mk(IORING_OP_READV, fd, iov, ~0U, 0, 5);
-	one(c, &r, &s, "readv ~0 iovecs");
+	drun1_sqe(c, &r, &s, "readv ~0 iovecs");
 	iov[0].iov_len = (size_t)-1 / 2;
 	iov[1].iov_len = (size_t)-1 / 2;
 	s = mk(IORING_OP_READV, fd, iov, 2, 0, 6);
-	one(c, &r, &s, "readv lengths overflow ssize_t");
+	drun1_sqe(c, &r, &s, "readv lengths overflow ssize_t");
 	iov[0].iov_len = (size_t)-1;
 	s = mk(IORING_OP_READV, fd, iov, 1, 0, 7);
-	one(c, &r, &s, "readv iov_len ~0");
+	drun1_sqe(c, &r, &s, "readv iov_len ~0");
 	iov[0].iov_base = buf;
 	iov[0].iov_len = 100;
 	iov[1].iov_base = buf + 100;
 	iov[1].iov_len = 100;
 	s = mk(IORING_OP_READV, fd, iov, 2, FSZ - 150, 8);
-	res = one(c, &r, &s, "readv short at EOF");
+	res = drun1_sqe(c, &r, &s, "readv short at EOF");
 	check_data(c, buf, res > 0 ? (size_t)res : 0, FSZ - 150, "readv EOF");
 	s = mk(IORING_OP_WRITEV, fd, iov, 1025, 0, 9);
-	one(c, &r, &s, "writev 1025 iovecs");
+	drun1_sqe(c, &r, &s, "writev 1025 iovecs");
 	/* READV with rw_flags / ASYNC */
 	s = mk(IORING_OP_READV, fd, iov, 2, 0, 10);
 	s.flags = IOSQE_ASYNC;
-	one(c, &r, &s, "readv ASYNC");
+	drun1_sqe(c, &r, &s, "readv ASYNC");
 	close(fd);
 	free(iov);
 	free(buf);
@@ -397,46 +376,49 @@ static void sc_fsync(struct dctx *c)
 		return;
 	fd = dtmpfile(c, FSZ, 7);
 	s = mk(IORING_OP_FSYNC, fd, NULL, 0, 0, 1);
-	one(c, &r, &s, "fsync");
+	drun1_sqe(c, &r, &s, "fsync");
 	s = mk(IORING_OP_FSYNC, fd, NULL, 0, 0, 2);
 	s.fsync_flags = IORING_FSYNC_DATASYNC;
-	one(c, &r, &s, "fdatasync");
+	drun1_sqe(c, &r, &s, "fdatasync");
 	s = mk(IORING_OP_FSYNC, fd, NULL, 100, 4096, 3);
-	one(c, &r, &s, "fsync range");
+	drun1_sqe(c, &r, &s, "fsync range");
 	s = mk(IORING_OP_FSYNC, fd, NULL, 0, 0, 4);
 	s.fsync_flags = 2;
-	one(c, &r, &s, "fsync bad flags");
+	drun1_sqe(c, &r, &s, "fsync bad flags");
 	s = mk(IORING_OP_FSYNC, fd, (void *)8, 0, 0, 5);
-	one(c, &r, &s, "fsync addr != 0");
+	drun1_sqe(c, &r, &s, "fsync addr != 0");
 	s = mk(IORING_OP_FSYNC, fd, NULL, 0, 0, 6);
 	s.buf_index = 1;
-	one(c, &r, &s, "fsync buf_index != 0");
+	drun1_sqe(c, &r, &s, "fsync buf_index != 0");
 	s = mk(IORING_OP_FSYNC, -1, NULL, 0, 0, 7);
-	one(c, &r, &s, "fsync fd -1");
+	drun1_sqe(c, &r, &s, "fsync fd -1");
 	s = mk(IORING_OP_FSYNC, fd, NULL, 0, 0, 8);
 	s.flags = IOSQE_ASYNC;
-	one(c, &r, &s, "fsync ASYNC");
+	drun1_sqe(c, &r, &s, "fsync ASYNC");
 	close(fd);
 	fd = open("/dev/shm", O_RDONLY | O_DIRECTORY);
 	s = mk(IORING_OP_FSYNC, fd, NULL, 0, 0, 9);
-	one(c, &r, &s, "fsync directory");
+	drun1_sqe(c, &r, &s, "fsync directory");
 	close(fd);
 	if (pipe(p) == 0) {
 		s = mk(IORING_OP_FSYNC, p[0], NULL, 0, 0, 10);
-		one(c, &r, &s, "fsync pipe");
-		close(p[0]);
-		close(p[1]);
+		drun1_sqe(c, &r, &s, "fsync pipe");
+		tclose2(p);
 	}
 	fd = open("/dev/null", O_WRONLY);
 	s = mk(IORING_OP_FSYNC, fd, NULL, 0, 0, 11);
-	one(c, &r, &s, "fsync /dev/null");
+	drun1_sqe(c, &r, &s, "fsync /dev/null");
 	close(fd);
 	tring_exit(&r);
 }
 
 static void sc_bad_fd(struct dctx *c)
 {
-	char buf[64];
+	/*
+	 * Zeroed: the READV reads its iovec from here, and the kernel checks
+	 * that iovec before the fd (stack garbage once gave -EFAULT).
+	 */
+	char buf[64] = { 0 };
 	struct io_uring_sqe s;
 	struct tring r;
 	int fd, wo, ro, dir, opath;
@@ -445,29 +427,29 @@ static void sc_bad_fd(struct dctx *c)
 		return;
 	fd = dtmpfile(c, FSZ, 7);
 	s = mk(IORING_OP_READ, -1, buf, 64, 0, 1);
-	one(c, &r, &s, "read fd -1");
+	drun1_sqe(c, &r, &s, "read fd -1");
 	s = mk(IORING_OP_READ, 9999, buf, 64, 0, 2);
-	one(c, &r, &s, "read fd 9999");
+	drun1_sqe(c, &r, &s, "read fd 9999");
 	s = mk(IORING_OP_WRITE, -5, buf, 64, 0, 3);
-	one(c, &r, &s, "write fd -5");
+	drun1_sqe(c, &r, &s, "write fd -5");
 	s = mk(IORING_OP_READV, 9999, buf, 1, 0, 4);
-	one(c, &r, &s, "readv fd 9999");
+	drun1_sqe(c, &r, &s, "readv fd 9999");
 	wo = open("/dev/null", O_WRONLY);
 	ro = open("/dev/null", O_RDONLY);
 	s = mk(IORING_OP_READ, wo, buf, 64, 0, 5);
-	one(c, &r, &s, "read write-only fd");
+	drun1_sqe(c, &r, &s, "read write-only fd");
 	s = mk(IORING_OP_WRITE, ro, buf, 64, 0, 6);
-	one(c, &r, &s, "write read-only fd");
+	drun1_sqe(c, &r, &s, "write read-only fd");
 	dir = open("/tmp", O_RDONLY | O_DIRECTORY);
 	s = mk(IORING_OP_READ, dir, buf, 64, 0, 7);
-	one(c, &r, &s, "read directory");
+	drun1_sqe(c, &r, &s, "read directory");
 	opath = open("/etc/hostname", O_PATH);
 	s = mk(IORING_OP_READ, opath, buf, 64, 0, 8);
-	one(c, &r, &s, "read O_PATH fd");
+	drun1_sqe(c, &r, &s, "read O_PATH fd");
 	s = mk(IORING_OP_READ, ro, buf, 64, 0, 9);
-	one(c, &r, &s, "read /dev/null");
+	drun1_sqe(c, &r, &s, "read /dev/null");
 	s = mk(IORING_OP_WRITE, wo, buf, 64, 0, 10);
-	one(c, &r, &s, "write /dev/null");
+	drun1_sqe(c, &r, &s, "write /dev/null");
 	close(wo);
 	close(ro);
 	close(dir);
@@ -495,69 +477,68 @@ static void sc_bad_buf(struct dctx *c)
 	ro = mmap(NULL, pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	s = mk(IORING_OP_READ, fd, bad, 64, 0, 1);
-	one(c, &r, &s, "read into unmapped");
+	drun1_sqe(c, &r, &s, "read into unmapped");
 	s = mk(IORING_OP_READ, fd, none, 64, 0, 2);
-	one(c, &r, &s, "read into PROT_NONE");
+	drun1_sqe(c, &r, &s, "read into PROT_NONE");
 	s = mk(IORING_OP_READ, fd, ro, 64, 0, 3);
-	one(c, &r, &s, "read into read-only");
+	drun1_sqe(c, &r, &s, "read into read-only");
 	s = mk(IORING_OP_READ, fd, NULL, 64, 0, 4);
-	one(c, &r, &s, "read into NULL");
+	drun1_sqe(c, &r, &s, "read into NULL");
 	s = mk(IORING_OP_READ, fd, two + pg - 100, 300, 0, 5);
-	res = one(c, &r, &s, "read straddling PROT_NONE");
+	res = drun1_sqe(c, &r, &s, "read straddling PROT_NONE");
 	check_data(c, two + pg - 100, res > 0 ? (size_t)res : 0, 0,
 		   "straddling read");
 	s = mk(IORING_OP_READ, fd, (void *)(uintptr_t)0xffff800000000000ULL,
 	       64, 0, 6);
-	one(c, &r, &s, "read into kernel address");
+	drun1_sqe(c, &r, &s, "read into kernel address");
 	s = mk(IORING_OP_WRITE, fd, bad, 64, 0, 7);
-	one(c, &r, &s, "write from unmapped");
+	drun1_sqe(c, &r, &s, "write from unmapped");
 	s = mk(IORING_OP_WRITE, fd, none, 64, 0, 8);
-	one(c, &r, &s, "write from PROT_NONE");
+	drun1_sqe(c, &r, &s, "write from PROT_NONE");
 	memset(two, 'a', pg);
 	s = mk(IORING_OP_WRITE, fd, two + pg - 100, 300, 0, 9);
-	one(c, &r, &s, "write straddling PROT_NONE");
+	drun1_sqe(c, &r, &s, "write straddling PROT_NONE");
 
 	/* iovec arrays that cannot be read */
 	s = mk(IORING_OP_READV, fd, bad, 1, 0, 10);
-	one(c, &r, &s, "readv iovec array unmapped");
+	drun1_sqe(c, &r, &s, "readv iovec array unmapped");
 	s = mk(IORING_OP_READV, fd, none, 1, 0, 11);
-	one(c, &r, &s, "readv iovec array PROT_NONE");
+	drun1_sqe(c, &r, &s, "readv iovec array PROT_NONE");
 	s = mk(IORING_OP_WRITEV, fd, none, 2, 0, 12);
-	one(c, &r, &s, "writev iovec array PROT_NONE");
+	drun1_sqe(c, &r, &s, "writev iovec array PROT_NONE");
 	s = mk(IORING_OP_READV, fd, NULL, 1, 0, 13);
-	one(c, &r, &s, "readv iovec array NULL");
+	drun1_sqe(c, &r, &s, "readv iovec array NULL");
 	/* iovec array straddling into PROT_NONE: 2nd entry unreadable */
 	iovp = (struct iovec *)(two + pg - sizeof(struct iovec));
 	iovp->iov_base = two;
 	iovp->iov_len = 10;
 	s = mk(IORING_OP_READV, fd, iovp, 2, 0, 14);
-	one(c, &r, &s, "readv iovec array straddling");
+	drun1_sqe(c, &r, &s, "readv iovec array straddling");
 	/* valid array, bad bases */
 	iov[0].iov_base = two;
 	iov[0].iov_len = 10;
 	iov[1].iov_base = bad;
 	iov[1].iov_len = 10;
 	s = mk(IORING_OP_READV, fd, iov, 2, 0, 15);
-	one(c, &r, &s, "readv 2nd base unmapped");
+	drun1_sqe(c, &r, &s, "readv 2nd base unmapped");
 	iov[0].iov_base = none;
 	s = mk(IORING_OP_READV, fd, iov, 2, 0, 16);
-	one(c, &r, &s, "readv 1st base PROT_NONE");
+	drun1_sqe(c, &r, &s, "readv 1st base PROT_NONE");
 	iov[0].iov_base = ro;
 	iov[0].iov_len = 10;
 	s = mk(IORING_OP_READV, fd, iov, 1, 0, 17);
-	one(c, &r, &s, "readv base read-only");
+	drun1_sqe(c, &r, &s, "readv base read-only");
 	iov[0].iov_base = bad;
 	s = mk(IORING_OP_WRITEV, fd, iov, 1, 0, 18);
-	one(c, &r, &s, "writev base unmapped");
+	drun1_sqe(c, &r, &s, "writev base unmapped");
 	/* pipes: bad buffer with data waiting */
 	if (pipe(p) == 0) {
 		res = (int)write(p[1], "0123456789", 10);
 		s = mk(IORING_OP_READ, p[0], bad, 10, 0, 19);
-		one(c, &r, &s, "pipe read into unmapped");
+		drun1_sqe(c, &r, &s, "pipe read into unmapped");
 		s = mk(IORING_OP_WRITE, p[1], bad, 10, 0, 20);
-		one(c, &r, &s, "pipe write from unmapped");
-		close(p[0]);
-		close(p[1]);
+		drun1_sqe(c, &r, &s, "pipe write from unmapped");
+		tclose2(p);
 	}
 	close(fd);
 	tring_exit(&r);
@@ -578,14 +559,14 @@ static void sc_pipe(struct dctx *c)
 	}
 	dpattern(buf, 200, 3, 0);
 	s = mk(IORING_OP_WRITE, p[1], buf, 100, 12345, 1);
-	one(c, &r, &s, "pipe write at offset 12345 (ignored)");
+	drun1_sqe(c, &r, &s, "pipe write at offset 12345 (ignored)");
 	s = mk(IORING_OP_WRITE, p[1], buf + 100, 100, (uint64_t)-1, 2);
-	one(c, &r, &s, "pipe write at -1");
+	drun1_sqe(c, &r, &s, "pipe write at -1");
 	memset(buf, 0, sizeof(buf));
 	s = mk(IORING_OP_READ, p[0], buf, 50, 999, 3);
-	one(c, &r, &s, "pipe read 50 at offset 999 (ignored)");
+	drun1_sqe(c, &r, &s, "pipe read 50 at offset 999 (ignored)");
 	s = mk(IORING_OP_READ, p[0], buf + 50, 256, (uint64_t)-1, 4);
-	res = one(c, &r, &s, "pipe read 256 with 150 buffered");
+	res = drun1_sqe(c, &r, &s, "pipe read 256 with 150 buffered");
 	{
 		char want[200];
 
@@ -595,27 +576,27 @@ static void sc_pipe(struct dctx *c)
 	/* RWF_NOWAIT on an empty pipe: -EAGAIN at once */
 	s = mk(IORING_OP_READ, p[0], buf, 10, 0, 5);
 	s.rw_flags = RWF_NOWAIT;
-	one(c, &r, &s, "empty pipe read RWF_NOWAIT");
+	drun1_sqe(c, &r, &s, "empty pipe read RWF_NOWAIT");
 	/* readv / writev on the pipe */
 	{
 		struct iovec iov[2] = { { buf, 5 }, { buf + 5, 5 } };
 
 		s = mk(IORING_OP_WRITEV, p[1], iov, 2, 77, 6);
-		one(c, &r, &s, "pipe writev");
+		drun1_sqe(c, &r, &s, "pipe writev");
 		s = mk(IORING_OP_READV, p[0], iov, 2, 77, 7);
-		one(c, &r, &s, "pipe readv");
+		drun1_sqe(c, &r, &s, "pipe readv");
 	}
 	/* write to a pipe whose read end is closed: -EPIPE (SIGPIPE) */
 	signal(SIGPIPE, SIG_IGN);
 	close(p[0]);
 	s = mk(IORING_OP_WRITE, p[1], buf, 10, 0, 8);
-	one(c, &r, &s, "write to widowed pipe");
+	drun1_sqe(c, &r, &s, "write to widowed pipe");
 	close(p[1]);
 	/* read end with the write end closed: EOF */
 	if (pipe(p) == 0) {
 		close(p[1]);
 		s = mk(IORING_OP_READ, p[0], buf, 10, 0, 9);
-		one(c, &r, &s, "read pipe at EOF");
+		drun1_sqe(c, &r, &s, "read pipe at EOF");
 		close(p[0]);
 	}
 	tring_exit(&r);
@@ -640,17 +621,40 @@ static void *writer(void *arg)
 }
 
 /*
+ * Submits a READ (user_data ud) of the empty pipe rfd while a writer
+ * thread writes to it after w->delay_ms; records enter's result (under
+ * submit_label), whether the write had happened when enter returned
+ * (written_label) and the CQE (cqe_label).
+ */
+static void read_during_write(struct dctx *c, struct tring *r,
+			      struct delayed_write *w, int rfd, uint64_t ud,
+			      const char *submit_label,
+			      const char *written_label, const char *cqe_label)
+{
+	/* static: a read still pending after a failed reap lands here */
+	static char buf[16];
+	pthread_t th;
+
+	w->written = 0;
+	pthread_create(&th, NULL, writer, w);
+	tring_prep_rw(tring_get_sqe(r), IORING_OP_READ, rfd, buf, sizeof(buf),
+		      0, ud);
+	drec_int(c, tring_submit(r), "%s", submit_label);
+	drec_int(c, __atomic_load_n(&w->written, __ATOMIC_SEQ_CST), "%s",
+		 written_label);
+	dreap(c, r, 1, true, cqe_label);
+	pthread_join(th, NULL);
+}
+
+/*
  * A read on an empty pipe must not block enter: the kernel arms poll and
  * completes it when data arrives.
  */
 static void sc_pipe_empty_read(struct dctx *c)
 {
 	struct delayed_write w;
-	struct io_uring_sqe *sqe;
 	struct tring r;
-	pthread_t th;
-	char buf[16];
-	int p[2], ret;
+	int p[2];
 
 	if (dring_flags(c, &r, 16, 0))
 		return;
@@ -660,31 +664,17 @@ static void sc_pipe_empty_read(struct dctx *c)
 	}
 	w.fd = p[1];
 	w.delay_ms = 300;
-	w.written = 0;
-	pthread_create(&th, NULL, writer, &w);
-	sqe = tring_get_sqe(&r);
-	tring_prep_rw(sqe, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1);
-	ret = tring_submit(&r);
-	drec_int(c, ret, "submit read on empty pipe");
-	drec_int(c, __atomic_load_n(&w.written, __ATOMIC_SEQ_CST),
-		 "enter returned only after the data was written");
-	dreap(c, &r, 1, true, "pipe read");
-	pthread_join(th, NULL);
+	read_during_write(c, &r, &w, p[0], 1, "submit read on empty pipe",
+			  "enter returned only after the data was written",
+			  "pipe read");
 
 	/* the same with O_NONBLOCK: still waits via poll */
 	fcntl(p[0], F_SETFL, O_NONBLOCK);
-	w.written = 0;
-	pthread_create(&th, NULL, writer, &w);
-	sqe = tring_get_sqe(&r);
-	tring_prep_rw(sqe, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2);
-	ret = tring_submit(&r);
-	drec_int(c, ret, "submit read on empty O_NONBLOCK pipe");
-	drec_int(c, __atomic_load_n(&w.written, __ATOMIC_SEQ_CST),
-		 "O_NONBLOCK: enter returned only after the write");
-	dreap(c, &r, 1, true, "O_NONBLOCK pipe read");
-	pthread_join(th, NULL);
-	close(p[0]);
-	close(p[1]);
+	read_during_write(c, &r, &w, p[0], 2,
+			  "submit read on empty O_NONBLOCK pipe",
+			  "O_NONBLOCK: enter returned only after the write",
+			  "O_NONBLOCK pipe read");
+	tclose2(p);
 	tring_exit(&r);
 }
 
@@ -700,10 +690,10 @@ static void sc_large(struct dctx *c)
 		return;
 	fd = dtmpfile(c, sz, 7);
 	s = mk(IORING_OP_READ, fd, buf, (unsigned int)sz, 0, 1);
-	res = one(c, &r, &s, "read 1 MiB");
+	res = drun1_sqe(c, &r, &s, "read 1 MiB");
 	check_data(c, buf, res > 0 ? (size_t)res : 0, 0, "1 MiB");
 	s = mk(IORING_OP_WRITE, fd, buf, (unsigned int)sz, sz, 2);
-	one(c, &r, &s, "write 1 MiB");
+	drun1_sqe(c, &r, &s, "write 1 MiB");
 	close(fd);
 	free(buf);
 	tring_exit(&r);

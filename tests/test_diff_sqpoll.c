@@ -6,7 +6,6 @@
  * and parked pipe reads through the SQPOLL thread, the iou-sqp thread,
  * the SQ head moving only after the inline CQEs are posted.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 
 static int64_t now_ms(void)
 {
@@ -218,28 +218,7 @@ static void sc_attach(struct dctx *c)
 
 static int count_sqp_threads(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d))) {
-		char path[300], comm[64] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%.200s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "iou-sqp-", 8))
-			n++;
-		fclose(f);
-	}
-	closedir(d);
-	return n;
+	return tthreads_named("iou-sqp-", true, NULL, NULL);
 }
 
 static void sc_io(struct dctx *c)

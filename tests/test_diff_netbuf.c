@@ -590,7 +590,7 @@ static long body_mshot_overflow(struct dctx *c, void *arg)
 	recv_sel(&r, IORING_OP_RECV, u1, NULL, 0, 1, IORING_RECV_MULTISHOT, 2);
 	dsubmit_sqp(c, &r, "multishot RECV, 8 datagrams queued");
 	usleep(50000);
-	drec_int(c, (*r.sq_flags & IORING_SQ_CQ_OVERFLOW) ? 1 : 0,
+	drec_int(c, (tring_sq_flags(&r) & IORING_SQ_CQ_OVERFLOW) ? 1 : 0,
 		 "CQ overflow flag");
 	dreapn(c, &r, 5, true, "4 shots, then the last CQE");
 	none(c, &r, 20, "ended");

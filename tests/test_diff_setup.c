@@ -221,14 +221,14 @@ static void sc_params_out(struct dctx *c)
 		drec_int(c, r.cq_entries, "ring cq entries");
 		drec_int(c, r.sq_mask, "ring sq mask");
 		drec_int(c, r.cq_mask, "ring cq mask");
-		drec_int(c, *r.sq_head, "ring sq head");
+		drec_int(c, __atomic_load_n(r.sq_head, __ATOMIC_ACQUIRE), "ring sq head");
 		drec_int(c, *r.sq_tail, "ring sq tail");
 		drec_int(c, *r.cq_head, "ring cq head");
-		drec_int(c, *r.cq_tail, "ring cq tail");
+		drec_int(c, __atomic_load_n(r.cq_tail, __ATOMIC_ACQUIRE), "ring cq tail");
 		await_sq_thread_asleep(&r);
-		drec_int(c, *r.sq_flags, "ring sq flags");
-		drec_int(c, *r.sq_dropped, "ring sq dropped");
-		drec_int(c, *r.cq_overflow, "ring cq overflow");
+		drec_int(c, tring_sq_flags(&r), "ring sq flags");
+		drec_int(c, __atomic_load_n(r.sq_dropped, __ATOMIC_ACQUIRE), "ring sq dropped");
+		drec_int(c, __atomic_load_n(r.cq_overflow, __ATOMIC_ACQUIRE), "ring cq overflow");
 		drec_int(c, r.cq_flags ? *r.cq_flags : 0, "ring cq flags");
 		if (flags[i] & IORING_SETUP_NO_SQARRAY)
 			drec_int(c, r.p.sq_off.array, "NO_SQARRAY: sq_off.array");
@@ -424,7 +424,7 @@ static void sc_r_disabled(struct dctx *c)
 	if (dring_flags(c, &r, 8, IORING_SETUP_R_DISABLED))
 		return;
 	await_sq_thread_asleep(&r);
-	drec_int(c, *r.sq_flags, "sq flags");
+	drec_int(c, tring_sq_flags(&r), "sq flags");
 	tring_queue_nops(&r, 2, 10, 0);
 	drec_int(c, tring_submit(&r), "submit while disabled");
 	drec_int(c, tring_enter(&r, 0, 0, 0, NULL, 0), "enter 0 while disabled");
@@ -549,7 +549,7 @@ static void nop_ring(struct dctx *c, unsigned int flags, unsigned int n)
 		drec_int(c, tring_submit_and_wait(&r, 8), "round %u", i);
 		dreap(c, &r, 8, true, "round");
 	}
-	drec_int(c, *r.sq_dropped, "sq dropped");
+	drec_int(c, __atomic_load_n(r.sq_dropped, __ATOMIC_ACQUIRE), "sq dropped");
 	tring_exit(&r);
 }
 
@@ -660,13 +660,13 @@ static void sc_sq_dropped(struct dctx *c)
 	 */
 	drec_int(c, tring_enter(&r, 3, 2, IORING_ENTER_GETEVENTS, NULL, 0) >= 0,
 		 "submit with a bad index");
-	drec_int(c, *r.sq_dropped, "sq dropped");
-	drec_int(c, *r.sq_head - tail, "sq head caught up");
+	drec_int(c, __atomic_load_n(r.sq_dropped, __ATOMIC_ACQUIRE), "sq dropped");
+	drec_int(c, __atomic_load_n(r.sq_head, __ATOMIC_ACQUIRE) - tail, "sq head caught up");
 	dreap(c, &r, 1, true, "first nop");
 	/* what was left behind the dropped entry */
 	drec_int(c, tring_submit(&r), "submit the rest");
 	dreap(c, &r, 1, true, "last nop");
-	drec_int(c, *r.sq_head - *r.sq_tail, "sq head after the next enter");
+	drec_int(c, __atomic_load_n(r.sq_head, __ATOMIC_ACQUIRE) - *r.sq_tail, "sq head after the next enter");
 	drec_int(c, tring_cq_ready(&r), "no more CQEs");
 	tring_exit(&r);
 }

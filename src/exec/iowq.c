@@ -50,7 +50,7 @@ struct uu_worker {
 	struct uu_worker *next_free;
 	struct uu_worker *all_next, *all_prev; /* acct->all, workers_lock */
 	struct uu_wq_acct *acct;
-	_Atomic uint32_t wake;    /* futex word: 1 = work may be waiting */
+	_Atomic uint32_t wake;    /* futex word: bumped by every wake */
 	bool on_free_list;
 	/*
 	 * The request that may block here (T7), set when it is taken off
@@ -139,7 +139,8 @@ static void wq_thread_exit(void *arg)
 		}
 		pthread_mutex_lock(&a->workers_lock);
 		for (struct uu_worker *w = a->free_list; w; w = w->next_free) {
-			atomic_store_explicit(&w->wake, 1, memory_order_release);
+			atomic_fetch_add_explicit(&w->wake, 1,
+						  memory_order_release);
 			futex(&w->wake, FUTEX_WAKE_PRIVATE, 1, NULL);
 		}
 		for (struct uu_worker *w = a->all; w; w = w->all_next) {
@@ -425,6 +426,60 @@ struct uu_iowq *uu_iowq_current(void)
 	return thread_wq;
 }
 
+/* With workers_lock held: takes w (which is on it) off the free list. */
+static void free_unlink(struct uu_wq_acct *a, struct uu_worker *w)
+{
+	struct uu_worker **pp = &a->free_list;
+
+	while (*pp != w)
+		pp = &(*pp)->next_free;
+	*pp = w->next_free;
+	w->on_free_list = false;
+}
+
+/*
+ * An idle worker (on the free list) waits.  Returns true once it counts
+ * as running again: a waker took it off the list (and counted it), or it
+ * took itself off because work is queued.  Returns false on the idle
+ * timeout or the pool's exit, still on the list.  A wake meant for an
+ * earlier idle period (the waker's increment landing after the worker
+ * had found work on its own) only makes it look again.
+ */
+static bool idle_wait(struct uu_wq_acct *a, struct uu_worker *w, int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	for (;;) {
+		/* acquire: pairs with the waker's release increment, made
+		 * after it took us off the list */
+		uint32_t seen = atomic_load_explicit(&w->wake,
+						     memory_order_acquire);
+		bool popped;
+
+		pthread_mutex_lock(&a->workers_lock);
+		popped = !w->on_free_list;
+		pthread_mutex_unlock(&a->workers_lock);
+		if (popped)
+			return true;
+		if (has_work(a)) {
+			pthread_mutex_lock(&a->workers_lock);
+			if (w->on_free_list) {
+				free_unlink(a, w);
+				atomic_fetch_add(&a->nr_running, 1);
+			}
+			pthread_mutex_unlock(&a->workers_lock);
+			return true;
+		}
+		if (atomic_load(&a->wq->exiting))
+			return false;
+		/* a waker's increment after our load makes this return at
+		 * once (EAGAIN): no wake is lost */
+		if (futex(&w->wake, FUTEX_WAIT_PRIVATE, seen, &ts) < 0 &&
+		    errno == ETIMEDOUT)
+			return false;
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	struct uu_worker *w = arg;
@@ -453,8 +508,6 @@ static void *worker_main(void *arg)
 	pthread_setname_np(pthread_self(), name);
 	for (;;) {
 		struct uu_req *req;
-		struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-		long ret;
 
 		while ((req = pop_batch(a, w))) {
 			/* this one may block: if more work waits, bring one
@@ -471,52 +524,50 @@ static void *worker_main(void *arg)
 		 * worker (workers lock); we push ourselves (workers lock) and
 		 * then check the list (work-list lock).  Whichever runs second
 		 * sees the other: no work is left with every worker asleep.
+		 * The worker is pushed once per idle period and taken off
+		 * exactly once, by a waker (wake_one) or by itself: whether it
+		 * is still on the list, under workers_lock, is the truth; the
+		 * futex word only says when to look again.
 		 */
-		atomic_store_explicit(&w->wake, 0, memory_order_relaxed);
 		pthread_mutex_lock(&a->workers_lock);
 		atomic_fetch_sub_explicit(&a->nr_running, 1, memory_order_relaxed);
 		w->next_free = a->free_list;
 		a->free_list = w;
 		w->on_free_list = true;
 		pthread_mutex_unlock(&a->workers_lock);
-		if (has_work(a)) {
-			pthread_mutex_lock(&a->workers_lock);
-			if (w->on_free_list) {
-				struct uu_worker **pp = &a->free_list;
-
-				while (*pp != w)
-					pp = &(*pp)->next_free;
-				*pp = w->next_free;
-				w->on_free_list = false;
-				atomic_fetch_add(&a->nr_running, 1);
-			}
-			pthread_mutex_unlock(&a->workers_lock);
-			continue;
-		}
-		/* pairs with the enqueuer's store of wake = 1 before FUTEX_WAKE */
-		if (!atomic_load(&wq->exiting)) {
-			ret = futex(&w->wake, FUTEX_WAIT_PRIVATE, 0, &ts);
-			if (!atomic_load(&wq->exiting)) {
-				if (ret == 0 || atomic_load(&w->wake))
-					continue; /* woken off the free list */
-				if (errno != ETIMEDOUT)
-					continue;
-			}
-		}
+		if (idle_wait(a, w, ms))
+			continue; /* counted running again */
+		/* idle timeout or pool exit, still on the free list: leave,
+		 * unless this is the last worker of a live pool */
 		pthread_mutex_lock(&a->workers_lock);
 		if (w->on_free_list &&
 		    (a->nr_workers > 1 || atomic_load(&wq->exiting))) {
-			struct uu_worker **pp = &a->free_list;
-
-			while (*pp != w)
-				pp = &(*pp)->next_free;
-			*pp = w->next_free;
+			free_unlink(a, w);
 			a->nr_workers--;
 			all_del(a, w);
 			pthread_mutex_unlock(&a->workers_lock);
 			break;
 		}
-		pthread_mutex_unlock(&a->workers_lock);
+		if (w->on_free_list) {
+			/* the last one stays: idle on, without a second push */
+			pthread_mutex_unlock(&a->workers_lock);
+			while (!idle_wait(a, w, ms))
+				if (atomic_load(&wq->exiting))
+					break;
+			if (atomic_load(&wq->exiting)) {
+				pthread_mutex_lock(&a->workers_lock);
+				if (w->on_free_list) {
+					free_unlink(a, w);
+					a->nr_workers--;
+					all_del(a, w);
+					pthread_mutex_unlock(&a->workers_lock);
+					break;
+				}
+				pthread_mutex_unlock(&a->workers_lock);
+			}
+			continue;
+		}
+		pthread_mutex_unlock(&a->workers_lock); /* popped meanwhile */
 	}
 	uu_cp_self = NULL;
 	cur_worker = NULL;
@@ -646,7 +697,8 @@ static int wake_one(struct uu_wq_acct *a)
 	}
 	pthread_mutex_unlock(&a->workers_lock);
 	if (w) {
-		atomic_store_explicit(&w->wake, 1, memory_order_release);
+		/* release: pairs with idle_wait's acquire load */
+		atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
 		futex(&w->wake, FUTEX_WAKE_PRIVATE, 1, NULL);
 		return 1;
 	}

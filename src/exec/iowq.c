@@ -480,6 +480,37 @@ static bool idle_wait(struct uu_wq_acct *a, struct uu_worker *w, int ms)
 	}
 }
 
+/*
+ * The idle period of a worker already on the free list.  Returns true
+ * when it counts as running again, false when it has left the pool (off
+ * the list, uncounted).  On each idle timeout it leaves unless it is the
+ * last worker of a live pool; the last one idles on and looks again at
+ * its next timeout, so it leaves then if workers were added meanwhile.
+ */
+static bool idle_until_leaving(struct uu_wq_acct *a, struct uu_worker *w,
+			       int ms)
+{
+	while (!idle_wait(a, w, ms)) {
+		bool running, leave = false;
+
+		pthread_mutex_lock(&a->workers_lock);
+		running = !w->on_free_list; /* a waker popped it meanwhile */
+		if (!running &&
+		    (a->nr_workers > 1 || atomic_load(&a->wq->exiting))) {
+			free_unlink(a, w);
+			a->nr_workers--;
+			all_del(a, w);
+			leave = true;
+		}
+		pthread_mutex_unlock(&a->workers_lock);
+		if (running)
+			return true;
+		if (leave)
+			return false;
+	}
+	return true;
+}
+
 static void *worker_main(void *arg)
 {
 	struct uu_worker *w = arg;
@@ -535,39 +566,8 @@ static void *worker_main(void *arg)
 		a->free_list = w;
 		w->on_free_list = true;
 		pthread_mutex_unlock(&a->workers_lock);
-		if (idle_wait(a, w, ms))
-			continue; /* counted running again */
-		/* idle timeout or pool exit, still on the free list: leave,
-		 * unless this is the last worker of a live pool */
-		pthread_mutex_lock(&a->workers_lock);
-		if (w->on_free_list &&
-		    (a->nr_workers > 1 || atomic_load(&wq->exiting))) {
-			free_unlink(a, w);
-			a->nr_workers--;
-			all_del(a, w);
-			pthread_mutex_unlock(&a->workers_lock);
+		if (!idle_until_leaving(a, w, ms))
 			break;
-		}
-		if (w->on_free_list) {
-			/* the last one stays: idle on, without a second push */
-			pthread_mutex_unlock(&a->workers_lock);
-			while (!idle_wait(a, w, ms))
-				if (atomic_load(&wq->exiting))
-					break;
-			if (atomic_load(&wq->exiting)) {
-				pthread_mutex_lock(&a->workers_lock);
-				if (w->on_free_list) {
-					free_unlink(a, w);
-					a->nr_workers--;
-					all_del(a, w);
-					pthread_mutex_unlock(&a->workers_lock);
-					break;
-				}
-				pthread_mutex_unlock(&a->workers_lock);
-			}
-			continue;
-		}
-		pthread_mutex_unlock(&a->workers_lock); /* popped meanwhile */
 	}
 	uu_cp_self = NULL;
 	cur_worker = NULL;

@@ -46,21 +46,8 @@ fi
 log() { echo "build-liburing: $*" >&2; }
 die() { echo "build-liburing: error: $*" >&2; exit 1; }
 
-# Installs the Debian packages named that are missing (fresh machine, root).
-need_pkgs() {
-	local p missing=()
-
-	for p in "$@"; do
-		[[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == *"install ok installed"* ]] ||
-			missing+=("$p")
-	done
-	[ ${#missing[@]} -eq 0 ] && return 0
-	[ "$(id -u)" -eq 0 ] || die "missing packages: ${missing[*]} (run as root)"
-	log "installing: ${missing[*]}"
-	apt-get update -qq >/dev/null
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" \
-		>/dev/null
-}
+# shellcheck source=tools/need-pkgs.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tools/need-pkgs.sh"
 
 # A deb-src entry for the release, on the host (and with the keyring) that
 # the existing deb entries use, in the same format (deb822 or one-line).

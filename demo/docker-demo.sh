@@ -52,24 +52,12 @@ log() { echo "docker-demo: $*" >&2; }
 die() { echo "docker-demo: error: $*" >&2; exit 1; }
 run() { printf '$ %s\n' "$*"; "$@"; }
 
-need_pkgs() {
-	local p missing=()
-
-	for p in "$@"; do
-		[[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == *"install ok installed"* ]] ||
-			missing+=("$p")
-	done
-	[ ${#missing[@]} -eq 0 ] && return 0
-	[ "$(id -u)" -eq 0 ] || die "missing packages: ${missing[*]} (run as root)"
-	log "installing: ${missing[*]}"
-	apt-get update -qq >/dev/null
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		"${missing[@]}" >/dev/null
-}
+# shellcheck source=tools/need-pkgs.sh
+. "$DEMO_DIR/../tools/need-pkgs.sh"
 
 [ -x "$BUILD/tools/uuring" ] && [ -f "$BUILD/tools/libuuring-preload.so" ] ||
 	die "$BUILD/tools/uuring or libuuring-preload.so missing (make build)"
-need_pkgs gcc libc6-dev liburing-dev python3
+need_pkgs --no-recommends gcc libc6-dev liburing-dev python3
 mkdir -p "$OUT"
 
 # ---- a Docker daemon ---------------------------------------------------
@@ -87,7 +75,7 @@ trap stop_dockerd EXIT
 docker_up() { timeout 20 docker info >/dev/null 2>&1; }
 
 if ! command -v docker >/dev/null || ! docker_up; then
-	command -v dockerd >/dev/null || need_pkgs docker.io
+	command -v dockerd >/dev/null || need_pkgs --no-recommends docker.io
 	command -v docker >/dev/null || die "no docker client"
 	[ "$(id -u)" -eq 0 ] || die "no Docker daemon answers, and starting one needs root"
 	log "no Docker daemon answers: starting dockerd (log: $OUT/dockerd.log)"

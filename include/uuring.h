@@ -88,6 +88,17 @@ struct uuring_stats {
 	uint64_t spurious_wakeups;  /* wakeups that found the wait unsatisfied */
 	uint64_t readiness_signals; /* writes making the ring fd readable */
 	uint64_t readiness_drains;  /* reads making it unreadable again */
+	/* task_work queue of DEFER_TASKRUN and SQPOLL rings (completions
+	 * and link continuations the submitter or the SQ thread runs; other
+	 * rings get their CQEs posted where the work finished): runs that
+	 * ran at least one item, and the items they ran */
+	uint64_t tw_runs;
+	uint64_t tw_items;
+	/* io-wq pools are per submitting thread and shared by all its rings
+	 * (the kernel's io-wq is per task): these three are process-wide */
+	uint64_t iowq_workers_bound;   /* workers alive now, bounded class */
+	uint64_t iowq_workers_unbound; /* workers alive now, unbounded class */
+	uint64_t iowq_workers_created; /* worker threads started so far */
 };
 
 int uuring_get_stats(int ring_fd, struct uuring_stats *st, size_t size);

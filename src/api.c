@@ -166,6 +166,8 @@ UU_EXPORT int uuring_is_ring_fd(int fd)
 
 static void fill_stats(struct uu_ring *r, struct uuring_stats *s)
 {
+	uint64_t alive[2];
+
 #define G(f) s->f = atomic_load_explicit(&r->st.f, memory_order_relaxed)
 	G(enter_calls);
 	G(sqes_consumed);
@@ -182,7 +184,49 @@ static void fill_stats(struct uu_ring *r, struct uuring_stats *s)
 	G(spurious_wakeups);
 	G(readiness_signals);
 	G(readiness_drains);
+	G(tw_runs);
+	G(tw_items);
 #undef G
+	uu_iowq_worker_counts(alive, &s->iowq_workers_created);
+	s->iowq_workers_bound = alive[0];
+	s->iowq_workers_unbound = alive[1];
+}
+
+/* every counter, by the name both text forms print */
+static const struct {
+	const char *name;
+	size_t off;
+} stat_fields[] = {
+#define F(f) { #f, offsetof(struct uuring_stats, f) }
+	F(enter_calls),	      F(sqes_consumed),	       F(sqes_dropped),
+	F(cqes_posted),	      F(cqes_overflowed),      F(cqes_lost),
+	F(route_inline),      F(route_iowq),	       F(route_poll),
+	F(route_sqpoll),      F(waits),		       F(wakeups),
+	F(spurious_wakeups),  F(readiness_signals),    F(readiness_drains),
+	F(tw_runs),	      F(tw_items),	       F(iowq_workers_bound),
+	F(iowq_workers_unbound), F(iowq_workers_created),
+#undef F
+};
+
+/* Appends "<name><sep><value><end>" for every counter; returns the new
+ * length, or -1 if buf is too small. */
+static int format_stats(const struct uuring_stats *s, char *buf, size_t size,
+			size_t len, char sep, char end)
+{
+	for (size_t i = 0; i < sizeof(stat_fields) / sizeof(stat_fields[0]);
+	     i++) {
+		uint64_t v;
+		int n;
+
+		memcpy(&v, (const char *)s + stat_fields[i].off, sizeof(v));
+		n = snprintf(buf + len, size - len, "%s%c%llu%c",
+			     stat_fields[i].name, sep, (unsigned long long)v,
+			     end);
+		if (n < 0 || (size_t)n >= size - len)
+			return -1;
+		len += (size_t)n;
+	}
+	return (int)len;
 }
 
 UU_EXPORT int uuring_get_stats(int ring_fd, struct uuring_stats *st,
@@ -212,28 +256,9 @@ UU_EXPORT int uuring_dump_stats(int ring_fd, int out_fd)
 	ret = uuring_get_stats(ring_fd, &s, sizeof(s));
 	if (ret < 0)
 		return ret;
-	n = snprintf(buf, sizeof(buf),
-		     "enter_calls %llu\nsqes_consumed %llu\nsqes_dropped %llu\n"
-		     "cqes_posted %llu\ncqes_overflowed %llu\ncqes_lost %llu\n"
-		     "route_inline %llu\nroute_iowq %llu\nroute_poll %llu\n"
-		     "route_sqpoll %llu\nwaits %llu\nwakeups %llu\n"
-		     "spurious_wakeups %llu\nreadiness_signals %llu\n"
-		     "readiness_drains %llu\n",
-		     (unsigned long long)s.enter_calls,
-		     (unsigned long long)s.sqes_consumed,
-		     (unsigned long long)s.sqes_dropped,
-		     (unsigned long long)s.cqes_posted,
-		     (unsigned long long)s.cqes_overflowed,
-		     (unsigned long long)s.cqes_lost,
-		     (unsigned long long)s.route_inline,
-		     (unsigned long long)s.route_iowq,
-		     (unsigned long long)s.route_poll,
-		     (unsigned long long)s.route_sqpoll,
-		     (unsigned long long)s.waits,
-		     (unsigned long long)s.wakeups,
-		     (unsigned long long)s.spurious_wakeups,
-		     (unsigned long long)s.readiness_signals,
-		     (unsigned long long)s.readiness_drains);
+	n = format_stats(&s, buf, sizeof(buf), 0, ' ', '\n');
+	if (n < 0)
+		return -ENOBUFS;
 	if (write(out_fd, buf, (size_t)n) != n)
 		return -EIO;
 	return 0;
@@ -250,7 +275,7 @@ UU_EXPORT int uuring_dump_stats(int ring_fd, int out_fd)
 void uu_stats_report(struct uu_ring *r, const char *when)
 {
 	struct uuring_stats s;
-	char buf[768];
+	char buf[1024];
 	int fd, n;
 
 	if (!uu_config.stats_path || uu_ring_foreign(r) ||
@@ -259,26 +284,15 @@ void uu_stats_report(struct uu_ring *r, const char *when)
 	fill_stats(r, &s);
 	n = snprintf(buf, sizeof(buf),
 		     "uuring-stats pid=%d at=%s setup_flags=0x%x sq_entries=%u "
-		     "cq_entries=%u enter_calls=%llu sqes_consumed=%llu "
-		     "cqes_posted=%llu cqes_overflowed=%llu route_inline=%llu "
-		     "route_iowq=%llu route_poll=%llu route_sqpoll=%llu "
-		     "waits=%llu wakeups=%llu readiness_signals=%llu "
-		     "readiness_drains=%llu\n",
+		     "cq_entries=%u ",
 		     (int)getpid(), when, r->setup_flags, r->sq_entries,
-		     r->cq_entries, (unsigned long long)s.enter_calls,
-		     (unsigned long long)s.sqes_consumed,
-		     (unsigned long long)s.cqes_posted,
-		     (unsigned long long)s.cqes_overflowed,
-		     (unsigned long long)s.route_inline,
-		     (unsigned long long)s.route_iowq,
-		     (unsigned long long)s.route_poll,
-		     (unsigned long long)s.route_sqpoll,
-		     (unsigned long long)s.waits,
-		     (unsigned long long)s.wakeups,
-		     (unsigned long long)s.readiness_signals,
-		     (unsigned long long)s.readiness_drains);
+		     r->cq_entries);
 	if (n <= 0 || n >= (int)sizeof(buf))
 		return;
+	n = format_stats(&s, buf, sizeof(buf) - 1, (size_t)n, '=', ' ');
+	if (n <= 0)
+		return;
+	buf[n - 1] = '\n'; /* the last separator ends the line */
 	fd = open(uu_config.stats_path,
 		  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)

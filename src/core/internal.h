@@ -236,6 +236,7 @@ struct uu_ring {
 		atomic_ullong route_inline, route_iowq, route_poll, route_sqpoll;
 		atomic_ullong waits, wakeups, spurious_wakeups;
 		atomic_ullong readiness_signals, readiness_drains;
+		atomic_ullong tw_runs, tw_items;
 	} st;
 
 	/* ---- buffers (core/rsrc_buf.c, ops/kbuf.c; see core/buffers.h) ---- */
@@ -659,6 +660,8 @@ void uu_poll_cancel_ring(struct uu_ring *ring);
 void uu_poller_prewarm(void);
 void uu_poller_sync(void);
 void uu_iowq_prewarm(void);
+/* process-wide worker counts: alive[0] bounded, alive[1] unbounded */
+void uu_iowq_worker_counts(uint64_t alive[2], uint64_t *created);
 void uu_timer_prewarm(void);
 void uu_wait_prewarm(void);
 /* fork handlers of the engine's parts (called by ring/registry.c) */

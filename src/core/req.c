@@ -907,6 +907,14 @@ static void tw_run_item(struct uu_ring *r, struct uu_req *req)
 	uu_exec_end(&s);
 }
 
+static void tw_count_run(struct uu_ring *r, unsigned int items)
+{
+	if (!items)
+		return;
+	atomic_fetch_add_explicit(&r->st.tw_runs, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&r->st.tw_items, items, memory_order_relaxed);
+}
+
 /* SQPOLL: runs up to max queued items in the SQPOLL thread; returns how
  * many. */
 unsigned int uu_tw_run_deferred(struct uu_ring *r, unsigned int max)
@@ -934,6 +942,7 @@ unsigned int uu_tw_run_deferred(struct uu_ring *r, unsigned int max)
 		done++;
 	}
 	pthread_mutex_unlock(&r->tw_lock);
+	tw_count_run(r, done);
 	if (atomic_load_explicit(&r->tw_dead, memory_order_seq_cst))
 		tw_exit_drain(r);
 	return done;
@@ -950,7 +959,7 @@ unsigned int uu_tw_run_deferred(struct uu_ring *r, unsigned int max)
 int uu_tw_run_local(struct uu_ring *r, int min_events, int max_events)
 {
 	bool flag = r->setup_flags & IORING_SETUP_TASKRUN_FLAG;
-	int ret = 0;
+	int ret = 0, total = 0;
 
 	if (!atomic_load_explicit(&r->tw_pending, memory_order_acquire))
 		return 0;
@@ -977,6 +986,7 @@ int uu_tw_run_local(struct uu_ring *r, int min_events, int max_events)
 						  memory_order_acq_rel);
 			tw_run_item(r, req);
 		}
+		total += ret;
 		if (!atomic_load_explicit(&r->tw_pending, memory_order_acquire))
 			break;
 		if (ret < min_events)
@@ -987,6 +997,7 @@ int uu_tw_run_local(struct uu_ring *r, int min_events, int max_events)
 		break;
 	}
 	pthread_mutex_unlock(&r->tw_lock);
+	tw_count_run(r, (unsigned int)total);
 	/* the ring died meanwhile: a drain that found the lock taken left
 	 * its items to us */
 	if (atomic_load_explicit(&r->tw_dead, memory_order_seq_cst))

@@ -181,8 +181,15 @@ static void wq_key_init(void)
  * forgets it (its copy is the parent's state: leaked, not freed) and its
  * first punt creates a new pool.
  */
+/* process-wide, for the statistics (relaxed: counters only) */
+static atomic_ullong workers_alive[2], workers_created;
+
 void uu_iowq_atfork_child(void)
 {
+	/* the child has no workers; it counts its own from zero */
+	atomic_store_explicit(&workers_alive[0], 0, memory_order_relaxed);
+	atomic_store_explicit(&workers_alive[1], 0, memory_order_relaxed);
+	atomic_store_explicit(&workers_created, 0, memory_order_relaxed);
 	if (thread_wq)
 		pthread_setspecific(wq_key, NULL);
 	thread_wq = NULL;
@@ -511,6 +518,13 @@ static bool idle_until_leaving(struct uu_wq_acct *a, struct uu_worker *w,
 	return true;
 }
 
+void uu_iowq_worker_counts(uint64_t alive[2], uint64_t *created)
+{
+	alive[0] = atomic_load_explicit(&workers_alive[0], memory_order_relaxed);
+	alive[1] = atomic_load_explicit(&workers_alive[1], memory_order_relaxed);
+	*created = atomic_load_explicit(&workers_created, memory_order_relaxed);
+}
+
 static void *worker_main(void *arg)
 {
 	struct uu_worker *w = arg;
@@ -519,6 +533,10 @@ static void *worker_main(void *arg)
 	int ms = idle_ms();
 	char name[16];
 
+	size_t cls = (size_t)(a - wq->acct);
+
+	atomic_fetch_add_explicit(&workers_alive[cls], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&workers_created, 1, memory_order_relaxed);
 	uu_engine_thread = true;
 	uu_in_iowq_worker = true;
 	cur_acct = a;
@@ -569,6 +587,7 @@ static void *worker_main(void *arg)
 		if (!idle_until_leaving(a, w, ms))
 			break;
 	}
+	atomic_fetch_sub_explicit(&workers_alive[cls], 1, memory_order_relaxed);
 	uu_cp_self = NULL;
 	cur_worker = NULL;
 	pthread_mutex_destroy(&w->cur_lock);

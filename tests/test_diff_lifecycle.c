@@ -116,6 +116,53 @@ static long body_fork(struct dctx *c, void *arg)
 }
 DISOLATED_SCENARIO(sc_fork, body_fork, LIMIT_MS)
 
+/*
+ * A forked child is never the owner of its parent's SINGLE_ISSUER ring:
+ * submitting and registering fail with -EEXIST (the kernel's check of the
+ * submitter task comes first).  The child publishes no SQE, so nothing
+ * is left in the shared SQ.  (On rings without SINGLE_ISSUER, uuring's
+ * child gets -EPERM where the kernel lets it submit: compatibility.md #2.)
+ */
+static long body_fork_single_issuer(struct dctx *c, void *arg)
+{
+	struct io_uring_params p;
+	struct tring r;
+	int st = -1;
+	pid_t pid;
+
+	(void)arg;
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SINGLE_ISSUER;
+	if (dring(c, &r, 8, &p, "setup"))
+		return 0;
+	if (r.p.flags & IORING_SETUP_SQPOLL) {
+		/* anyone may submit to a SQPOLL ring: another scenario */
+		dnote(c, "SQPOLL ring: not this scenario");
+		tring_exit(&r);
+		return 0;
+	}
+	tring_prep_nop(tring_get_sqe(&r), 1);
+	drec_int(c, tring_submit(&r), "owner submits");
+	dreap(c, &r, 1, true, "owner's nop");
+	pid = fork();
+	if (pid == 0) {
+		int e = c->be->enter((unsigned int)r.fd, 1, 0, 0, NULL, 0);
+		int g = c->be->reg((unsigned int)r.fd, IORING_REGISTER_PROBE,
+				   NULL, 0);
+
+		_exit((e == -EEXIST ? 0 : 1) | (g == -EEXIST ? 0 : 2));
+	}
+	if (pid > 0 && waitpid(pid, &st, 0) == pid)
+		drec_int(c, WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st),
+			 "child: enter and register (0: both -EEXIST)");
+	tring_prep_nop(tring_get_sqe(&r), 2);
+	drec_int(c, tring_submit(&r), "owner submits after the child");
+	dreap(c, &r, 1, true, "owner's second nop");
+	tring_exit(&r);
+	return 0;
+}
+DISOLATED_SCENARIO(sc_fork_single_issuer, body_fork_single_issuer, LIMIT_MS)
+
 /* A TIMEOUT that expires ends a wait for more CQEs than are coming. */
 static long body_timeout_wait(struct dctx *c, void *arg)
 {
@@ -364,6 +411,7 @@ DISOLATED_SCENARIO(sc_ltimeout_fire, body_ltimeout_fire, LIMIT_MS)
 
 static const struct dscenario scenarios[] = {
 	{ "fork_child_engine", sc_fork, NULL, NULL },
+	{ "fork_single_issuer", sc_fork_single_issuer, NULL, NULL },
 	{ "timeout_ends_wait", sc_timeout_wait, NULL, NULL },
 	{ "poll_fds", sc_poll_fds, NULL, NULL },
 	{ "timerfd_read", sc_timerfd, NULL, NULL },

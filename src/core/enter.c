@@ -33,7 +33,10 @@ UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 		app_fd = (int)fd;
 	}
 	if (unlikely(uu_ring_foreign(r))) {
-		ret = -EPERM; /* a forked child: the ring is the parent's */
+		/* a forked child: the ring is the parent's (compatibility
+		 * #2); on a SINGLE_ISSUER ring it is, as on the kernel, not
+		 * the owner task */
+		ret = to_submit && uu_ring_foreign_owned(r) ? -EEXIST : -EPERM;
 		goto out;
 	}
 	if (unlikely(atomic_load_explicit(&r->disabled, memory_order_acquire))) {

@@ -705,6 +705,15 @@ static inline bool uu_ring_foreign(const struct uu_ring *ring)
 	       atomic_load_explicit(&uu_fork_generation, memory_order_relaxed);
 }
 
+/* A foreign ring that has an owner task the caller cannot be: SINGLE_ISSUER
+ * with its submitter set (not SQPOLL: anyone may submit there) */
+static inline bool uu_ring_foreign_owned(struct uu_ring *ring)
+{
+	return (ring->setup_flags & IORING_SETUP_SINGLE_ISSUER) &&
+	       !(ring->setup_flags & IORING_SETUP_SQPOLL) &&
+	       atomic_load_explicit(&ring->submitter_tid, memory_order_relaxed);
+}
+
 /* Per-thread registered ring fds (RING_FDS). */
 struct uu_ring *uu_regring_get(unsigned int idx, int *err);
 int uu_register_ring_fds(struct uu_ring *ring, void *arg, unsigned int nr);

@@ -588,7 +588,7 @@ UU_EXPORT int uuring_register(unsigned int fd, unsigned int opcode, void *arg,
 	if (!r)
 		return err;
 	if (uu_ring_foreign(r))
-		ret = -EPERM;
+		ret = uu_ring_foreign_owned(r) ? -EEXIST : -EPERM;
 	else
 		ret = uu_do_register(r, opcode, arg, nr_args);
 	uu_ring_put(r);

@@ -148,6 +148,12 @@ static bool need_root(struct dctx *c)
 	return false;
 }
 
+/* root only: the test files and an 8-entry ring; false to skip */
+static bool root_files_ring(struct dctx *c, struct files *f, struct tring *r)
+{
+	return need_root(c) && !make_files(f) && !dring_flags(c, r, 8, 0);
+}
+
 static int reg_pers(struct dctx *c, struct tring *r)
 {
 	return c->be->reg((unsigned int)r->fd, IORING_REGISTER_PERSONALITY,
@@ -296,9 +302,7 @@ static long nobody_pers_body(struct dctx *c, void *arg)
 	int id;
 
 	(void)arg;
-	if (!need_root(c))
-		return 0;
-	if (make_files(&f) || dring_flags(c, &r, 8, 0))
+	if (!root_files_ring(c, &f, &r))
 		return 0;
 	memset(&h, 0, sizeof(h));
 	h.c = c;
@@ -415,9 +419,7 @@ static long dropped_body(struct dctx *c, bool full)
 	struct helper h;
 	struct tring r;
 
-	if (!need_root(c))
-		return 0;
-	if (make_files(&f) || dring_flags(c, &r, 8, 0))
+	if (!root_files_ring(c, &f, &r))
 		return 0;
 	memset(&h, 0, sizeof(h));
 	h.c = c;
@@ -464,9 +466,7 @@ static long cur_personality_body(struct dctx *c, void *arg)
 	struct tring r;
 
 	(void)arg;
-	if (!need_root(c))
-		return 0;
-	if (make_files(&f) || dring_flags(c, &r, 8, 0))
+	if (!root_files_ring(c, &f, &r))
 		return 0;
 	drec_int(c, !!(r.p.features & IORING_FEAT_CUR_PERSONALITY),
 		 "FEAT_CUR_PERSONALITY");
@@ -517,9 +517,7 @@ static long raw_change_body(struct dctx *c, void *arg)
 	struct tring r;
 
 	(void)arg;
-	if (!need_root(c))
-		return 0;
-	if (make_files(&f) || dring_flags(c, &r, 8, 0))
+	if (!root_files_ring(c, &f, &r))
 		return 0;
 	open_as(c, &r, f.root_only, O_RDONLY, 0, IOSQE_ASYNC, "root, before");
 	drec_int(c, (int)set_resuid(-1, NOBODY, -1), "raw euid 65534");

@@ -23,6 +23,14 @@ void uu_config_load(void)
 	const char *v = getenv("UURING_FAULT_OCQE_ALLOC");
 
 	uu_config.fault_ocqe_alloc = v && *v && strcmp(v, "0");
+	v = getenv("UURING_FAULT_WORKER_CREATE");
+	if (v && *v) {
+		const char *colon = strchr(v, ':');
+
+		atomic_store(&uu_config.fault_worker_skip, colon ? atoi(v) : 0);
+		atomic_store(&uu_config.fault_worker_fail,
+			     atoi(colon ? colon + 1 : v));
+	}
 	v = getenv("UURING_STATS");
 	uu_config.stats_path = v && *v ? v : NULL;
 }

@@ -795,6 +795,9 @@ int uu_do_register(struct uu_ring *ring, unsigned int opcode, void *arg,
 /* ---- knobs ---- */
 struct uu_config {
 	bool fault_ocqe_alloc; /* UURING_FAULT_OCQE_ALLOC: overflow alloc fails */
+	/* UURING_FAULT_WORKER_CREATE=[SKIP:]N: after SKIP io-wq worker
+	 * creations that succeed, the next N fail with EAGAIN */
+	atomic_int fault_worker_skip, fault_worker_fail;
 	const char *stats_path; /* UURING_STATS: per-ring lines appended */
 };
 extern struct uu_config uu_config;

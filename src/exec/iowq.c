@@ -604,6 +604,23 @@ static void worker_attr_init(pthread_attr_t *attr)
 	pthread_attr_setstacksize(attr, 256 * 1024);
 }
 
+/* UURING_FAULT_WORKER_CREATE (tests): true when this creation must fail */
+static bool fault_worker_create(void)
+{
+	int skip = atomic_load_explicit(&uu_config.fault_worker_skip,
+					memory_order_relaxed);
+
+	while (skip > 0)
+		if (atomic_compare_exchange_weak(&uu_config.fault_worker_skip,
+						 &skip, skip - 1))
+			return false;
+	for (int n = atomic_load(&uu_config.fault_worker_fail); n > 0;)
+		if (atomic_compare_exchange_weak(&uu_config.fault_worker_fail,
+						 &n, n - 1))
+			return true;
+	return false;
+}
+
 static int create_worker(struct uu_wq_acct *a)
 {
 	struct uu_worker *w = calloc(1, sizeof(*w));
@@ -632,7 +649,8 @@ static int create_worker(struct uu_wq_acct *a)
 	/* T8: engine threads never take the application's signals */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = pthread_create(&th, &attr, worker_main, w);
+	ret = fault_worker_create() ? EAGAIN :
+				      pthread_create(&th, &attr, worker_main, w);
 	if (ret == EINVAL && aff) {
 		/* CPUs the cpuset does not allow: the kernel's worker keeps
 		 * its inherited affinity when setting the mask fails */
@@ -723,8 +741,30 @@ static int wake_one(struct uu_wq_acct *a)
 	}
 	if (!create)
 		return 0;
-	if (!create_worker(a))
-		return 1;
+	for (int retries = 0;; retries++) {
+		struct timespec backoff = { 0, (long)(retries + 1) * 5000000L };
+		int err = create_worker(a);
+
+		if (!err)
+			return 1;
+		pthread_mutex_lock(&a->workers_lock);
+		/* counted ourselves in: another worker is one besides us */
+		none = a->nr_workers == 1;
+		pthread_mutex_unlock(&a->workers_lock);
+		/*
+		 * The kernel retries an EAGAIN (RLIMIT_NPROC, a transient
+		 * condition) up to WORKER_INIT_LIMIT = 3 times, 5, 10 and
+		 * 15 ms apart, from a delayed work item, and cancels the
+		 * queued work only when the last attempt failed and no
+		 * worker exists (create_worker_cont).  We retry in this
+		 * thread, so only when no worker exists, where the work
+		 * would otherwise be cancelled; with workers around, they
+		 * get to the work.
+		 */
+		if (err != -EAGAIN || !none || retries == 3)
+			break;
+		nanosleep(&backoff, NULL);
+	}
 	pthread_mutex_lock(&a->workers_lock);
 	a->nr_workers--;
 	atomic_fetch_sub(&a->nr_running, 1);

@@ -377,6 +377,73 @@ static void sc_futex_wait_shared(struct dctx *c)
 	free(word);
 }
 
+/*
+ * FIFO, many times: each round submits two FUTEX_WAITs on a futex word of
+ * its own (so that uuring's idle sleepers share a futex hash bucket with
+ * some of the words, which kept a requeued sleeper at its old place in
+ * the bucket), wakes one, which must be the first, right after enter
+ * returns (a FUTEX_WAKE or a raw futex(2) wake; private and shared
+ * futexes), then the other.  Records only totals.
+ */
+static void sc_futex_wait_fifo(struct dctx *c)
+{
+	enum { ROUNDS = 256 };
+	uint32_t *words = calloc(ROUNDS, sizeof(*words));
+	unsigned int i, first = 0, second = 0, lost = 0, early = 0, other = 0;
+	struct tring r;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	for (i = 0; i < ROUNDS; i++) {
+		uint32_t fl = F2_U32 | ((i & 1) ? F2_PRIVATE : 0);
+		uint64_t ud = 1000 + 4 * (uint64_t)i;
+		struct tcqe cqe[4];
+		unsigned int n, k, woke = 0;
+		long nr = -1;
+
+		*tring_get_sqe(&r) = fwait(&words[i], 0, MATCH_ANY, fl, ud);
+		*tring_get_sqe(&r) = fwait(&words[i], 0, MATCH_ANY, fl, ud + 1);
+		if (i & 2) {
+			*tring_get_sqe(&r) = wake(&words[i], 1, MATCH_ANY, fl,
+						  ud + 2);
+			tring_submit(&r);
+		} else {
+			tring_submit(&r);
+			nr = raw_wake(&words[i], 1, FUTEX_BITSET_MATCH_ANY,
+				      fl & F2_PRIVATE);
+		}
+		n = tring_reap_wait(&r, cqe, nr < 0 ? 2 : 1, 2000000000LL);
+		for (k = 0; k < n; k++) {
+			if (cqe[k].user_data == ud + 2)
+				nr = cqe[k].res;
+			else
+				woke |= 1u << (cqe[k].user_data - ud);
+		}
+		if (nr == 0)
+			lost++;
+		if (woke == 1)
+			first++;
+		else if (woke == 2)
+			second++;
+		else
+			other++;
+		/* the other one: woken by this wake, not before */
+		n = tring_reap_wait(&r, cqe, 1, 0);
+		early += n;
+		raw_wake(&words[i], 1, FUTEX_BITSET_MATCH_ANY, fl & F2_PRIVATE);
+		n += tring_reap_wait(&r, cqe, 1, 2000000000LL);
+		if (n != 1)
+			other++;
+	}
+	drec_int(c, first, "the first waiter woken first");
+	drec_int(c, second, "the second waiter woken first");
+	drec_int(c, lost, "wakes that found no waiter");
+	drec_int(c, early, "second waits done before their wake");
+	drec_int(c, other, "other outcomes");
+	tring_exit(&r);
+	free(words);
+}
+
 /* ASYNC_CANCEL of a waiting FUTEX_WAIT: -ECANCELED, and it is gone */
 static void sc_futex_wait_cancel(struct dctx *c)
 {
@@ -865,12 +932,15 @@ static const struct dscenario scenarios[] = {
 	{ "futex_wake", sc_futex_wake, NULL },
 	{ "futex_wait", sc_futex_wait, NULL },
 	{ "futex_wait_shared", sc_futex_wait_shared, NULL,
-	  "open race (docs/compatibility.md #15): under heavy load the raw wake right "
-	  "after enter can miss uuring's shared-futex sleeper (seen once in a loaded run)" },
+	  "docs/compatibility.md #15: a spurious wakeup of the requeued sleeper (rare) "
+	  "completes the wait before the raw wake comes" },
 	{ "futex_wait_cancel", sc_futex_wait_cancel, NULL,
 	  "ASYNC_CANCEL of a FUTEX_WAIT: the other waits on that futex complete as if woken "
 	  "(uuring shakes the cancelled sleeper off by waking all)" },
 	{ "futex_wait_storm", sc_futex_wait_storm, NULL },
+	{ "futex_wait_fifo", sc_futex_wait_fifo, NULL,
+	  "docs/compatibility.md #15: a spurious wakeup of a requeued sleeper (about once "
+	  "in a few thousand waits) completes its wait at once (0), out of FIFO order" },
 	{ "futex_waitv_errors", sc_futex_waitv_errors, NULL },
 	{ "futex_waitv", sc_futex_waitv, NULL },
 	{ "futex_waitv_cancel", sc_futex_waitv_cancel, NULL },

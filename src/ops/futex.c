@@ -14,7 +14,9 @@
  * issuing thread moves one of them onto the application's futex with
  * FUTEX_CMP_REQUEUE (which tells whether it moved a waiter: an idle
  * sleeper not yet asleep is retried) after checking the futex value,
- * where the kernel's futex_wait_setup queues.  The value is checked again
+ * where the kernel's futex_wait_setup queues, and behind the waiters
+ * already there (see wait_queue).  A spurious wakeup of a moved sleeper
+ * ends its wait as if woken (see enum SL_*).  The value is checked again
  * after the move: if it changed in between, a wake may have gone by
  * unseen, and everybody on the futex is woken (a spurious wakeup for the
  * other waiters, which futex users tolerate; this request completes 0).
@@ -130,8 +132,24 @@ struct fwait {
 	struct sleeper *s;
 };
 
+/*
+ * A sleeper's word, the futex it sleeps on between jobs.  The kernel
+ * checks it again whenever the sleeper's wait restarts after a spurious
+ * wakeup (a late wake_up from an earlier wake of the same thread, a
+ * freeze): with SL_MOVED there such a restart fails with EAGAIN instead
+ * of silently putting a sleeper that was requeued onto a job's futex
+ * back on its own word, where no wake of the job's futex finds it.
+ */
+enum {
+	SL_IDLE,   /* asleep (or about to be), queued whenever it fell asleep */
+	SL_REARM,  /* the issuer asks for a new sleep: set SL_FRESH, sleep */
+	SL_FRESH,  /* asleep, queued after the issuer asked */
+	SL_MOVED,  /* requeued onto the job's futex by the issuer; a return
+		    * from the wait means it has left that futex */
+};
+
 struct sleeper {
-	_Atomic uint32_t idle;   /* futex word it sleeps on when idle: 0 */
+	_Atomic uint32_t idle;   /* SL_*: the futex word it sleeps on */
 	struct fwait *_Atomic job;
 	uint32_t bitset;
 	bool shared;
@@ -181,15 +199,30 @@ static void *sleeper_main(void *arg)
 	int op = FUTEX_WAIT_BITSET | (s->shared ? 0 : FUTEX_PRIVATE_FLAG);
 
 	for (;;) {
+		/* acquire: the job stored before SL_MOVED (release, wait_queue) */
+		uint32_t v = atomic_load_explicit(&s->idle,
+						  memory_order_acquire);
 		uint32_t waiting = FW_WAITING;
 		struct fwait *w;
 
-		/* asleep here, on s->idle or (requeued) on a job's futex */
-		sys_futex(&s->idle, op, 0, 0, NULL, s->bitset);
+		if (v == SL_REARM) {
+			atomic_compare_exchange_strong(&s->idle, &v, SL_FRESH);
+			continue;
+		}
+		if (v != SL_MOVED) {
+			/* asleep here, on s->idle or (requeued) on a job's
+			 * futex; whatever it returns, s->idle says what now */
+			sys_futex(&s->idle, op, v, 0, NULL, s->bitset);
+			continue;
+		}
+		/* off the job's futex: woken, or shaken off by a cancel, or
+		 * a spurious wakeup (then the wait ends as woken: futex users
+		 * tolerate spurious wakeups, and no wake is missed) */
 		w = atomic_exchange_explicit(&s->job, NULL,
 					     memory_order_acq_rel);
+		atomic_store_explicit(&s->idle, SL_IDLE, memory_order_release);
 		if (!w)
-			continue; /* not assigned: a stray wake of the idle word */
+			continue; /* cannot be: SL_MOVED comes with a job */
 		if (atomic_compare_exchange_strong(&w->state, &waiting,
 						   FW_WOKEN)) {
 			/* the request returns us to the pool when it ends */
@@ -328,43 +361,91 @@ static int check_value(struct uu_req *req)
 	return v == (uint32_t)req->os.futex.val ? 0 : -EAGAIN;
 }
 
-/* Queues a sleeper on the futex (in the issuing thread). */
+/*
+ * Queues a sleeper on the futex (in the issuing thread), behind the
+ * waiters already there, as the kernel's futex_queue does.
+ *
+ * FUTEX_CMP_REQUEUE moves a waiter to the tail of the target's hash
+ * bucket only when the two futexes hash to different buckets; when they
+ * share one (1 in 16 for private futexes in a small process's private
+ * hash), the waiter keeps its place, which for an idle sleeper dates from
+ * when it fell asleep: a later wake would find it before waiters queued
+ * since.  So if the futex already has waiters, the sleeper is first made
+ * to sleep again (SL_REARM), which queues it now, and only then moved.
+ * With no waiter there yet, its place does not matter.
+ */
 static int wait_queue(struct uu_req *req)
 {
 	struct fwait *w = req->os.hdr.mem;
 	bool shared = !(req->os.futex.flags & UU_FUTEX2_PRIVATE);
-	int op = FUTEX_CMP_REQUEUE | (shared ? 0 : FUTEX_PRIVATE_FLAG);
+	int priv = shared ? 0 : FUTEX_PRIVATE_FLAG;
+	int op = FUTEX_CMP_REQUEUE | priv;
 	void *uaddr = (void *)(uintptr_t)req->os.futex.uaddr;
+	uint32_t val = (uint32_t)req->os.futex.val;
 	struct sleeper *s;
 	unsigned int tries;
+	bool ask;
 	long n = 0;
 	int ret;
 
 	ret = check_value(req);
 	if (ret)
 		return ret;
+	/* requeueing a futex onto itself moves nothing and counts its
+	 * waiters (and fails with EAGAIN if the value changed meanwhile) */
+	n = sys_futex(uaddr, op, 0, INT_MAX, uaddr, val);
+	if (n < 0)
+		return -errno;
+	ask = n > 0;
 	s = sleeper_get(shared, (uint32_t)req->os.futex.mask);
 	if (!s)
 		return -ENOMEM;
 	atomic_fetch_add_explicit(&w->refs, 1, memory_order_relaxed);
 	atomic_store_explicit(&s->job, w, memory_order_release);
-	/* moves the sleeper if it sleeps on its idle word (a new or just
-	 * released one may not sleep yet) */
+	/* moves the sleeper once it sleeps on its word (a new one, or one
+	 * just released, may not sleep yet) */
 	for (tries = 0; tries < 100000; tries++) {
-		n = sys_futex(&s->idle, op, 0, 1, uaddr, 0);
-		if (n != 0)
+		uint32_t v = atomic_load_explicit(&s->idle,
+						  memory_order_acquire);
+
+		if (v == SL_MOVED || v == SL_REARM) {
+			/* still leaving its last job, or waking to rearm */
+			sched_yield();
+			continue;
+		}
+		if (ask) {
+			if (atomic_compare_exchange_strong(&s->idle, &v,
+							   SL_REARM)) {
+				ask = false;
+				/* ends its present sleep; one about to start
+				 * sees SL_REARM and fails */
+				sys_futex(&s->idle, FUTEX_WAKE | priv, 1, 0,
+					  NULL, 0);
+			}
+			continue;
+		}
+		n = sys_futex(&s->idle, op, 0, 1, uaddr, v);
+		if (n == 1)
 			break;
+		if (n < 0 && errno != EAGAIN)
+			break;
+		/* EAGAIN: its word changed under us; 0: not asleep yet */
 		sched_yield();
 	}
 	if (n != 1) {
-		ret = n < 0 ? -errno : -EAGAIN;
-		/* take the job back, unless the sleeper already has */
-		if (atomic_exchange(&s->job, NULL) == w) {
-			fwait_put(w);
-			sleeper_put_idle(s);
-		}
+		ret = n < 0 && errno != EAGAIN ? -errno : -EAGAIN;
+		/* the sleeper takes a job only once SL_MOVED: take it back */
+		atomic_store_explicit(&s->job, NULL, memory_order_relaxed);
+		fwait_put(w);
+		sleeper_put_idle(s);
 		return ret;
 	}
+	/* from here on a restart of its wait fails instead of putting it
+	 * back on s->idle; one that came before (between the move and this
+	 * store) did put it back, and it is moved again (still queued after
+	 * this issue began) */
+	atomic_store_explicit(&s->idle, SL_MOVED, memory_order_seq_cst);
+	sys_futex(&s->idle, op, 0, 1, uaddr, SL_MOVED);
 	w->s = s;
 	req->os.futex.queued = true;
 	/* a change in between may have come with an unseen wake */

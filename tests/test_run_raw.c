@@ -30,10 +30,17 @@
  * poll must say "not readable", as the kernel's do (else libuv's loop
  * spins); a second NOP makes it readable again.  Run on the kernel's
  * io_uring (no uuring) and under uuring run: the same checks pass on both.
+ *
+ * scm: a ring fd in SCM_RIGHTS is refused with EINVAL (6.18's
+ * scm_fp_copy), through sendmsg and as the second message of a sendmmsg
+ * (the first is sent: the call returns 1); an ordinary fd passes.  Run on
+ * the kernel's io_uring and under uuring run (the preload's sendmsg and
+ * sendmmsg): the same checks pass on both.
  */
 #include <dlfcn.h>
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 
 #include "run_ring.h"
 
@@ -427,9 +434,90 @@ static int payload_readiness(void)
 	return ru_failures ? 1 : 0;
 }
 
+/* a one-byte message carrying fd in SCM_RIGHTS */
+static void scm_msg(struct msghdr *m, struct iovec *iov, char *cbuf,
+		    size_t clen, int fd)
+{
+	struct cmsghdr *c;
+
+	memset(m, 0, sizeof(*m));
+	memset(cbuf, 0, clen);
+	iov->iov_base = (void *)"x";
+	iov->iov_len = 1;
+	m->msg_iov = iov;
+	m->msg_iovlen = 1;
+	m->msg_control = cbuf;
+	m->msg_controllen = CMSG_SPACE(sizeof(int));
+	c = CMSG_FIRSTHDR(m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+}
+
+static int payload_scm(void)
+{
+	char cb[2][CMSG_SPACE(sizeof(int))];
+	struct mmsghdr mm[2];
+	struct iovec iov[2];
+	struct msghdr m;
+	struct ring r;
+	int sp[2], ret;
+	ssize_t n;
+
+	use_raw = false;
+	ret = ring_init_flags(&r, 8, 0);
+	if (ret) {
+		fprintf(stderr, "ring_init: %s\n", strerror(-ret));
+		return 2;
+	}
+	RU_CHECK(!socketpair(AF_UNIX, SOCK_DGRAM, 0, sp), "socketpair");
+	scm_msg(&m, &iov[0], cb[0], sizeof(cb[0]), r.fd);
+	errno = 0;
+	n = sendmsg(sp[0], &m, 0);
+	RU_CHECK(n == -1 && errno == EINVAL, "sendmsg of the ring fd: %zd %s",
+		 n, strerror(errno));
+	scm_msg(&m, &iov[0], cb[0], sizeof(cb[0]), sp[1]);
+	n = sendmsg(sp[0], &m, 0);
+	RU_CHECK(n == 1, "sendmsg of a socket fd: %zd %s", n, strerror(errno));
+	memset(mm, 0, sizeof(mm));
+	scm_msg(&mm[0].msg_hdr, &iov[0], cb[0], sizeof(cb[0]), sp[1]);
+	scm_msg(&mm[1].msg_hdr, &iov[1], cb[1], sizeof(cb[1]), r.fd);
+	ret = sendmmsg(sp[0], mm, 2, 0);
+	RU_CHECK(ret == 1, "sendmmsg [socket, ring]: %d %s", ret,
+		 strerror(errno));
+	errno = 0;
+	ret = sendmmsg(sp[0], &mm[1], 1, 0);
+	RU_CHECK(ret == -1 && errno == EINVAL, "sendmmsg [ring]: %d %s", ret,
+		 strerror(errno));
+	close(sp[0]);
+	close(sp[1]);
+	close(r.fd);
+	return ru_failures ? 1 : 0;
+}
+
+/* a payload on the kernel's io_uring (the reference), then under uuring */
+static void on_both(const char *name)
+{
+	char *const v[] = { (char *)ru_self_exe(), (char *)name, NULL };
+	int st = ru_run(v, 30);
+
+	if (st)
+		ru_describe(name, st);
+	RU_CHECK(st == 0 || st == 2, "%s payload on the kernel's io_uring",
+		 name);
+	st = ru_payload(name, "--mode=auto", 30);
+	if (st)
+		ru_describe(name, st);
+	RU_CHECK(st == 0, "%s payload under uuring run", name);
+}
+
 int main(int argc, char **argv)
 {
 	int st;
+
+	if (argc > 1 && !strcmp(argv[1], "scm"))
+		return payload_scm();
 
 	if (argc > 1 && !strcmp(argv[1], "readiness"))
 		return payload_readiness();
@@ -462,19 +550,7 @@ int main(int argc, char **argv)
 	if (st)
 		ru_describe("patch, UURING_PATCH=0", st);
 	RU_CHECK(st == 0, "patch payload with UURING_PATCH=0");
-	{
-		/* the kernel's io_uring first (the reference), then uuring */
-		char *const v[] = { (char *)ru_self_exe(), "readiness", NULL };
-
-		st = ru_run(v, 30);
-		if (st)
-			ru_describe("readiness on the kernel", st);
-		RU_CHECK(st == 0 || st == 2,
-			 "readiness payload on the kernel's io_uring");
-		st = ru_payload("readiness", "--mode=auto", 30);
-		if (st)
-			ru_describe("readiness under uuring run", st);
-		RU_CHECK(st == 0, "readiness payload under uuring run");
-	}
+	on_both("readiness");
+	on_both("scm");
 	return ru_failures ? 1 : 0;
 }

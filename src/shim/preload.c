@@ -37,6 +37,7 @@
 #include <sys/mman.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -45,6 +46,7 @@
 #include "shim/shim.h"
 #include "util/cpsys.h"
 #include "util/rawsys.h"
+#include "util/usercopy.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -108,6 +110,8 @@ static void resolve_real(void)
 	uu_real.epoll_pwait2 = real("epoll_pwait2");
 	uu_real.poll = real("poll");
 	uu_real.ppoll = real("ppoll");
+	uu_real.sendmsg = real("sendmsg");
+	uu_real.sendmmsg = real("sendmmsg");
 }
 
 /* The ring range: fds >= base, base + span within the soft RLIMIT_NOFILE. */
@@ -625,4 +629,74 @@ EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
 {
 	sync_pollfds(fds, n);
 	return uu_real.ppoll(fds, n, timeout, mask);
+}
+
+/* ---- SCM_RIGHTS ------------------------------------------------------ */
+
+/*
+ * Linux 6.18 refuses to pass an io_uring fd in SCM_RIGHTS (scm_fp_copy:
+ * -EINVAL), so no ring can end up referenced only from a message in
+ * flight (liburing's ring-leak).  A uuring ring fd is an AF_UNIX socket,
+ * which the kernel would pass: the interposed sendmsg/sendmmsg refuse it
+ * the same way.  The message is read with the fault-safe copy; a bad
+ * pointer is left for the real call to report (EFAULT).
+ */
+static bool control_passes_ring(const struct msghdr *umsg)
+{
+	unsigned char control[4096];
+	struct msghdr m;
+	struct cmsghdr *c;
+
+	if (uu_copy_from_user(&m, umsg, sizeof(m)) || !m.msg_control ||
+	    m.msg_controllen < sizeof(struct cmsghdr))
+		return false;
+	if (m.msg_controllen > sizeof(control))
+		m.msg_controllen = sizeof(control); /* 253 fds fit (SCM_MAX_FD) */
+	if (uu_copy_from_user(control, m.msg_control, m.msg_controllen))
+		return false;
+	m.msg_control = control;
+	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		size_t n;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+		    c->cmsg_len < CMSG_LEN(0))
+			continue;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			if (maybe_ring(fd) && uu_shim_is_ring(fd))
+				return true;
+		}
+	}
+	return false;
+}
+
+EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	if (uuring_mode() && msg && control_passes_ring(msg)) {
+		errno = EINVAL;
+		return -1;
+	}
+	return uu_real.sendmsg(fd, msg, flags);
+}
+
+/* as the kernel's sendmmsg: the messages before the refused one are
+ * sent and counted; a refused first message is the call's error */
+EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
+{
+	unsigned int i;
+
+	if (uuring_mode() && vec) {
+		for (i = 0; i < vlen; i++)
+			if (control_passes_ring(&vec[i].msg_hdr))
+				break;
+		if (i == 0 && vlen) {
+			errno = EINVAL;
+			return -1;
+		}
+		vlen = i;
+	}
+	return uu_real.sendmmsg(fd, vec, vlen, flags);
 }

@@ -76,6 +76,8 @@ void uu_shim_msg(const char *fmt, ...)
 long uu_shim_errno_ret(long ret); /* -errno -> -1 + errno */
 
 /* Real libc functions (dlsym RTLD_NEXT, resolved at init). */
+struct msghdr;
+struct mmsghdr;
 struct uu_real {
 	long (*syscall)(long, ...);
 	int (*close)(int);
@@ -103,6 +105,8 @@ struct uu_real {
 	int (*poll)(struct pollfd *, nfds_t, int);
 	int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *,
 		     const sigset_t *);
+	ssize_t (*sendmsg)(int, const struct msghdr *, int);
+	int (*sendmmsg)(int, struct mmsghdr *, unsigned int, int);
 };
 extern struct uu_real uu_real;
 

@@ -442,8 +442,9 @@ static void free_unlink(struct uu_wq_acct *a, struct uu_worker *w)
  * as running again: a waker took it off the list (and counted it), or it
  * took itself off because work is queued.  Returns false on the idle
  * timeout or the pool's exit, still on the list.  A wake meant for an
- * earlier idle period (the waker's increment landing after the worker
- * had found work on its own) only makes it look again.
+ * earlier idle period (the waker's FUTEX_WAKE, made after it dropped
+ * workers_lock, landing after the worker had found work on its own and
+ * gone idle again) only makes it look again.
  */
 static bool idle_wait(struct uu_wq_acct *a, struct uu_worker *w, int ms)
 {
@@ -451,7 +452,7 @@ static bool idle_wait(struct uu_wq_acct *a, struct uu_worker *w, int ms)
 
 	for (;;) {
 		/* acquire: pairs with the waker's release increment, made
-		 * after it took us off the list */
+		 * when it took us off the list (under workers_lock) */
 		uint32_t seen = atomic_load_explicit(&w->wake,
 						     memory_order_acquire);
 		bool popped;
@@ -690,6 +691,13 @@ static int wake_one(struct uu_wq_acct *a)
 		a->free_list = w->next_free;
 		w->on_free_list = false;
 		atomic_fetch_add(&a->nr_running, 1);
+		/*
+		 * Bumped before the lock is dropped: from then on w may run,
+		 * idle again and, after a whole idle time, leave and free
+		 * itself, so w's memory is not written after the unlock.
+		 * release: pairs with idle_wait's acquire load.
+		 */
+		atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
 	} else if (a->nr_workers < a->max_workers) {
 		a->nr_workers++;
 		atomic_fetch_add(&a->nr_running, 1);
@@ -697,8 +705,9 @@ static int wake_one(struct uu_wq_acct *a)
 	}
 	pthread_mutex_unlock(&a->workers_lock);
 	if (w) {
-		/* release: pairs with idle_wait's acquire load */
-		atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
+		/* a private futex is keyed by its address alone: this reads
+		 * nothing, and if w is gone it is at worst a spurious wake of
+		 * a later user of the address (every futex wait here loops) */
 		futex(&w->wake, FUTEX_WAKE_PRIVATE, 1, NULL);
 		return 1;
 	}

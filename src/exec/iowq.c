@@ -62,6 +62,9 @@ struct uu_worker {
 	struct uu_req *cur;
 	pid_t tid;
 	struct uu_cp cp;
+#ifdef UURING_TEST_HOOKS
+	bool test_holding;        /* in the push hold (workers_lock) */
+#endif
 };
 
 struct uu_wq_acct {
@@ -444,13 +447,121 @@ static void free_unlink(struct uu_wq_acct *a, struct uu_worker *w)
 	w->on_free_list = false;
 }
 
+#ifdef UURING_TEST_HOOKS
+/*
+ * Test build only (libuuring_hooks, tests/test_iowq_stale_wake): holds
+ * open the window in which a wake arrives late, so that a test reaches
+ * it every round instead of once in thousands, and checks the free list
+ * at every push.  Off until the test sets uu_test_iowq_hold_us.
+ *   push hold: a worker that just pushed itself waits (up to hold_us) to
+ *     be taken off the list before it looks at the work list;
+ *   wake hold: a waker that took a worker off the list during its push
+ *     hold waits (up to 4 * hold_us) for it to be back on the list (it
+ *     found the work itself, ran it and went idle again) before it wakes
+ *     it: the wake then lands in the worker's next idle period
+ *     (uu_test_iowq_late_wakes counts these).  Here that delays the
+ *     FUTEX_WAKE (the futex word is bumped at the pop); c6c7430^, which
+ *     the test was checked against, bumped it after the hold too.
+ * The knobs are relaxed atomics: they order nothing of the protocol.
+ * A hold reads the state of the worker it waits on: the test keeps the
+ * idle time far longer than the holds, so that no worker leaves (frees
+ * itself) meanwhile.
+ */
+_Atomic int uu_test_iowq_hold_us;
+_Atomic unsigned int uu_test_iowq_late_wakes;
+
+static long long test_now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
+/* Waits up to us for w's presence on the free list to become on; true
+ * if it did. */
+static bool test_hold(struct uu_wq_acct *a, struct uu_worker *w, bool on,
+		      int us)
+{
+	long long end = test_now_us() + us;
+	bool now;
+
+	for (;;) {
+		pthread_mutex_lock(&a->workers_lock);
+		now = w->on_free_list;
+		pthread_mutex_unlock(&a->workers_lock);
+		if (now == on)
+			return true;
+		if (test_now_us() >= end)
+			return false;
+		usleep(20);
+	}
+}
+
+/* With workers_lock held, before w is pushed: w is not on the list and
+ * the list is a chain of at most nr_workers workers. */
+static void test_pushing(struct uu_wq_acct *a, struct uu_worker *w)
+{
+	unsigned int n = 0;
+
+	if (w->on_free_list) {
+		fprintf(stderr, "uuring io-wq: worker %d pushed twice\n", w->tid);
+		abort();
+	}
+	for (struct uu_worker *p = a->free_list; p; p = p->next_free) {
+		if (p == w || ++n > a->nr_workers) {
+			fprintf(stderr, "uuring io-wq: free list broken\n");
+			abort();
+		}
+	}
+	w->test_holding = atomic_load_explicit(&uu_test_iowq_hold_us,
+					       memory_order_relaxed) > 0;
+}
+
+/* After the push, workers_lock dropped. */
+static void test_push_hold(struct uu_wq_acct *a, struct uu_worker *w)
+{
+	int us = atomic_load_explicit(&uu_test_iowq_hold_us,
+				      memory_order_relaxed);
+
+	if (us > 0)
+		test_hold(a, w, false, us);
+	pthread_mutex_lock(&a->workers_lock);
+	w->test_holding = false;
+	pthread_mutex_unlock(&a->workers_lock);
+}
+
+/* A waker, workers_lock dropped; held: w was in its push hold when the
+ * waker took it off the list. */
+static void test_wake_hold(struct uu_wq_acct *a, struct uu_worker *w,
+			   bool held)
+{
+	int us = atomic_load_explicit(&uu_test_iowq_hold_us,
+				      memory_order_relaxed);
+
+	if (held && us > 0 && test_hold(a, w, true, 4 * us))
+		atomic_fetch_add_explicit(&uu_test_iowq_late_wakes, 1,
+					  memory_order_relaxed);
+}
+#define TEST_PUSHING(a, w) test_pushing(a, w)
+#define TEST_PUSH_HOLD(a, w) test_push_hold(a, w)
+#define TEST_POPPED(w, held) ((held) = (w)->test_holding)
+#define TEST_WAKE_HOLD(a, w, held) test_wake_hold(a, w, held)
+#else
+#define TEST_PUSHING(a, w) do { } while (0)
+#define TEST_PUSH_HOLD(a, w) do { } while (0)
+#define TEST_POPPED(w, held) do { } while (0)
+#define TEST_WAKE_HOLD(a, w, held) do { } while (0)
+#endif
+
 /*
  * An idle worker (on the free list) waits.  Returns true once it counts
  * as running again: a waker took it off the list (and counted it), or it
  * took itself off because work is queued.  Returns false on the idle
  * timeout or the pool's exit, still on the list.  A wake meant for an
- * earlier idle period (the waker's increment landing after the worker
- * had found work on its own) only makes it look again.
+ * earlier idle period (the waker's FUTEX_WAKE, made after it dropped
+ * workers_lock, landing after the worker had found work on its own and
+ * gone idle again) only makes it look again.
  */
 static bool idle_wait(struct uu_wq_acct *a, struct uu_worker *w, int ms)
 {
@@ -458,7 +569,7 @@ static bool idle_wait(struct uu_wq_acct *a, struct uu_worker *w, int ms)
 
 	for (;;) {
 		/* acquire: pairs with the waker's release increment, made
-		 * after it took us off the list */
+		 * when it took us off the list (under workers_lock) */
 		uint32_t seen = atomic_load_explicit(&w->wake,
 						     memory_order_acquire);
 		bool popped;
@@ -579,11 +690,13 @@ static void *worker_main(void *arg)
 		 * futex word only says when to look again.
 		 */
 		pthread_mutex_lock(&a->workers_lock);
+		TEST_PUSHING(a, w);
 		atomic_fetch_sub_explicit(&a->nr_running, 1, memory_order_relaxed);
 		w->next_free = a->free_list;
 		a->free_list = w;
 		w->on_free_list = true;
 		pthread_mutex_unlock(&a->workers_lock);
+		TEST_PUSH_HOLD(a, w);
 		if (!idle_until_leaving(a, w, ms))
 			break;
 	}
@@ -720,13 +833,24 @@ static int wake_one(struct uu_wq_acct *a)
 {
 	struct uu_worker *w;
 	bool create = false, none;
+#ifdef UURING_TEST_HOOKS
+	bool held = false;
+#endif
 
 	pthread_mutex_lock(&a->workers_lock);
 	w = a->free_list;
 	if (w) {
 		a->free_list = w->next_free;
 		w->on_free_list = false;
+		TEST_POPPED(w, held);
 		atomic_fetch_add(&a->nr_running, 1);
+		/*
+		 * Bumped before the lock is dropped: from then on w may run,
+		 * idle again and, after a whole idle time, leave and free
+		 * itself, so w's memory is not written after the unlock.
+		 * release: pairs with idle_wait's acquire load.
+		 */
+		atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
 	} else if (a->nr_workers < a->max_workers) {
 		a->nr_workers++;
 		atomic_fetch_add(&a->nr_running, 1);
@@ -734,8 +858,10 @@ static int wake_one(struct uu_wq_acct *a)
 	}
 	pthread_mutex_unlock(&a->workers_lock);
 	if (w) {
-		/* release: pairs with idle_wait's acquire load */
-		atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
+		TEST_WAKE_HOLD(a, w, held);
+		/* a private futex is keyed by its address alone: this reads
+		 * nothing, and if w is gone it is at worst a spurious wake of
+		 * a later user of the address (every futex wait here loops) */
 		futex(&w->wake, FUTEX_WAKE_PRIVATE, 1, NULL);
 		return 1;
 	}

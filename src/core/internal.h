@@ -159,6 +159,9 @@ struct uu_ring {
 	uint32_t cq_cached_tail;       /* next CQE slot; published at commit */
 	struct uu_ocqe *ovf_head, *ovf_tail;
 	atomic_bool ovf_pending;       /* backlog non-empty */
+	bool ovf_wake;                 /* the backlog became non-empty since
+					* the last commit: wake waiters even if
+					* the tail did not move (completion_lock) */
 	atomic_bool cq_dropped;        /* a CQE was lost: next wait -EBADR */
 
 	/* ---- waiters ---- */

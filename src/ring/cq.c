@@ -86,6 +86,7 @@ static void overflow_append(struct uu_ring *r, uint64_t user_data,
 	if (!r->ovf_head) {
 		r->ovf_head = o;
 		atomic_store_explicit(&r->ovf_pending, true, memory_order_release);
+		r->ovf_wake = true;
 		/* published to the app by the next cq tail release */
 		atomic_fetch_or_explicit(r->sq_flags, IORING_SQ_CQ_OVERFLOW,
 					 memory_order_relaxed);
@@ -139,6 +140,7 @@ bool uu_cq_flush_overflow_locked(struct uu_ring *r)
  */
 void uu_cq_commit_locked(struct uu_ring *r)
 {
+	bool moved, ovf_wake;
 	uint32_t tail;
 
 	/* count timeouts complete in the same flush as the CQE that
@@ -146,18 +148,31 @@ void uu_cq_commit_locked(struct uu_ring *r)
 	if (unlikely(r->off_timeout_used) && r->tmo_head)
 		uu_timeouts_flush_locked(r);
 	tail = atomic_load_explicit(r->cq_tail, memory_order_relaxed);
-
-	if (tail == r->cq_cached_tail)
+	moved = tail != r->cq_cached_tail;
+	ovf_wake = r->ovf_wake;
+	r->ovf_wake = false;
+	/*
+	 * A backlog that just began needs a wake too: a waiter that found
+	 * the CQ empty and no backlog may sleep while our CQEs go to the
+	 * backlog because the head we read was older than the one it
+	 * published (its flush at wake-up moves them); the kernel wakes
+	 * waiters when it queues an overflow entry as well.
+	 */
+	if (!moved && !ovf_wake)
 		return;
-	/* release: CQE contents are visible before the new tail (pairs with
-	 * the application's load-acquire of cq tail) */
-	atomic_store_explicit(r->cq_tail, r->cq_cached_tail, memory_order_release);
-	uu_eventfd_signal_locked(r, r->cq_cached_tail);
+	if (moved) {
+		/* release: CQE contents are visible before the new tail
+		 * (pairs with the application's load-acquire of cq tail) */
+		atomic_store_explicit(r->cq_tail, r->cq_cached_tail,
+				      memory_order_release);
+		uu_eventfd_signal_locked(r, r->cq_cached_tail);
+	}
 	/*
 	 * Dekker pair with the waiter (wait/cqwait.c, register_waiter): the
-	 * waiter increments nr_sleepers, fences, then reads cq tail; we store
-	 * cq tail, fence, then read nr_sleepers.  With both fences seq_cst,
-	 * at least one side sees the other's store: no lost wakeup.
+	 * waiter increments nr_sleepers, fences, then reads cq tail and
+	 * ovf_pending; we store cq tail (or ovf_pending, in overflow_append),
+	 * fence, then read nr_sleepers.  With both fences seq_cst, at least
+	 * one side sees the other's store: no lost wakeup.
 	 */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&r->nr_sleepers, memory_order_relaxed))

@@ -119,6 +119,14 @@ build_column() {
 asan_env() {
 	# The liburing tests are not ours: their own leaks are not uuring's.
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+	# Nor, under TSan, their threads left unjoined (wakeup-hang) or a
+	# mutex unlocked by another thread as a semaphore (socket,
+	# send_recvmsg): reports whose stack is in a liburing test source.
+	if [[ $FLAVOR_SAN == *thread* ]]; then
+		printf '%s\n' 'thread:*/liburing-*/test/*' 'mutex:*/liburing-*/test/*' \
+			> "$WORK/tsan-suppress-tests.txt"
+		export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$WORK/tsan-suppress-tests.txt"
+	fi
 }
 
 mode_passlist() {

@@ -20,20 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tcheck.h"
 #include "tring.h"
 #include "uuring.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                            \
-	do {                                                        \
-		if (!(cond)) {                                      \
-			printf("FAIL %s:%d: ", __func__, __LINE__); \
-			printf(__VA_ARGS__);                        \
-			printf("\n");                               \
-			failures++;                                 \
-		}                                                   \
-	} while (0)
 
 static void drop_and_report(unsigned int setup_flags)
 {
@@ -119,6 +108,6 @@ int main(int argc, char **argv)
 	}
 	drop_and_report(0);
 	drop_and_report(IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SINGLE_ISSUER);
-	printf("%s test_cq_drop\n", failures ? "FAIL" : "ok");
-	return failures ? 1 : 0;
+	printf("%s test_cq_drop\n", tcheck_failures ? "FAIL" : "ok");
+	return tcheck_failures ? 1 : 0;
 }

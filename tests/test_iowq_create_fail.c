@@ -24,20 +24,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tcheck.h"
 #include "tring.h"
 #include "uuring.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                            \
-	do {                                                        \
-		if (!(cond)) {                                      \
-			printf("FAIL %s:%d: ", __func__, __LINE__); \
-			printf(__VA_ARGS__);                        \
-			printf("\n");                               \
-			failures++;                                 \
-		}                                                   \
-	} while (0)
 
 static void async_nop(struct tring *r, uint64_t ud)
 {
@@ -161,7 +150,7 @@ int main(int argc, char **argv)
 			return 2;
 		scenarios[i].fn(&r);
 		tring_exit(&r);
-		return failures ? 1 : 0;
+		return tcheck_failures ? 1 : 0;
 	}
 	for (unsigned int i = 0; i < NR_SCENARIOS; i++) {
 		char idx[16];

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "tprep.h"
+#include "tcheck.h"
 #include "tring.h"
 #include "uuring.h"
 
@@ -51,19 +52,8 @@
 #define SEC 1000000000LL
 #define BURST 4			/* blocked requests per class and burst */
 
-static int failures;
 static char fifo[128];
 static char wname[16];		/* iou-wrk-<owner tid> */
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			failures++;					\
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);	\
-			printf(__VA_ARGS__);				\
-			printf("\n");					\
-		}							\
-	} while (0)
 
 static long long now_ms(void)
 {
@@ -285,6 +275,6 @@ int main(void)
 	CHECK(cnt == 0, "%d workers outlive their owner thread", cnt);
 	unlink(fifo);
 	rmdir(dir);
-	printf("%s\n", failures ? "FAIL" : "PASS");
-	return failures ? 1 : 0;
+	printf("%s\n", tcheck_failures ? "FAIL" : "PASS");
+	return tcheck_failures ? 1 : 0;
 }

@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "tprep.h"
+#include "tcheck.h"
 #include "tring.h"
 #include "uuring.h"
 
@@ -62,19 +63,8 @@ extern _Atomic unsigned int uu_test_iowq_late_wakes;
 #define SEC 1000000000LL
 #define DEADLINE_MS 10000
 
-static int failures;
 static char fifo[128];
 static char wname[16];		/* iou-wrk-<owner tid> */
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			failures++;					\
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);	\
-			printf(__VA_ARGS__);				\
-			printf("\n");					\
-		}							\
-	} while (0)
 
 static long long now_ms(void)
 {
@@ -220,7 +210,7 @@ static void one_ring(unsigned int flags, const char *what)
 	/* two idle workers, so that a cycle made by the first loses the
 	 * second */
 	burst(&r, 2, what);
-	for (int it = 0; it < ITERS && !failures; it++) {
+	for (int it = 0; it < ITERS && !tcheck_failures; it++) {
 		late += rounds(&r, what);
 		/* more workers than were ever made at once: the free list
 		 * must give back every idle one */
@@ -270,6 +260,6 @@ int main(void)
 		 "DEFER_TASKRUN ring");
 	unlink(fifo);
 	rmdir(dir);
-	printf("%s\n", failures ? "FAIL" : "PASS");
-	return failures ? 1 : 0;
+	printf("%s\n", tcheck_failures ? "FAIL" : "PASS");
+	return tcheck_failures ? 1 : 0;
 }

@@ -13,20 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tcheck.h"
 #include "tring.h"
 #include "uuring.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                    \
-	do {                                                \
-		if (!(cond)) {                              \
-			printf("FAIL %s:%d: ", __func__, __LINE__); \
-			printf(__VA_ARGS__);                \
-			printf("\n");                       \
-			failures++;                         \
-		}                                           \
-	} while (0)
 
 static int setup(struct tring *r, unsigned int flags)
 {
@@ -232,6 +221,6 @@ int main(void)
 	default_ring_counts();
 	unbound_worker();
 	dump_has_every_field();
-	printf("%s test_stats\n", failures ? "FAIL" : "ok");
-	return failures ? 1 : 0;
+	printf("%s test_stats\n", tcheck_failures ? "FAIL" : "ok");
+	return tcheck_failures ? 1 : 0;
 }

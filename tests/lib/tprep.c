@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tcheck.h"
 #include "tprep.h"
 
 #define TPREP_WAIT_NS 2000000000LL
@@ -301,3 +302,5 @@ int tthreads_named(const char *name, bool prefix,
 	closedir(d);
 	return n;
 }
+
+int tcheck_failures;

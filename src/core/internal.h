@@ -582,6 +582,10 @@ struct uu_exec {
 	struct uu_req *punt_head, *punt_tail; /* to io-wq at the next flush */
 	struct uu_exec *prev;             /* enclosing context, this thread */
 	unsigned int ring_puts;           /* ring refs to drop at the end */
+	unsigned int inflight_puts;       /* parked requests of ring that
+					   * finished: counted out of
+					   * ring->inflight after their CQEs
+					   * are posted (drain, T6) */
 	struct {
 		unsigned int nr;
 		struct {

@@ -35,6 +35,7 @@ void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter)
 	s->late_head = s->late_tail = NULL;
 	s->punt_head = s->punt_tail = NULL;
 	s->ring_puts = 0;
+	s->inflight_puts = 0;
 	s->cb.nr = 0;
 	s->submitter = submitter;
 	s->prev = uu_current_exec;
@@ -521,10 +522,34 @@ static void punt_flush(struct uu_exec *s)
  * (what the kernel's io_submit_state_end flushes before io_submit_sqes
  * commits the SQ head).
  */
+static void process_defer(struct uu_ring *r, struct uu_exec *s);
+
+/*
+ * Finished parked requests leave ring->inflight only once their CQEs are
+ * posted: a DRAIN request queued meanwhile by another thread waits for
+ * inflight to reach zero, and must not be issued (and post its CQE)
+ * while an earlier request's CQE still sits unposted in this context
+ * (the kernel's drain counts posted CQEs, req_need_defer).
+ */
+static void inflight_put(struct uu_exec *s)
+{
+	struct uu_ring *r = s->ring;
+	unsigned int n = s->inflight_puts;
+
+	if (!n)
+		return;
+	s->inflight_puts = 0;
+	if (atomic_fetch_sub_explicit(&r->inflight, (int)n, memory_order_acq_rel) ==
+		    (int)n &&
+	    atomic_load_explicit(&r->drain_active, memory_order_acquire))
+		process_defer(r, s);
+}
+
 void uu_exec_flush_direct(struct uu_exec *s)
 {
 	punt_flush(s);
 	compl_flush(s);
+	inflight_put(s);
 }
 
 void uu_exec_flush(struct uu_exec *s)
@@ -560,6 +585,7 @@ void uu_exec_flush(struct uu_exec *s)
 		}
 		punt_flush(s);
 		compl_flush(s);
+		inflight_put(s);
 	}
 }
 
@@ -661,8 +687,11 @@ static void finish_parked(struct uu_exec *s, struct uu_req *req)
 	req_free(req, true);
 	if (!parked)
 		return;
-	if (atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_acq_rel) == 1 &&
-	    atomic_load_explicit(&r->drain_active, memory_order_acquire)) {
+	if (r == s->ring) {
+		s->inflight_puts++; /* after its CQE is posted: inflight_put */
+	} else if (atomic_fetch_sub_explicit(&r->inflight, 1,
+					     memory_order_acq_rel) == 1 &&
+		   atomic_load_explicit(&r->drain_active, memory_order_acquire)) {
 		uu_exec_flush(s);
 		process_defer(r, s);
 	}
@@ -898,11 +927,7 @@ static void tw_run_item(struct uu_ring *r, struct uu_req *req)
 		cancel_chain(&s, req);
 	else
 		queue_req(&s, req, true, UU_ISSUE_F_CONT);
-	if (atomic_fetch_sub_explicit(&r->inflight, 1, memory_order_acq_rel) == 1 &&
-	    atomic_load_explicit(&r->drain_active, memory_order_acquire)) {
-		uu_exec_flush(&s);
-		process_defer(r, &s);
-	}
+	s.inflight_puts++; /* after its CQEs are posted: inflight_put */
 	s.ring_puts++; /* tw_push's reference, after the last CQE */
 	uu_exec_end(&s);
 }

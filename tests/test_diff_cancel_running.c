@@ -108,37 +108,11 @@ static void settle(void)
 	usleep(100 * 1000);
 }
 
-struct in_arg {
-	long nr;
-	int n;
-};
-
-static void count_in(const char *tid, void *arg)
-{
-	struct in_arg *a = arg;
-	char p[300], line[256];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "/proc/self/task/%s/syscall", tid);
-	f = fopen(p, "r");
-	if (!f)
-		return;
-	if (fgets(line, sizeof(line), f) && strtol(line, NULL, 10) == a->nr &&
-	    line[0] != 'r')
-		a->n++;
-	fclose(f);
-}
-
-/*
- * How many of this process's iou-wrk-* threads are inside system call nr
- * (/proc/self/task/TID/syscall starts with the number).  Disturbs
- * nothing, unlike opening the FIFO's other end.
- */
 static int workers_in(long nr)
 {
-	struct in_arg a = { nr, 0 };
+	int all, n = tthreads_in_syscall("iou-wrk-", true, nr, &all);
 
-	return tthreads_named("iou-wrk-", true, count_in, &a) < 0 ? -1 : a.n;
+	return all < 0 ? -1 : n;
 }
 
 /* Waits up to ms for no worker to be in system call nr; returns how many

@@ -230,16 +230,6 @@ static void *owner(void *arg)
 	return NULL;
 }
 
-static void watchdog(int sig)
-{
-	static const char msg[] = "FAIL: watchdog (hung)\n";
-
-	(void)sig;
-	if (write(1, msg, sizeof(msg) - 1) < 0)
-		_exit(2);
-	_exit(2);
-}
-
 int main(void)
 {
 	char dir[] = "/tmp/uuring-iowq-idle-XXXXXX";
@@ -251,8 +241,7 @@ int main(void)
 	/* before any ring and thread: each worker reads it when it starts */
 	snprintf(idle, sizeof(idle), "%d", IDLE_MS);
 	setenv("UURING_IOWQ_IDLE_MS", idle, 1);
-	signal(SIGALRM, watchdog);
-	alarm(100);
+	twatchdog(100);
 	if (!mkdtemp(dir)) {
 		printf("SKIP: mkdtemp: %s\n", strerror(errno));
 		return 77;

@@ -74,37 +74,9 @@ static long long now_ms(void)
 	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-struct in_arg {
-	long nr;
-	int n;
-};
-
-static void count_in(const char *tid, void *arg)
-{
-	struct in_arg *a = arg;
-	char p[300], line[256];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "/proc/self/task/%s/syscall", tid);
-	f = fopen(p, "r");
-	if (!f)
-		return;
-	if (fgets(line, sizeof(line), f) && line[0] != 'r' &&
-	    strtol(line, NULL, 10) == a->nr)
-		a->n++;
-	fclose(f);
-}
-
-/* Workers of this thread's pool inside system call nr now, and (in
- * *all) how many workers there are. */
 static int workers_in(long nr, int *all)
 {
-	struct in_arg a = { nr, 0 };
-	int n = tthreads_named(wname, false, count_in, &a);
-
-	if (all)
-		*all = n;
-	return a.n;
+	return tthreads_in_syscall(wname, false, nr, all);
 }
 
 static int blocked_in_open(void)
@@ -224,16 +196,6 @@ static void one_ring(unsigned int flags, const char *what)
 	tring_exit(&r);
 }
 
-static void watchdog(int sig)
-{
-	static const char msg[] = "FAIL: watchdog (hung)\n";
-
-	(void)sig;
-	if (write(1, msg, sizeof(msg) - 1) < 0)
-		_exit(2);
-	_exit(2);
-}
-
 int main(void)
 {
 	char dir[] = "/tmp/uuring-iowq-stale-XXXXXX";
@@ -241,8 +203,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* no idle exits during the test (see the top) */
 	setenv("UURING_IOWQ_IDLE_MS", "600000", 1);
-	signal(SIGALRM, watchdog);
-	alarm(45);
+	twatchdog(45);
 	snprintf(wname, sizeof(wname), "iou-wrk-%d", (int)syscall(SYS_gettid));
 	if (!mkdtemp(dir)) {
 		printf("SKIP: mkdtemp: %s\n", strerror(errno));

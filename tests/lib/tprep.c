@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,6 +302,54 @@ int tthreads_named(const char *name, bool prefix,
 	}
 	closedir(d);
 	return n;
+}
+
+struct in_syscall {
+	long nr;
+	int n;
+};
+
+static void count_in_syscall(const char *tid, void *arg)
+{
+	struct in_syscall *a = arg;
+	char p[300], line[256];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/self/task/%s/syscall", tid);
+	f = fopen(p, "r");
+	if (!f)
+		return;
+	/* "running" (not in a syscall) starts with 'r' */
+	if (fgets(line, sizeof(line), f) && line[0] != 'r' &&
+	    strtol(line, NULL, 10) == a->nr)
+		a->n++;
+	fclose(f);
+}
+
+int tthreads_in_syscall(const char *name, bool prefix, long nr, int *all)
+{
+	struct in_syscall a = { nr, 0 };
+	int n = tthreads_named(name, prefix, count_in_syscall, &a);
+
+	if (all)
+		*all = n;
+	return a.n;
+}
+
+static void watchdog_fired(int sig)
+{
+	static const char msg[] = "FAIL: watchdog (hung)\n";
+
+	(void)sig;
+	if (write(1, msg, sizeof(msg) - 1) < 0)
+		_exit(2);
+	_exit(2);
+}
+
+void twatchdog(unsigned int secs)
+{
+	signal(SIGALRM, watchdog_fired);
+	alarm(secs);
 }
 
 int tcheck_failures;

@@ -131,4 +131,15 @@ void tclose2(const int fds[2]);
 int tthreads_named(const char *name, bool prefix,
 		   void (*fn)(const char *tid, void *arg), void *arg);
 
+/*
+ * Of the threads tthreads_named(name, prefix) finds, how many are inside
+ * system call nr now (/proc/self/task/TID/syscall); *all (if not NULL)
+ * gets how many there are, or -1 when /proc/self/task cannot be read.
+ */
+int tthreads_in_syscall(const char *name, bool prefix, long nr, int *all);
+
+/* In secs seconds, unless the process is gone: "FAIL: watchdog (hung)"
+ * on stdout and _exit(2) (SIGALRM). */
+void twatchdog(unsigned int secs);
+
 #endif /* TESTS_TPREP_H */

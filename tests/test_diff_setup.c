@@ -452,7 +452,8 @@ static void sc_r_disabled(struct dctx *c)
 
 /*
  * The opcodes uuring implements, each with a differential test of its
- * own (README: "an opcode enters PROBE only with a differential test"):
+ * own (src/core/opdef.c: an opcode is listed by PROBE only when it is
+ * implemented and has a differential test):
  * their probe entries must match the kernel's, and uuring must list no
  * other opcode.  A new opcode is added here with its test.
  */

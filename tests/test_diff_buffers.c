@@ -322,6 +322,25 @@ static void sc_fixed_vec(struct dctx *c)
 	iov[3].iov_len = (size_t)-1;
 	prep(&r, IORING_OP_READV_FIXED, fd, iov + 3, 1, 0, 16);
 	run(c, &r, 7, "errors");
+	/* WRITEV_FIXED's own: a segment outside, no such buffer, a bad
+	 * array, a read-only file */
+	{
+		char path[64];
+		int ro;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		ro = open(path, O_RDONLY);
+		iov[0].iov_base = a;
+		iov[0].iov_len = 8;
+		iov[1].iov_base = a + 2 * PS - 4;
+		iov[1].iov_len = 8;
+		prep(&r, IORING_OP_WRITEV_FIXED, fd, iov, 2, 0, 30);
+		prep(&r, IORING_OP_WRITEV_FIXED, fd, iov, 1, 0, 31)->buf_index = 1;
+		prep(&r, IORING_OP_WRITEV_FIXED, fd, dunmapped_addr(), 1, 0, 32);
+		prep(&r, IORING_OP_WRITEV_FIXED, ro, iov, 1, 0, 33);
+		run(c, &r, 4, "writev_fixed errors");
+		close(ro);
+	}
 	/* many segments (more than the inline iovecs) */
 	big = calloc(20, sizeof(*big));
 	for (int i = 0; i < 20; i++) {

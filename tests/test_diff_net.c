@@ -1706,7 +1706,7 @@ ISOLATED(sc_zc, body_zc)
 /*
  * Prep errors after the kernel has allocated the notification: the kernel
  * posts the error with F_MORE and then a notification; uuring posts the
- * error alone (docs/compatibility.md).
+ * error alone (docs/compatibility.md #28).
  */
 static long body_zc_prep(struct dctx *c, void *arg)
 {
@@ -1750,7 +1750,7 @@ static long body_zc_prep(struct dctx *c, void *arg)
 }
 ISOLATED(sc_zc_prep, body_zc_prep)
 
-/* bundles: refused (documented) */
+/* bundles: refused, like an older kernel (README feature table) */
 static long body_refused(struct dctx *c, void *arg)
 {
 	struct tring r;
@@ -1794,9 +1794,9 @@ static const struct dscenario scenarios[] = {
 	{ "net_direct_descriptors", sc_direct, NULL },
 	{ "net_send_zc", sc_zc, NULL },
 	{ "net_send_zc_prep_errors", sc_zc_prep, NULL,
-	  "docs/compatibility.md (SEND_ZC prep errors)" },
+	  "docs/compatibility.md #28" },
 	{ "net_refused_bundle", sc_refused, NULL,
-	  "docs/compatibility.md (bundles)" },
+	  "README feature table: bundles not done, refused like an older kernel" },
 	{ "net_probe", sc_probe, NULL },
 };
 

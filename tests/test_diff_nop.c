@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Differential tests: NOP (incl. IORING_NOP_INJECT_RESULT), SQE flag
+ * Differential tests: NOP (incl. IORING_NOP_INJECT_RESULT, and FILE,
+ * FIXED_FILE, CQE32, TW, FIXED_BUFFER in nop_flags), SQE flag
  * validation, unknown opcodes, SUBMIT_ALL vs stopping at the first failed
  * SQE, enter's to_submit/min_complete/flags handling.
  */
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/uio.h>
 
 #include "dtest.h"
 
@@ -378,6 +380,225 @@ static void sc_enter_args(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * NOP's own flags beyond INJECT_RESULT: NOP_FILE (the fd, or with
+ * NOP_FIXED_FILE the registered slot, must resolve: -EBADF), NOP_CQE32
+ * (the SQE's off and addr in the big CQE's extra words; -EINVAL on a ring
+ * without 32-byte CQEs), NOP_TW, and NOP_FIXED_BUFFER with no buffer
+ * table (-EFAULT).  With a buffer registered: nop_fixed_buffer.
+ */
+static struct io_uring_sqe *nop_f(struct tring *r, unsigned int flags, int fd,
+				  uint64_t ud)
+{
+	struct io_uring_sqe *sqe = tring_get_sqe(r);
+
+	tring_prep_nop(sqe, ud);
+	sqe->nop_flags = flags;
+	sqe->fd = fd;
+	return sqe;
+}
+
+static void sc_nop_flags(struct dctx *c)
+{
+	struct io_uring_sqe *sqe;
+	struct tring r;
+	int p[2], fd;
+
+	if (pipe(p)) {
+		drec_int(c, -errno, "pipe");
+		return;
+	}
+	if (dring_flags(c, &r, 16, IORING_SETUP_SUBMIT_ALL |
+			IORING_SETUP_CQE32))
+		goto out_pipe;
+	nop_f(&r, IORING_NOP_FILE, p[0], 1);
+	nop_f(&r, IORING_NOP_FILE, -1, 2);
+	nop_f(&r, IORING_NOP_FILE, 9999, 3);
+	/* closed since: the fd is looked up at issue */
+	fd = dup(p[0]);
+	close(fd);
+	nop_f(&r, IORING_NOP_FILE, fd, 4);
+	nop_f(&r, IORING_NOP_FILE | IORING_NOP_INJECT_RESULT, p[1], 5)->len = 42;
+	nop_f(&r, IORING_NOP_FILE | IORING_NOP_INJECT_RESULT, -1, 6)->len = 42;
+	/* FIXED_FILE alone does not ask for a file */
+	nop_f(&r, IORING_NOP_FIXED_FILE, -1, 7);
+	nop_f(&r, IORING_NOP_FILE | IORING_NOP_FIXED_FILE, 0, 8);
+	drec_int(c, tring_submit(&r), "submit files");
+	dreap(c, &r, 8, true, "NOP_FILE");
+	drec_int(c, c->be->reg((unsigned int)r.fd, IORING_REGISTER_FILES, p, 2),
+		 "register the pipe");
+	nop_f(&r, IORING_NOP_FILE | IORING_NOP_FIXED_FILE, 0, 10);
+	nop_f(&r, IORING_NOP_FILE | IORING_NOP_FIXED_FILE, 1, 11);
+	nop_f(&r, IORING_NOP_FILE | IORING_NOP_FIXED_FILE, 2, 12);
+	nop_f(&r, IORING_NOP_FILE | IORING_NOP_FIXED_FILE, -1, 13);
+	drec_int(c, tring_submit(&r), "submit fixed files");
+	dreap(c, &r, 4, true, "NOP_FILE | NOP_FIXED_FILE");
+	/* 32-byte CQEs */
+	sqe = nop_f(&r, IORING_NOP_CQE32, -1, 20);
+	sqe->off = 0x1122334455667788ULL;
+	sqe->addr = 0x99aabbccddeeff00ULL;
+	sqe = nop_f(&r, IORING_NOP_CQE32 | IORING_NOP_INJECT_RESULT, -1, 21);
+	sqe->len = (uint32_t)-EAGAIN;
+	sqe->addr = 7;
+	nop_f(&r, IORING_NOP_CQE32 | IORING_NOP_FILE, -1, 22)->off = 5;
+	nop_f(&r, 0, -1, 23)->off = 5;	/* no flag: extra words stay 0 */
+	drec_int(c, tring_submit(&r), "submit cqe32");
+	dreap(c, &r, 4, true, "NOP_CQE32");
+	/* task_work completions (their place among other CQEs:
+	 * nop_tw_order) */
+	nop_f(&r, IORING_NOP_TW, -1, 30);
+	nop_f(&r, IORING_NOP_TW | IORING_NOP_INJECT_RESULT, -1, 31)->len = 3;
+	nop_f(&r, IORING_NOP_TW | IORING_NOP_FILE, -1, 32);
+	drec_int(c, tring_submit(&r), "submit tw");
+	dreap(c, &r, 3, true, "NOP_TW");
+	/* no buffer table */
+	nop_f(&r, IORING_NOP_FIXED_BUFFER, -1, 33);
+	nop_f(&r, IORING_NOP_FIXED_BUFFER, -1, 34)->buf_index = 3;
+	drec_int(c, tring_submit(&r), "submit fixed buffer");
+	dreap(c, &r, 2, true, "NOP_FIXED_BUFFER, no table");
+	tring_exit(&r);
+
+	/* NOP_CQE32 needs a ring with 32-byte CQEs */
+	if (dring_flags(c, &r, 4, IORING_SETUP_SUBMIT_ALL))
+		goto out_pipe;
+	nop_f(&r, IORING_NOP_CQE32, -1, 40);
+	nop_f(&r, IORING_NOP_CQE32 | IORING_NOP_INJECT_RESULT, -1, 41)->len = 1;
+	nop_f(&r, IORING_NOP_INJECT_RESULT, -1, 42)->len = 2;
+	drec_int(c, tring_submit(&r), "submit cqe32, 16-byte CQEs");
+	dreap(c, &r, 3, true, "NOP_CQE32 without CQE32");
+	tring_exit(&r);
+out_pipe:
+	close(p[0]);
+	close(p[1]);
+}
+
+/*
+ * NOP_FIXED_BUFFER with a registered buffer: the kernel looks the index
+ * up in the buffer table (0, or -EFAULT for an empty or out-of-range
+ * slot).
+ */
+static void sc_nop_fixed_buffer(struct dctx *c)
+{
+	static char buf[4096];
+	struct iovec iov[2] = { { buf, sizeof(buf) }, { NULL, 0 } };
+	struct tring r;
+
+	if (dring_flags(c, &r, 8, 0))
+		return;
+	drec_int(c, c->be->reg((unsigned int)r.fd, IORING_REGISTER_BUFFERS,
+			       iov, 2), "register a buffer and a hole");
+	nop_f(&r, IORING_NOP_FIXED_BUFFER, -1, 1);
+	nop_f(&r, IORING_NOP_FIXED_BUFFER, -1, 2)->buf_index = 1;
+	nop_f(&r, IORING_NOP_FIXED_BUFFER, -1, 3)->buf_index = 2;
+	nop_f(&r, IORING_NOP_FIXED_BUFFER | IORING_NOP_INJECT_RESULT, -1,
+	      4)->len = 9;
+	drec_int(c, tring_submit(&r), "submit");
+	dreap(c, &r, 4, true, "NOP_FIXED_BUFFER");
+	tring_exit(&r);
+}
+
+/*
+ * Reaps `slots` CQ slots of a CQE_MIXED ring as they are: a CQE with
+ * IORING_CQE_F_32 takes two slots (its extra words in the second), a
+ * filler (IORING_CQE_F_SKIP) one.
+ */
+static void reap_mixed(struct dctx *c, struct tring *r, unsigned int slots,
+		       const char *label)
+{
+	struct tcqe out[16];
+	unsigned int n = 0, used = 0, head;
+
+	for (int i = 0; i < 1000 && tring_cq_ready(r) < slots; i++) {
+		tring_wait(r, 1, 10 * 1000 * 1000);
+		usleep(1000);
+	}
+	drec_int(c, tring_cq_ready(r), "%s: slots used", label);
+	head = *r->cq_head;
+	while (used < slots && n < 16 && tring_cq_ready(r) > used) {
+		struct io_uring_cqe *cqe =
+			&r->cqes[(head + used) & r->cq_mask];
+
+		out[n].user_data = cqe->user_data;
+		out[n].res = cqe->res;
+		out[n].flags = cqe->flags;
+		out[n].big[0] = out[n].big[1] = 0;
+		used++;
+		if (cqe->flags & IORING_CQE_F_32) {
+			/* never split by the ring's end (a filler comes first) */
+			dcheck(c, ((head + used) & r->cq_mask) != 0,
+			       "%s: 32-byte CQE split", label);
+			memcpy(out[n].big, cqe + 1, sizeof(out[n].big));
+			used++;
+		}
+		n++;
+	}
+	drec_cqes(c, out, n, true, "%s", label);
+	tring_cq_advance(r, used);
+}
+
+/*
+ * IORING_SETUP_CQE_MIXED: 16- and 32-byte CQEs in one ring; NOP_CQE32
+ * posts a 32-byte one (IORING_CQE_F_32), and one that would straddle the
+ * ring's end is preceded by a filler CQE (IORING_CQE_F_SKIP).
+ */
+static void sc_nop_cqe_mixed(struct dctx *c)
+{
+	struct io_uring_sqe *sqe;
+	struct tring r;
+	unsigned int i;
+
+	/* 4 SQEs, 8 CQ slots */
+	if (dring_flags(c, &r, 4, IORING_SETUP_CQE_MIXED))
+		return;
+	drec_int(c, r.cq_entries, "cq_entries");
+	drec_int(c, r.cqe_shift, "cqe_shift");
+	/* slots 0..1: one 32-byte CQE; 2: a plain one */
+	sqe = nop_f(&r, IORING_NOP_CQE32, -1, 1);
+	sqe->off = 11;
+	sqe->addr = 12;
+	nop_f(&r, 0, -1, 2);
+	drec_int(c, tring_submit(&r), "submit 1");
+	reap_mixed(c, &r, 3, "big, plain");
+	/* 3..6: plain, then a 32-byte CQE at slot 7 would straddle: filler
+	 * at 7, the CQE at 0..1 */
+	for (i = 0; i < 4; i++)
+		nop_f(&r, 0, -1, 10 + i);
+	drec_int(c, tring_submit(&r), "submit 2");
+	reap_mixed(c, &r, 4, "four plain");
+	sqe = nop_f(&r, IORING_NOP_CQE32 | IORING_NOP_INJECT_RESULT, -1, 20);
+	sqe->len = 77;
+	sqe->off = 21;
+	sqe->addr = 22;
+	nop_f(&r, 0, -1, 23);
+	drec_int(c, tring_submit(&r), "submit 3");
+	reap_mixed(c, &r, 4, "filler, big, plain");
+	/* a failing NOP_CQE32 still posts a 32-byte CQE */
+	sqe = nop_f(&r, IORING_NOP_CQE32 | IORING_NOP_FILE, -1, 30);
+	sqe->off = 31;
+	drec_int(c, tring_submit(&r), "submit 4");
+	reap_mixed(c, &r, 2, "failed big");
+	tring_exit(&r);
+}
+
+/*
+ * NOP_TW completes through task_work: the kernel posts its CQE after the
+ * inline completions of the same submission.
+ */
+static void sc_nop_tw_order(struct dctx *c)
+{
+	struct tring r;
+
+	if (dring_flags(c, &r, 8, 0))
+		return;
+	nop_f(&r, IORING_NOP_TW, -1, 1);
+	nop_f(&r, 0, -1, 2);
+	nop_f(&r, IORING_NOP_TW | IORING_NOP_INJECT_RESULT, -1, 3)->len = 5;
+	nop_f(&r, 0, -1, 4);
+	drec_int(c, tring_submit(&r), "submit");
+	dreap(c, &r, 4, true, "NOP_TW among inline NOPs");
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "nop_basic", sc_nop_basic, NULL },
 	{ "inject", sc_inject, NULL },
@@ -388,6 +609,11 @@ static const struct dscenario scenarios[] = {
 	{ "bad_in_link", sc_bad_in_link, NULL },
 	{ "bad_in_hardlink", sc_bad_in_hardlink, NULL },
 	{ "enter_args", sc_enter_args, NULL },
+	{ "nop_flags", sc_nop_flags, NULL },
+	{ "nop_cqe_mixed", sc_nop_cqe_mixed, NULL },
+	{ "nop_fixed_buffer", sc_nop_fixed_buffer, NULL,
+	  "docs/compatibility.md #26" },
+	{ "nop_tw_order", sc_nop_tw_order, NULL, "docs/compatibility.md #26" },
 };
 
 DTEST_MAIN(scenarios)

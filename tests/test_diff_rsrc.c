@@ -975,6 +975,91 @@ static void sc_fixed_fd_install(struct dctx *c)
 	close(fd);
 }
 
+/*
+ * IORING_FEAT_LINKED_FILE: a linked request's file is looked up when it
+ * is issued, after the link's earlier members ran, so a chain can open a
+ * file (into a direct slot or at the lowest free fd) and use it.  Failing
+ * paths: the open fails (the read is cancelled), the read names another
+ * (empty) slot (-EBADF).
+ */
+static struct io_uring_sqe *lf_open(struct tring *r, const char *path,
+				    uint32_t file_index, uint8_t flags,
+				    uint64_t ud)
+{
+	struct io_uring_sqe *sqe = tring_get_sqe(r);
+
+	tring_prep_rw(sqe, IORING_OP_OPENAT, AT_FDCWD, path, 0, 0, ud);
+	sqe->open_flags = O_RDONLY;
+	sqe->file_index = file_index;
+	sqe->flags = flags | IOSQE_IO_LINK;
+	return sqe;
+}
+
+static struct io_uring_sqe *lf_read(struct tring *r, int fd, bool fixed,
+				    char *buf, uint64_t ud)
+{
+	struct io_uring_sqe *sqe = tring_get_sqe(r);
+
+	tring_prep_rw(sqe, IORING_OP_READ, fd, buf, 4, 0, ud);
+	if (fixed)
+		sqe->flags |= IOSQE_FIXED_FILE;
+	return sqe;
+}
+
+static void sc_linked_file(struct dctx *c)
+{
+	struct io_uring_rsrc_register rr;
+	struct tring r;
+	struct tcqe cq[2];
+	char path[64], buf[4][4];
+	unsigned int n;
+	int fd = dtmpfile(c, 4096, 0x41), next;
+
+	if (fd < 0 || dring_flags(c, &r, 16, 0))
+		return;
+	drec_int(c, !!(r.p.features & IORING_FEAT_LINKED_FILE),
+		 "FEAT_LINKED_FILE");
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	memset(&rr, 0, sizeof(rr));
+	rr.nr = 4;
+	rr.flags = IORING_RSRC_REGISTER_SPARSE;
+	drec_int(c, reg(c, &r, IORING_REGISTER_FILES2, &rr, sizeof(rr)),
+		 "sparse 4");
+	memset(buf, 0, sizeof(buf));
+	/* into slot 2, then read slot 2; the same with the open in io-wq */
+	lf_open(&r, path, 3, 0, 1);
+	lf_read(&r, 2, true, buf[0], 2);
+	lf_open(&r, path, 4, IOSQE_ASYNC, 3);
+	lf_read(&r, 3, true, buf[1], 4);
+	drec_int(c, tring_submit(&r), "open direct -> read fixed");
+	dreap(c, &r, 4, false, "open direct -> read fixed");
+	drec_int(c, buf[0][0], "slot 2 data");
+	drec_int(c, buf[1][0], "slot 3 data");
+	/* a plain open gets the lowest free fd, which the read names */
+	next = dup(0);
+	close(next);
+	lf_open(&r, path, 0, 0, 5);
+	lf_read(&r, next, false, buf[2], 6);
+	drec_int(c, tring_submit(&r), "open -> read fd");
+	n = tring_reap_wait(&r, cq, 2, 2000000000LL);
+	for (unsigned int i = 0; i < n; i++)
+		if (cq[i].user_data == 5 && cq[i].res == next)
+			cq[i].res = 1000;	/* "the predicted fd" */
+	drec_cqes(c, cq, n, true, "open -> read fd");
+	drec_int(c, buf[2][0], "fd data");
+	close(next);
+	/* the open fails: the read is cancelled */
+	lf_open(&r, "/nonexistent/uuring", 2, 0, 7);
+	lf_read(&r, 1, true, buf[3], 8);
+	/* the open succeeds into slot 0, the read names empty slot 1 */
+	lf_open(&r, path, 1, 0, 9);
+	lf_read(&r, 1, true, buf[3], 10);
+	drec_int(c, tring_submit(&r), "failing chains");
+	dreap(c, &r, 4, false, "failing chains");
+	tring_exit(&r);
+	close(fd);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "files_update_op", sc_files_update_op, NULL, NULL },
 	{ "probe", sc_probe, NULL, NULL },
@@ -988,6 +1073,7 @@ static const struct dscenario scenarios[] = {
 	{ "register_rlimit", sc_register_rlimit, NULL, NULL },
 	{ "alloc_range", sc_alloc_range, NULL, NULL },
 	{ "alloc_hint", sc_alloc_hint, NULL, NULL },
+	{ "linked_file", sc_linked_file, NULL },
 	{ "fixed_fd_install", sc_fixed_fd_install, NULL, NULL },
 };
 

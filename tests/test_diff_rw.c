@@ -774,9 +774,8 @@ static const struct dscenario scenarios[] = {
 	{ "bad_fd", sc_bad_fd, NULL },
 	{ "bad_buf", sc_bad_buf, NULL },
 	{ "pipe", sc_pipe, NULL },
-	/* blocking pipe reads run inline until issue 4 (poll, io-wq) */
-	{ "pipe_empty_read", sc_pipe_empty_read, NULL,
-	  "docs/compatibility.md #1" },
+	/* fixed (docs/compatibility.md #1): must match the kernel */
+	{ "pipe_empty_read", sc_pipe_empty_read, NULL },
 	{ "large", sc_large, NULL },
 	{ "batch", sc_batch, NULL },
 };

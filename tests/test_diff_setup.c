@@ -450,10 +450,43 @@ static void sc_r_disabled(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * The opcodes uuring implements, each with a differential test of its
+ * own (src/core/opdef.c: an opcode is listed by PROBE only when it is
+ * implemented and has a differential test):
+ * their probe entries must match the kernel's, and uuring must list no
+ * other opcode.  A new opcode is added here with its test.
+ */
 static const uint8_t uu_ops[] = {
 	IORING_OP_NOP, IORING_OP_READV, IORING_OP_WRITEV, IORING_OP_FSYNC,
-	IORING_OP_READ, IORING_OP_WRITE,
+	IORING_OP_READ, IORING_OP_WRITE, IORING_OP_READ_FIXED,
+	IORING_OP_WRITE_FIXED, IORING_OP_POLL_ADD, IORING_OP_POLL_REMOVE,
+	IORING_OP_SYNC_FILE_RANGE, IORING_OP_SENDMSG, IORING_OP_RECVMSG,
+	IORING_OP_TIMEOUT, IORING_OP_TIMEOUT_REMOVE, IORING_OP_ACCEPT,
+	IORING_OP_ASYNC_CANCEL, IORING_OP_LINK_TIMEOUT, IORING_OP_CONNECT,
+	IORING_OP_FALLOCATE, IORING_OP_OPENAT, IORING_OP_CLOSE,
+	IORING_OP_FILES_UPDATE, IORING_OP_STATX, IORING_OP_FADVISE,
+	IORING_OP_MADVISE, IORING_OP_SEND, IORING_OP_RECV, IORING_OP_OPENAT2,
+	IORING_OP_EPOLL_CTL, IORING_OP_SPLICE, IORING_OP_PROVIDE_BUFFERS,
+	IORING_OP_REMOVE_BUFFERS, IORING_OP_TEE, IORING_OP_SHUTDOWN,
+	IORING_OP_RENAMEAT, IORING_OP_UNLINKAT, IORING_OP_MKDIRAT,
+	IORING_OP_SYMLINKAT, IORING_OP_LINKAT, IORING_OP_MSG_RING,
+	IORING_OP_FSETXATTR, IORING_OP_SETXATTR, IORING_OP_FGETXATTR,
+	IORING_OP_GETXATTR, IORING_OP_SOCKET, IORING_OP_SEND_ZC,
+	IORING_OP_SENDMSG_ZC, IORING_OP_WAITID, IORING_OP_FUTEX_WAIT,
+	IORING_OP_FUTEX_WAKE, IORING_OP_FUTEX_WAITV,
+	IORING_OP_FIXED_FD_INSTALL, IORING_OP_FTRUNCATE, IORING_OP_BIND,
+	IORING_OP_LISTEN, IORING_OP_EPOLL_WAIT, IORING_OP_READV_FIXED,
+	IORING_OP_WRITEV_FIXED, IORING_OP_PIPE,
 };
+
+static bool uu_op_listed(unsigned int op)
+{
+	for (size_t i = 0; i < sizeof(uu_ops); i++)
+		if (uu_ops[i] == op)
+			return true;
+	return false;
+}
 
 static void sc_probe(struct dctx *c)
 {
@@ -478,7 +511,12 @@ static void sc_probe(struct dctx *c)
 		drec_int(c, op->op, "ops[%u].op", uu_ops[i]);
 		drec_int(c, op->flags, "ops[%u].flags", uu_ops[i]);
 	}
-	dnote(c, "last_op %u", pr->last_op);
+	drec_int(c, pr->last_op, "last_op");
+	if (!c->is_kernel)
+		for (i = 0; i < pr->ops_len && i < 256; i++)
+			dcheck(c, !(pr->ops[i].flags & IO_URING_OP_SUPPORTED) ||
+			       uu_op_listed(i),
+			       "opcode %u in PROBE but not in uu_ops", i);
 
 	memset(pr, 0, sz);
 	ret = c->be->reg(r.fd, IORING_REGISTER_PROBE, pr, 4);

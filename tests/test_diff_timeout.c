@@ -2,14 +2,19 @@
 /*
  * Differential tests: TIMEOUT (relative, absolute, clocks, count rule,
  * multishot, ETIME_SUCCESS), TIMEOUT_REMOVE (cancel, update, errors),
- * LINK_TIMEOUT and ASYNC_CANCEL, kernel io_uring vs uuring.
+ * LINK_TIMEOUT and ASYNC_CANCEL (user_data, FD, FD_FIXED, OP, USERDATA,
+ * ANY, ALL), kernel io_uring vs uuring.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "dtest.h"
+#include "tprep.h"
 
 #define MS 1000000LL
 
@@ -355,6 +360,221 @@ static void sc_cancel(struct dctx *c)
 	tring_exit(&r);
 }
 
+static struct io_uring_sqe *prep_cancel(struct tring *r, int fd, uint64_t addr,
+					unsigned int flags, uint32_t op,
+					uint64_t ud)
+{
+	struct io_uring_sqe *sqe = tring_get_sqe(r);
+
+	tring_prep_rw(sqe, IORING_OP_ASYNC_CANCEL, fd, NULL, op, 0, ud);
+	sqe->addr = addr;
+	sqe->cancel_flags = flags;
+	return sqe;
+}
+
+/*
+ * ASYNC_CANCEL by opcode (IORING_ASYNC_CANCEL_OP, the opcode in len),
+ * alone, with ALL, with USERDATA (user_data must match too) and with FD;
+ * errors: OP with ANY, an opcode nothing uses.
+ */
+static void sc_cancel_op(struct dctx *c)
+{
+	struct io_uring_sqe *sqe;
+	struct tring r;
+	char buf[8];
+	int p[2], q[2];
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (pipe(p) || pipe(q)) {
+		drec_int(c, -errno, "pipe");
+		return;
+	}
+	/* two reads and a poll waiting on p */
+	tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, p[0], buf, 8, 0, 1);
+	tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, p[0], buf, 8, 0, 2);
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_POLL_ADD, p[0], NULL, 0, 0, 3);
+	sqe->poll32_events = POLLIN;
+	drec_int(c, tring_submit(&r), "reads and a poll");
+	/* the first request of that opcode */
+	prep_cancel(&r, -1, 0, IORING_ASYNC_CANCEL_OP, IORING_OP_POLL_ADD, 10);
+	drec_int(c, tring_submit(&r), "cancel op POLL_ADD");
+	dreap(c, &r, 2, false, "poll cancelled");
+	prep_cancel(&r, -1, 0, IORING_ASYNC_CANCEL_OP | IORING_ASYNC_CANCEL_ALL,
+		    IORING_OP_READ, 11);
+	drec_int(c, tring_submit(&r), "cancel op READ all");
+	dreap(c, &r, 3, false, "reads cancelled");
+	prep_cancel(&r, -1, 0, IORING_ASYNC_CANCEL_OP, IORING_OP_READ, 12);
+	drec_int(c, tring_submit(&r), "cancel op READ, none left");
+	dreap(c, &r, 1, true, "nothing to cancel");
+	/* OP and USERDATA: both must match */
+	tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, p[0], buf, 8, 0, 20);
+	tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, p[0], buf, 8, 0, 21);
+	drec_int(c, tring_submit(&r), "two more reads");
+	prep_cancel(&r, -1, 21, IORING_ASYNC_CANCEL_OP |
+		    IORING_ASYNC_CANCEL_USERDATA | IORING_ASYNC_CANCEL_ALL,
+		    IORING_OP_READ, 22);
+	drec_int(c, tring_submit(&r), "cancel op READ, user_data 21");
+	dreap(c, &r, 2, false, "read 21 cancelled");
+	prep_cancel(&r, -1, 20, IORING_ASYNC_CANCEL_OP |
+		    IORING_ASYNC_CANCEL_USERDATA, IORING_OP_POLL_ADD, 23);
+	drec_int(c, tring_submit(&r), "cancel op POLL_ADD, user_data 20");
+	dreap(c, &r, 1, true, "wrong opcode for user_data 20");
+	/* OP and FD: a read on q is not cancelled with p's */
+	tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, q[0], buf, 8, 0, 30);
+	drec_int(c, tring_submit(&r), "read on q");
+	prep_cancel(&r, p[0], 0, IORING_ASYNC_CANCEL_OP | IORING_ASYNC_CANCEL_FD |
+		    IORING_ASYNC_CANCEL_ALL, IORING_OP_READ, 31);
+	drec_int(c, tring_submit(&r), "cancel op READ, fd p");
+	dreap(c, &r, 2, false, "read 20 cancelled");
+	/* errors */
+	prep_cancel(&r, -1, 0, IORING_ASYNC_CANCEL_OP | IORING_ASYNC_CANCEL_ANY,
+		    IORING_OP_READ, 40);
+	drec_int(c, tring_submit(&r), "op|any");
+	dreap(c, &r, 1, true, "op|any");
+	prep_cancel(&r, -1, 0, IORING_ASYNC_CANCEL_OP, IORING_OP_WRITE, 41);
+	drec_int(c, tring_submit(&r), "op WRITE");
+	dreap(c, &r, 1, true, "op WRITE: nothing");
+	prep_cancel(&r, -1, 0, IORING_ASYNC_CANCEL_OP, 250, 42);
+	drec_int(c, tring_submit(&r), "op 250");
+	dreap(c, &r, 1, true, "op 250");
+	/* the read on q is still there: ANY */
+	prep_cancel(&r, -1, 0, IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL,
+		    0, 43);
+	drec_int(c, tring_submit(&r), "cancel any");
+	dreap(c, &r, 2, false, "read 30 cancelled");
+	tclose2(p);
+	tclose2(q);
+	tring_exit(&r);
+}
+
+/* Registers p[0] and q[0] as slots 0 and 1; a read waits on each slot
+ * and one on p[0] itself (user_data 1, 2, 3). */
+static int fd_fixed_setup(struct dctx *c, struct tring *r, int p[2], int q[2],
+			  char *buf)
+{
+	struct io_uring_sqe *sqe;
+	int files[2];
+
+	if (dring_flags(c, r, 16, 0))
+		return -1;
+	if (pipe(p) || pipe(q)) {
+		drec_int(c, -errno, "pipe");
+		tring_exit(r);
+		return -1;
+	}
+	files[0] = p[0];
+	files[1] = q[0];
+	drec_int(c, c->be->reg((unsigned int)r->fd, IORING_REGISTER_FILES,
+			       files, 2), "register p and q");
+	for (int i = 0; i < 2; i++) {
+		sqe = tring_get_sqe(r);
+		tring_prep_rw(sqe, IORING_OP_READ, i, buf, 8, 0, 1 + i);
+		sqe->flags |= IOSQE_FIXED_FILE;
+	}
+	tring_prep_rw(tring_get_sqe(r), IORING_OP_READ, p[0], buf, 8, 0, 3);
+	drec_int(c, tring_submit(r), "reads on slots 0, 1 and on p");
+	return 0;
+}
+
+/*
+ * ASYNC_CANCEL with CANCEL_FD | CANCEL_FD_FIXED: fd is a slot of the
+ * registered file table; the requests on that slot's file (through the
+ * table or not) match.  uuring answers -EBADF (docs/compatibility.md #27).
+ */
+static void sc_cancel_fd_fixed(struct dctx *c)
+{
+	struct tring r;
+	char buf[8];
+	int p[2], q[2];
+
+	if (fd_fixed_setup(c, &r, p, q, buf))
+		return;
+	prep_cancel(&r, 0, 0, IORING_ASYNC_CANCEL_FD |
+		    IORING_ASYNC_CANCEL_FD_FIXED | IORING_ASYNC_CANCEL_ALL, 0, 10);
+	drec_int(c, tring_submit(&r), "cancel slot 0");
+	dreapn(c, &r, 3, false, "slot 0 cancelled");
+	prep_cancel(&r, 5, 0, IORING_ASYNC_CANCEL_FD |
+		    IORING_ASYNC_CANCEL_FD_FIXED, 0, 11);
+	drec_int(c, tring_submit(&r), "cancel slot 5");
+	dreapn(c, &r, 1, true, "slot 5");
+	prep_cancel(&r, -1, 0, IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL,
+		    0, 12);
+	drec_int(c, tring_submit(&r), "cancel any");
+	dreapn(c, &r, 2, false, "the rest");
+	tclose2(p);
+	tclose2(q);
+	tring_exit(&r);
+}
+
+/* The same through REGISTER_SYNC_CANCEL */
+static void sc_sync_cancel_fd_fixed(struct dctx *c)
+{
+	struct io_uring_sync_cancel_reg sc;
+	struct tring r;
+	char buf[8];
+	int p[2], q[2];
+
+	if (fd_fixed_setup(c, &r, p, q, buf))
+		return;
+	memset(&sc, 0, sizeof(sc));
+	sc.fd = 1;
+	sc.flags = IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_FD_FIXED;
+	sc.timeout.tv_sec = -1;
+	sc.timeout.tv_nsec = -1;
+	drec_int(c, c->be->reg((unsigned int)r.fd, IORING_REGISTER_SYNC_CANCEL,
+			       &sc, 1), "sync cancel slot 1");
+	dreap(c, &r, 1, true, "slot 1 cancelled");
+	sc.fd = 0;
+	sc.flags |= IORING_ASYNC_CANCEL_ALL;
+	drec_int(c, c->be->reg((unsigned int)r.fd, IORING_REGISTER_SYNC_CANCEL,
+			       &sc, 1), "sync cancel slot 0, all");
+	dreap(c, &r, 2, false, "slot 0 and p cancelled");
+	sc.fd = 5;
+	drec_int(c, c->be->reg((unsigned int)r.fd, IORING_REGISTER_SYNC_CANCEL,
+			       &sc, 1), "sync cancel slot 5");
+	tclose2(p);
+	tclose2(q);
+	tring_exit(&r);
+}
+
+/*
+ * CANCEL_FD names an open file description: a read on another open of
+ * the same pipe is not cancelled.  uuring compares inodes
+ * (docs/compatibility.md #13).
+ */
+static void sc_cancel_fd_same_inode(struct dctx *c)
+{
+	struct tring r;
+	char buf[8], path[64];
+	int p[2], other;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (pipe(p)) {
+		drec_int(c, -errno, "pipe");
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[0]);
+	other = open(path, O_RDONLY);
+	dcheck(c, other >= 0, "reopen the pipe");
+	tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, p[0], buf, 8, 0, 1);
+	tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, other, buf, 8, 0, 2);
+	drec_int(c, tring_submit(&r), "reads on two opens of one pipe");
+	prep_cancel(&r, p[0], 0, IORING_ASYNC_CANCEL_FD |
+		    IORING_ASYNC_CANCEL_ALL, 0, 10);
+	drec_int(c, tring_submit(&r), "cancel fd p[0]");
+	dreapn(c, &r, 2, false, "what it cancelled");
+	prep_cancel(&r, -1, 0, IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL,
+		    0, 11);
+	drec_int(c, tring_submit(&r), "cancel any");
+	dreapn(c, &r, 2, false, "the rest");
+	close(other);
+	tclose2(p);
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "basic", sc_basic, NULL, NULL },
 	{ "abs_and_clocks", sc_abs_and_clocks, NULL, NULL },
@@ -364,6 +584,12 @@ static const struct dscenario scenarios[] = {
 	{ "remove", sc_remove, NULL, NULL },
 	{ "link_timeout", sc_link_timeout, NULL, NULL },
 	{ "cancel", sc_cancel, NULL, NULL },
+	{ "cancel_op", sc_cancel_op, NULL, NULL },
+	{ "cancel_fd_fixed", sc_cancel_fd_fixed, NULL,
+	  "docs/compatibility.md #27" },
+	{ "sync_cancel_fd_fixed", sc_sync_cancel_fd_fixed, NULL, NULL },
+	{ "cancel_fd_same_inode", sc_cancel_fd_same_inode, NULL,
+	  "docs/compatibility.md #13" },
 };
 
 DTEST_MAIN(scenarios)

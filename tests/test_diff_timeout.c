@@ -481,7 +481,7 @@ static int fd_fixed_setup(struct dctx *c, struct tring *r, int p[2], int q[2],
 /*
  * ASYNC_CANCEL with CANCEL_FD | CANCEL_FD_FIXED: fd is a slot of the
  * registered file table; the requests on that slot's file (through the
- * table or not) match.  uuring answers -EBADF (docs/compatibility.md #27).
+ * table or not) match.
  */
 static void sc_cancel_fd_fixed(struct dctx *c)
 {
@@ -585,8 +585,7 @@ static const struct dscenario scenarios[] = {
 	{ "link_timeout", sc_link_timeout, NULL, NULL },
 	{ "cancel", sc_cancel, NULL, NULL },
 	{ "cancel_op", sc_cancel_op, NULL, NULL },
-	{ "cancel_fd_fixed", sc_cancel_fd_fixed, NULL,
-	  "docs/compatibility.md #27" },
+	{ "cancel_fd_fixed", sc_cancel_fd_fixed, NULL, NULL },
 	{ "sync_cancel_fd_fixed", sc_sync_cancel_fd_fixed, NULL, NULL },
 	{ "cancel_fd_same_inode", sc_cancel_fd_same_inode, NULL,
 	  "docs/compatibility.md #13" },

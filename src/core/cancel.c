@@ -351,10 +351,15 @@ int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags)
 	(void)issue_flags;
 	if (m.flags & IORING_ASYNC_CANCEL_FD) {
 		struct stat st;
+		int fd = req->cancel.fd;
 
-		if (m.flags & IORING_ASYNC_CANCEL_FD_FIXED)
-			return -EBADF; /* no registered files yet */
-		if (fstat(req->cancel.fd, &st))
+		/* the slot is looked up at issue, as io_async_cancel does */
+		if (m.flags & IORING_ASYNC_CANCEL_FD_FIXED) {
+			fd = uu_fixed_file(req->ring, (unsigned int)fd);
+			if (fd < 0)
+				return -EBADF;
+		}
+		if (fstat(fd, &st))
 			return -EBADF;
 		m.dev = st.st_dev;
 		m.ino = st.st_ino;

@@ -472,6 +472,8 @@ enum {
 	UU_ISSUE_PARK_TIMEOUT, /* TIMEOUT: wait on the timer thread */
 	UU_ISSUE_PARK_AIO_READ,  /* O_DIRECT read through Linux AIO */
 	UU_ISSUE_PARK_AIO_WRITE, /* O_DIRECT write through Linux AIO */
+	UU_ISSUE_PARK_TW,      /* done (req->res set): complete through
+				* task_work, after the batch (NOP_TW) */
 };
 
 /* where a parked request waits (req->parked_on) */

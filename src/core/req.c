@@ -293,6 +293,8 @@ static uint8_t park_place(int how)
 	case UU_ISSUE_PARK_AIO_READ:
 	case UU_ISSUE_PARK_AIO_WRITE:
 		return UU_PARKED_AIO;
+	case UU_ISSUE_PARK_TW:
+		return UU_PARKED_TW;
 	default:
 		return UU_PARKED_POLL;
 	}
@@ -367,6 +369,12 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 		return true;
 	case UU_ISSUE_PARK_TIMEOUT:
 		uu_timeout_arm(req);
+		return true;
+	case UU_ISSUE_PARK_TW:
+		/* finished already: the kernel's io_req_task_work_add, so
+		 * its CQE comes after the batch's inline ones (and on a
+		 * DEFER_TASKRUN ring at the submitter's GETEVENTS) */
+		uu_exec_finish_late(req);
 		return true;
 	case UU_ISSUE_PARK_AIO_READ:
 	case UU_ISSUE_PARK_AIO_WRITE:

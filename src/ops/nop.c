@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 
+#include "core/buffers.h"
 #include "core/internal.h"
 
 #define NOP_FLAGS                                                          \
@@ -33,9 +34,8 @@ int uu_nop_prep(struct uu_req *req)
 	return 0;
 }
 
-int uu_nop_issue(struct uu_req *req, unsigned int issue_flags)
+static int nop_result(struct uu_req *req)
 {
-	(void)issue_flags;
 	if (req->nop.flags & IORING_NOP_FILE) {
 		if (req->nop.flags & IORING_NOP_FIXED_FILE) {
 			if (uu_fixed_file(req->ring, (unsigned int)req->nop.fd) < 0)
@@ -43,7 +43,27 @@ int uu_nop_issue(struct uu_req *req, unsigned int issue_flags)
 		} else if (fcntl(req->nop.fd, F_GETFD) < 0)
 			return -EBADF;
 	}
-	if (req->nop.flags & IORING_NOP_FIXED_BUFFER)
-		return -EFAULT; /* no registered buffer table exists yet */
+	if (req->nop.flags & IORING_NOP_FIXED_BUFFER) {
+		/* the kernel's lookup in the buffer table: an empty or
+		 * out-of-range slot is -EFAULT */
+		struct uu_rbuf_node *node =
+			uu_rbuf_get(req->ring, req->sqe.buf_index);
+
+		if (!node)
+			return -EFAULT;
+		uu_rbuf_put(node);
+	}
 	return req->nop.result;
+}
+
+int uu_nop_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	int res = nop_result(req);
+
+	(void)issue_flags;
+	if (!(req->nop.flags & IORING_NOP_TW))
+		return res;
+	/* the result, good or bad, is posted from task_work */
+	req->res = res;
+	return uu_park(req, UU_ISSUE_PARK_TW);
 }

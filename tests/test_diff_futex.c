@@ -931,16 +931,12 @@ static void sc_futex_waitv_cancel(struct dctx *c)
 static const struct dscenario scenarios[] = {
 	{ "futex_wake", sc_futex_wake, NULL },
 	{ "futex_wait", sc_futex_wait, NULL },
-	{ "futex_wait_shared", sc_futex_wait_shared, NULL,
-	  "docs/compatibility.md #15: a spurious wakeup of the requeued sleeper (rare) "
-	  "completes the wait before the raw wake comes" },
+	{ "futex_wait_shared", sc_futex_wait_shared, NULL },
 	{ "futex_wait_cancel", sc_futex_wait_cancel, NULL,
 	  "ASYNC_CANCEL of a FUTEX_WAIT: the other waits on that futex complete as if woken "
 	  "(uuring shakes the cancelled sleeper off by waking all)" },
 	{ "futex_wait_storm", sc_futex_wait_storm, NULL },
-	{ "futex_wait_fifo", sc_futex_wait_fifo, NULL,
-	  "docs/compatibility.md #15: a spurious wakeup of a requeued sleeper (about once "
-	  "in a few thousand waits) completes its wait at once (0), out of FIFO order" },
+	{ "futex_wait_fifo", sc_futex_wait_fifo, NULL },
 	{ "futex_waitv_errors", sc_futex_waitv_errors, NULL },
 	{ "futex_waitv", sc_futex_waitv, NULL },
 	{ "futex_waitv_cancel", sc_futex_waitv_cancel, NULL },

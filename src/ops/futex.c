@@ -15,8 +15,10 @@
  * FUTEX_CMP_REQUEUE (which tells whether it moved a waiter: an idle
  * sleeper not yet asleep is retried) after checking the futex value,
  * where the kernel's futex_wait_setup queues, and behind the waiters
- * already there (see wait_queue).  A spurious wakeup of a moved sleeper
- * ends its wait as if woken (see enum SL_*).  The value is checked again
+ * already there (see wait_queue), once it has settled there (a sleeper
+ * moved in the instant it queues itself can get a spurious wakeup).  A
+ * moved sleeper that still gets one queues itself on the futex again
+ * (rewait), at the tail.  The value is checked again
  * after the move: if it changed in between, a wake may have gone by
  * unseen, and everybody on the futex is woken (a spurious wakeup for the
  * other waiters, which futex users tolerate; this request completes 0).
@@ -48,6 +50,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -64,6 +67,11 @@
 #define SYS_futex_wait 455
 #endif
 
+#ifndef SYS_futex_waitv
+#define SYS_futex_waitv 449
+#endif
+
+#define UU_FUTEX2_SIZE_U32 0x02
 #define UU_FUTEX2_NUMA 0x04
 #define UU_FUTEX2_MPOL 0x08
 #define UU_FUTEX2_PRIVATE 0x80
@@ -130,6 +138,9 @@ struct fwait {
 	_Atomic uint32_t state;  /* FW_*; also a futex word */
 	atomic_int refs;
 	struct sleeper *s;
+	/* the wait, for a sleeper that must queue itself again (rewait) */
+	uint64_t uaddr;
+	uint32_t val, bitset, flags2;
 };
 
 /*
@@ -193,6 +204,63 @@ static void sleeper_put_idle(struct sleeper *s)
 	pthread_mutex_unlock(&pool_lock);
 }
 
+/*
+ * A moved sleeper's wait ended without a wake: a spurious wakeup, after
+ * which the kernel restarts the wait on the futex the sleeper first
+ * queued on, s->idle, and fails it (EAGAIN) because that word now says
+ * SL_MOVED.  The sleeper is queued nowhere and nobody can requeue it, so
+ * it waits on the job's futex itself, with the value the request was
+ * issued with.  A wake that came before it is queued again changed the
+ * value (the usual protocol): the wait fails with EAGAIN and ends as
+ * woken, as the value check after the move does.  It is queued at the
+ * futex's tail (its FIFO place is lost; the kernel's waiter keeps it).
+ *
+ * A cancel moves w->state off FW_WAITING and wakes that word (cleanup):
+ * with the match-any bitset the wait is a futex_waitv on both words;
+ * futex_waitv has no bitsets, so with another bitset it is a
+ * FUTEX_WAIT_BITSET that looks at w->state again every 50 ms.
+ */
+static void rewait(const struct sleeper *s, struct fwait *w)
+{
+	int op = FUTEX_WAIT_BITSET | (s->shared ? 0 : FUTEX_PRIVATE_FLAG);
+
+	for (;;) {
+		struct timespec ts;
+		long ret;
+
+		/* acquire: pairs with the cancel's CAS (cleanup) */
+		if (atomic_load_explicit(&w->state, memory_order_acquire) !=
+		    FW_WAITING)
+			return;
+		if (w->bitset == FUTEX_BITSET_MATCH_ANY) {
+			struct futex_waitv v[2] = {
+				{ .val = w->val, .uaddr = w->uaddr,
+				  .flags = w->flags2 },
+				{ .val = FW_WAITING,
+				  .uaddr = (uint64_t)(uintptr_t)&w->state,
+				  .flags = UU_FUTEX2_SIZE_U32 |
+					   UU_FUTEX2_PRIVATE },
+			};
+
+			ret = syscall(SYS_futex_waitv, v, 2U, 0U, NULL, 0);
+		} else {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_nsec += 50 * 1000 * 1000;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			ret = sys_futex((void *)(uintptr_t)w->uaddr, op, w->val,
+					(unsigned long)(uintptr_t)&ts, NULL,
+					w->bitset);
+		}
+		/* woken, the value changed, or a fault: the caller's CAS on
+		 * w->state decides between woken and cancelled */
+		if (ret >= 0 || (errno != ETIMEDOUT && errno != EINTR))
+			return;
+	}
+}
+
 static void *sleeper_main(void *arg)
 {
 	struct sleeper *s = arg;
@@ -212,12 +280,24 @@ static void *sleeper_main(void *arg)
 		if (v != SL_MOVED) {
 			/* asleep here, on s->idle or (requeued) on a job's
 			 * futex; whatever it returns, s->idle says what now */
-			sys_futex(&s->idle, op, v, 0, NULL, s->bitset);
+			if (sys_futex(&s->idle, op, v, 0, NULL, s->bitset) < 0 &&
+			    errno == EAGAIN &&
+			    atomic_load_explicit(&s->idle,
+						 memory_order_acquire) ==
+				    SL_MOVED) {
+				/* s->idle was v when the wait began, and only
+				 * a successful requeue of the queued sleeper
+				 * leads to SL_MOVED: the restart after a
+				 * spurious wakeup failed (see rewait) */
+				w = atomic_load_explicit(&s->job,
+							 memory_order_acquire);
+				if (w)
+					rewait(s, w);
+			}
 			continue;
 		}
-		/* off the job's futex: woken, or shaken off by a cancel, or
-		 * a spurious wakeup (then the wait ends as woken: futex users
-		 * tolerate spurious wakeups, and no wake is missed) */
+		/* off the job's futex: woken (a requeued wait that returns
+		 * 0 was woken), or shaken off by a cancel */
 		w = atomic_exchange_explicit(&s->job, NULL,
 					     memory_order_acq_rel);
 		atomic_store_explicit(&s->idle, SL_IDLE, memory_order_release);
@@ -338,6 +418,10 @@ void uu_futex_wait_cleanup(struct uu_req *req)
 		} else if (atomic_compare_exchange_strong(&w->state, &waiting,
 							  FW_CANCELED)) {
 			wake_all(req);
+			/* a sleeper waiting by itself (rewait) also waits
+			 * on the state word */
+			sys_futex(&w->state, FUTEX_WAKE_PRIVATE, INT_MAX, 0,
+				  NULL, 0);
 		} else if (atomic_load(&w->state) == FW_WOKEN) {
 			while (read(w->s->pipe[0], buf, sizeof(buf)) > 0)
 				;
@@ -373,7 +457,26 @@ static int check_value(struct uu_req *req)
  * since.  So if the futex already has waiters, the sleeper is first made
  * to sleep again (SL_REARM), which queues it now, and only then moved.
  * With no waiter there yet, its place does not matter.
+ *
+ * A sleeper is moved only once it has been queued on its word for a
+ * moment.  Requeued in the instant after it queued itself, it can miss
+ * the move (seen with ftrace: its wait failed 4 us after the requeue,
+ * with no wake-up of the thread); the likely path: the kernel's
+ * futex_do_wait looks at its queue entry without the bucket lock, may
+ * see it unlinked between the requeue's delete and add, skips
+ * schedule(), finds itself still queued and restarts the wait on
+ * s->idle, which then says SL_MOVED (a spurious wakeup: rewait).  So
+ * the issuer first counts the sleeper on its word by requeueing that
+ * word onto itself (same bucket: no unlink, nothing moves) and, if it
+ * had to wait for it, lets it settle before the real move.
  */
+static void settle(void)
+{
+	struct timespec ts = { 0, 20 * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
 static int wait_queue(struct uu_req *req)
 {
 	struct fwait *w = req->os.hdr.mem;
@@ -384,7 +487,7 @@ static int wait_queue(struct uu_req *req)
 	uint32_t val = (uint32_t)req->os.futex.val;
 	struct sleeper *s;
 	unsigned int tries;
-	bool ask;
+	bool ask, waited = false;
 	long n = 0;
 	int ret;
 
@@ -400,6 +503,10 @@ static int wait_queue(struct uu_req *req)
 	s = sleeper_get(shared, (uint32_t)req->os.futex.mask);
 	if (!s)
 		return -ENOMEM;
+	w->uaddr = req->os.futex.uaddr;
+	w->val = val;
+	w->bitset = (uint32_t)req->os.futex.mask;
+	w->flags2 = req->os.futex.flags;
 	atomic_fetch_add_explicit(&w->refs, 1, memory_order_relaxed);
 	atomic_store_explicit(&s->job, w, memory_order_release);
 	/* moves the sleeper once it sleeps on its word (a new one, or one
@@ -417,6 +524,7 @@ static int wait_queue(struct uu_req *req)
 			if (atomic_compare_exchange_strong(&s->idle, &v,
 							   SL_REARM)) {
 				ask = false;
+				waited = true; /* it sleeps again just now */
 				/* ends its present sleep; one about to start
 				 * sees SL_REARM and fails */
 				sys_futex(&s->idle, FUTEX_WAKE | priv, 1, 0,
@@ -424,12 +532,19 @@ static int wait_queue(struct uu_req *req)
 			}
 			continue;
 		}
-		n = sys_futex(&s->idle, op, 0, 1, uaddr, v);
-		if (n == 1)
-			break;
+		/* asleep on its word yet? (counted, not moved) */
+		n = sys_futex(&s->idle, op, 0, INT_MAX, &s->idle, v);
+		if (n == 1) {
+			if (waited)
+				settle();
+			n = sys_futex(&s->idle, op, 0, 1, uaddr, v);
+			if (n == 1)
+				break;
+		}
 		if (n < 0 && errno != EAGAIN)
 			break;
 		/* EAGAIN: its word changed under us; 0: not asleep yet */
+		waited = true;
 		sched_yield();
 	}
 	if (n != 1) {
@@ -535,10 +650,6 @@ int uu_futex_wait_issue(struct uu_req *req, unsigned int issue_flags)
  * winning thread signals, so ASYNC_CANCEL and ring teardown find it
  * there and complete it -ECANCELED, as the kernel's futex list does.
  */
-#ifndef SYS_futex_waitv
-#define SYS_futex_waitv 449
-#endif
-#define UU_FUTEX2_SIZE_U32 0x02
 #define VCHUNK (FUTEX_WAITV_MAX - 1)
 
 enum { VJ_WAITING, VJ_DONE, VJ_ENDED };

@@ -1083,6 +1083,52 @@ static void sc_pbuf_inc(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * A ring registered over memory whose tail word (resv of entry 0) already
+ * holds a value, as memory from malloc may: registration neither reads
+ * nor resets the tail, the head starts at 0, and what is available is
+ * tail - head modulo 2^16.  liburing 2.3's ringbuf-read never initializes
+ * its tail; with 0xffc0..0xffff left there its 64 buffers look like fewer
+ * and the last reads fail -ENOBUFS, on the kernel as here.
+ */
+static void sc_pbuf_stale_tail(struct dctx *c)
+{
+	struct io_uring_buf_ring *br = mk_ring(4), *br2 = mk_ring(4);
+	char *a = map(PS, PROT_READ | PROT_WRITE);
+	int fd = dtmpfile(c, 8192, 9);
+	uint16_t tail = 0xfffe;
+	struct tring r;
+
+	if (!br || !br2 || !a || fd < 0 || dring_flags(c, &r, 16, 0))
+		return;
+	br->tail = tail;
+	drec_int(c, tpbuf_reg(&r, br, 4, 4, 0), "register over tail 0xfffe");
+	drec_int(c, tpbuf_head(&r, 4), "head");
+	drec_int(c, br->tail, "tail after register");
+	/* entries 2, 3, 0, 1; the tail wraps to 2: two are available */
+	for (int i = 0; i < 4; i++)
+		tbuf_ring_add(br, 3, &tail, a + 100 * i, 100, (uint16_t)(1 + i));
+	read_sel(&r, fd, 0, 0, 4, 1);
+	read_sel(&r, fd, 0, 100, 4, 2);
+	read_sel(&r, fd, 0, 200, 4, 3)->flags |= IOSQE_ASYNC;
+	run_any(c, &r, 3, "wrapped tail: two buffers, then ENOBUFS");
+	drec_int(c, tpbuf_head(&r, 4), "head");
+	/* tail 1000 (entry 0): after four adds 1004 look available, and the
+	 * fifth read takes entry 0 again */
+	tail = 1000;
+	br2->tail = tail;
+	drec_int(c, tpbuf_reg(&r, br2, 4, 5, 0), "register over tail 1000");
+	for (int i = 0; i < 4; i++)
+		tbuf_ring_add(br2, 3, &tail, a + 100 * i, 100,
+			      (uint16_t)(11 + i));
+	for (int i = 0; i < 5; i++)
+		read_sel(&r, fd, 0, 100 * (uint64_t)i, 5, 10 + (uint64_t)i);
+	run(c, &r, 5, "tail 1000: entries reused");
+	drec_int(c, tpbuf_head(&r, 5), "head");
+	close(fd);
+	tring_exit(&r);
+}
+
 /* IOU_PBUF_RING_MMAP: the ring is allocated by the ring and mapped at
  * IORING_OFF_PBUF_RING | bgid << IORING_OFF_PBUF_SHIFT. */
 static void *pbuf_mmap(struct dctx *c, struct tring *r, uint16_t bgid,
@@ -1223,6 +1269,7 @@ static const struct dscenario scenarios[] = {
 	{ "pbuf_file", sc_pbuf_file, NULL, NULL },
 	{ "pbuf_pipe", sc_pbuf_pipe, NULL, NULL },
 	{ "pbuf_inc", sc_pbuf_inc, NULL, NULL },
+	{ "pbuf_stale_tail", sc_pbuf_stale_tail, NULL, NULL },
 	{ "pbuf_mmap", sc_pbuf_mmap, NULL, NULL },
 	{ "direct", sc_direct, NULL, NULL },
 };

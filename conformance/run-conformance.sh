@@ -117,14 +117,14 @@ build_column() {
 }
 
 # The reason a pass-list test is not run in this build (empty: it is
-# run), from conformance/passlist-sanitizer-skip.txt: entries for this
+# run), from conformance/passlist-skip.txt: entries for this
 # sanitizer, and entries marked "all" (a test whose result does not
 # depend on uuring).
-sanitizer_skip() {
+passlist_skip() {
 	awk -v san="${FLAVOR_SAN:-none}" -v t="$1" '
 		/^#/ || NF < 3 { next }
 		$1 == t && ($2 == "all" || index(san, $2)) { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }
-	' "$CONF_DIR/passlist-sanitizer-skip.txt" 2>/dev/null
+	' "$CONF_DIR/passlist-skip.txt" 2>/dev/null
 }
 
 asan_env() {
@@ -164,7 +164,7 @@ mode_passlist() {
 	local skipped=0 reason
 	for name in "${names[@]}"; do
 		local logf=$WORK/logs/passlist-$ULOG/$name.log extra
-		reason=$(sanitizer_skip "$name")
+		reason=$(passlist_skip "$name")
 		if [ -n "$reason" ]; then
 			echo "SKIP $name${FLAVOR_SAN:+ under $FLAVOR_SAN}: $reason"
 			skipped=$((skipped + 1))

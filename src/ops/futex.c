@@ -25,10 +25,12 @@
  * A woken sleeper writes to its pipe, on which the request waits in the
  * readiness engine, so ASYNC_CANCEL and ring teardown cancel it as they
  * cancel a poll (-ECANCELED), as in the kernel; the cancelled sleeper is
- * then shaken off the futex by waking everybody there: the application's
- * waiters see a spurious wakeup, other FUTEX_WAITs on that futex complete
- * (0) as if woken (documented; the kernel dequeues just the one waiter,
- * which user space cannot).
+ * then taken off the futex alone, as the kernel dequeues just the one
+ * waiter: the canceller interrupts its wait with the engine's private
+ * signal (UURING_CANCEL_SIGNAL, util/cpsys.h), the only signal a sleeper
+ * takes, so no other waiter of that futex sees a wakeup.  Only if that
+ * signal has no handler is everybody there woken instead (a spurious
+ * wakeup for the application's waiters, other FUTEX_WAITs complete 0).
  *
  * A requeued waiter keeps the bitset it went to sleep with, so sleepers
  * idle with the request's bitset (one pool, matched by bitset and
@@ -161,6 +163,8 @@ enum {
 
 struct sleeper {
 	_Atomic uint32_t idle;   /* SL_*: the futex word it sleeps on */
+	_Atomic pid_t tid;       /* its thread, for the cancel's tgkill
+				  * (0 until it runs) */
 	struct fwait *_Atomic job;
 	uint32_t bitset;
 	bool shared;
@@ -265,7 +269,20 @@ static void *sleeper_main(void *arg)
 {
 	struct sleeper *s = arg;
 	int op = FUTEX_WAIT_BITSET | (s->shared ? 0 : FUTEX_PRIVATE_FLAG);
+	int sig = uu_cp_signal();
 
+	/* every other async signal stays blocked (T8): the private one ends
+	 * the wait of a cancelled request (uu_futex_wait_cleanup) */
+	if (sig > 0) {
+		sigset_t one;
+
+		sigemptyset(&one);
+		sigaddset(&one, sig);
+		pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	}
+	/* release: pairs with the acquire in shake_off; a sleeper is moved
+	 * onto a futex (and so cancelled) only after it slept, after this */
+	atomic_store_explicit(&s->tid, uu_gettid(), memory_order_release);
 	for (;;) {
 		/* acquire: the job stored before SL_MOVED (release, wait_queue) */
 		uint32_t v = atomic_load_explicit(&s->idle,
@@ -281,14 +298,19 @@ static void *sleeper_main(void *arg)
 			/* asleep here, on s->idle or (requeued) on a job's
 			 * futex; whatever it returns, s->idle says what now */
 			if (sys_futex(&s->idle, op, v, 0, NULL, s->bitset) < 0 &&
-			    errno == EAGAIN &&
+			    (errno == EAGAIN || errno == EINTR) &&
 			    atomic_load_explicit(&s->idle,
 						 memory_order_acquire) ==
 				    SL_MOVED) {
 				/* s->idle was v when the wait began, and only
 				 * a successful requeue of the queued sleeper
 				 * leads to SL_MOVED: the restart after a
-				 * spurious wakeup failed (see rewait) */
+				 * spurious wakeup failed (see rewait), or the
+				 * private signal interrupted the wait: a
+				 * cancel's (the state is no longer
+				 * FW_WAITING, rewait returns at once) or a
+				 * stray one of that number sent to the
+				 * process (it waits again) */
 				w = atomic_load_explicit(&s->job,
 							 memory_order_acquire);
 				if (w)
@@ -331,6 +353,8 @@ static struct sleeper *sleeper_new(bool shared, uint32_t bitset)
 		return NULL;
 	s->shared = shared;
 	s->bitset = bitset;
+	atomic_init(&s->tid, 0);
+	(void)uu_cp_signal(); /* the handler is in place before any cancel */
 	if (pipe2(s->pipe, O_CLOEXEC | O_NONBLOCK)) {
 		free(s);
 		return NULL;
@@ -381,6 +405,23 @@ static void wake_all(struct uu_req *req)
 		req->os.futex.flags);
 }
 
+/*
+ * A cancelled wait (w->state already FW_CANCELED) takes its sleeper off
+ * the futex: the private signal interrupts its wait (no SA_RESTART: the
+ * wait returns EINTR), which dequeues that one waiter, as the kernel's
+ * cancel does.  Without the signal's handler, everybody is woken.
+ */
+static void shake_off(struct uu_req *req, struct fwait *w)
+{
+	int sig = uu_cp_signal();
+	pid_t tid = atomic_load_explicit(&w->s->tid, memory_order_acquire);
+
+	if (sig > 0 && tid > 0 &&
+	    syscall(SYS_tgkill, getpid(), tid, sig) == 0)
+		return;
+	wake_all(req);
+}
+
 int uu_futex_wait_prep(struct uu_req *req)
 {
 	struct fwait *w;
@@ -402,8 +443,8 @@ int uu_futex_wait_prep(struct uu_req *req)
 /*
  * At completion, whatever it was: a woken wait gives its sleeper back to
  * the pool (after emptying its pipe); a wait that ends otherwise
- * (cancelled, the ring closed) shakes its sleeper off the futex by waking
- * everybody there (see the top of the file).
+ * (cancelled, the ring closed) interrupts its sleeper (shake_off), which
+ * goes back to the pool itself.
  */
 void uu_futex_wait_cleanup(struct uu_req *req)
 {
@@ -417,7 +458,7 @@ void uu_futex_wait_cleanup(struct uu_req *req)
 			/* never queued */
 		} else if (atomic_compare_exchange_strong(&w->state, &waiting,
 							  FW_CANCELED)) {
-			wake_all(req);
+			shake_off(req, w);
 			/* a sleeper waiting by itself (rewait) also waits
 			 * on the state word */
 			sys_futex(&w->state, FUTEX_WAKE_PRIVATE, INT_MAX, 0,

@@ -668,12 +668,16 @@ void uu_req_queue_head(struct uu_exec *s, struct uu_req *req, bool heap)
 	process_defer(r, s);
 }
 
-/* A parked request finished (its res is set): complete it and run what
- * follows in its chain, from the finishing thread. */
-/* Completes a finished parked request inside the context s. */
+/*
+ * A parked request finished (its res is set): complete it and run what
+ * follows in its chain, inside the context s of the finishing thread.
+ * s is always a context of the request's own ring (uu_exec_finish_late
+ * admits only those to its list, every other caller opens one on
+ * req->ring): its CQE goes to s's batch, and its count leaves
+ * ring->inflight after that batch is posted (inflight_put).
+ */
 static void finish_parked(struct uu_exec *s, struct uu_req *req)
 {
-	struct uu_ring *r = req->ring;
 	bool parked = !(req->flags & UU_REQ_NOT_PARKED);
 
 	if (parked)
@@ -695,14 +699,7 @@ static void finish_parked(struct uu_exec *s, struct uu_req *req)
 	req_free(req, true);
 	if (!parked)
 		return;
-	if (r == s->ring) {
-		s->inflight_puts++; /* after its CQE is posted: inflight_put */
-	} else if (atomic_fetch_sub_explicit(&r->inflight, 1,
-					     memory_order_acq_rel) == 1 &&
-		   atomic_load_explicit(&r->drain_active, memory_order_acquire)) {
-		uu_exec_flush(s);
-		process_defer(r, s);
-	}
+	s->inflight_puts++; /* after its CQE is posted: inflight_put */
 	/* the parked request's ring reference: dropped by uu_exec_end,
 	 * after this context has posted its last CQE on the ring */
 	s->ring_puts++;

@@ -120,8 +120,8 @@ DISOLATED_SCENARIO(sc_fork, body_fork, LIMIT_MS)
  * A forked child is never the owner of its parent's SINGLE_ISSUER ring:
  * submitting and registering fail with -EEXIST (the kernel's check of the
  * submitter task comes first).  The child publishes no SQE, so nothing
- * is left in the shared SQ.  (On rings without SINGLE_ISSUER, uuring's
- * child gets -EPERM where the kernel lets it submit: compatibility.md #2.)
+ * is left in the shared SQ.  (On rings without SINGLE_ISSUER the child
+ * submits: tests/test_diff_fork.)
  */
 static long body_fork_single_issuer(struct dctx *c, void *arg)
 {

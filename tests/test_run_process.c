@@ -83,9 +83,16 @@ static int case_fork(void)
 		return 2;
 	pid = fork();
 	if (pid == 0) {
-		ret = enter(r.fd, 0, 0, 0, NULL, 0);
-		if (ret != -EPERM) {
-			fprintf(stderr, "child enter on parent ring: %d\n",
+		struct io_uring_cqe cqe;
+
+		/* the parent's ring is usable in the child, as on the
+		 * kernel (src/ring/xproc.c) */
+		sqe = get_sqe(&r);
+		sqe->opcode = IORING_OP_NOP;
+		sqe->user_data = 0x77;
+		ret = enter(r.fd, 1, 1, 0, NULL, 0);
+		if (ret != 1 || pop(&r, &cqe) || cqe.user_data != 0x77) {
+			fprintf(stderr, "child nop on parent ring: %d\n",
 				ret);
 			_exit(1);
 		}
@@ -94,8 +101,15 @@ static int case_fork(void)
 	RU_CHECK(wait_ok(pid), "fork child");
 	sqe = get_sqe(&r);
 	sqe->opcode = IORING_OP_NOP;
+	sqe->user_data = 0x78;
 	ret = enter(r.fd, 1, 1, 0, NULL, 0);
 	RU_CHECK(ret == 1, "parent nop after fork: %d", ret);
+	{
+		struct io_uring_cqe cqe;
+
+		RU_CHECK(!pop(&r, &cqe) && cqe.user_data == 0x78,
+			 "parent's CQE after the child's");
+	}
 	return ru_failures;
 }
 

@@ -32,14 +32,11 @@ UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 			return err;
 		app_fd = (int)fd;
 	}
-	if (unlikely(uu_ring_foreign(r))) {
-		/* a forked child: the ring is the parent's (compatibility
-		 * #2); on a SINGLE_ISSUER ring it is, as on the kernel, not
-		 * the owner task */
-		ret = to_submit && uu_ring_foreign_owned(r) ? -EEXIST : -EPERM;
+	/* a forked child's first use of its parent's ring (ring/xproc.c) */
+	ret = uu_ring_use(r);
+	if (unlikely(ret))
 		goto out;
-	}
-	if (unlikely(atomic_load_explicit(&r->disabled, memory_order_acquire))) {
+	if (unlikely(atomic_load_explicit(r->disabled, memory_order_acquire))) {
 		ret = -EBADFD;
 		goto out;
 	}
@@ -56,7 +53,7 @@ UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 			uu_sqpoll_wait_sq(r);
 		ret = (int)to_submit;
 	} else if (to_submit) {
-		pid_t owner = atomic_load_explicit(&r->submitter_tid,
+		pid_t owner = atomic_load_explicit(r->submitter_tid,
 						   memory_order_relaxed);
 
 		if ((r->setup_flags & IORING_SETUP_SINGLE_ISSUER) &&
@@ -65,9 +62,9 @@ UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 			goto out;
 		}
 		uu_thread_has_tctx = true;
-		pthread_mutex_lock(&r->uring_lock);
+		pthread_mutex_lock(r->uring_lock);
 		ret = uu_submit_sqes(r, to_submit);
-		pthread_mutex_unlock(&r->uring_lock);
+		pthread_mutex_unlock(r->uring_lock);
 		if ((unsigned int)ret != to_submit)
 			goto out;
 		/* io_run_local_work_locked: completions of this submission
@@ -95,7 +92,7 @@ UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 		}
 	}
 out:
-	if (atomic_load_explicit(&r->signalled, memory_order_relaxed) &&
+	if (atomic_load_explicit(r->signalled, memory_order_relaxed) &&
 	    !uu_cq_ready(r))
 		uu_ring_drain_readiness(r, app_fd);
 	uu_ring_put(r);

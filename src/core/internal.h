@@ -80,6 +80,30 @@ struct uu_ocqe {
 	uint64_t big[2];         /* CQE32 extra words */
 };
 
+/*
+ * The part of a ring's engine state that lives in shared memory, so that
+ * a forked child and its parent, each with its own engine, can use one
+ * ring (ring/xproc.c, docs/architecture.md "fork").  Its own MAP_SHARED
+ * page per ring; the mutexes are PTHREAD_PROCESS_SHARED.
+ */
+struct uu_xshared {
+	pthread_mutex_t uring_lock;      /* SQ consumption (any process) */
+	pthread_mutex_t completion_lock; /* CQ posting (any process) */
+	_Atomic pid_t submitter_tid;     /* SINGLE_ISSUER owner (0 = none
+					  * yet): a thread id, unique across
+					  * the processes */
+	atomic_bool disabled;            /* R_DISABLED until ENABLE_RINGS */
+	/* the ring fd's readiness byte (ring/ring.c): the socket is one
+	 * for all processes, so is the flag that says a byte is in it */
+	atomic_bool signalled;
+	pthread_mutex_t ready_lock;
+	atomic_bool shared;              /* a second process adopted the
+					  * ring: cross-process wakeups on */
+	atomic_uint xsleepers;           /* waiters polling xwake_fd (all
+					  * processes); Dekker pair with the
+					  * commit's fence (ring/cq.c) */
+};
+
 /* A thread sleeping in enter(GETEVENTS); see wait/cqwait.c. */
 struct uu_waiter {
 	struct uu_waiter *next, *prev;
@@ -112,7 +136,13 @@ struct uu_ring {
 				  * close of its fds */
 	pid_t owner_pid;         /* process that created the ring */
 	atomic_bool stats_reported; /* UURING_STATS line written */
-	unsigned int fork_gen;   /* uu_fork_generation at creation */
+	atomic_uint fork_gen;    /* uu_fork_generation at creation, or at
+				  * adoption by a forked child */
+	struct uu_xshared *xs;   /* shared with forked children */
+	atomic_int xwake_fd;     /* eventfd made at the first fork (-1
+				  * before): cross-process wakeups of
+				  * waiters (wait/cqwait.c) */
+	ino_t xwake_ino;
 
 	/* ---- configuration (immutable after setup) ---- */
 	unsigned int setup_flags;
@@ -134,10 +164,10 @@ struct uu_ring {
 	unsigned char *cqes;
 
 	/* ---- submission side (uring_lock) ---- */
-	pthread_mutex_t uring_lock;
+	pthread_mutex_t *uring_lock;   /* &xs->uring_lock */
 	uint32_t sq_cached_head;
 	bool drain_disabled;     /* a CQE_SKIP_SUCCESS was seen */
-	atomic_bool disabled;    /* R_DISABLED until ENABLE_RINGS */
+	atomic_bool *disabled;   /* &xs->disabled */
 	/*
 	 * IORING_REGISTER_RESTRICTIONS: registered while the ring is
 	 * disabled, enforced from ENABLE_RINGS on.  restricted is written
@@ -152,10 +182,10 @@ struct uu_ring {
 		bool registered;
 	} restr;
 	bool restricted;
-	_Atomic pid_t submitter_tid; /* SINGLE_ISSUER owner (0 = none yet) */
+	_Atomic pid_t *submitter_tid; /* &xs->submitter_tid */
 
 	/* ---- completion side (completion_lock) ---- */
-	pthread_mutex_t completion_lock;
+	pthread_mutex_t *completion_lock; /* &xs->completion_lock */
 	uint32_t cq_cached_tail;       /* next CQE slot; published at commit */
 	struct uu_ocqe *ovf_head, *ovf_tail;
 	atomic_bool ovf_pending;       /* backlog non-empty */
@@ -227,8 +257,8 @@ struct uu_ring {
 	_Atomic uint32_t sq_space_seq; /* futex: SQ_WAIT sleepers */
 
 	/* ---- readiness of the ring fd ---- */
-	atomic_bool signalled;         /* a byte is (being) sent to the fd */
-	pthread_mutex_t ready_lock;    /* the flag and the byte change
+	atomic_bool *signalled;        /* a byte is (being) sent to the fd */
+	pthread_mutex_t *ready_lock;   /* the flag and the byte change
 					* together (uu_ring_signal_readiness,
 					* uu_ring_drain_readiness) */
 
@@ -708,20 +738,36 @@ bool uu_registry_is_engine_mapping(const void *addr);
 struct uu_ring *uu_ring_alloc(void);
 void uu_ring_recycle(struct uu_ring *ring);
 extern atomic_uint uu_fork_generation;
-static inline bool uu_ring_foreign(const struct uu_ring *ring)
+static inline bool uu_ring_foreign(struct uu_ring *ring)
 {
-	return ring->fork_gen !=
+	/* acquire: pairs with the release in uu_ring_adopt, which reset
+	 * the engine's state of the ring before it stored the generation */
+	return atomic_load_explicit(&ring->fork_gen, memory_order_acquire) !=
 	       atomic_load_explicit(&uu_fork_generation, memory_order_relaxed);
 }
 
-/* A foreign ring that has an owner task the caller cannot be: SINGLE_ISSUER
- * with its submitter set (not SQPOLL: anyone may submit there) */
-static inline bool uu_ring_foreign_owned(struct uu_ring *ring)
+/* ---- rings shared across fork (ring/xproc.c) ---- */
+/* A ring inherited from the parent, at its first use in this process:
+ * makes this process's engine serve it too.  0 or -errno. */
+int uu_ring_adopt(struct uu_ring *ring);
+static inline int uu_ring_use(struct uu_ring *ring)
 {
-	return (ring->setup_flags & IORING_SETUP_SINGLE_ISSUER) &&
-	       !(ring->setup_flags & IORING_SETUP_SQPOLL) &&
-	       atomic_load_explicit(&ring->submitter_tid, memory_order_relaxed);
+	return unlikely(uu_ring_foreign(ring)) ? uu_ring_adopt(ring) : 0;
 }
+int uu_xshared_init(struct uu_ring *ring);
+void uu_xshared_free(struct uu_ring *ring);
+/* fork, in the parent: each live ring gets its xwake eventfd */
+void uu_xproc_atfork_prepare_ring(struct uu_ring *ring);
+/* after a commit on a ring another process uses (cq.c) */
+void uu_xproc_wake(struct uu_ring *ring);
+static inline bool uu_ring_xshared(const struct uu_ring *ring)
+{
+	return atomic_load_explicit(&ring->xs->shared, memory_order_relaxed);
+}
+void uu_registry_for_each(void (*fn)(struct uu_ring *ring));
+void uu_xproc_atfork_prepare(void);
+void uu_xproc_atfork_parent(void);
+void uu_xproc_atfork_child(void);
 
 /* Per-thread registered ring fds (RING_FDS). */
 struct uu_ring *uu_regring_get(unsigned int idx, int *err);
@@ -756,6 +802,7 @@ struct uu_wait_args {
 int uu_cq_wait(struct uu_ring *ring, unsigned int min_events,
 	       unsigned int flags, const void *argp, size_t argsz);
 void uu_wake_waiters(struct uu_ring *ring);
+void uu_wake_all_waiters(struct uu_ring *ring); /* satisfied or not */
 
 /* ---- registered resources (core/rsrc.c) ---- */
 int uu_rsrc_register(struct uu_ring *ring, unsigned int opcode, void *arg,

@@ -175,7 +175,7 @@ int uu_iopoll_check(struct uu_ring *r, unsigned int min_complete,
 	ret = validate_ext_arg(flags, argp, argsz);
 	if (ret)
 		return ret;
-	if (defer && atomic_load(&r->submitter_tid) != uu_gettid())
+	if (defer && atomic_load(r->submitter_tid) != uu_gettid())
 		return -EEXIST;
 	uu_cq_flush_overflow(r);
 	if (atomic_load_explicit(&r->cq_dropped, memory_order_acquire))

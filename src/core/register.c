@@ -339,7 +339,7 @@ static int register_restrictions(struct uu_ring *r, const void *arg,
 	unsigned int i;
 	int ret;
 
-	if (!atomic_load(&r->disabled))
+	if (!atomic_load(r->disabled))
 		return -EBADFD;
 	if (r->restr.registered)
 		return -EBUSY;
@@ -440,16 +440,16 @@ static int register_iowq_aff(struct uu_ring *r, unsigned int opcode,
 
 static int enable_rings(struct uu_ring *r)
 {
-	if (!atomic_load(&r->disabled))
+	if (!atomic_load(r->disabled))
 		return -EBADFD;
 	if ((r->setup_flags & IORING_SETUP_SINGLE_ISSUER) &&
-	    !atomic_load(&r->submitter_tid))
-		atomic_store(&r->submitter_tid, uu_gettid());
+	    !atomic_load(r->submitter_tid))
+		atomic_store(r->submitter_tid, uu_gettid());
 	if (r->restr.registered)
 		r->restricted = true;
 	/* publishes restricted: pairs with the acquire load of disabled
 	 * before every submission */
-	atomic_store_explicit(&r->disabled, false, memory_order_release);
+	atomic_store_explicit(r->disabled, false, memory_order_release);
 	/* as the kernel's io_register_enable_rings: a sleeping SQ thread
 	 * is woken to take what was queued while the ring was disabled
 	 * (uu_sqd_wake's seq_cst pairs with the thread's sleep check) */
@@ -461,7 +461,7 @@ static int enable_rings(struct uu_ring *r)
 int uu_do_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		   unsigned int nr_args)
 {
-	pid_t owner = atomic_load(&r->submitter_tid);
+	pid_t owner = atomic_load(r->submitter_tid);
 
 	if (owner && owner != uu_gettid())
 		return -EEXIST;
@@ -495,11 +495,11 @@ int uu_do_register(struct uu_ring *r, unsigned int opcode, void *arg,
 
 		/* like the kernel's uring_lock: no inline issue sees a
 		 * table change halfway */
-		pthread_mutex_lock(&r->uring_lock);
+		pthread_mutex_lock(r->uring_lock);
 		pthread_mutex_lock(&r->files_lock);
 		ret = uu_rsrc_register(r, opcode, arg, nr_args);
 		pthread_mutex_unlock(&r->files_lock);
-		pthread_mutex_unlock(&r->uring_lock);
+		pthread_mutex_unlock(r->uring_lock);
 		return ret;
 	}
 	case IORING_REGISTER_BUFFERS:
@@ -512,11 +512,11 @@ int uu_do_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		int ret;
 
 		/* as for files: under uring_lock, tables under files_lock */
-		pthread_mutex_lock(&r->uring_lock);
+		pthread_mutex_lock(r->uring_lock);
 		pthread_mutex_lock(&r->files_lock);
 		ret = uu_rsrc_buf_register(r, opcode, arg, nr_args);
 		pthread_mutex_unlock(&r->files_lock);
-		pthread_mutex_unlock(&r->uring_lock);
+		pthread_mutex_unlock(r->uring_lock);
 		return ret;
 	}
 	case IORING_REGISTER_CLONE_BUFFERS:
@@ -587,9 +587,8 @@ UU_EXPORT int uuring_register(unsigned int fd, unsigned int opcode, void *arg,
 	}
 	if (!r)
 		return err;
-	if (uu_ring_foreign(r))
-		ret = uu_ring_foreign_owned(r) ? -EEXIST : -EPERM;
-	else
+	ret = uu_ring_use(r);
+	if (!ret)
 		ret = uu_do_register(r, opcode, arg, nr_args);
 	uu_ring_put(r);
 	return ret;

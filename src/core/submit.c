@@ -220,8 +220,15 @@ int uu_submit_sqes(struct uu_ring *r, unsigned int nr)
 	struct uu_exec s;
 	struct uu_req req;
 	unsigned int entries, left;
+	uint32_t head;
 	int ret;
 
+	/* another process using the ring (a forked child, ring/xproc.c)
+	 * may have consumed SQEs since this engine's last submission: its
+	 * head store came before it released uring_lock */
+	head = atomic_load_explicit(r->sq_head, memory_order_relaxed);
+	if (unlikely((int32_t)(head - r->sq_cached_head) > 0))
+		r->sq_cached_head = head;
 	/* acquire: pairs with the application's release of sq tail, so the
 	 * SQE contents are visible */
 	entries = atomic_load_explicit(r->sq_tail, memory_order_acquire) -

@@ -30,6 +30,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,15 +39,25 @@
 
 #define SQPOLL_CAP_ENTRIES 8
 
+/*
+ * The words a forked child that uses one of the thread's rings reads and
+ * writes (ring/xproc.c): enter(SQ_WAKEUP) in the child wakes the parent's
+ * thread, and finds it dead.  In a MAP_SHARED page, so the futex on
+ * wake_seq is a shared (not FUTEX_PRIVATE) one.
+ */
+struct sqd_shared {
+	_Atomic uint32_t wake_seq;   /* futex word */
+	atomic_bool sleeping;
+	atomic_bool dead;
+};
+
 struct uu_sqd {
 	atomic_int refs;
 	pthread_mutex_t lock;        /* rings, nr */
 	struct uu_ring **rings;
 	unsigned int nr, cap;
-	_Atomic uint32_t wake_seq;   /* futex word */
-	atomic_bool sleeping;
+	struct sqd_shared *sh;
 	atomic_bool stop;
-	atomic_bool dead;
 	int64_t idle_ns;
 	int cpu;                     /* -1: unpinned */
 	pid_t tgid;
@@ -81,7 +92,7 @@ struct uu_iowq *uu_sqd_iowq(struct uu_sqd *sqd)
 
 	for (int i = 0; i < 100000; i++) {
 		wq = atomic_load_explicit(&sqd->wq, memory_order_acquire);
-		if (wq || atomic_load(&sqd->dead) || atomic_load(&sqd->stop))
+		if (wq || atomic_load(&sqd->sh->dead) || atomic_load(&sqd->stop))
 			return wq;
 		sched_yield();
 	}
@@ -90,9 +101,9 @@ struct uu_iowq *uu_sqd_iowq(struct uu_sqd *sqd)
 
 void uu_sqd_wake(struct uu_sqd *sqd)
 {
-	atomic_fetch_add_explicit(&sqd->wake_seq, 1, memory_order_seq_cst);
-	if (atomic_load_explicit(&sqd->sleeping, memory_order_seq_cst))
-		futex(&sqd->wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+	atomic_fetch_add_explicit(&sqd->sh->wake_seq, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&sqd->sh->sleeping, memory_order_seq_cst))
+		futex(&sqd->sh->wake_seq, FUTEX_WAKE, 1, NULL);
 }
 
 static unsigned int sq_entries_pending(struct uu_ring *r)
@@ -111,7 +122,7 @@ static unsigned int sqpoll_pass(struct uu_sqd *sqd)
 		struct uu_ring *r = sqd->rings[i];
 		unsigned int n;
 
-		if (atomic_load_explicit(&r->disabled, memory_order_acquire))
+		if (atomic_load_explicit(r->disabled, memory_order_acquire))
 			continue;
 		n = sq_entries_pending(r);
 		if (n) {
@@ -119,9 +130,9 @@ static unsigned int sqpoll_pass(struct uu_sqd *sqd)
 
 			if (sqd->nr > 1 && n > SQPOLL_CAP_ENTRIES)
 				n = SQPOLL_CAP_ENTRIES;
-			pthread_mutex_lock(&r->uring_lock);
+			pthread_mutex_lock(r->uring_lock);
 			ret = uu_submit_sqes(r, n);
-			pthread_mutex_unlock(&r->uring_lock);
+			pthread_mutex_unlock(r->uring_lock);
 			if (ret > 0) {
 				uu_stat_add(r, route_sqpoll, (unsigned int)ret);
 				work += (unsigned int)ret;
@@ -147,7 +158,7 @@ static bool anything_pending(struct uu_sqd *sqd)
 		struct uu_ring *r = sqd->rings[i];
 
 		any = (sq_entries_pending(r) &&
-		       !atomic_load(&r->disabled)) ||
+		       !atomic_load(r->disabled)) ||
 		      atomic_load(&r->tw_pending);
 	}
 	pthread_mutex_unlock(&sqd->lock);
@@ -216,14 +227,14 @@ static void *sqpoll_main(void *arg)
 			continue;
 		}
 		/* go to sleep: the Dekker pair described at the top */
-		seq = atomic_load_explicit(&sqd->wake_seq, memory_order_acquire);
-		atomic_store_explicit(&sqd->sleeping, true, memory_order_seq_cst);
+		seq = atomic_load_explicit(&sqd->sh->wake_seq, memory_order_acquire);
+		atomic_store_explicit(&sqd->sh->sleeping, true, memory_order_seq_cst);
 		set_need_wakeup(sqd, true);
 		atomic_thread_fence(memory_order_seq_cst);
 		if (!anything_pending(sqd) &&
 		    !atomic_load_explicit(&sqd->stop, memory_order_acquire))
-			futex(&sqd->wake_seq, FUTEX_WAIT_PRIVATE, seq, NULL);
-		atomic_store_explicit(&sqd->sleeping, false, memory_order_relaxed);
+			futex(&sqd->sh->wake_seq, FUTEX_WAIT, seq, NULL);
+		atomic_store_explicit(&sqd->sh->sleeping, false, memory_order_relaxed);
 		set_need_wakeup(sqd, false);
 		idle_until = now_ns() + sqd->idle_ns;
 		idle_loops = 0;
@@ -231,7 +242,7 @@ static void *sqpoll_main(void *arg)
 	/* draining: run what is left so parked requests can finish */
 	while (sqpoll_pass(sqd))
 		;
-	atomic_store(&sqd->dead, true);
+	atomic_store(&sqd->sh->dead, true);
 	pthread_mutex_lock(&sqd->lock);
 	for (unsigned int i = 0; i < sqd->nr; i++)
 		atomic_fetch_or(sqd->rings[i]->sq_flags, IORING_SQ_NEED_WAKEUP);
@@ -285,7 +296,7 @@ int uu_sqpoll_setup(struct uu_ring *r, struct io_uring_params *p)
 		if (!other)
 			return err == -EOPNOTSUPP ? -EINVAL : err;
 		if (other->sqd && other->sqd->tgid == getpid() &&
-		    !atomic_load(&other->sqd->dead)) {
+		    !atomic_load(&other->sqd->sh->dead)) {
 			sqd = other->sqd;
 			atomic_fetch_add(&sqd->refs, 1);
 		}
@@ -310,6 +321,12 @@ int uu_sqpoll_setup(struct uu_ring *r, struct io_uring_params *p)
 	sqd = calloc(1, sizeof(*sqd));
 	if (!sqd)
 		return -ENOMEM;
+	sqd->sh = mmap(NULL, sizeof(*sqd->sh), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sqd->sh == MAP_FAILED) {
+		free(sqd);
+		return -ENOMEM;
+	}
 	atomic_init(&sqd->refs, 1);
 	pthread_mutex_init(&sqd->lock, NULL);
 	sqd->idle_ns = idle;
@@ -330,6 +347,7 @@ int uu_sqpoll_setup(struct uu_ring *r, struct io_uring_params *p)
 	}
 	if (ret) {
 		free(sqd->rings);
+		munmap(sqd->sh, sizeof(*sqd->sh));
 		free(sqd);
 		return ret;
 	}
@@ -343,7 +361,9 @@ void uu_sqpoll_detach(struct uu_ring *r)
 	struct uu_sqd *sqd = r->sqd;
 	bool found = false, last;
 
-	if (!sqd)
+	/* a forked child that used the ring never owned the thread (its
+	 * copy of sqd is the parent's, as of the fork) */
+	if (!sqd || sqd->tgid != getpid())
 		return;
 	pthread_mutex_lock(&sqd->lock);
 	for (unsigned int i = 0; i < sqd->nr; i++) {
@@ -367,7 +387,7 @@ void uu_sqpoll_detach(struct uu_ring *r)
 
 bool uu_sqpoll_dead(struct uu_ring *r)
 {
-	return atomic_load_explicit(&r->sqd->dead, memory_order_acquire);
+	return atomic_load_explicit(&r->sqd->sh->dead, memory_order_acquire);
 }
 
 /* IORING_ENTER_SQ_WAIT: until the SQ has room */

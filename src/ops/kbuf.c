@@ -97,6 +97,15 @@ static struct uu_kbuf_ctx *ctx_get(struct uu_ring *r, bool create)
 	return c;
 }
 
+void uu_kbuf_adopt(struct uu_ring *r)
+{
+	struct uu_kbuf_ctx *c = ctx_get(r, false);
+
+	/* a thread of the parent may have held it at the fork */
+	if (c)
+		pthread_mutex_init(&c->lock, NULL);
+}
+
 static struct kb_group *group_find(struct uu_kbuf_ctx *c, uint16_t bgid)
 {
 	struct kb_group *g;

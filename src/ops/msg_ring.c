@@ -38,15 +38,15 @@ static int msg_data(struct uu_req *req, struct uu_ring *t)
 		return -EINVAL;
 	if (!(req->msg.flags & IORING_MSG_RING_FLAGS_PASS) && req->msg.dst_fd)
 		return -EINVAL;
-	if (atomic_load(&t->disabled))
+	if (atomic_load(t->disabled))
 		return -EBADFD;
 	if (req->msg.flags & IORING_MSG_RING_FLAGS_PASS)
 		cflags = req->msg.dst_fd;
-	pthread_mutex_lock(&t->completion_lock);
+	pthread_mutex_lock(t->completion_lock);
 	uu_cq_post_locked(t, req->msg.user_data, (int32_t)req->msg.len, cflags,
 			  NULL);
 	uu_cq_commit_locked(t);
-	pthread_mutex_unlock(&t->completion_lock);
+	pthread_mutex_unlock(t->completion_lock);
 	return 0;
 }
 
@@ -60,7 +60,7 @@ static int msg_send_fd(struct uu_req *req, struct uu_ring *t)
 		return -EINVAL;
 	if (t == src)
 		return -EINVAL;
-	if (atomic_load(&t->disabled))
+	if (atomic_load(t->disabled))
 		return -EBADFD;
 	fd = uu_fixed_file(src, req->msg.src_fd);
 	if (fd < 0)
@@ -72,10 +72,10 @@ static int msg_send_fd(struct uu_req *req, struct uu_ring *t)
 	if (ret < 0)
 		return ret;
 	if (!(req->msg.flags & IORING_MSG_RING_CQE_SKIP)) {
-		pthread_mutex_lock(&t->completion_lock);
+		pthread_mutex_lock(t->completion_lock);
 		uu_cq_post_locked(t, req->msg.user_data, ret, 0, NULL);
 		uu_cq_commit_locked(t);
-		pthread_mutex_unlock(&t->completion_lock);
+		pthread_mutex_unlock(t->completion_lock);
 	}
 	return ret;
 }
@@ -89,7 +89,7 @@ int uu_msg_ring_issue(struct uu_req *req, unsigned int issue_flags)
 	t = uu_ring_get(req->fd, &err);
 	if (!t)
 		return err == -EBADF ? -EBADF : -EBADFD; /* not a ring */
-	if (uu_ring_foreign(t)) {
+	if (uu_ring_use(t)) {
 		uu_ring_put(t);
 		return -EBADFD;
 	}

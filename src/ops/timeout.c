@@ -187,7 +187,7 @@ void uu_timeout_arm(struct uu_req *req)
 	struct uu_ring *r = req->ring;
 
 	req->tmo.t.fn = timeout_fired;
-	pthread_mutex_lock(&r->completion_lock);
+	pthread_mutex_lock(r->completion_lock);
 	if (noseq(req)) {
 		list_add_tail_tmo(r, req);
 	} else {
@@ -200,11 +200,11 @@ void uu_timeout_arm(struct uu_req *req)
 		r->off_timeout_used = true;
 		list_add_sorted_tmo(r, req);
 	}
-	pthread_mutex_unlock(&r->completion_lock);
+	pthread_mutex_unlock(r->completion_lock);
 	if (uu_timer_arm(&req->tmo.t)) {
-		pthread_mutex_lock(&r->completion_lock);
+		pthread_mutex_lock(r->completion_lock);
 		list_del_tmo(r, req);
-		pthread_mutex_unlock(&r->completion_lock);
+		pthread_mutex_unlock(r->completion_lock);
 		req->res = -ENOMEM;
 		uu_req_finish_async(req);
 	}
@@ -229,10 +229,10 @@ static void timeout_fired(struct uu_timer *t)
 					       offsetof(struct uu_req, tmo.t));
 	struct uu_ring *r = req->ring;
 
-	pthread_mutex_lock(&r->completion_lock);
+	pthread_mutex_lock(r->completion_lock);
 	if (!req->tmo.listed) {
 		/* completed by count or removed meanwhile */
-		pthread_mutex_unlock(&r->completion_lock);
+		pthread_mutex_unlock(r->completion_lock);
 		return;
 	}
 	atomic_fetch_add_explicit(&r->cq_timeouts, 1, memory_order_relaxed);
@@ -240,14 +240,14 @@ static void timeout_fired(struct uu_timer *t)
 	    req->tmo.repeats != 1 && post_more_locked(r, req)) {
 		if (req->tmo.repeats)
 			req->tmo.repeats--;
-		pthread_mutex_unlock(&r->completion_lock);
+		pthread_mutex_unlock(r->completion_lock);
 		set_expiry(req);
 		if (!uu_timer_arm(&req->tmo.t))
 			return;
-		pthread_mutex_lock(&r->completion_lock);
+		pthread_mutex_lock(r->completion_lock);
 	}
 	list_del_tmo(r, req);
-	pthread_mutex_unlock(&r->completion_lock);
+	pthread_mutex_unlock(r->completion_lock);
 	req->res = -ETIME;
 	if (req->tmo.flags & IORING_TIMEOUT_ETIME_SUCCESS)
 		req->flags |= UU_REQ_RES_NOFAIL;
@@ -298,16 +298,16 @@ static int find_and_stop(struct uu_ring *r, uint64_t user_data,
 {
 	struct uu_req *req;
 
-	pthread_mutex_lock(&r->completion_lock);
+	pthread_mutex_lock(r->completion_lock);
 	for (req = r->tmo_head; req; req = req->tmo.next)
 		if (req->user_data == user_data)
 			break;
 	if (!req) {
-		pthread_mutex_unlock(&r->completion_lock);
+		pthread_mutex_unlock(r->completion_lock);
 		return -ENOENT;
 	}
 	if (!uu_timer_cancel(&req->tmo.t)) {
-		pthread_mutex_unlock(&r->completion_lock);
+		pthread_mutex_unlock(r->completion_lock);
 		return -EALREADY;
 	}
 	*out = req;
@@ -323,7 +323,7 @@ int uu_timeout_cancel(struct uu_ring *r, uint64_t user_data)
 	if (ret)
 		return ret;
 	list_del_tmo(r, req);
-	pthread_mutex_unlock(&r->completion_lock);
+	pthread_mutex_unlock(r->completion_lock);
 	req->res = -ECANCELED;
 	uu_exec_finish_late(req);
 	return 0;
@@ -346,12 +346,12 @@ static int timeout_update(struct uu_ring *r, uint64_t user_data,
 			 (flags & (IORING_TIMEOUT_ABS | TIMEOUT_CLOCK_MASK));
 	req->tmo.t.clock = clock_of(flags);
 	list_add_tail_tmo(r, req);
-	pthread_mutex_unlock(&r->completion_lock);
+	pthread_mutex_unlock(r->completion_lock);
 	set_expiry(req);
 	if (uu_timer_arm(&req->tmo.t)) {
-		pthread_mutex_lock(&r->completion_lock);
+		pthread_mutex_lock(r->completion_lock);
 		list_del_tmo(r, req);
-		pthread_mutex_unlock(&r->completion_lock);
+		pthread_mutex_unlock(r->completion_lock);
 		req->res = -ENOMEM;
 		uu_exec_finish_late(req);
 	}

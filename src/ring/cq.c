@@ -97,10 +97,29 @@ static void overflow_append(struct uu_ring *r, uint64_t user_data,
 	uu_stat_inc(r, cqes_overflowed);
 }
 
+/*
+ * The first post after taking completion_lock: another process using the
+ * ring (a forked child, ring/xproc.c) may have moved cq tail since this
+ * engine's last commit.  Every holder commits before it unlocks, so at
+ * this point cq tail is exact and our cached tail is either equal (no one
+ * else posted), behind (someone did: take theirs), or ahead (our own
+ * posts of this hold, not yet committed).
+ */
+static inline void cq_sync_tail(struct uu_ring *r)
+{
+	uint32_t tail = atomic_load_explicit(r->cq_tail, memory_order_relaxed);
+
+	if (unlikely((int32_t)(tail - r->cq_cached_tail) > 0))
+		r->cq_cached_tail = tail;
+}
+
 void uu_cq_post_locked(struct uu_ring *r, uint64_t user_data, int32_t res,
 		       uint32_t cflags, const uint64_t *big)
 {
-	unsigned int need = slots_needed(r, cflags);
+	unsigned int need;
+
+	cq_sync_tail(r);
+	need = slots_needed(r, cflags);
 
 	r->cq_produced++; /* the count-timeout sequence (T15) */
 	/* while a backlog exists, new CQEs queue behind it (ordering) */
@@ -117,6 +136,7 @@ bool uu_cq_flush_overflow_locked(struct uu_ring *r)
 {
 	struct uu_ocqe *o;
 
+	cq_sync_tail(r);
 	while ((o = r->ovf_head) &&
 	       !cq_full(r, slots_needed(r, o->flags))) {
 		fill_cq(r, slots_needed(r, o->flags), o->user_data, o->res,
@@ -177,6 +197,16 @@ void uu_cq_commit_locked(struct uu_ring *r)
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&r->nr_sleepers, memory_order_relaxed))
 		uu_wake_waiters(r);
+	/*
+	 * Waiters of other processes (a ring shared across fork): the same
+	 * Dekker pair over xs->xsleepers, which such a waiter increments
+	 * before its fence (wait/cqwait.c); acquire: a count we see comes
+	 * after the store of xs->shared in its process (uu_ring_adopt).
+	 */
+	if (unlikely(atomic_load_explicit(&r->xs->xsleepers,
+					  memory_order_acquire)) &&
+	    uu_ring_xshared(r))
+		uu_xproc_wake(r);
 	uu_ring_signal_readiness(r);
 }
 
@@ -184,8 +214,8 @@ void uu_cq_flush_overflow(struct uu_ring *r)
 {
 	if (!atomic_load_explicit(&r->ovf_pending, memory_order_acquire))
 		return;
-	pthread_mutex_lock(&r->completion_lock);
+	pthread_mutex_lock(r->completion_lock);
 	uu_cq_flush_overflow_locked(r);
 	uu_cq_commit_locked(r);
-	pthread_mutex_unlock(&r->completion_lock);
+	pthread_mutex_unlock(r->completion_lock);
 }

@@ -61,7 +61,14 @@ pid_t uu_gettid_slow(void)
  */
 static void atfork_prepare(void)
 {
+	struct live_node *n;
+
+	uu_xproc_atfork_prepare();
 	pthread_mutex_lock(&live_lock);
+	/* the rings the child inherits, and may use (ring/xproc.c) */
+	for (n = live_list; n; n = n->next)
+		if (!uu_ring_foreign(n->ring))
+			uu_xproc_atfork_prepare_ring(n->ring);
 	uu_poller_atfork_prepare();
 	uu_timer_atfork_prepare();
 	uu_aio_atfork_prepare();
@@ -73,12 +80,15 @@ static void atfork_parent(void)
 	uu_timer_atfork_parent();
 	uu_poller_atfork_parent();
 	pthread_mutex_unlock(&live_lock);
+	uu_xproc_atfork_parent();
 }
 
 static void atfork_child(void)
 {
-	/* every ring now belongs to the parent: enter/register get -EPERM */
+	/* every ring is now the parent's, until this process's first use
+	 * of it adopts it (ring/xproc.c) */
 	atomic_fetch_add(&uu_fork_generation, 1);
+	uu_xproc_atfork_child();
 	uu_tid_cache = 0;
 	uu_aio_atfork_child();
 	uu_timer_atfork_child();
@@ -248,6 +258,35 @@ struct uu_ring *uu_ring_get(int fd, int *err)
 	return r;
 }
 
+/* fn on each live ring, outside the registry's lock (with a reference) */
+void uu_registry_for_each(void (*fn)(struct uu_ring *ring))
+{
+	struct uu_ring **v = NULL;
+	struct live_node *n;
+	int nr = 0, cap = 0;
+
+	pthread_mutex_lock(&live_lock);
+	for (n = live_list; n; n = n->next) {
+		if (nr == cap) {
+			struct uu_ring **nv;
+
+			cap = cap ? 2 * cap : 16;
+			nv = realloc(v, (size_t)cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		if (!atomic_load(&n->ring->dead) && get_not_zero(n->ring))
+			v[nr++] = n->ring;
+	}
+	pthread_mutex_unlock(&live_lock);
+	for (int i = 0; i < nr; i++) {
+		fn(v[i]);
+		uu_ring_put(v[i]);
+	}
+	free(v);
+}
+
 /* The ring has no fd left anywhere: unlink it and drop the registry ref. */
 static void ring_kill_locked(struct uu_ring *r, struct live_node **pp)
 {
@@ -324,7 +363,7 @@ void uu_registry_sync_readiness(void)
 	for (n = live_list; n && nr < 16; n = n->next) {
 		struct uu_ring *r = n->ring;
 
-		if (!atomic_load_explicit(&r->signalled, memory_order_relaxed) ||
+		if (!atomic_load_explicit(r->signalled, memory_order_relaxed) ||
 		    atomic_load_explicit(&r->dead, memory_order_acquire) ||
 		    uu_ring_foreign(r) || uu_cq_ready(r) ||
 		    atomic_load_explicit(&r->ovf_pending, memory_order_acquire) ||
@@ -350,7 +389,7 @@ void uu_ring_sync_readiness_fd(int fd)
 
 	if (!r)
 		return;
-	if (atomic_load_explicit(&r->signalled, memory_order_relaxed) &&
+	if (atomic_load_explicit(r->signalled, memory_order_relaxed) &&
 	    !uu_ring_foreign(r) && !uu_cq_ready(r) &&
 	    !atomic_load_explicit(&r->ovf_pending, memory_order_acquire) &&
 	    !atomic_load_explicit(&r->tw_pending, memory_order_acquire))

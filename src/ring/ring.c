@@ -168,6 +168,11 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 	r = uu_ring_alloc();
 	if (!r)
 		return -ENOMEM;
+	ret = uu_xshared_init(r);
+	if (ret) {
+		uu_ring_recycle(r);
+		return ret;
+	}
 	r->setup_flags = p->flags;
 	r->sq_entries = entries; /* already rounded by setup */
 	r->cq_entries = p->cq_entries;
@@ -221,10 +226,8 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 	r->app_fd_hint = sv[0];
 	r->owned_app_fd = -1;
 	r->owner_pid = getpid();
-	r->fork_gen = atomic_load(&uu_fork_generation);
+	atomic_store(&r->fork_gen, atomic_load(&uu_fork_generation));
 
-	pthread_mutex_init(&r->uring_lock, NULL);
-	pthread_mutex_init(&r->completion_lock, NULL);
 	pthread_mutex_init(&r->wait_lock, NULL);
 	pthread_mutex_init(&r->drain_lock, NULL);
 	pthread_mutex_init(&r->park_lock, NULL);
@@ -237,13 +240,12 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 	r->clockid = CLOCK_MONOTONIC;
 	uu_mpscq_init(&r->defer_tw);
 	pthread_mutex_init(&r->tw_lock, NULL);
-	pthread_mutex_init(&r->ready_lock, NULL);
 	atomic_store(&r->tw_waiter_efd, -1);
 	atomic_store_explicit(&r->refs, 1, memory_order_release);
-	atomic_init(&r->disabled, !!(p->flags & IORING_SETUP_R_DISABLED));
+	atomic_init(r->disabled, !!(p->flags & IORING_SETUP_R_DISABLED));
 	if ((p->flags & IORING_SETUP_SINGLE_ISSUER) &&
 	    !(p->flags & IORING_SETUP_R_DISABLED))
-		atomic_init(&r->submitter_tid, uu_gettid());
+		atomic_init(r->submitter_tid, uu_gettid());
 
 	p->sq_entries = r->sq_entries;
 	p->features = UU_FEATURES;
@@ -275,15 +277,13 @@ void uu_ring_free(struct uu_ring *r)
 		next = o->next;
 		free(o);
 	}
-	pthread_mutex_destroy(&r->uring_lock);
-	pthread_mutex_destroy(&r->completion_lock);
+	uu_xshared_free(r);
 	pthread_mutex_destroy(&r->wait_lock);
 	pthread_mutex_destroy(&r->drain_lock);
 	pthread_mutex_destroy(&r->park_lock);
 	pthread_mutex_destroy(&r->files_lock);
 	pthread_mutex_destroy(&r->iopoll_lock);
 	pthread_mutex_destroy(&r->tw_lock);
-	pthread_mutex_destroy(&r->ready_lock);
 	uu_ring_recycle(r);
 }
 
@@ -301,19 +301,19 @@ void uu_ring_signal_readiness(struct uu_ring *r)
 {
 	char b = 1;
 
-	if (atomic_load_explicit(&r->signalled, memory_order_relaxed))
+	if (atomic_load_explicit(r->signalled, memory_order_relaxed))
 		return;
-	pthread_mutex_lock(&r->ready_lock);
-	if (atomic_load_explicit(&r->signalled, memory_order_relaxed))
+	pthread_mutex_lock(r->ready_lock);
+	if (atomic_load_explicit(r->signalled, memory_order_relaxed))
 		goto out;
-	atomic_store_explicit(&r->signalled, true, memory_order_relaxed);
+	atomic_store_explicit(r->signalled, true, memory_order_relaxed);
 	/* the peer number could have been closed and reused by the app:
 	 * then the ring stays "signalled" (readiness degrades, I/O works) */
 	if (uu_fd_ino(r->peer_fd) == r->peer_ino &&
 	    send(r->peer_fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
 		uu_stat_inc(r, readiness_signals);
 out:
-	pthread_mutex_unlock(&r->ready_lock);
+	pthread_mutex_unlock(r->ready_lock);
 }
 
 /*
@@ -326,18 +326,18 @@ void uu_ring_drain_readiness(struct uu_ring *r, int fd)
 {
 	char buf[16];
 
-	if (!atomic_load_explicit(&r->signalled, memory_order_relaxed))
+	if (!atomic_load_explicit(r->signalled, memory_order_relaxed))
 		return;
 	if (fd < 0) {
 		fd = r->app_fd_hint;
 		if (uu_fd_ino(fd) != r->ring_ino)
 			return;
 	}
-	pthread_mutex_lock(&r->ready_lock);
+	pthread_mutex_lock(r->ready_lock);
 	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
 		;
-	atomic_store_explicit(&r->signalled, false, memory_order_relaxed);
-	pthread_mutex_unlock(&r->ready_lock);
+	atomic_store_explicit(r->signalled, false, memory_order_relaxed);
+	pthread_mutex_unlock(r->ready_lock);
 	/*
 	 * Dekker pair with uu_cq_commit_locked (store cq tail, seq_cst fence,
 	 * load signalled): we store signalled, fence, load cq tail.  Either

@@ -111,8 +111,27 @@ void uu_wake_waiters(struct uu_ring *r)
 	pthread_mutex_unlock(&r->wait_lock);
 }
 
+/* Every waiter of this process, satisfied or not: they look again (a
+ * ring becoming shared across processes, ring/xproc.c). */
+void uu_wake_all_waiters(struct uu_ring *r)
+{
+	struct uu_waiter *w;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&r->wait_lock);
+	for (w = r->waiters; w; w = w->next) {
+		atomic_store_explicit(&w->woken, true, memory_order_relaxed);
+		if (write(w->efd, &one, sizeof(one)) < 0) {
+		}
+	}
+	pthread_mutex_unlock(&r->wait_lock);
+}
+
 #define NS_PER_SEC 1000000000LL
 #define KTIME_MAX INT64_MAX
+/* while a ring is shared across processes, a sleeping waiter looks at
+ * the CQ at least this often (ring/xproc.c) */
+#define XPROC_RECHECK_NS (1000 * 1000)
 
 static __thread clockid_t wait_clock = CLOCK_MONOTONIC;
 
@@ -307,6 +326,7 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 	uint64_t min_wait_ns;
 	int64_t start, deadline = KTIME_MAX, min_deadline = KTIME_MAX;
 	uint32_t head, min_tail;
+	bool xcounted = false;
 	int ret, efd;
 
 	bool defer = r->setup_flags & IORING_SETUP_DEFER_TASKRUN;
@@ -316,7 +336,7 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 		return ret;
 	if (defer) {
 		/* only the submitter may run its deferred task_work */
-		if (atomic_load(&r->submitter_tid) != uu_gettid())
+		if (atomic_load(r->submitter_tid) != uu_gettid())
 			return -EEXIST;
 		/* readiness already signalled becomes task_work first */
 		if (atomic_load_explicit(&r->inflight, memory_order_relaxed))
@@ -362,11 +382,29 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 	waiter_add(r, &w);
 
 	for (bool first = true;; first = false) {
-		struct pollfd pfd = { .fd = efd, .events = POLLIN };
+		struct pollfd pfd[2] = { { .fd = efd, .events = POLLIN },
+					 { .fd = -1, .events = POLLIN } };
 		struct timespec buf, *tmo;
+		bool capped = false, xshared;
 		uint32_t tail;
 		int32_t nr_wait;
 		int n;
+
+		/*
+		 * A ring a forked child may use (ring/xproc.c): also watch the
+		 * eventfd its other processes' posts write, counted in
+		 * xs->xsleepers before the CQ check below (the fence of the
+		 * Dekker pair with uu_cq_commit_locked).
+		 */
+		pfd[1].fd = atomic_load_explicit(&r->xwake_fd,
+						 memory_order_relaxed);
+		if (pfd[1].fd >= 0 && !xcounted) {
+			atomic_fetch_add_explicit(&r->xs->xsleepers, 1,
+						  memory_order_seq_cst);
+			atomic_thread_fence(memory_order_seq_cst);
+			xcounted = true;
+		}
+		xshared = pfd[1].fd >= 0 && uu_ring_xshared(r);
 
 		if (atomic_load_explicit(&r->ovf_pending, memory_order_acquire))
 			uu_cq_flush_overflow(r);
@@ -414,7 +452,16 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 			}
 		}
 		tmo = until(min_phase ? min_deadline : deadline, &buf);
-		n = ppoll(&pfd, 1, tmo, a.sig ? &mask : NULL);
+		if (xshared && (!tmo || tmo->tv_sec || tmo->tv_nsec > XPROC_RECHECK_NS)) {
+			/* a wakeup taken by another process's waiter is
+			 * made up for by looking again (ring/xproc.c) */
+			buf.tv_sec = 0;
+			buf.tv_nsec = XPROC_RECHECK_NS;
+			tmo = &buf;
+			capped = true;
+		}
+		n = ppoll(pfd, pfd[1].fd >= 0 ? 2 : 1, tmo,
+			  a.sig ? &mask : NULL);
 		if (defer) {
 			atomic_store(&r->tw_wait_nr, 0);
 			/* as the kernel: completions queued meanwhile are
@@ -425,10 +472,22 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 			ret = errno == EINTR ? -EINTR : -errno;
 			break;
 		}
+		if (n > 0 && (pfd[1].revents & POLLIN)) {
+			uint64_t v;
+
+			if (read(pfd[1].fd, &v, sizeof(v)) < 0) {
+				/* another waiter drained it first */
+			}
+			/* the ring just became shared: this process's other
+			 * waiters, asleep without the recheck, look again */
+			if (!xshared)
+				uu_wake_all_waiters(r);
+		}
 		if (n > 0) {
 			uint64_t v;
 
-			if (read(efd, &v, sizeof(v)) < 0) {
+			if ((pfd[0].revents & POLLIN) &&
+			    read(efd, &v, sizeof(v)) < 0) {
 				/* EAGAIN: a stale wake; harmless */
 			}
 			uu_stat_inc(r, wakeups);
@@ -441,6 +500,8 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 				uu_stat_inc(r, spurious_wakeups);
 			continue;
 		}
+		if (capped)
+			continue;
 		if (!min_phase) {
 			ret = -ETIME;
 			break;
@@ -460,6 +521,9 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 		pthread_mutex_unlock(&r->wait_lock);
 	}
 	waiter_del(r, &w);
+	if (xcounted)
+		atomic_fetch_sub_explicit(&r->xs->xsleepers, 1,
+					  memory_order_relaxed);
 	/* drain a wake that raced with our exit so it cannot look spurious
 	 * to the next wait of this thread */
 	if (atomic_load_explicit(&w.woken, memory_order_relaxed)) {

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Differential tests: one ring used by a parent and its forked child
+ * (ring/xproc.c), the way liburing's across-fork and single-issuer tests
+ * use it.  The child sees the parent's CQEs and submits with its own
+ * files; the parent reaps the child's CQEs; a waiter of one process is
+ * woken by the other's post; the parent's SQPOLL thread serves the
+ * child's SQEs; a SINGLE_ISSUER ring enabled by the child is the
+ * child's; a child that exits with a request in flight has it cancelled.
+ *
+ * The child reports what it saw in its exit status (a bit per check, 0 =
+ * all as expected), recorded by the parent and compared as any value.
+ * The test ring's private SQ bookkeeping (struct tring) is a per-process
+ * copy, so the parent re-reads the SQ tail after the child submitted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dtest.h"
+#include "tprep.h"
+
+#define SEC 1000000000LL
+#define MS 1000000LL
+
+/* the parent's view of the SQ after the child published SQEs */
+static void sq_resync(struct tring *r)
+{
+	r->sqe_head = r->sqe_tail = __atomic_load_n(r->sq_tail,
+						    __ATOMIC_ACQUIRE);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * MS };
+
+	nanosleep(&ts, NULL);
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * SEC + t.tv_nsec;
+}
+
+static int child_status(pid_t pid)
+{
+	int st = -1;
+
+	if (pid <= 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+}
+
+/* Takes one CQE if there is one within ms: 1 if it is (ud, res). */
+static int take(struct tring *r, uint64_t ud, int32_t res, int64_t ms)
+{
+	struct io_uring_cqe *cqe;
+	int ok;
+
+	/* on an SQPOLL ring enter answers the SQEs still in the SQ (not
+	 * taken by the thread yet): only an error says no wait happened */
+	if (tring_wait(r, 1, ms * MS) < 0)
+		return 0;
+	cqe = tring_peek_cqe(r);
+	if (!cqe)
+		return 0;
+	ok = cqe->user_data == ud && cqe->res == res;
+	tring_cq_advance(r, 1);
+	return ok;
+}
+
+/*
+ * liburing's across-fork: a CQE posted before the fork is reaped by the
+ * child; the child writes through an fd the parent does not have and
+ * through one both have; the parent reaps the child's CQEs after it
+ * exited.
+ */
+static void sc_shared_submit(struct dctx *c)
+{
+	struct tring r;
+	char buf[16] = { 0 };
+	int p[2], q[2], st;
+	pid_t pid;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	/* non-blocking: where the child cannot submit (a DEFER_TASKRUN
+	 * ring, whose owner is the parent) the reads find nothing */
+	if (pipe2(p, O_NONBLOCK) || pipe(q))
+		return;
+	tring_prep_nop(tring_get_sqe(&r), 1);
+	drec_int(c, tring_submit(&r), "parent: nop before the fork");
+	tring_sqpoll_await_cqes(&r, 1, 2000);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int bad = 0, cp[2];
+
+		/* an fd number the parent has no file behind */
+		if (pipe2(cp, O_NONBLOCK))
+			_exit(64);
+		close(q[1]);
+		if (!take(&r, 1, 0, 2000))
+			bad |= 1;
+		tprep(&r, IORING_OP_WRITE, cp[1], "child", 5, 0, 2, 0);
+		tprep(&r, IORING_OP_WRITE, p[1], "shared", 6, 0, 3, 0);
+		if (tring_submit(&r) != 2)
+			bad |= 2;
+		for (int i = 0; i < 2; i++) {
+			struct io_uring_cqe *cqe;
+
+			if (tring_wait(&r, 1, 2 * SEC) < 0 ||
+			    !(cqe = tring_peek_cqe(&r))) {
+				bad |= 4;
+				break;
+			}
+			if (!((cqe->user_data == 2 && cqe->res == 5) ||
+			      (cqe->user_data == 3 && cqe->res == 6)))
+				bad |= 8;
+			tring_cq_advance(&r, 1);
+		}
+		if (read(cp[0], buf, sizeof(buf)) != 5 ||
+		    memcmp(buf, "child", 5))
+			bad |= 16;
+		/* left for the parent to reap */
+		tring_prep_nop(tring_get_sqe(&r), 4);
+		tprep(&r, IORING_OP_WRITE, p[1], "late", 4, 0, 5, 0);
+		if (tring_submit(&r) != 2)
+			bad |= 32;
+		_exit(bad);
+	}
+	st = child_status(pid);
+	drec_int(c, st, "child: reaped, wrote, submitted (0 = as expected)");
+	sq_resync(&r);
+	dreap(c, &r, 2, false, "parent: the child's last CQEs");
+	drec_int(c, (int)read(p[0], buf, sizeof(buf)),
+		 "parent: bytes the child wrote to the shared pipe");
+	drec_int(c, memcmp(buf, "sharedlate", 10) == 0, "in order");
+	/* and the parent goes on */
+	tring_prep_nop(tring_get_sqe(&r), 6);
+	drec_int(c, tring_submit(&r), "parent: nop after the child");
+	dreap(c, &r, 1, true, "parent: its nop");
+	tclose2(p);
+	tclose2(q);
+	tring_exit(&r);
+}
+
+/* A parent asleep in enter(GETEVENTS) is woken by the child's CQE. */
+static void sc_wake_parent(struct dctx *c)
+{
+	struct tring r;
+	int64_t t0, dt;
+	pid_t pid;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		sleep_ms(50);
+		tring_prep_nop(tring_get_sqe(&r), 7);
+		_exit(tring_submit(&r) == 1 ? 0 : 1);
+	}
+	t0 = now_ns();
+	drec_int(c, tring_wait(&r, 1, 3 * SEC), "parent: wait for the child's CQE");
+	dt = now_ns() - t0;
+	drec_int(c, dt < 2 * SEC, "parent woken well before its timeout");
+	dreap(c, &r, 1, true, "parent: the child's nop");
+	drec_int(c, child_status(pid), "child: submitted");
+	tring_exit(&r);
+}
+
+/*
+ * A child asleep in enter(GETEVENTS) is woken by the parent's CQE; the
+ * child's wait began before the parent's post (the parent waits for the
+ * child to be in the kernel's wait first, then 50 ms more).
+ */
+static void sc_wake_child(struct dctx *c)
+{
+	struct tring r;
+	int st;
+	pid_t pid;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		if (!take(&r, 8, 0, 3000))
+			_exit(1);
+		_exit(0);
+	}
+	sleep_ms(100);
+	tring_prep_nop(tring_get_sqe(&r), 8);
+	drec_int(c, tring_submit(&r), "parent: nop for the waiting child");
+	st = child_status(pid);
+	drec_int(c, st, "child: woken by the parent's CQE (0)");
+	tring_exit(&r);
+}
+
+/*
+ * A child that exits (exit(3)) with a read pending on an empty pipe: its
+ * request is cancelled at its exit and the parent reaps -ECANCELED, as the
+ * kernel cancels an exiting task's requests.
+ */
+static void sc_exit_cancels(struct dctx *c)
+{
+	struct tring r;
+	char buf[8];
+	int p[2];
+	pid_t pid;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (pipe(p))
+		return;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		int cp[2];
+
+		if (pipe(cp))
+			_exit(64);
+		tprep(&r, IORING_OP_READ, cp[0], buf, sizeof(buf), 0, 9, 0);
+		if (tring_submit(&r) != 1)
+			_exit(1);
+		sleep_ms(20);
+		exit(0);
+	}
+	drec_int(c, child_status(pid), "child: submitted a read, exited");
+	sq_resync(&r);
+	dreap(c, &r, 1, true, "parent: the child's read, cancelled at its exit");
+	tclose2(p);
+	tring_exit(&r);
+}
+
+/*
+ * liburing's single-issuer: a SINGLE_ISSUER ring set up disabled is
+ * enabled by the child, which becomes its owner: the child submits, the
+ * parent then gets -EEXIST.
+ */
+static void sc_single_issuer_enable(struct dctx *c)
+{
+	struct io_uring_params p;
+	struct tring r;
+	pid_t pid;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_R_DISABLED;
+	if (dring(c, &r, 8, &p, "setup"))
+		return;
+	if (r.p.flags & (IORING_SETUP_SQPOLL | IORING_SETUP_DEFER_TASKRUN)) {
+		dnote(c, "ring mode adds SQPOLL or DEFER_TASKRUN: not this scenario");
+		tring_exit(&r);
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int bad = 0;
+
+		if (c->be->reg((unsigned int)r.fd, IORING_REGISTER_ENABLE_RINGS,
+			       NULL, 0))
+			bad |= 1;
+		tring_prep_nop(tring_get_sqe(&r), 10);
+		if (tring_submit(&r) != 1)
+			bad |= 2;
+		if (!take(&r, 10, 0, 2000))
+			bad |= 4;
+		_exit(bad);
+	}
+	drec_int(c, child_status(pid), "child: enabled, submitted, reaped (0)");
+	sq_resync(&r);
+	tring_prep_nop(tring_get_sqe(&r), 11);
+	drec_int(c, tring_submit(&r), "parent: submit on the child's ring");
+	sq_resync(&r);
+	drec_int(c, c->be->reg((unsigned int)r.fd, IORING_REGISTER_PROBE, NULL,
+			       0),
+		 "parent: register on the child's ring");
+	tring_exit(&r);
+}
+
+/* Publishes the SQEs and enters as liburing does on an SQPOLL ring:
+ * with IORING_ENTER_SQ_WAKEUP when the thread sleeps. */
+static int sq_submit(struct tring *r)
+{
+	unsigned int tail0 = *r->sq_tail, n;
+
+	tring_flush(r);
+	n = *r->sq_tail - tail0;
+	return r->be->enter((unsigned int)r->enter_fd, n, 0,
+			    tring_sqpoll_wakeup_flag(r, n) | r->enter_flags,
+			    NULL, 0);
+}
+
+/* The parent's SQPOLL thread takes the child's SQEs (liburing's
+ * single-issuer, SQPOLL part). */
+static void sc_sqpoll(struct dctx *c)
+{
+	struct io_uring_params p;
+	struct tring r;
+	pid_t pid;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SQPOLL | IORING_SETUP_SINGLE_ISSUER;
+	p.sq_thread_idle = 20;
+	if (dring(c, &r, 8, &p, "setup"))
+		return;
+	tring_prep_nop(tring_get_sqe(&r), 12);
+	drec_int(c, sq_submit(&r), "parent: nop");
+	dreap(c, &r, 1, true, "parent: its nop");
+	sleep_ms(100); /* the SQ thread is asleep now */
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int bad = 0;
+
+		tring_prep_nop(tring_get_sqe(&r), 13);
+		if (sq_submit(&r) != 1)
+			bad |= 1;
+		if (!take(&r, 13, 0, 2000))
+			bad |= 2;
+		/* and while the thread spins */
+		tring_prep_nop(tring_get_sqe(&r), 14);
+		if (sq_submit(&r) != 1)
+			bad |= 4;
+		if (!take(&r, 14, 0, 2000))
+			bad |= 8;
+		_exit(bad);
+	}
+	drec_int(c, child_status(pid), "child: two nops through the SQ thread (0)");
+	sq_resync(&r);
+	tring_prep_nop(tring_get_sqe(&r), 15);
+	drec_int(c, sq_submit(&r), "parent: nop after the child");
+	dreap(c, &r, 1, true, "parent: its nop");
+	tring_exit(&r);
+}
+
+static const struct dscenario scenarios[] = {
+	{ "fork_shared_submit", sc_shared_submit, NULL, NULL },
+	{ "fork_wake_parent", sc_wake_parent, NULL, NULL },
+	{ "fork_wake_child", sc_wake_child, NULL, NULL },
+	{ "fork_exit_cancels", sc_exit_cancels, NULL, NULL },
+	{ "fork_single_issuer_enable", sc_single_issuer_enable, NULL, NULL },
+	{ "fork_sqpoll", sc_sqpoll, NULL, NULL },
+};
+
+DTEST_MAIN(scenarios)

@@ -208,12 +208,14 @@ static void sc_wake_child(struct dctx *c)
 }
 
 /*
- * A child that exits (exit(3)) with a read pending on an empty pipe: its
- * request is cancelled at its exit and the parent reaps -ECANCELED, as the
- * kernel cancels an exiting task's requests.
+ * A child that exits (exit(3)) with a read pending on an empty pipe and a
+ * 10 s TIMEOUT linked to a NOP: its read is cancelled at its exit and the
+ * parent reaps it, -ECANCELED, as the kernel cancels an exiting task's
+ * requests; the TIMEOUT is not (the kernel cancels those at exec only).
  */
 static void sc_exit_cancels(struct dctx *c)
 {
+	struct __kernel_timespec ts = { 10, 0 };
 	struct tring r;
 	char buf[8];
 	int p[2];
@@ -232,14 +234,19 @@ static void sc_exit_cancels(struct dctx *c)
 		if (pipe(cp))
 			_exit(64);
 		tprep(&r, IORING_OP_READ, cp[0], buf, sizeof(buf), 0, 9, 0);
-		if (tring_submit(&r) != 1)
+		/* liburing's timeout, test_timeout_link_cancel (which execs) */
+		tprep(&r, IORING_OP_TIMEOUT, -1, &ts, 1, 0, 16, IOSQE_IO_LINK);
+		tring_prep_nop(tring_get_sqe(&r), 17);
+		if (tring_submit(&r) != 3)
 			_exit(1);
 		sleep_ms(20);
 		exit(0);
 	}
 	drec_int(c, child_status(pid), "child: submitted a read, exited");
 	sq_resync(&r);
-	dreap(c, &r, 1, true, "parent: the child's read, cancelled at its exit");
+	/* the kernel cancels the read (not the TIMEOUT: that only at exec,
+	 * which liburing's timeout test does) */
+	dreap(c, &r, 1, false, "parent: the child's read, cancelled at its exit");
 	tclose2(p);
 	tring_exit(&r);
 }

@@ -113,6 +113,59 @@ static int case_fork(void)
 	return ru_failures;
 }
 
+/*
+ * A child that execs with a TIMEOUT linked to a NOP in flight on its
+ * parent's ring: both are cancelled at the exec, as the kernel cancels a
+ * task's requests then (liburing's timeout, test_timeout_link_cancel);
+ * the parent reaps them.  Under `uuring run` only: the engine sees the
+ * exec through the preload's execve.
+ */
+static int case_fork_exec(void)
+{
+	struct __kernel_timespec ts = { 10, 0 };
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe cqe = { 0 };
+	struct ring r;
+	int i, ret = ring_init(&r, 4);
+	pid_t pid;
+
+	if (ret)
+		return 2;
+	pid = fork();
+	if (pid == 0) {
+		char *argv[] = { (char *)"/bin/true", NULL };
+
+		sqe = get_sqe(&r);
+		sqe->opcode = IORING_OP_TIMEOUT;
+		sqe->addr = (uint64_t)(uintptr_t)&ts;
+		sqe->len = 1;
+		sqe->flags = IOSQE_IO_LINK;
+		sqe->user_data = 1;
+		sqe = get_sqe(&r);
+		sqe->opcode = IORING_OP_NOP;
+		sqe->user_data = 2;
+		if (enter(r.fd, 2, 0, 0, NULL, 0) != 2)
+			_exit(3);
+		execv(argv[0], argv);
+		_exit(4);
+	}
+	RU_CHECK(wait_ok(pid), "fork child");
+	for (i = 0; i < 2; i++) {
+		struct __kernel_timespec t = { 2, 0 };
+		struct io_uring_getevents_arg arg = {
+			.ts = (uint64_t)(uintptr_t)&t,
+		};
+
+		ret = enter(r.fd, 0, 1, IORING_ENTER_EXT_ARG, &arg, sizeof(arg));
+		RU_CHECK(ret == 0, "wait for the child's CQE %d: %d", i, ret);
+		RU_CHECK(!pop(&r, &cqe) && cqe.user_data == (uint64_t)i + 1 &&
+				 cqe.res == -ECANCELED,
+			 "child's CQE %d: ud %llu res %d", i,
+			 (unsigned long long)cqe.user_data, cqe.res);
+	}
+	return ru_failures;
+}
+
 static int case_exec(void)
 {
 	char n[32];
@@ -378,6 +431,7 @@ static const struct {
 	int (*fn)(void);
 } cases[] = {
 	{ "fork", case_fork },
+	{ "fork-exec", case_fork_exec },
 	{ "exec", case_exec },
 	{ "envclear", case_envclear },
 	{ "vfork", case_vfork },

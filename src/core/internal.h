@@ -550,6 +550,7 @@ int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags);
 void uu_timeout_arm(struct uu_req *req);           /* parked TIMEOUT */
 void uu_timeouts_flush_locked(struct uu_ring *ring); /* at CQ commit */
 int uu_timeout_cancel(struct uu_ring *ring, uint64_t user_data);
+void uu_timeouts_cancel_all(struct uu_ring *ring);
 void uu_link_timeout_arm(struct uu_req *target);  /* target parked */
 /* target completed: decide the LINK_TIMEOUT that follows it */
 void uu_link_timeout_disarm(struct uu_req *target);
@@ -768,6 +769,7 @@ void uu_registry_for_each(void (*fn)(struct uu_ring *ring));
 void uu_xproc_atfork_prepare(void);
 void uu_xproc_atfork_parent(void);
 void uu_xproc_atfork_child(void);
+void uu_xproc_before_exec(void);
 
 /* Per-thread registered ring fds (RING_FDS). */
 struct uu_ring *uu_regring_get(unsigned int idx, int *err);

@@ -329,6 +329,31 @@ int uu_timeout_cancel(struct uu_ring *r, uint64_t user_data)
 	return 0;
 }
 
+/*
+ * A process that used a shared ring exits (ring/xproc.c): its TIMEOUTs
+ * are cancelled, as the kernel's io_kill_timeouts does for an exiting
+ * task.  One that is firing completes by itself.
+ */
+void uu_timeouts_cancel_all(struct uu_ring *r)
+{
+	for (;;) {
+		struct uu_req *req;
+
+		pthread_mutex_lock(r->completion_lock);
+		for (req = r->tmo_head; req; req = req->tmo.next)
+			if (uu_timer_cancel(&req->tmo.t))
+				break;
+		if (!req) {
+			pthread_mutex_unlock(r->completion_lock);
+			return;
+		}
+		list_del_tmo(r, req);
+		pthread_mutex_unlock(r->completion_lock);
+		req->res = -ECANCELED;
+		uu_exec_finish_late(req);
+	}
+}
+
 static int timeout_update(struct uu_ring *r, uint64_t user_data,
 			  int64_t ts_ns, uint32_t flags)
 {

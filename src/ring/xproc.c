@@ -32,8 +32,9 @@
  *  - SQPOLL: the parent's SQ thread serves the child's SQEs (it sleeps on
  *    a shared futex, exec/sqpoll.c), as the kernel's SQPOLL thread does.
  *  - Exit: a process that used a shared ring cancels its requests on it
- *    at exit (atexit) and waits for their CQEs, as the kernel cancels a
- *    task's requests when it exits, so the other process sees them.
+ *    at exit (atexit; TIMEOUTs too at exec under `uuring run`) and waits
+ *    for their CQEs, as the kernel cancels a task's requests when it exits
+ *    or execs, so the other process sees them.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -113,14 +114,23 @@ void uu_xproc_wake(struct uu_ring *r)
 
 /* ---- exit ---- */
 
-static void exit_ring(struct uu_ring *r)
+/*
+ * all: at exec, the kernel's __io_uring_cancel(true) also kills the
+ * task's TIMEOUTs (io_kill_timeouts); at exit it does not (they stay
+ * armed there; here they die with the process's timer thread).
+ */
+static void end_ring(struct uu_ring *r, bool all)
 {
 	struct timespec ms = { 0, 1000 * 1000 };
 	bool defer = r->setup_flags & IORING_SETUP_DEFER_TASKRUN;
 
+	/* owner_pid: the creator or adopter; not a vfork child running on
+	 * its parent's memory (no atfork handler told it apart) */
 	if (uu_ring_foreign(r) || !uu_ring_xshared(r) ||
-	    atomic_load(&r->dead))
+	    atomic_load(&r->dead) || r->owner_pid != getpid())
 		return;
+	if (all)
+		uu_timeouts_cancel_all(r);
 	uu_cancel_ring_all(r);
 	/* their CQEs, up to a second (a blocked worker is interrupted) */
 	for (int i = 0; i < 1000; i++) {
@@ -134,9 +144,26 @@ static void exit_ring(struct uu_ring *r)
 	uu_cq_flush_overflow(r);
 }
 
+static void exit_ring(struct uu_ring *r)
+{
+	end_ring(r, false);
+}
+
+static void exec_ring(struct uu_ring *r)
+{
+	end_ring(r, true);
+}
+
 static void xproc_exit(void)
 {
 	uu_registry_for_each(exit_ring);
+}
+
+/* `uuring run`'s execve (shim/exec.c), just before the call: as the
+ * kernel cancels a task's requests at exec (begin_new_exec) */
+void uu_xproc_before_exec(void)
+{
+	uu_registry_for_each(exec_ring);
 }
 
 /* ---- fork ---- */

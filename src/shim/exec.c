@@ -33,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/internal.h"
 #include "shim/shim.h"
 
 #define MAX_ENV 8192
@@ -160,6 +161,11 @@ static int with_exec_args(const char *path, const char *target,
 	bool add_tool;
 	int kind;
 
+	/* a shared ring's requests of this process end with it (the
+	 * exec is taken to succeed if the file is executable) */
+	if (uu_shim.mode == UU_MODE_UURING && target &&
+	    !access(target, X_OK))
+		uu_xproc_before_exec();
 	if (uu_shim.mode != UU_MODE_UURING || !uu_shim.trap_on ||
 	    !uu_shim.preload_path[0])
 		return fn(ctx, path, argv, envp);

@@ -159,10 +159,25 @@ static void xproc_exit(void)
 	uu_registry_for_each(exit_ring);
 }
 
+/*
+ * This process's pid, set at load and in a forked child: a vfork child,
+ * which runs on its parent's memory and took no atfork handler, reads
+ * its parent's here (getpid() tells them apart).
+ */
+static pid_t self_pid;
+
+__attribute__((constructor)) static void xproc_init(void)
+{
+	self_pid = getpid();
+}
+
 /* `uuring run`'s execve (shim/exec.c), just before the call: as the
- * kernel cancels a task's requests at exec (begin_new_exec) */
+ * kernel cancels a task's requests at exec (begin_new_exec).  Not in a
+ * vfork child: the engine's state is its parent's, and so is the heap. */
 void uu_xproc_before_exec(void)
 {
+	if (getpid() != self_pid)
+		return;
 	uu_registry_for_each(exec_ring);
 }
 
@@ -206,6 +221,7 @@ void uu_xproc_atfork_parent(void)
 void uu_xproc_atfork_child(void)
 {
 	pthread_mutex_init(&adopt_lock, NULL);
+	self_pid = getpid();
 }
 
 /*

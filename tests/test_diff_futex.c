@@ -856,6 +856,19 @@ static void sc_futex_waitv(struct dctx *c)
 	submit_reap(c, &r, 1, 200, "waitv: nothing yet");
 	*tring_get_sqe(&r) = wake(&words[2], 1, MATCH_ANY, PF, 210);
 	submit_reap(c, &r, 2, 2000, "woken on index 2, value unchanged");
+	/* a raw futex(2) wake without a value change right after enter
+	 * returns: the kernel queued the waits at issue, so it finds them
+	 * (uuring's waiting threads used to start sleeping only after enter
+	 * returned, and miss it) */
+	for (unsigned int i = 0; i < 20; i++) {
+		*tring_get_sqe(&r) = fwaitv(v, 4, 130);
+		if (tring_submit(&r) != 1)
+			drec_int(c, -1, "waitv: submit failed");
+		drec_int(c, raw_wake(&words[1], 1, FUTEX_BITSET_MATCH_ANY,
+				     true),
+			 "raw wake of index 1 at once, value unchanged");
+		submit_reap(c, &r, 1, 2000, "woken by it");
+	}
 	/* woken by a raw futex(2) wake */
 	*tring_get_sqe(&r) = fwaitv(v, 4, 111);
 	submit_reap(c, &r, 1, 200, "waitv: nothing yet");

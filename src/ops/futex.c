@@ -680,12 +680,13 @@ int uu_futex_wait_issue(struct uu_req *req, unsigned int issue_flags)
  * That extra entry leaves 127 of the syscall's 128 slots to the
  * application, so a vector of 128 is split over two threads.
  *
- * The threads start sleeping a little after enter returns: a wake that
- * comes in between without changing a value is missed (documented in
- * docs/compatibility.md).  A change of value is not missed: futex_waitv
- * then returns -EAGAIN and the request completes with the index of a
- * futex whose value differs, which is the futex the usual protocol
- * (change the value, then wake) woke.
+ * The issue returns only once the threads are queued on the futexes
+ * (vjob_await_queued), so a wake after enter returns finds them, also
+ * one that changes no value.  A change of value between the issue's
+ * check and the threads' queueing is not missed either: futex_waitv then
+ * returns -EAGAIN and the request completes with the index of a futex
+ * whose value differs, which is the futex the usual protocol (change the
+ * value, then wake) woke.
  *
  * The request waits on the readiness engine for an eventfd that the
  * winning thread signals, so ASYNC_CANCEL and ring teardown find it
@@ -848,6 +849,38 @@ static int vjob_start(struct vjob *j)
 }
 
 /*
+ * Returns once every thread of the job is queued on all its futexes, as
+ * the kernel's futex_wait_multiple_setup queues the request's before
+ * enter returns, so a wake that follows (even one that changes no value)
+ * finds them.  futex_waitv(2) queues its entries in order and the state
+ * word is each thread's last: once the word has a waiter per thread
+ * (counted by requeueing it onto itself, which moves nothing), the
+ * application's futexes have them too.  A job that ended meanwhile, or a
+ * thread that never sleeps (its wait failed), ends the wait; so does a
+ * second (the machine is starved: a wake before then may be missed).
+ */
+static void vjob_await_queued(struct vjob *j)
+{
+	long want = (long)((j->nr + VCHUNK - 1) / VCHUNK), n;
+	struct timespec t0, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned int i = 0;; i++) {
+		n = sys_futex(&j->state, FUTEX_CMP_REQUEUE_PRIVATE, 0, INT_MAX,
+			      &j->state, VJ_WAITING);
+		/* n < 0: EAGAIN, the job ended */
+		if (n < 0 || n >= want)
+			return;
+		if (i % 64 == 63) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (now.tv_sec - t0.tv_sec > 1)
+				return;
+		}
+		sched_yield();
+	}
+}
+
+/*
  * Whether the kernel accepts these futex2 flags in a waitv entry: asked
  * once per value, with an entry whose value differs (-EAGAIN: valid).
  * 0 unknown, 1 valid, 2 not.
@@ -973,6 +1006,7 @@ int uu_futexv_issue(struct uu_req *req, unsigned int issue_flags)
 		ret = vjob_start(j);
 		if (ret)
 			return ret;
+		vjob_await_queued(j);
 	} else if (issue_flags & UU_ISSUE_F_WORKER) {
 		/* the eventfd could not be polled: wait here, interruptible
 		 * by a cancel (T7) */

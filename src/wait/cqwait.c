@@ -452,7 +452,8 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 			}
 		}
 		tmo = until(min_phase ? min_deadline : deadline, &buf);
-		if (xshared && (!tmo || tmo->tv_sec || tmo->tv_nsec > XPROC_RECHECK_NS)) {
+		if (xshared && (!tmo || tmo->tv_sec ||
+				tmo->tv_nsec > XPROC_RECHECK_NS)) {
 			/* a wakeup taken by another process's waiter is
 			 * made up for by looking again (ring/xproc.c) */
 			buf.tv_sec = 0;

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,54 @@ static void sc_wake_parent(struct dctx *c)
 	drec_int(c, tring_wait(&r, 1, 3 * SEC), "parent: wait for the child's CQE");
 	dt = now_ns() - t0;
 	drec_int(c, dt < 2 * SEC, "parent woken well before its timeout");
+	dreap(c, &r, 1, true, "parent: the child's nop");
+	drec_int(c, child_status(pid), "child: submitted");
+	tring_exit(&r);
+}
+
+struct early_waiter {
+	struct tring *r;
+	int ret;
+	int64_t ns;
+};
+
+static void *early_wait(void *arg)
+{
+	struct early_waiter *e = arg;
+	int64_t t0 = now_ns();
+
+	e->ret = tring_wait(e->r, 1, 3 * SEC);
+	e->ns = now_ns() - t0;
+	return NULL;
+}
+
+/*
+ * A parent thread asleep in enter(GETEVENTS) since before the fork is
+ * woken by the CQE of the child (which the fork and the child's first use
+ * of the ring happen under).
+ */
+static void sc_wake_early_waiter(struct dctx *c)
+{
+	struct early_waiter e = { 0 };
+	struct tring r;
+	pthread_t th;
+	pid_t pid;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	e.r = &r;
+	pthread_create(&th, NULL, early_wait, &e);
+	sleep_ms(50); /* it sleeps */
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		sleep_ms(30);
+		tring_prep_nop(tring_get_sqe(&r), 18);
+		_exit(tring_submit(&r) == 1 ? 0 : 1);
+	}
+	pthread_join(th, NULL);
+	drec_int(c, e.ret, "parent thread: wait for the child's CQE");
+	drec_int(c, e.ns < 2 * SEC, "woken well before its timeout");
 	dreap(c, &r, 1, true, "parent: the child's nop");
 	drec_int(c, child_status(pid), "child: submitted");
 	tring_exit(&r);
@@ -357,6 +406,7 @@ static const struct dscenario scenarios[] = {
 	{ "fork_shared_submit", sc_shared_submit, NULL, NULL },
 	{ "fork_wake_parent", sc_wake_parent, NULL, NULL },
 	{ "fork_wake_child", sc_wake_child, NULL, NULL },
+	{ "fork_wake_early_waiter", sc_wake_early_waiter, NULL, NULL },
 	{ "fork_exit_cancels", sc_exit_cancels, NULL, NULL },
 	{ "fork_single_issuer_enable", sc_single_issuer_enable, NULL, NULL },
 	{ "fork_sqpoll", sc_sqpoll, NULL, NULL },

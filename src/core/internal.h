@@ -721,6 +721,7 @@ void uu_wait_atfork_child(void);
 int uu_ring_create(struct uu_ring **out, unsigned int entries,
 		   struct io_uring_params *p);
 void uu_ring_free(struct uu_ring *ring);
+void uu_ring_init_private_locks(struct uu_ring *ring);
 void uu_ring_signal_readiness(struct uu_ring *ring);
 void uu_registry_sync_readiness(void);
 void uu_ring_sync_readiness_fd(int fd);

@@ -153,6 +153,23 @@ static void set_pointers(struct uu_ring *r, size_t array_off)
 }
 
 /*
+ * The locks of this process's engine state of the ring (the shared ones
+ * are in ring->xs): at creation, and again when a forked child adopts
+ * the ring (ring/xproc.c), since a parent thread may have held one at the
+ * fork.
+ */
+void uu_ring_init_private_locks(struct uu_ring *r)
+{
+	pthread_mutex_init(&r->wait_lock, NULL);
+	pthread_mutex_init(&r->drain_lock, NULL);
+	pthread_mutex_init(&r->park_lock, NULL);
+	pthread_mutex_init(&r->files_lock, NULL);
+	pthread_mutex_init(&r->pers_lock, NULL);
+	pthread_mutex_init(&r->iopoll_lock, NULL);
+	pthread_mutex_init(&r->tw_lock, NULL);
+}
+
+/*
  * Creates the ring's memory and its fd pair.  On success *out holds the
  * ring (refs = 1, the registry's) and p's output fields are filled; the
  * caller registers the fd and copies p back.
@@ -228,18 +245,12 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 	r->owner_pid = getpid();
 	atomic_store(&r->fork_gen, atomic_load(&uu_fork_generation));
 
-	pthread_mutex_init(&r->wait_lock, NULL);
-	pthread_mutex_init(&r->drain_lock, NULL);
-	pthread_mutex_init(&r->park_lock, NULL);
-	pthread_mutex_init(&r->files_lock, NULL);
-	pthread_mutex_init(&r->pers_lock, NULL);
-	pthread_mutex_init(&r->iopoll_lock, NULL);
+	uu_ring_init_private_locks(r);
 	r->syscall_iopoll = (p->flags & IORING_SETUP_IOPOLL) &&
 			    !(p->flags & IORING_SETUP_SQPOLL);
 	atomic_store(&r->evfd, -1);
 	r->clockid = CLOCK_MONOTONIC;
 	uu_mpscq_init(&r->defer_tw);
-	pthread_mutex_init(&r->tw_lock, NULL);
 	atomic_store(&r->tw_waiter_efd, -1);
 	atomic_store_explicit(&r->refs, 1, memory_order_release);
 	atomic_init(r->disabled, !!(p->flags & IORING_SETUP_R_DISABLED));

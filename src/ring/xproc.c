@@ -233,13 +233,7 @@ void uu_xproc_atfork_child(void)
  */
 static void reset_engine_state(struct uu_ring *r)
 {
-	pthread_mutex_init(&r->wait_lock, NULL);
-	pthread_mutex_init(&r->drain_lock, NULL);
-	pthread_mutex_init(&r->park_lock, NULL);
-	pthread_mutex_init(&r->files_lock, NULL);
-	pthread_mutex_init(&r->pers_lock, NULL);
-	pthread_mutex_init(&r->iopoll_lock, NULL);
-	pthread_mutex_init(&r->tw_lock, NULL);
+	uu_ring_init_private_locks(r);
 	uu_kbuf_adopt(r);
 
 	/* the parent's backlog: its CQEs, which its engine will post */

@@ -210,6 +210,13 @@ static void sc_wake_early_waiter(struct dctx *c)
 
 	if (dring_flags(c, &r, 16, 0))
 		return;
+	if (r.p.flags & IORING_SETUP_DEFER_TASKRUN) {
+		/* a thread other than the submitter cannot wait there
+		 * (-EEXIST at once, on both) */
+		dnote(c, "DEFER_TASKRUN ring: not this scenario");
+		tring_exit(&r);
+		return;
+	}
 	e.r = &r;
 	pthread_create(&th, NULL, early_wait, &e);
 	sleep_ms(50); /* it sleeps */

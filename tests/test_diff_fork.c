@@ -79,6 +79,21 @@ static int take(struct tring *r, uint64_t ud, int32_t res, int64_t ms)
 	return ok;
 }
 
+/* A NOP submitted with submit() and reaped: 0, or bit 1 (submit) and
+ * bit 2 (reap) for what went wrong. */
+static int nop_and_take(struct tring *r, uint64_t ud,
+			int (*submit)(struct tring *r))
+{
+	int bad = 0;
+
+	tring_prep_nop(tring_get_sqe(r), ud);
+	if (submit(r) != 1)
+		bad |= 1;
+	if (!take(r, ud, 0, 2000))
+		bad |= 2;
+	return bad;
+}
+
 /*
  * liburing's across-fork: a CQE posted before the fork is reaped by the
  * child; the child writes through an fd the parent does not have and
@@ -335,11 +350,7 @@ static void sc_single_issuer_enable(struct dctx *c)
 		if (c->be->reg((unsigned int)r.fd, IORING_REGISTER_ENABLE_RINGS,
 			       NULL, 0))
 			bad |= 1;
-		tring_prep_nop(tring_get_sqe(&r), 10);
-		if (tring_submit(&r) != 1)
-			bad |= 2;
-		if (!take(&r, 10, 0, 2000))
-			bad |= 4;
+		bad |= nop_and_take(&r, 10, tring_submit) << 1;
 		_exit(bad);
 	}
 	drec_int(c, child_status(pid), "child: enabled, submitted, reaped (0)");
@@ -386,19 +397,10 @@ static void sc_sqpoll(struct dctx *c)
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
-		int bad = 0;
+		int bad = nop_and_take(&r, 13, sq_submit);
 
-		tring_prep_nop(tring_get_sqe(&r), 13);
-		if (sq_submit(&r) != 1)
-			bad |= 1;
-		if (!take(&r, 13, 0, 2000))
-			bad |= 2;
 		/* and while the thread spins */
-		tring_prep_nop(tring_get_sqe(&r), 14);
-		if (sq_submit(&r) != 1)
-			bad |= 4;
-		if (!take(&r, 14, 0, 2000))
-			bad |= 8;
+		bad |= nop_and_take(&r, 14, sq_submit) << 2;
 		_exit(bad);
 	}
 	drec_int(c, child_status(pid), "child: two nops through the SQ thread (0)");

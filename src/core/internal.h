@@ -357,6 +357,8 @@ struct uu_req {
 	bool late_inline;         /* finished at its issue after all (a poll
 				   * with nothing to wait on): not task_work
 				   * on a DEFER_TASKRUN ring */
+	struct uu_req *aio_next;  /* exec's list of AIO submissions */
+	bool aio_write;           /* that submission is a write */
 	struct uu_req *iopoll_next; /* ring's IOPOLL list (iopoll_lock) */
 	bool iopoll_listed;       /* on that list: enter reaps it */
 	atomic_bool iopoll_done;  /* res is final (release/acquire) */
@@ -613,6 +615,8 @@ struct uu_exec {
 	bool submitter;                   /* the thread inside enter */
 	struct uu_req *late_head, *late_tail; /* finish after the batch */
 	struct uu_req *punt_head, *punt_tail; /* to io-wq at the next flush */
+	struct uu_req *aio_head, *aio_tail;   /* to Linux AIO at the next
+					       * flush, in one io_submit */
 	struct uu_exec *prev;             /* enclosing context, this thread */
 	unsigned int ring_puts;           /* ring refs to drop at the end */
 	unsigned int inflight_puts;       /* parked requests of ring that
@@ -677,7 +681,12 @@ struct uu_iowq;
 void uu_iowq_enqueue(struct uu_req *req, bool unbound);
 void uu_iowq_enqueue_list(struct uu_req *list);
 void uu_iowq_blocking(bool begin);
-bool uu_aio_submit(struct uu_req *req, bool is_write);
+/* O_DIRECT through Linux AIO (exec/aio.c): whether req can go there,
+ * then a batch of such requests in one io_submit (how many were taken:
+ * a prefix; the others go to io-wq) */
+bool uu_aio_usable(struct uu_req *req);
+unsigned int uu_aio_submit_batch(struct uu_req **reqs, unsigned int n);
+#define UU_AIO_BATCH 64
 void uu_iowq_max_workers(struct uu_ring *ring, uint32_t vals[2]);
 struct uu_iowq *uu_iowq_of_caller(struct uu_ring *ring);
 struct uu_iowq *uu_iowq_current_create(struct uu_ring *ring);

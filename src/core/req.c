@@ -34,6 +34,7 @@ void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter)
 	s->tw_head = s->tw_tail = NULL;
 	s->late_head = s->late_tail = NULL;
 	s->punt_head = s->punt_tail = NULL;
+	s->aio_head = s->aio_tail = NULL;
 	s->ring_puts = 0;
 	s->inflight_puts = 0;
 	s->cb.nr = 0;
@@ -282,6 +283,42 @@ static void punt_append(struct uu_exec *s, struct uu_req *req, bool unbound)
 	s->punt_tail = req;
 }
 
+/* An O_DIRECT request AIO cannot take: a worker, uncapped. */
+static void aio_fallback(struct uu_exec *s, struct uu_req *req)
+{
+	struct uu_ring *r = req->ring;
+
+	pthread_mutex_lock(&r->park_lock);
+	req->parked_on = UU_PARKED_IOWQ;
+	pthread_mutex_unlock(&r->park_lock);
+	punt_append(s, req, true);
+}
+
+/*
+ * The batch's O_DIRECT requests, in io_submit calls of up to
+ * UU_AIO_BATCH; what AIO refuses goes to io-wq (punted right after).
+ * A parked AIO request cannot be cancelled meanwhile (-EALREADY: the
+ * cancel leaves it alone), so nobody else touches it until it is
+ * submitted.
+ */
+static void aio_flush(struct uu_exec *s)
+{
+	while (s->aio_head) {
+		struct uu_req *v[UU_AIO_BATCH];
+		unsigned int n = 0, done;
+
+		while (n < UU_AIO_BATCH && s->aio_head) {
+			v[n++] = s->aio_head;
+			s->aio_head = s->aio_head->aio_next;
+		}
+		if (!s->aio_head)
+			s->aio_tail = NULL;
+		done = uu_aio_submit_batch(v, n);
+		for (unsigned int i = done; i < n; i++)
+			aio_fallback(s, v[i]);
+	}
+}
+
 static uint8_t park_place(int how)
 {
 	switch (how) {
@@ -379,13 +416,18 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 	case UU_ISSUE_PARK_AIO_READ:
 	case UU_ISSUE_PARK_AIO_WRITE:
 		uu_stat_inc(r, route_iowq);
-		if (uu_aio_submit(req, how == UU_ISSUE_PARK_AIO_WRITE))
+		if (uu_aio_usable(req)) {
+			/* io_submit'ed with the batch's others (aio_flush) */
+			req->aio_write = how == UU_ISSUE_PARK_AIO_WRITE;
+			req->aio_next = NULL;
+			if (s->aio_tail)
+				s->aio_tail->aio_next = req;
+			else
+				s->aio_head = req;
+			s->aio_tail = req;
 			return true;
-		/* no AIO here: a worker, uncapped */
-		pthread_mutex_lock(&r->park_lock);
-		req->parked_on = UU_PARKED_IOWQ;
-		pthread_mutex_unlock(&r->park_lock);
-		punt_append(s, req, true);
+		}
+		aio_fallback(s, req);
 		return true;
 	case UU_ISSUE_PARK_POLLREQ:
 		if (!uu_poll_arm_request(req)) {
@@ -555,6 +597,7 @@ static void inflight_put(struct uu_exec *s)
 
 void uu_exec_flush_direct(struct uu_exec *s)
 {
+	aio_flush(s);
 	punt_flush(s);
 	compl_flush(s);
 	inflight_put(s);
@@ -591,6 +634,7 @@ void uu_exec_flush(struct uu_exec *s)
 			else
 				finish_parked(s, req);
 		}
+		aio_flush(s);
 		punt_flush(s);
 		compl_flush(s);
 		inflight_put(s);

@@ -128,33 +128,53 @@ void uu_aio_atfork_child(void)
 	atomic_store_explicit(&started, false, memory_order_relaxed);
 }
 
-/* Submits req (parked, O_DIRECT, explicit offset); false if AIO cannot
- * take it (the caller sends it to io-wq). */
-bool uu_aio_submit(struct uu_req *req, bool is_write)
+/* req (parked, O_DIRECT) can go to AIO: it is up, and the offset is
+ * explicit */
+bool uu_aio_usable(struct uu_req *req)
 {
-	struct iocb cb, *cbp = &cb;
+	ensure_started();
+	return aio_up && req->rw.pos >= 0;
+}
+
+static void fill_iocb(struct iocb *cb, struct uu_req *req)
+{
+	bool is_write = req->aio_write;
+
+	memset(cb, 0, sizeof(*cb));
+	cb->aio_data = (uint64_t)(uintptr_t)req;
+	cb->aio_fildes = (uint32_t)req->fd;
+	cb->aio_offset = req->rw.pos;
+	cb->aio_rw_flags = (int)req->rw.rw_flags;
+	if (req->rw.nr_iov == 1) {
+		cb->aio_lio_opcode = is_write ? IOCB_CMD_PWRITE : IOCB_CMD_PREAD;
+		cb->aio_buf = (uint64_t)(uintptr_t)req->rw.iov[0].iov_base;
+		cb->aio_nbytes = req->rw.iov[0].iov_len;
+	} else {
+		cb->aio_lio_opcode = is_write ? IOCB_CMD_PWRITEV :
+						IOCB_CMD_PREADV;
+		cb->aio_buf = (uint64_t)(uintptr_t)req->rw.iov;
+		cb->aio_nbytes = (uint64_t)req->rw.nr_iov;
+	}
+}
+
+/*
+ * One io_submit for the O_DIRECT requests of a submission batch (n at
+ * most UU_AIO_BATCH, each uu_aio_usable), as the kernel's io_uring plugs
+ * the block I/O of a batch.  Returns how many AIO took: the first ones;
+ * the caller sends the others to io-wq.
+ */
+unsigned int uu_aio_submit_batch(struct uu_req **reqs, unsigned int n)
+{
+	struct iocb cb[UU_AIO_BATCH], *cbp[UU_AIO_BATCH];
 	long ret;
 
-	ensure_started();
-	if (!aio_up || req->rw.pos < 0)
-		return false;
-	memset(&cb, 0, sizeof(cb));
-	cb.aio_data = (uint64_t)(uintptr_t)req;
-	cb.aio_fildes = (uint32_t)req->fd;
-	cb.aio_offset = req->rw.pos;
-	cb.aio_rw_flags = (int)req->rw.rw_flags;
-	if (req->rw.nr_iov == 1) {
-		cb.aio_lio_opcode = is_write ? IOCB_CMD_PWRITE : IOCB_CMD_PREAD;
-		cb.aio_buf = (uint64_t)(uintptr_t)req->rw.iov[0].iov_base;
-		cb.aio_nbytes = req->rw.iov[0].iov_len;
-	} else {
-		cb.aio_lio_opcode = is_write ? IOCB_CMD_PWRITEV : IOCB_CMD_PREADV;
-		cb.aio_buf = (uint64_t)(uintptr_t)req->rw.iov;
-		cb.aio_nbytes = (uint64_t)req->rw.nr_iov;
+	for (unsigned int i = 0; i < n; i++) {
+		fill_iocb(&cb[i], reqs[i]);
+		cbp[i] = &cb[i];
+		tsan_release(reqs[i]);
 	}
-	tsan_release(req);
 	do {
-		ret = syscall(SYS_io_submit, aio_ctx, 1, &cbp);
+		ret = syscall(SYS_io_submit, aio_ctx, (long)n, cbp);
 	} while (ret < 0 && errno == EINTR);
-	return ret == 1;
+	return ret < 0 ? 0 : (unsigned int)ret;
 }

@@ -5,6 +5,8 @@
  * sends it to io-wq; a thread per request in flight (io-wq) would cost a
  * wakeup and a context switch per I/O.  One AIO context per process, one
  * reaper thread blocked in io_getevents, which finishes each request.
+ * The O_DIRECT requests of a submission batch go in one io_submit, at the
+ * flush of the batch (core/req.c aio_flush), as the kernel plugs them.
  * Where AIO is unavailable (io_setup denied, context full), the request
  * goes to io-wq's unbounded class instead.
  */

@@ -328,7 +328,8 @@ struct uu_req {
 	int fd;                   /* the file, for ops that need one */
 	struct uu_req *defer_next; /* ring's drain defer list */
 	struct uu_iowq *wq;       /* io-wq pool it was punted to (ref) */
-	struct uu_req *wq_next;   /* io-wq work list */
+	struct uu_req *wq_next;   /* io-wq work list, or before that the
+				   * exec's list of AIO submissions */
 	struct uu_req *poll_next, *poll_prev; /* readiness engine waiters */
 	struct uu_pollfile *pf;   /* readiness engine file it waits on */
 	struct uu_file_tag *file_tag; /* tagged fixed file in use (ref) */
@@ -357,8 +358,6 @@ struct uu_req {
 	bool late_inline;         /* finished at its issue after all (a poll
 				   * with nothing to wait on): not task_work
 				   * on a DEFER_TASKRUN ring */
-	struct uu_req *aio_next;  /* exec's list of AIO submissions */
-	bool aio_write;           /* that submission is a write */
 	struct uu_req *iopoll_next; /* ring's IOPOLL list (iopoll_lock) */
 	bool iopoll_listed;       /* on that list: enter reaps it */
 	atomic_bool iopoll_done;  /* res is final (release/acquire) */

@@ -309,7 +309,7 @@ static void aio_flush(struct uu_exec *s)
 
 		while (n < UU_AIO_BATCH && s->aio_head) {
 			v[n++] = s->aio_head;
-			s->aio_head = s->aio_head->aio_next;
+			s->aio_head = s->aio_head->wq_next;
 		}
 		if (!s->aio_head)
 			s->aio_tail = NULL;
@@ -417,11 +417,11 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 	case UU_ISSUE_PARK_AIO_WRITE:
 		uu_stat_inc(r, route_iowq);
 		if (uu_aio_usable(req)) {
-			/* io_submit'ed with the batch's others (aio_flush) */
-			req->aio_write = how == UU_ISSUE_PARK_AIO_WRITE;
-			req->aio_next = NULL;
+			/* io_submit'ed with the batch's others (aio_flush);
+			 * req->park keeps the direction until then */
+			req->wq_next = NULL;
 			if (s->aio_tail)
-				s->aio_tail->aio_next = req;
+				s->aio_tail->wq_next = req;
 			else
 				s->aio_head = req;
 			s->aio_tail = req;

@@ -140,7 +140,9 @@ bool uu_aio_usable(struct uu_req *req)
 
 static void fill_iocb(struct iocb *cb, struct uu_req *req)
 {
-	bool is_write = req->aio_write;
+	/* the park code its issue chose (not reset until it is issued
+	 * again, which a parked request is not) */
+	bool is_write = req->park == UU_ISSUE_PARK_AIO_WRITE;
 
 	memset(cb, 0, sizeof(*cb));
 	cb->aio_data = (uint64_t)(uintptr_t)req;

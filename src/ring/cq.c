@@ -98,12 +98,13 @@ static void overflow_append(struct uu_ring *r, uint64_t user_data,
 }
 
 /*
- * The first post after taking completion_lock: another process using the
- * ring (a forked child, ring/xproc.c) may have moved cq tail since this
- * engine's last commit.  Every holder commits before it unlocks, so at
- * this point cq tail is exact and our cached tail is either equal (no one
- * else posted), behind (someone did: take theirs), or ahead (our own
- * posts of this hold, not yet committed).
+ * Before each post (what matters is the first of a hold of
+ * completion_lock): another process using the ring (a forked child,
+ * ring/xproc.c) may have moved cq tail since this engine's last commit.
+ * Every holder commits before it unlocks, so under the lock cq tail is
+ * exact and our cached tail is either equal (no one else posted), behind
+ * (someone did: take theirs), or ahead (our own posts of this hold, not
+ * yet committed).  One load of a line the commit writes anyway.
  */
 static inline void cq_sync_tail(struct uu_ring *r)
 {

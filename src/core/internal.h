@@ -86,6 +86,8 @@ struct uu_ocqe {
  * ring (ring/xproc.c, docs/architecture.md "fork").  Its own MAP_SHARED
  * page per ring; the mutexes are PTHREAD_PROCESS_SHARED.
  */
+enum { READY_CLEAR = 0, READY_SENT = 1, READY_SENDING = 2 };
+
 struct uu_xshared {
 	pthread_mutex_t uring_lock;      /* SQ consumption (any process) */
 	pthread_mutex_t completion_lock; /* CQ posting (any process) */
@@ -95,8 +97,7 @@ struct uu_xshared {
 	atomic_bool disabled;            /* R_DISABLED until ENABLE_RINGS */
 	/* the ring fd's readiness byte (ring/ring.c): the socket is one
 	 * for all processes, so is the flag that says a byte is in it */
-	atomic_bool signalled;
-	pthread_mutex_t ready_lock;
+	_Atomic uint32_t signalled;      /* READY_* */
 	atomic_bool shared;              /* a second process adopted the
 					  * ring: cross-process wakeups on */
 	atomic_uint xsleepers;           /* waiters polling xwake_fd (all
@@ -255,12 +256,12 @@ struct uu_ring {
 	/* ---- SQPOLL (exec/sqpoll.c) ---- */
 	struct uu_sqd *sqd;
 	_Atomic uint32_t sq_space_seq; /* futex: SQ_WAIT sleepers */
+	atomic_uint sq_space_waiters;  /* threads in uu_sqpoll_wait_sq */
 
 	/* ---- readiness of the ring fd ---- */
-	atomic_bool *signalled;        /* a byte is (being) sent to the fd */
-	pthread_mutex_t *ready_lock;   /* the flag and the byte change
-					* together (uu_ring_signal_readiness,
-					* uu_ring_drain_readiness) */
+	/* where the readiness byte is (ring/ring.c): READY_CLEAR,
+	 * READY_SENDING (a poster is in send()), READY_SENT */
+	_Atomic uint32_t *signalled;
 
 	/* ---- statistics (relaxed atomics) ---- */
 	struct {

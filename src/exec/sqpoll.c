@@ -137,10 +137,20 @@ static unsigned int sqpoll_pass(struct uu_sqd *sqd)
 				uu_stat_add(r, route_sqpoll, (unsigned int)ret);
 				work += (unsigned int)ret;
 			}
-			/* SQ_WAIT sleepers: there is room now */
+			/*
+			 * SQ_WAIT sleepers: there is room now.  Dekker pair
+			 * with uu_sqpoll_wait_sq (waiters++, load seq and the
+			 * SQ head): we bump seq after moving the head, then
+			 * load the count, all seq_cst; either it sees the new
+			 * seq (and the head: the RMW releases it) or we see
+			 * it and wake.  No futex call while nobody waits.
+			 */
 			atomic_fetch_add_explicit(&r->sq_space_seq, 1,
-						  memory_order_release);
-			futex(&r->sq_space_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+						  memory_order_seq_cst);
+			if (atomic_load_explicit(&r->sq_space_waiters,
+						 memory_order_seq_cst))
+				futex(&r->sq_space_seq, FUTEX_WAKE_PRIVATE,
+				      INT32_MAX, NULL);
 		}
 		if (atomic_load_explicit(&r->tw_pending, memory_order_acquire))
 			work += uu_tw_run_deferred(r, sqd->tw_cap);
@@ -393,16 +403,20 @@ bool uu_sqpoll_dead(struct uu_ring *r)
 /* IORING_ENTER_SQ_WAIT: until the SQ has room */
 void uu_sqpoll_wait_sq(struct uu_ring *r)
 {
+	/* counted before the seq and head loads: the Dekker pair in
+	 * sqpoll_pass (seq_cst RMW here, seq_cst loads below) */
+	atomic_fetch_add_explicit(&r->sq_space_waiters, 1, memory_order_seq_cst);
 	for (;;) {
 		uint32_t seq = atomic_load_explicit(&r->sq_space_seq,
-						    memory_order_acquire);
+						    memory_order_seq_cst);
 		struct timespec ts = { 0, 10000000 };
 
 		if (atomic_load_explicit(r->sq_tail, memory_order_acquire) -
 			    atomic_load_explicit(r->sq_head, memory_order_acquire) <
 		    r->sq_entries || uu_sqpoll_dead(r))
-			return;
+			break;
 		uu_sqd_wake(r->sqd);
 		futex(&r->sq_space_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
 	}
+	atomic_fetch_sub_explicit(&r->sq_space_waiters, 1, memory_order_relaxed);
 }

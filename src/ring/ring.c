@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdatomic.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -300,31 +301,37 @@ void uu_ring_free(struct uu_ring *r)
 
 /*
  * Readiness (architecture.md, "Readiness approximation"): the ring fd is
- * readable while a byte sits in it.  Called after a CQ commit, which has
- * stored the new cq tail and then fenced (seq_cst) before this load of
- * `signalled`: the Dekker pair of the fence in uu_ring_drain_readiness.
- * ready_lock makes "flag set, byte sent" one step against a drain, which
- * otherwise could read the byte of a signal that set the flag before the
- * drain cleared it (flag clear, CQ non-empty, fd unreadable: a lost
- * readiness).
+ * readable while a byte sits in it.  *r->signalled says where the byte
+ * is: READY_CLEAR (none), READY_SENDING (a poster owns the signal and is
+ * in send()), READY_SENT (sent).  Only the poster whose CAS took it from
+ * CLEAR sends, so there is one byte per signal without a lock; a drain
+ * waits out SENDING, so it never clears the flag of a byte that arrives
+ * after its recv (flag clear, byte in the fd: stale readiness).
+ *
+ * Called after a CQ commit, which has stored the new cq tail and then
+ * fenced (seq_cst) before this load of the flag: the Dekker pair of the
+ * fence in uu_ring_drain_readiness.  The CAS is acq_rel: a drain that
+ * reads the flag it set (acquire) sees the CQEs committed before it.
  */
 void uu_ring_signal_readiness(struct uu_ring *r)
 {
+	uint32_t clear = READY_CLEAR;
 	char b = 1;
 
 	if (atomic_load_explicit(r->signalled, memory_order_relaxed))
 		return;
-	pthread_mutex_lock(r->ready_lock);
-	if (atomic_load_explicit(r->signalled, memory_order_relaxed))
-		goto out;
-	atomic_store_explicit(r->signalled, true, memory_order_relaxed);
+	if (!atomic_compare_exchange_strong_explicit(r->signalled, &clear,
+						     READY_SENDING,
+						     memory_order_acq_rel,
+						     memory_order_relaxed))
+		return;
 	/* the peer number could have been closed and reused by the app:
 	 * then the ring stays "signalled" (readiness degrades, I/O works) */
 	if (uu_fd_ino(r->peer_fd) == r->peer_ino &&
 	    send(r->peer_fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
 		uu_stat_inc(r, readiness_signals);
-out:
-	pthread_mutex_unlock(r->ready_lock);
+	/* release: pairs with the drain's acquire wait for READY_SENT */
+	atomic_store_explicit(r->signalled, READY_SENT, memory_order_release);
 }
 
 /*
@@ -335,23 +342,46 @@ out:
  */
 void uu_ring_drain_readiness(struct uu_ring *r, int fd)
 {
+	uint32_t expect = READY_SENT;
 	char buf[16];
 
-	if (!atomic_load_explicit(r->signalled, memory_order_relaxed))
+	if (!atomic_load_explicit(r->signalled, memory_order_acquire))
 		return;
 	if (fd < 0) {
 		fd = r->app_fd_hint;
 		if (uu_fd_ino(fd) != r->ring_ino)
 			return;
 	}
-	pthread_mutex_lock(r->ready_lock);
-	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+	/*
+	 * A poster is between its CAS and the end of its send() (a few
+	 * hundred ns): wait for the byte, so the recv below takes it.  A
+	 * poster of another process that died right there leaves SENDING
+	 * for good: after a bounded wait the drain goes on (the byte, if it
+	 * comes, is then a stale readiness, never a lost one).
+	 */
+	for (int i = 0; atomic_load_explicit(r->signalled, memory_order_acquire) ==
+			READY_SENDING;
+	     i++) {
+		if (i == 1000) {
+			expect = READY_SENDING;
+			break;
+		}
+		sched_yield();
+	}
+	/* a stream socket: one recv takes every queued byte up to the
+	 * buffer's size, so a short read means the socket is empty */
+	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) == (ssize_t)sizeof(buf))
 		;
-	atomic_store_explicit(r->signalled, false, memory_order_relaxed);
-	pthread_mutex_unlock(r->ready_lock);
+	/* only SENT -> CLEAR (or the abandoned SENDING above): a flag that
+	 * another drain cleared and a poster has taken again since stays
+	 * with that poster's byte */
+	atomic_compare_exchange_strong_explicit(r->signalled, &expect,
+						READY_CLEAR,
+						memory_order_relaxed,
+						memory_order_relaxed);
 	/*
 	 * Dekker pair with uu_cq_commit_locked (store cq tail, seq_cst fence,
-	 * load signalled): we store signalled, fence, load cq tail.  Either
+	 * load the flag): we store the flag, fence, load the cq tail.  Either
 	 * the poster sees the flag clear and signals, or we see its CQE here
 	 * and signal ourselves: never a CQE behind an unreadable fd.
 	 */

@@ -73,7 +73,6 @@ int uu_xshared_init(struct uu_ring *r)
 	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
 	pthread_mutex_init(&xs->uring_lock, &a);
 	pthread_mutex_init(&xs->completion_lock, &a);
-	pthread_mutex_init(&xs->ready_lock, &a);
 	pthread_mutexattr_destroy(&a);
 	r->xs = xs;
 	r->uring_lock = &xs->uring_lock;
@@ -81,7 +80,6 @@ int uu_xshared_init(struct uu_ring *r)
 	r->submitter_tid = &xs->submitter_tid;
 	r->disabled = &xs->disabled;
 	r->signalled = &xs->signalled;
-	r->ready_lock = &xs->ready_lock;
 	atomic_store(&r->xwake_fd, -1);
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,6 +324,83 @@ static void sc_exit_cancels(struct dctx *c)
 }
 
 /*
+ * The child ends without its exit handler: by _exit, by SIGKILL, or by an
+ * exec through the API.  The kernel cancels its requests however it ends
+ * (the TIMEOUT and what is linked behind it only at exec); uuring's
+ * survivor posts them from the shared journal when the child's lifeline
+ * hangs up (ring/xlife.c).
+ */
+enum abrupt_end { END_UNDERSCORE_EXIT, END_SIGKILL, END_EXEC };
+
+static void abrupt_child(struct tring *r, enum abrupt_end how)
+{
+	struct __kernel_timespec ts = { 10, 0 };
+	char buf[8];
+	int cp[2];
+
+	if (pipe(cp))
+		_exit(64);
+	tprep(r, IORING_OP_READ, cp[0], buf, sizeof(buf), 0, 9, 0);
+	/* a TIMEOUT only where the kernel cancels it: at exec (at exit it
+	 * stays armed; uuring then cancels it, compatibility #2) */
+	if (how == END_EXEC) {
+		tprep(r, IORING_OP_TIMEOUT, -1, &ts, 1, 0, 16, IOSQE_IO_LINK);
+		tring_prep_nop(tring_get_sqe(r), 17);
+	}
+	if (tring_submit(r) != (how == END_EXEC ? 3 : 1))
+		_exit(1);
+	sleep_ms(20);
+	switch (how) {
+	case END_UNDERSCORE_EXIT:
+		_exit(0);
+	case END_SIGKILL:
+		raise(SIGKILL);
+		_exit(2);
+	case END_EXEC:
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(3);
+	}
+}
+
+static void abrupt_end(struct dctx *c, enum abrupt_end how, const char *what,
+		       unsigned int cqes, const char *reap_what)
+{
+	struct tring r;
+	pid_t pid;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0)
+		abrupt_child(&r, how);
+	drec_int(c, child_status(pid), what);
+	sq_resync(&r);
+	dreap(c, &r, cqes, false, reap_what);
+	tring_exit(&r);
+}
+
+static void sc_underscore_exit_cancels(struct dctx *c)
+{
+	abrupt_end(c, END_UNDERSCORE_EXIT, "child: submitted a read, _exit",
+		   1, "parent: the child's read, cancelled at its _exit");
+}
+
+static void sc_kill_cancels(struct dctx *c)
+{
+	abrupt_end(c, END_SIGKILL, "child: submitted a read, SIGKILL",
+		   1, "parent: the child's read, cancelled at its death");
+}
+
+/* liburing's timeout, test_timeout_link_cancel */
+static void sc_exec_cancels(struct dctx *c)
+{
+	abrupt_end(c, END_EXEC, "child: submitted a read, a TIMEOUT, exec",
+		   3, "parent: all three, cancelled at the child's exec");
+}
+
+/*
  * liburing's single-issuer: a SINGLE_ISSUER ring set up disabled is
  * enabled by the child, which becomes its owner: the child submits, the
  * parent then gets -EEXIST.
@@ -417,6 +495,9 @@ static const struct dscenario scenarios[] = {
 	{ "fork_wake_child", sc_wake_child, NULL, NULL },
 	{ "fork_wake_early_waiter", sc_wake_early_waiter, NULL, NULL },
 	{ "fork_exit_cancels", sc_exit_cancels, NULL, NULL },
+	{ "fork_underscore_exit_cancels", sc_underscore_exit_cancels, NULL, NULL },
+	{ "fork_kill_cancels", sc_kill_cancels, NULL, NULL },
+	{ "fork_exec_cancels", sc_exec_cancels, NULL, NULL },
 	{ "fork_single_issuer_enable", sc_single_issuer_enable, NULL, NULL },
 	{ "fork_sqpoll", sc_sqpoll, NULL, NULL },
 };

@@ -100,6 +100,9 @@ struct uu_xshared {
 	_Atomic uint32_t signalled;      /* READY_* */
 	atomic_bool shared;              /* a second process adopted the
 					  * ring: cross-process wakeups on */
+	/* the request journal (ring/xlife.c), mapped at the first fork
+	 * that inherits the ring, at one address in every process */
+	struct uu_xjournal *_Atomic journal;
 	atomic_uint xsleepers;           /* waiters polling xwake_fd (all
 					  * processes); Dekker pair with the
 					  * commit's fence (ring/cq.c) */
@@ -140,6 +143,8 @@ struct uu_ring {
 	atomic_uint fork_gen;    /* uu_fork_generation at creation, or at
 				  * adoption by a forked child */
 	struct uu_xshared *xs;   /* shared with forked children */
+	struct uu_xjournal *journal_mapped; /* xs->journal, if this
+					 * process (or its parent) mapped it */
 	atomic_int xwake_fd;     /* eventfd made at the first fork (-1
 				  * before): cross-process wakeups of
 				  * waiters (wait/cqwait.c) */
@@ -323,6 +328,8 @@ enum {
 
 struct uu_req {
 	struct uu_req *link;      /* next in the chain */
+	unsigned int xj;          /* journal slot + 1 (ring/xlife.c), 0:
+				   * none */
 	struct uu_req *tw_next;   /* deferred continuation queue */
 	bool tw_cancel;           /* continuation = cancel this chain rest */
 	bool fd_owned;            /* fd is the engine's dup (T4) */
@@ -630,6 +637,7 @@ struct uu_exec {
 			int32_t res;
 			uint32_t cflags;
 			uint64_t big[2];
+			unsigned int xj; /* journal slot + 1 to free */
 		} e[UU_COMPL_BATCH];
 	} cb;                             /* CQEs posted at the next flush */
 };
@@ -780,6 +788,21 @@ void uu_xproc_atfork_prepare(void);
 void uu_xproc_atfork_parent(void);
 void uu_xproc_atfork_child(void);
 void uu_xproc_before_exec(void);
+pid_t uu_self_pid(void);
+
+/* ---- journal and lifelines (ring/xlife.c) ---- */
+struct uu_xjournal;
+void uu_xj_setup(struct uu_ring *ring);
+void uu_xj_unmap(struct uu_ring *ring);
+void uu_xj_claim(struct uu_ring *ring, struct uu_req *req);
+void uu_xj_release(struct uu_ring *ring, unsigned int xj);
+void uu_xj_mark_timeout(struct uu_ring *ring, unsigned int xj);
+void uu_xlife_atfork_prepare(void);
+void uu_xlife_prepare_pair(void);
+void uu_xlife_atfork_parent(void);
+void uu_xlife_atfork_child(void);
+void uu_xlife_check(void);
+void uu_xlife_goodbye(void);
 
 /* Per-thread registered ring fds (RING_FDS). */
 struct uu_ring *uu_regring_get(unsigned int idx, int *err);

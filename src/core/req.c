@@ -93,9 +93,14 @@ static void compl_flush(struct uu_exec *s)
 	if (!s->cb.nr)
 		return;
 	pthread_mutex_lock(r->completion_lock);
-	for (i = 0; i < s->cb.nr; i++)
+	for (i = 0; i < s->cb.nr; i++) {
 		uu_cq_post_locked(r, s->cb.e[i].user_data, s->cb.e[i].res,
 				  s->cb.e[i].cflags, s->cb.e[i].big);
+		/* under the CQ lock, with the post: a survivor posting this
+		 * process's orphans (ring/xlife.c) sees one or the other */
+		if (unlikely(s->cb.e[i].xj))
+			uu_xj_release(r, s->cb.e[i].xj);
+	}
 	uu_cq_commit_locked(r);
 	pthread_mutex_unlock(r->completion_lock);
 	s->cb.nr = 0;
@@ -120,6 +125,7 @@ void uu_exec_post(struct uu_exec *s, uint64_t user_data, int32_t res,
 	s->cb.e[s->cb.nr].cflags = cflags;
 	s->cb.e[s->cb.nr].big[0] = big ? big[0] : 0;
 	s->cb.e[s->cb.nr].big[1] = big ? big[1] : 0;
+	s->cb.e[s->cb.nr].xj = 0;
 	s->cb.nr++;
 }
 
@@ -131,13 +137,24 @@ static void req_complete(struct uu_exec *s, struct uu_req *req)
 		def->cleanup(req);
 		req->flags &= ~UU_REQ_PREPPED;
 	}
-	if (req->flags & UU_REQ_CQE_SKIP)
+	if (req->flags & UU_REQ_CQE_SKIP) {
+		uu_xj_release(req->ring, req->xj);
+		req->xj = 0;
 		return;
+	}
 	uu_exec_post(s, req->user_data, req->res, req->cflags, req->big);
+	/* the journal slot is freed with the post (compl_flush) */
+	s->cb.e[s->cb.nr - 1].xj = req->xj;
+	req->xj = 0;
 }
 
 static void req_free(struct uu_req *req, bool heap)
 {
+	if (unlikely(req->xj)) {
+		/* ended without a CQE of its own */
+		uu_xj_release(req->ring, req->xj);
+		req->xj = 0;
+	}
 	if (req->fd_owned) {
 		uu_sys_close(req->fd);
 		req->fd_owned = false;

@@ -44,6 +44,13 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 	req->iopoll_listed = false;
 	req->submit_tid = uu_gettid();
 	req->cred = NULL;
+	req->xj = 0;
+	/* a ring inherited across fork: record the request, so that the
+	 * other processes post its CQE if this one ends without doing it
+	 * (ring/xlife.c) */
+	if (unlikely(atomic_load_explicit(&r->xs->journal,
+					  memory_order_relaxed)))
+		uu_xj_claim(r, req);
 	if (sqe_flags & IOSQE_IO_LINK)
 		req->flags |= UU_REQ_LINK;
 	if (sqe_flags & IOSQE_IO_HARDLINK)
@@ -174,6 +181,9 @@ static int submit_one(struct uu_exec *s, struct uu_req *req, bool *stop)
 		}
 		s->last->link = h;
 		s->last = h;
+		/* the journal (ring/xlife.c): it ends with its TIMEOUT */
+		if (unlikely(h->xj) && s->head->opcode == IORING_OP_TIMEOUT)
+			uu_xj_mark_timeout(r, h->xj);
 		if (h->flags & UU_REQ_DRAIN)
 			s->head->flags |= UU_REQ_DRAIN; /* the chain drains */
 		if (h->flags & UU_REQ_LINK)

@@ -95,6 +95,7 @@ void uu_xshared_free(struct uu_ring *r)
 
 	if (fd >= 0 && uu_fd_ino(fd) == r->xwake_ino)
 		uu_sys_close(fd);
+	uu_xj_unmap(r);
 	if (r->xs)
 		munmap(r->xs, xs_size());
 	r->xs = NULL;
@@ -155,6 +156,9 @@ static void exec_ring(struct uu_ring *r)
 static void xproc_exit(void)
 {
 	uu_registry_for_each(exit_ring);
+	/* not in a vfork child: the lifelines are its parent's */
+	if (getpid() == uu_self_pid())
+		uu_xlife_goodbye();
 }
 
 /*
@@ -167,6 +171,11 @@ static pid_t self_pid;
 __attribute__((constructor)) static void xproc_init(void)
 {
 	self_pid = getpid();
+}
+
+pid_t uu_self_pid(void)
+{
+	return self_pid;
 }
 
 /* `uuring run`'s execve (shim/exec.c), just before the call: as the
@@ -190,6 +199,8 @@ static bool exit_registered;
  */
 void uu_xproc_atfork_prepare_ring(struct uu_ring *r)
 {
+	uu_xj_setup(r);
+	uu_xlife_prepare_pair();
 	if (!exit_registered) {
 		/* inherited by the child with the rest of the process */
 		exit_registered = !atexit(xproc_exit);
@@ -209,10 +220,12 @@ void uu_xproc_atfork_prepare_ring(struct uu_ring *r)
 void uu_xproc_atfork_prepare(void)
 {
 	pthread_mutex_lock(&adopt_lock);
+	uu_xlife_atfork_prepare();
 }
 
 void uu_xproc_atfork_parent(void)
 {
+	uu_xlife_atfork_parent();
 	pthread_mutex_unlock(&adopt_lock);
 }
 
@@ -220,6 +233,7 @@ void uu_xproc_atfork_child(void)
 {
 	pthread_mutex_init(&adopt_lock, NULL);
 	self_pid = getpid();
+	uu_xlife_atfork_child();
 }
 
 /*

@@ -405,6 +405,10 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 			xcounted = true;
 		}
 		xshared = pfd[1].fd >= 0 && uu_ring_xshared(r);
+		/* a process of the ring that is gone without posting its
+		 * CQEs: they are posted now (ring/xlife.c) */
+		if (xshared)
+			uu_xlife_check();
 
 		if (atomic_load_explicit(&r->ovf_pending, memory_order_acquire))
 			uu_cq_flush_overflow(r);

@@ -401,6 +401,81 @@ static void sc_exec_cancels(struct dctx *c)
 }
 
 /*
+ * A cancel in one process finds the other's request (the kernel's cancel
+ * walks every task of the ring; uuring forwards it over the lifeline to
+ * the other process's engine, ring/xlife.c).  liburing's io-cancel,
+ * test_cancel_req_across_fork, is the first case.
+ */
+static void sc_cancel_parents_req(struct dctx *c)
+{
+	struct tring r;
+	char buf[8];
+	int p[2];
+	pid_t pid;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (pipe(p))
+		return;
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
+	drec_int(c, tring_submit(&r), "parent: read on an empty pipe");
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 2, 0)->addr = 1;
+		_exit(tring_submit(&r) == 1 ? 0 : 1);
+	}
+	drec_int(c, child_status(pid), "child: cancelled the parent's read");
+	sq_resync(&r);
+	dreap(c, &r, 2, false, "the cancel and the parent's read");
+	tclose2(p);
+	tring_exit(&r);
+}
+
+static void sc_cancel_childs_req(struct dctx *c)
+{
+	struct tring r;
+	int sync[2], go[2];
+	char b = 0;
+	pid_t pid;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (pipe(sync) || pipe(go))
+		return;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		char buf[8];
+		int cp[2];
+
+		if (pipe(cp))
+			_exit(64);
+		tprep(&r, IORING_OP_READ, cp[0], buf, sizeof(buf), 0, 5, 0);
+		if (tring_submit(&r) != 1 || write(sync[1], &b, 1) != 1)
+			_exit(1);
+		/* alive until the parent has cancelled and reaped */
+		if (read(go[0], &b, 1) != 1)
+			_exit(2);
+		_exit(0);
+	}
+	if (read(sync[0], &b, 1) != 1)
+		return;
+	sq_resync(&r);
+	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 6, 0)->addr = 5;
+	drec_int(c, tring_submit(&r), "parent: cancel of the child's read");
+	dreap(c, &r, 2, false, "the cancel and the child's read");
+	if (write(go[1], &b, 1) != 1)
+		return;
+	drec_int(c, child_status(pid), "child: exited");
+	tclose2(sync);
+	tclose2(go);
+	tring_exit(&r);
+}
+
+/*
  * liburing's single-issuer: a SINGLE_ISSUER ring set up disabled is
  * enabled by the child, which becomes its owner: the child submits, the
  * parent then gets -EEXIST.
@@ -498,6 +573,8 @@ static const struct dscenario scenarios[] = {
 	{ "fork_underscore_exit_cancels", sc_underscore_exit_cancels, NULL, NULL },
 	{ "fork_kill_cancels", sc_kill_cancels, NULL, NULL },
 	{ "fork_exec_cancels", sc_exec_cancels, NULL, NULL },
+	{ "fork_cancel_parents_req", sc_cancel_parents_req, NULL, NULL },
+	{ "fork_cancel_childs_req", sc_cancel_childs_req, NULL, NULL },
 	{ "fork_single_issuer_enable", sc_single_issuer_enable, NULL, NULL },
 	{ "fork_sqpoll", sc_sqpoll, NULL, NULL },
 };

@@ -347,6 +347,7 @@ int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags)
 		.flags = req->cancel.flags,
 		.opcode = req->cancel.opcode,
 	};
+	int ret;
 
 	(void)issue_flags;
 	if (m.flags & IORING_ASYNC_CANCEL_FD) {
@@ -364,7 +365,14 @@ int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags)
 		m.dev = st.st_dev;
 		m.ino = st.st_ino;
 	}
-	return uu_cancel(req->ring, &m);
+	ret = uu_cancel(req->ring, &m);
+	/* a ring shared across fork: the other processes' requests too,
+	 * as the kernel's cancel walks every task of the ring */
+	if (unlikely(uu_ring_xshared(req->ring)) &&
+	    (ret == -ENOENT || (m.flags & (IORING_ASYNC_CANCEL_ALL |
+					   IORING_ASYNC_CANCEL_ANY))))
+		ret = uu_xlife_cancel(req->ring, &m, ret);
+	return ret;
 }
 
 /*

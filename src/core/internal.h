@@ -803,6 +803,10 @@ void uu_xlife_atfork_parent(void);
 void uu_xlife_atfork_child(void);
 void uu_xlife_check(void);
 void uu_xlife_goodbye(void);
+void uu_xlife_adopted(struct uu_ring *ring);
+struct uu_cancel_match;
+int uu_xlife_cancel(struct uu_ring *ring, const struct uu_cancel_match *m,
+		    int local);
 
 /* Per-thread registered ring fds (RING_FDS). */
 struct uu_ring *uu_regring_get(unsigned int idx, int *err);

@@ -29,6 +29,10 @@
  * rather than exec'd excepted: see post_orphans).
  */
 #include <errno.h>
+#include <linux/futex.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -59,19 +63,47 @@ struct uu_xjournal {
 };
 
 #define MAX_LIFELINES 64
+#define MAX_ADOPTED 16
+#define MAX_REPLIES 16
+#define CANCEL_REPLY_NS (200 * 1000 * 1000) /* a peer's answer, at most */
+
+/* what goes over a lifeline (SOCK_SEQPACKET: one message per record) */
+enum { XM_PID = 1, XM_BYE, XM_ADOPT, XM_CANCEL, XM_REPLY };
+
+struct xmsg {
+	uint32_t type;
+	int32_t val;  /* XM_PID: the pid; XM_REPLY: uu_cancel's result */
+	uint64_t seq; /* XM_CANCEL, XM_REPLY: matches a reply to its ask */
+	uint64_t xs;  /* XM_ADOPT, XM_CANCEL: the ring, by the address of
+		       * its shared page (the same in every process) */
+	struct uu_cancel_match m;
+	bool all;
+};
 
 struct lifeline {
 	int fd;
-	pid_t peer;    /* 0 until its pid has been read */
+	pid_t peer;    /* 0 until its XM_PID has been read */
 	bool graceful; /* the peer said goodbye from its exit handler */
+	bool to_parent; /* the peer created the rings we inherited */
+	unsigned int nr_adopted;
+	uint64_t adopted[MAX_ADOPTED]; /* rings the peer said it uses */
 };
 
-#define BYE_EXIT 'E'
+/* a thread waiting for a peer's answer to a forwarded cancel */
+struct reply_slot {
+	_Atomic uint64_t seq; /* 0: free */
+	_Atomic uint32_t done; /* futex word */
+	int32_t val;
+};
 
 static pthread_mutex_t lines_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lifeline lines[MAX_LIFELINES];
 static atomic_int nr_lines;
 static int pending[2] = { -1, -1 }; /* the pair of the fork under way */
+static struct reply_slot replies[MAX_REPLIES];
+static _Atomic uint64_t next_seq = 1;
+static atomic_bool svc_running;
+static int svc_kick = -1; /* eventfd: the table of lifelines changed */
 
 /* ---- journal ---- */
 
@@ -212,6 +244,12 @@ static void post_orphans_each(struct uu_ring *r)
 
 /* ---- lifelines ---- */
 
+static bool send_msg(int fd, const struct xmsg *m)
+{
+	return send(fd, m, sizeof(*m), MSG_DONTWAIT | MSG_NOSIGNAL) ==
+	       (ssize_t)sizeof(*m);
+}
+
 /* atfork prepare: the child's copy of the table is a consistent one */
 void uu_xlife_atfork_prepare(void)
 {
@@ -226,37 +264,54 @@ void uu_xlife_prepare_pair(void)
 
 	if (pending[0] >= 0)
 		return;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
-		       sv))
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
+		       0, sv))
 		return;
 	pending[0] = uu_fd_to_reserved(sv[0]);
 	pending[1] = uu_fd_to_reserved(sv[1]);
 }
 
 /* lines_lock held: our pid goes into our end, which joins the table */
-static void keep_end(int fd)
+static void keep_end(int fd, bool to_parent)
 {
-	pid_t me = uu_self_pid();
+	struct xmsg m = { .type = XM_PID, .val = uu_self_pid() };
 	int n = atomic_load_explicit(&nr_lines, memory_order_relaxed);
 
-	if (n == MAX_LIFELINES ||
-	    send(fd, &me, sizeof(me), MSG_DONTWAIT | MSG_NOSIGNAL) !=
-		    (ssize_t)sizeof(me)) {
+	if (n == MAX_LIFELINES || !send_msg(fd, &m)) {
 		uu_sys_close(fd);
 		return;
 	}
-	lines[n] = (struct lifeline){ .fd = fd };
+	lines[n] = (struct lifeline){ .fd = fd, .to_parent = to_parent };
 	atomic_store_explicit(&nr_lines, n + 1, memory_order_relaxed);
+}
+
+static void svc_start(void);
+
+static void kick_svc(void)
+{
+	uint64_t one = 1;
+
+	if (svc_kick >= 0 && write(svc_kick, &one, sizeof(one)) < 0) {
+		/* non-blocking, never near full */
+	}
 }
 
 void uu_xlife_atfork_parent(void)
 {
+	bool added = false;
+
 	if (pending[0] >= 0) {
 		uu_sys_close(pending[1]);
-		keep_end(pending[0]);
+		keep_end(pending[0], false);
 		pending[0] = pending[1] = -1;
+		added = true;
 	}
 	pthread_mutex_unlock(&lines_lock);
+	if (added) {
+		/* the child may ask us to cancel: someone must listen */
+		svc_start();
+		kick_svc();
+	}
 }
 
 /* the child's copies of its parent's lifelines are not its own */
@@ -266,77 +321,334 @@ void uu_xlife_atfork_child(void)
 	for (int i = 0; i < atomic_load(&nr_lines); i++)
 		uu_sys_close(lines[i].fd);
 	atomic_store(&nr_lines, 0);
+	memset(replies, 0, sizeof(replies));
+	atomic_store(&svc_running, false);
+	if (svc_kick >= 0)
+		uu_sys_close(svc_kick);
+	svc_kick = -1;
 	if (pending[0] < 0)
 		return;
 	uu_sys_close(pending[0]);
-	keep_end(pending[1]);
+	keep_end(pending[1], true);
 	pending[0] = pending[1] = -1;
 }
 
 /*
- * A waiter of a shared ring: has a peer process gone?  One poll(2) of the
- * lifelines; for each that hung up, the orphans of that pid are posted.
+ * The child's first use of a ring it inherited (ring/xproc.c): from now
+ * on its parent forwards cancels of that ring here, and it listens.
  */
-void uu_xlife_check(void)
+void uu_xlife_adopted(struct uu_ring *r)
 {
-	struct pollfd pfd[MAX_LIFELINES];
-	pid_t dead[MAX_LIFELINES];
-	bool graceful[MAX_LIFELINES];
-	int n, nr_dead = 0;
+	struct xmsg m = { .type = XM_ADOPT,
+			  .xs = (uint64_t)(uintptr_t)r->xs };
 
-	if (!atomic_load_explicit(&nr_lines, memory_order_relaxed))
-		return;
 	pthread_mutex_lock(&lines_lock);
-	n = atomic_load(&nr_lines);
-	for (int i = 0; i < n; i++)
-		pfd[i] = (struct pollfd){ .fd = lines[i].fd, .events = POLLIN };
-	if (poll(pfd, (nfds_t)n, 0) <= 0) {
-		pthread_mutex_unlock(&lines_lock);
+	for (int i = 0; i < atomic_load(&nr_lines); i++)
+		if (lines[i].to_parent && !send_msg(lines[i].fd, &m)) {
+			/* the parent is gone: its hang-up says so */
+		}
+	pthread_mutex_unlock(&lines_lock);
+	svc_start();
+}
+
+/* ---- forwarded cancels ---- */
+
+static __thread const struct xmsg *cancel_ask;
+static __thread int cancel_res;
+static __thread bool cancel_found_ring;
+
+static void cancel_on_ring(struct uu_ring *r)
+{
+	if (uu_ring_foreign(r) || cancel_found_ring ||
+	    (uint64_t)(uintptr_t)r->xs != cancel_ask->xs)
+		return;
+	cancel_found_ring = true;
+	cancel_res = uu_cancel(r, &cancel_ask->m);
+}
+
+/* the service thread: a peer asks us to cancel on a ring we share */
+static void answer_cancel(int fd, const struct xmsg *ask)
+{
+	struct xmsg rep = { .type = XM_REPLY, .seq = ask->seq };
+
+	cancel_ask = ask;
+	cancel_res = ask->all ? 0 : -ENOENT;
+	cancel_found_ring = false;
+	uu_registry_for_each(cancel_on_ring);
+	rep.val = cancel_res;
+	if (!send_msg(fd, &rep)) {
+		/* the asker is gone */
+	}
+}
+
+static void deliver_reply(const struct xmsg *rep)
+{
+	for (int i = 0; i < MAX_REPLIES; i++) {
+		if (atomic_load_explicit(&replies[i].seq,
+					 memory_order_acquire) != rep->seq)
+			continue;
+		replies[i].val = rep->val;
+		/* release: the asker reads val after it sees done */
+		atomic_store_explicit(&replies[i].done, 1,
+				      memory_order_release);
+		syscall(SYS_futex, &replies[i].done, FUTEX_WAKE_PRIVATE, 1,
+			NULL, NULL, 0);
 		return;
 	}
-	for (int i = n - 1; i >= 0; i--) {
-		bool gone = pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL);
+}
+
+/*
+ * An ASYNC_CANCEL found nothing (or, with ALL/ANY, counted local) in this
+ * process on a ring shared across fork: ask the peers that use the ring
+ * (the parent, which created it; children that said they adopted it) to
+ * cancel in theirs, as the kernel's cancel walks every task of the ring.
+ * Only with the service thread running (the answers come through it).
+ */
+int uu_xlife_cancel(struct uu_ring *r, const struct uu_cancel_match *m,
+		    int local)
+{
+	bool all = m->flags & (IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_ANY);
+	struct xmsg ask = { .type = XM_CANCEL,
+			    .xs = (uint64_t)(uintptr_t)r->xs,
+			    .m = *m, .all = all };
+	int slot_of[MAX_LIFELINES], nr_ask = 0, res = local;
+	struct timespec until, now;
+
+	if (!atomic_load_explicit(&svc_running, memory_order_acquire) ||
+	    !atomic_load_explicit(&nr_lines, memory_order_relaxed))
+		return local;
+	pthread_mutex_lock(&lines_lock);
+	for (int i = 0; i < atomic_load(&nr_lines); i++) {
+		bool uses = lines[i].to_parent;
+		int slot = -1;
+
+		for (unsigned int k = 0; k < lines[i].nr_adopted && !uses; k++)
+			uses = lines[i].adopted[k] == ask.xs;
+		if (!uses)
+			continue;
+		ask.seq = atomic_fetch_add(&next_seq, 1);
+		for (int k = 0; k < MAX_REPLIES && slot < 0; k++) {
+			uint64_t free_seq = 0;
+
+			if (atomic_compare_exchange_strong(&replies[k].seq,
+							   &free_seq, ask.seq))
+				slot = k;
+		}
+		if (slot < 0)
+			break; /* more asks at once than any program makes */
+		atomic_store(&replies[slot].done, 0);
+		if (!send_msg(lines[i].fd, &ask)) {
+			atomic_store(&replies[slot].seq, 0);
+			continue;
+		}
+		slot_of[nr_ask++] = slot;
+	}
+	pthread_mutex_unlock(&lines_lock);
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += CANCEL_REPLY_NS;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	for (int i = 0; i < nr_ask; i++) {
+		struct reply_slot *rs = &replies[slot_of[i]];
+
+		while (!atomic_load_explicit(&rs->done, memory_order_acquire)) {
+			struct timespec rel;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			rel.tv_sec = until.tv_sec - now.tv_sec;
+			rel.tv_nsec = until.tv_nsec - now.tv_nsec;
+			if (rel.tv_nsec < 0) {
+				rel.tv_sec--;
+				rel.tv_nsec += 1000000000L;
+			}
+			if (rel.tv_sec < 0)
+				break; /* no answer: as if not found there */
+			syscall(SYS_futex, &rs->done, FUTEX_WAIT_PRIVATE, 0,
+				&rel, NULL, 0);
+		}
+		if (atomic_load_explicit(&rs->done, memory_order_acquire)) {
+			if (all)
+				res += rs->val > 0 ? rs->val : 0;
+			else if (res == -ENOENT)
+				res = rs->val;
+		}
+		atomic_store_explicit(&rs->seq, 0, memory_order_release);
+	}
+	return res;
+}
+
+/* ---- the service thread ---- */
+
+/*
+ * Read what a lifeline holds; lines_lock held.  Returns false when the
+ * peer is gone (then *dead and *graceful say who and how).
+ */
+static bool drain_line(struct lifeline *l, int *asks_fd, struct xmsg *asks,
+		       int *nr_asks)
+{
+	for (;;) {
+		struct xmsg m;
+		ssize_t got = recv(l->fd, &m, sizeof(m), MSG_DONTWAIT);
+
+		if (got == 0)
+			return false;
+		if (got < 0)
+			return errno == EAGAIN || errno == EINTR;
+		if (got != (ssize_t)sizeof(m))
+			continue;
+		switch (m.type) {
+		case XM_PID:
+			l->peer = m.val;
+			break;
+		case XM_BYE:
+			l->graceful = true;
+			break;
+		case XM_ADOPT:
+			if (l->nr_adopted < MAX_ADOPTED)
+				l->adopted[l->nr_adopted++] = m.xs;
+			break;
+		case XM_CANCEL:
+			/* answered after lines_lock is dropped */
+			if (*nr_asks < MAX_LIFELINES) {
+				asks_fd[*nr_asks] = l->fd;
+				asks[(*nr_asks)++] = m;
+			}
+			break;
+		case XM_REPLY:
+			deliver_reply(&m);
+			break;
+		}
+	}
+}
+
+/*
+ * One pass over the lifelines that poll(2) reported: messages are taken,
+ * cancels answered, and for each peer that hung up its orphans posted.
+ */
+static void service_pass(struct pollfd *pfd, int n)
+{
+	pid_t dead[MAX_LIFELINES];
+	bool graceful[MAX_LIFELINES];
+	int asks_fd[MAX_LIFELINES], nr_asks = 0, nr_dead = 0;
+	struct xmsg asks[MAX_LIFELINES];
+
+	pthread_mutex_lock(&lines_lock);
+	for (int i = 0; i < n; i++) {
+		int k, nl = atomic_load(&nr_lines);
 
 		if (!pfd[i].revents)
 			continue;
-		if (pfd[i].revents & POLLIN) {
-			char msg[sizeof(pid_t) + 1];
-			ssize_t got, off = 0;
-
-			/* the pid first (written at the fork), then the
-			 * goodbye, if the peer left through exit() */
-			if (!lines[i].peer) {
-				got = recv(lines[i].fd, msg, sizeof(pid_t),
-					   MSG_DONTWAIT);
-				if (got == (ssize_t)sizeof(pid_t))
-					memcpy(&lines[i].peer, msg,
-					       sizeof(pid_t));
-				off = got;
-			}
-			if (off >= 0) {
-				got = recv(lines[i].fd, msg, 1, MSG_DONTWAIT);
-				if (got == 1 && msg[0] == BYE_EXIT)
-					lines[i].graceful = true;
-				else if (!got)
-					gone = true;
-			}
-		}
-		if (!gone)
+		for (k = 0; k < nl && lines[k].fd != pfd[i].fd; k++)
+			;
+		if (k == nl)
+			continue; /* removed meanwhile */
+		if (drain_line(&lines[k], asks_fd, asks, &nr_asks) &&
+		    !(pfd[i].revents & (POLLERR | POLLNVAL)))
 			continue;
-		if (lines[i].peer) {
-			dead[nr_dead] = lines[i].peer;
-			graceful[nr_dead++] = lines[i].graceful;
+		if (lines[k].peer) {
+			dead[nr_dead] = lines[k].peer;
+			graceful[nr_dead++] = lines[k].graceful;
 		}
-		uu_sys_close(lines[i].fd);
-		lines[i] = lines[--n];
+		uu_sys_close(lines[k].fd);
+		lines[k] = lines[nl - 1];
+		atomic_store(&nr_lines, nl - 1);
 	}
-	atomic_store(&nr_lines, n);
 	pthread_mutex_unlock(&lines_lock);
+	for (int i = 0; i < nr_asks; i++)
+		answer_cancel(asks_fd[i], &asks[i]);
 	for (int i = 0; i < nr_dead; i++) {
 		orphan_pid = dead[i];
 		orphan_graceful = graceful[i];
 		uu_registry_for_each(post_orphans_each);
 	}
+}
+
+static int build_pollset(struct pollfd *pfd)
+{
+	int n;
+
+	pthread_mutex_lock(&lines_lock);
+	n = atomic_load(&nr_lines);
+	for (int i = 0; i < n; i++)
+		pfd[i] = (struct pollfd){ .fd = lines[i].fd, .events = POLLIN };
+	pthread_mutex_unlock(&lines_lock);
+	return n;
+}
+
+static void *svc_main(void *arg)
+{
+	struct pollfd pfd[MAX_LIFELINES + 1];
+
+	(void)arg;
+	uu_engine_thread = true;
+	pthread_setname_np(pthread_self(), "uuring-xproc");
+	for (;;) {
+		int n = build_pollset(pfd);
+
+		pfd[n] = (struct pollfd){ .fd = svc_kick, .events = POLLIN };
+		if (poll(pfd, (nfds_t)n + 1, -1) < 0)
+			continue;
+		if (pfd[n].revents & POLLIN) {
+			uint64_t v;
+
+			if (read(svc_kick, &v, sizeof(v)) < 0) {
+			}
+		}
+		service_pass(pfd, n);
+	}
+	return NULL;
+}
+
+/* Once per process, when it has a lifeline that matters (a parent at
+ * fork, a child at its first use of an inherited ring). */
+static void svc_start(void)
+{
+	static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+	sigset_t all, old;
+	pthread_t th;
+
+	if (atomic_load_explicit(&svc_running, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&start_lock);
+	if (atomic_load(&svc_running))
+		goto out;
+	if (svc_kick < 0) {
+		int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+		if (fd < 0)
+			goto out;
+		svc_kick = uu_fd_to_reserved(fd);
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* T8 */
+	if (!pthread_create(&th, NULL, svc_main, NULL)) {
+		pthread_detach(th);
+		atomic_store_explicit(&svc_running, true, memory_order_release);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+out:
+	pthread_mutex_unlock(&start_lock);
+}
+
+/*
+ * A waiter of a shared ring, where no service thread could be started:
+ * has a peer process gone?  One poll(2) of the lifelines, handled as the
+ * service thread would.
+ */
+void uu_xlife_check(void)
+{
+	struct pollfd pfd[MAX_LIFELINES];
+	int n;
+
+	if (!atomic_load_explicit(&nr_lines, memory_order_relaxed) ||
+	    atomic_load_explicit(&svc_running, memory_order_acquire))
+		return;
+	n = build_pollset(pfd);
+	if (poll(pfd, (nfds_t)n, 0) > 0)
+		service_pass(pfd, n);
 }
 
 /*
@@ -346,11 +658,11 @@ void uu_xlife_check(void)
  */
 void uu_xlife_goodbye(void)
 {
-	char bye = BYE_EXIT;
+	struct xmsg bye = { .type = XM_BYE };
 
 	pthread_mutex_lock(&lines_lock);
 	for (int i = 0; i < atomic_load(&nr_lines); i++)
-		if (send(lines[i].fd, &bye, 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		if (!send_msg(lines[i].fd, &bye)) {
 			/* the peer is gone itself: nothing to tell */
 		}
 	pthread_mutex_unlock(&lines_lock);

@@ -299,5 +299,7 @@ int uu_ring_adopt(struct uu_ring *r)
 	 * threads of this process, which then see the reset state */
 	atomic_store_explicit(&r->fork_gen, gen, memory_order_release);
 	pthread_mutex_unlock(&adopt_lock);
+	/* the parent forwards its cancels of this ring here from now on */
+	uu_xlife_adopted(r);
 	return 0;
 }

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * Rings shared across fork: the CQEs of a process that ends without its
- * exit handler (docs/architecture.md "fork", compatibility #2).
+ * Rings shared across fork: what one process's engine cannot do alone
+ * (docs/architecture.md "fork", compatibility #2).
  *
  * The kernel cancels a task's requests when it exits or execs, however it
- * ends, and posts their CQEs to the ring the other processes still use.
- * uuring's engine lives in the process: one that ends by `_exit`, by a
- * signal, or by an exec through the API (where no hook runs) takes its
- * requests with it.  So the processes of a ring keep two things in shared
- * memory and in the fd table:
+ * ends, and posts their CQEs to the ring the other processes still use;
+ * and its cancel walks every task of the ring.  uuring's engine lives in
+ * the process: one that ends by `_exit`, by a signal, or by an exec
+ * through the API (where no hook runs) takes its requests with it, and a
+ * cancel only sees the requests of the process that issues it.  So the
+ * processes of a ring keep:
  *
  *  - A journal per ring (MAP_SHARED, made at the first fork that inherits
  *    the ring): one slot per request in flight, holding its user_data and
@@ -16,17 +17,22 @@
  *    submission and released under the CQ lock together with the post of
  *    the request's last CQE (core/req.c compl_flush), so a CQE is never
  *    both posted by its process and by a survivor.
- *  - A lifeline per fork: an AF_UNIX socketpair made at fork, one end kept
- *    by the parent and one by the child (CLOEXEC, so an exec closes it as
- *    death does; each side writes its pid into its end).  When a process
- *    is gone, the other end hangs up.
- *
- * A survivor looks at its lifelines when one of its threads waits for
- * CQEs on a shared ring (at the start of the wait, and on the wait's 1 ms
- * recheck while the ring is shared): for each peer that hung up, it posts
- * -ECANCELED for every journal slot of that pid on every ring, under the
- * ring's CQ lock, and frees the slots (TIMEOUTs of a peer that exited
- * rather than exec'd excepted: see post_orphans).
+ *  - A lifeline per fork: an AF_UNIX SOCK_SEQPACKET socketpair made at
+ *    fork, one end kept by the parent and one by the child (CLOEXEC, so an
+ *    exec closes it as death does).  Messages: each side's pid, a child's
+ *    "I use this ring" at its first use of an inherited ring, a goodbye
+ *    from the exit handler, forwarded cancels and their answers.  When a
+ *    process is gone, the other end hangs up.
+ *  - A service thread per process that has a lifeline that matters (the
+ *    parent from the fork on, a child from its first use of an inherited
+ *    ring), blocked in poll(2) on the lifelines: it answers forwarded
+ *    cancels with its own engine's uu_cancel, hands answers to the
+ *    threads that asked, and for a peer that hung up posts -ECANCELED for
+ *    every journal slot of that pid on every ring, under the ring's CQ
+ *    lock, and frees the slots (TIMEOUTs of a peer that said goodbye
+ *    excepted: see post_orphans).  Where the thread cannot be started,
+ *    waiters of a shared ring look at the lifelines instead (start of a
+ *    wait and its 1 ms recheck).
  */
 #include <errno.h>
 #include <linux/futex.h>

@@ -18,9 +18,9 @@
  *    parent's requests, waiters, backlog and task_work, re-initialises the
  *    private locks (a parent thread may have held one at the fork), and
  *    runs its own requests with its own fds and threads, as the kernel runs
- *    a task's requests with that task's files.  Its requests are its own
- *    to cancel: a cancel from one process does not find the other's
- *    requests (docs/compatibility.md #2).
+ *    a task's requests with that task's files.  A cancel that finds
+ *    nothing in its process is forwarded to the other processes of the
+ *    ring (ring/xlife.c).
  *  - Waiting: a waiter of one process is woken by posts of the other
  *    through an eventfd made at the first fork (xwake_fd, inherited by the
  *    child): a poster that sees a cross-process sleeper (xs->xsleepers)
@@ -34,7 +34,8 @@
  *  - Exit: a process that used a shared ring cancels its requests on it
  *    at exit (atexit; TIMEOUTs too at exec under `uuring run`) and waits
  *    for their CQEs, as the kernel cancels a task's requests when it exits
- *    or execs, so the other process sees them.
+ *    or execs, so the other process sees them.  One that ends otherwise
+ *    has its requests posted by the others (ring/xlife.c).
  */
 #include <errno.h>
 #include <pthread.h>

@@ -415,6 +415,12 @@ static void sc_cancel_parents_req(struct dctx *c)
 
 	if (dring_flags(c, &r, 16, 0))
 		return;
+	if (r.p.flags & IORING_SETUP_DEFER_TASKRUN) {
+		/* SINGLE_ISSUER: the child's submission gets -EEXIST */
+		dnote(c, "DEFER_TASKRUN ring: not this scenario");
+		tring_exit(&r);
+		return;
+	}
 	if (pipe(p))
 		return;
 	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
@@ -442,6 +448,12 @@ static void sc_cancel_childs_req(struct dctx *c)
 
 	if (dring_flags(c, &r, 16, 0))
 		return;
+	if (r.p.flags & IORING_SETUP_DEFER_TASKRUN) {
+		/* SINGLE_ISSUER: the child's submission gets -EEXIST */
+		dnote(c, "DEFER_TASKRUN ring: not this scenario");
+		tring_exit(&r);
+		return;
+	}
 	if (pipe(sync) || pipe(go))
 		return;
 	fflush(stdout);
@@ -461,8 +473,12 @@ static void sc_cancel_childs_req(struct dctx *c)
 			_exit(2);
 		_exit(0);
 	}
-	if (read(sync[0], &b, 1) != 1)
+	close(sync[1]); /* a child that fails ends the read below */
+	sync[1] = -1;
+	if (read(sync[0], &b, 1) != 1) {
+		drec_int(c, child_status(pid), "child: failed");
 		return;
+	}
 	sq_resync(&r);
 	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 6, 0)->addr = 5;
 	drec_int(c, tring_submit(&r), "parent: cancel of the child's read");

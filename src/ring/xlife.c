@@ -206,9 +206,11 @@ void uu_xj_release(struct uu_ring *r, unsigned int xj)
 
 /*
  * Post -ECANCELED for every slot of pid on r, and free them.  After an
- * exit through the exit handler, the slots left are TIMEOUTs and what is
- * linked behind them, which the kernel leaves armed to expire later:
- * uuring has no timer left for them, so they are freed without a CQE.
+ * exit through the exit handler, the slots left are mostly TIMEOUTs and
+ * what is linked behind them, which the kernel leaves armed to expire
+ * later: uuring has no timer left for them, so they are freed without a
+ * CQE (the others, requests whose cancel did not finish within the exit
+ * handler's second, are posted).
  * After any other end (_exit, a signal, an exec through the API) they are
  * cancelled as well: right for an exec, where the kernel cancels them
  * too; after _exit or a signal the kernel's would expire later with
@@ -227,7 +229,8 @@ static void post_orphans(struct uu_ring *r, pid_t pid, bool graceful)
 		if (atomic_load_explicit(&j->e[i].pid, memory_order_acquire) !=
 		    (int32_t)pid)
 			continue;
-		if (!graceful) {
+		if (!graceful || !atomic_load_explicit(&j->e[i].timeout,
+						       memory_order_relaxed)) {
 			uu_cq_post_locked(r, j->e[i].user_data, -ECANCELED, 0,
 					  NULL);
 			any = true;

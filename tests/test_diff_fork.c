@@ -213,6 +213,23 @@ static void *early_wait(void *arg)
 }
 
 /*
+ * A ring for a scenario in which another thread or process submits or
+ * waits: not a DEFER_TASKRUN one, where SINGLE_ISSUER refuses them
+ * (-EEXIST at once, on both backends).  0 if the scenario goes on.
+ */
+static int ring_not_defer(struct dctx *c, struct tring *r)
+{
+	if (dring_flags(c, r, 16, 0))
+		return -1;
+	if (r->p.flags & IORING_SETUP_DEFER_TASKRUN) {
+		dnote(c, "DEFER_TASKRUN ring: not this scenario");
+		tring_exit(r);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * A parent thread asleep in enter(GETEVENTS) since before the fork is
  * woken by the CQE of the child (which the fork and the child's first use
  * of the ring happen under).
@@ -224,15 +241,8 @@ static void sc_wake_early_waiter(struct dctx *c)
 	pthread_t th;
 	pid_t pid;
 
-	if (dring_flags(c, &r, 16, 0))
+	if (ring_not_defer(c, &r))
 		return;
-	if (r.p.flags & IORING_SETUP_DEFER_TASKRUN) {
-		/* a thread other than the submitter cannot wait there
-		 * (-EEXIST at once, on both) */
-		dnote(c, "DEFER_TASKRUN ring: not this scenario");
-		tring_exit(&r);
-		return;
-	}
 	e.r = &r;
 	pthread_create(&th, NULL, early_wait, &e);
 	sleep_ms(50); /* it sleeps */
@@ -413,14 +423,8 @@ static void sc_cancel_parents_req(struct dctx *c)
 	int p[2];
 	pid_t pid;
 
-	if (dring_flags(c, &r, 16, 0))
+	if (ring_not_defer(c, &r))
 		return;
-	if (r.p.flags & IORING_SETUP_DEFER_TASKRUN) {
-		/* SINGLE_ISSUER: the child's submission gets -EEXIST */
-		dnote(c, "DEFER_TASKRUN ring: not this scenario");
-		tring_exit(&r);
-		return;
-	}
 	if (pipe(p))
 		return;
 	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1, 0);
@@ -446,14 +450,8 @@ static void sc_cancel_childs_req(struct dctx *c)
 	char b = 0;
 	pid_t pid;
 
-	if (dring_flags(c, &r, 16, 0))
+	if (ring_not_defer(c, &r))
 		return;
-	if (r.p.flags & IORING_SETUP_DEFER_TASKRUN) {
-		/* SINGLE_ISSUER: the child's submission gets -EEXIST */
-		dnote(c, "DEFER_TASKRUN ring: not this scenario");
-		tring_exit(&r);
-		return;
-	}
 	if (pipe(sync) || pipe(go))
 		return;
 	fflush(stdout);

@@ -45,11 +45,11 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 	req->submit_tid = uu_gettid();
 	req->cred = NULL;
 	req->xj = 0;
-	/* a ring inherited across fork: record the request, so that the
-	 * other processes post its CQE if this one ends without doing it
-	 * (ring/xlife.c) */
-	if (unlikely(atomic_load_explicit(&r->xs->journal,
-					  memory_order_relaxed)))
+	/* a ring a forked process uses besides its creator: record the
+	 * request, so that the other processes post its CQE if this one
+	 * ends without doing it (ring/xlife.c).  Not merely after a fork:
+	 * a program that forks to exec pays nothing per request. */
+	if (unlikely(uu_ring_xshared(r)))
 		uu_xj_claim(r, req);
 	if (sqe_flags & IOSQE_IO_LINK)
 		req->flags |= UU_REQ_LINK;

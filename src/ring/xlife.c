@@ -12,8 +12,9 @@
  * processes of a ring keep:
  *
  *  - A journal per ring (MAP_SHARED, made at the first fork that inherits
- *    the ring): one slot per request in flight, holding its user_data and
- *    the pid of the process that submitted it.  A slot is claimed at
+ *    the ring): one slot per request in flight once a second process uses
+ *    the ring, holding its user_data and the pid of the process that
+ *    submitted it.  A slot is claimed at
  *    submission and released under the CQ lock together with the post of
  *    the request's last CQE (core/req.c compl_flush), so a CQE is never
  *    both posted by its process and by a survivor.

@@ -385,7 +385,7 @@ static void abrupt_end(struct dctx *c, enum abrupt_end how, const char *what,
 	pid = fork();
 	if (pid == 0)
 		abrupt_child(&r, how);
-	drec_int(c, child_status(pid), what);
+	drec_int(c, child_status(pid), "%s", what);
 	sq_resync(&r);
 	dreap(c, &r, cqes, false, reap_what);
 	tring_exit(&r);

@@ -315,10 +315,13 @@ int uu_sqpoll_setup(struct uu_ring *r, struct io_uring_params *p)
 	if (sqd) {
 		if (idle > sqd->idle_ns)
 			sqd->idle_ns = idle;
-		ret = sqd_add_ring(sqd, r);
-		if (ret)
-			return ret;
+		/* before the thread can see the ring (its lock orders it) */
 		r->sqd = sqd;
+		ret = sqd_add_ring(sqd, r);
+		if (ret) {
+			r->sqd = NULL;
+			return ret;
+		}
 		uu_sqd_wake(sqd);
 		return 0;
 	}
@@ -343,6 +346,9 @@ int uu_sqpoll_setup(struct uu_ring *r, struct io_uring_params *p)
 	sqd->cpu = (p->flags & IORING_SETUP_SQ_AFF) ? (int)p->sq_thread_cpu : -1;
 	sqd->tgid = getpid();
 	sqd->tw_cap = tw_cap();
+	/* before the thread starts (pthread_create orders it): its work
+	 * reaches io-wq workers that read it */
+	r->sqd = sqd;
 	ret = sqd_add_ring(sqd, r);
 	if (!ret) {
 		sigset_t all, old;
@@ -356,12 +362,12 @@ int uu_sqpoll_setup(struct uu_ring *r, struct io_uring_params *p)
 			pthread_detach(th);
 	}
 	if (ret) {
+		r->sqd = NULL;
 		free(sqd->rings);
 		munmap(sqd->sh, sizeof(*sqd->sh));
 		free(sqd);
 		return ret;
 	}
-	r->sqd = sqd;
 	return 0;
 }
 

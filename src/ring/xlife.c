@@ -327,7 +327,8 @@ void uu_xlife_atfork_parent(void)
 /* the child's copies of its parent's lifelines are not its own */
 void uu_xlife_atfork_child(void)
 {
-	pthread_mutex_init(&lines_lock, NULL);
+	/* lines_lock: still held from prepare by the forking thread, the
+	 * child's only one; released at the end, not re-initialised */
 	for (int i = 0; i < atomic_load(&nr_lines); i++)
 		uu_sys_close(lines[i].fd);
 	atomic_store(&nr_lines, 0);
@@ -336,11 +337,12 @@ void uu_xlife_atfork_child(void)
 	if (svc_kick >= 0)
 		uu_sys_close(svc_kick);
 	svc_kick = -1;
-	if (pending[0] < 0)
-		return;
-	uu_sys_close(pending[0]);
-	keep_end(pending[1], true);
-	pending[0] = pending[1] = -1;
+	if (pending[0] >= 0) {
+		uu_sys_close(pending[0]);
+		keep_end(pending[1], true);
+		pending[0] = pending[1] = -1;
+	}
+	pthread_mutex_unlock(&lines_lock);
 }
 
 /*

@@ -365,6 +365,9 @@ void uu_xlife_adopted(struct uu_ring *r)
 
 /* ---- forwarded cancels ---- */
 
+static int build_pollset(struct pollfd *pfd);
+static void service_pass(struct pollfd *pfd, int n);
+
 static __thread const struct xmsg *cancel_ask;
 static __thread int cancel_res;
 static __thread bool cancel_found_ring;
@@ -426,9 +429,18 @@ int uu_xlife_cancel(struct uu_ring *r, const struct uu_cancel_match *m,
 	int slot_of[MAX_LIFELINES], nr_ask = 0, res = local;
 	struct timespec until, now;
 
+	struct pollfd pfd[MAX_LIFELINES];
+	int n;
+
 	if (!atomic_load_explicit(&svc_running, memory_order_acquire) ||
 	    !atomic_load_explicit(&nr_lines, memory_order_relaxed))
 		return local;
+	/* what the peers said so far, the service thread may not have read
+	 * yet: a child's adoption announced just before it submitted the
+	 * request we are to cancel */
+	n = build_pollset(pfd);
+	if (n && poll(pfd, (nfds_t)n, 0) > 0)
+		service_pass(pfd, n);
 	pthread_mutex_lock(&lines_lock);
 	for (int i = 0; i < atomic_load(&nr_lines); i++) {
 		bool uses = lines[i].to_parent;

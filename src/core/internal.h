@@ -103,6 +103,7 @@ struct uu_xshared {
 	/* the request journal (ring/xlife.c), mapped at the first fork
 	 * that inherits the ring, at one address in every process */
 	struct uu_xjournal *_Atomic journal;
+	atomic_bool journal_tried;       /* at the ring's first fork only */
 	atomic_uint xsleepers;           /* waiters polling xwake_fd (all
 					  * processes); Dekker pair with the
 					  * commit's fence (ring/cq.c) */
@@ -143,8 +144,6 @@ struct uu_ring {
 	atomic_uint fork_gen;    /* uu_fork_generation at creation, or at
 				  * adoption by a forked child */
 	struct uu_xshared *xs;   /* shared with forked children */
-	struct uu_xjournal *journal_mapped; /* xs->journal, if this
-					 * process (or its parent) mapped it */
 	atomic_int xwake_fd;     /* eventfd made at the first fork (-1
 				  * before): cross-process wakeups of
 				  * waiters (wait/cqwait.c) */

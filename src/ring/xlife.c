@@ -121,27 +121,35 @@ static size_t journal_size(void)
 	return (sizeof(struct uu_xjournal) + page - 1) & ~(page - 1);
 }
 
-/* At a fork that inherits the ring (atfork prepare): the child sees the
- * mapping at the same address, and so finds it through xs. */
+/*
+ * At a fork that inherits the ring (atfork prepare): the child sees the
+ * mapping at the same address, and so finds it through xs.  Tried at the
+ * ring's first fork only: a journal made at a later one would be missing
+ * from the processes forked before it, which would then claim slots in
+ * memory they do not have.
+ */
 void uu_xj_setup(struct uu_ring *r)
 {
 	struct uu_xjournal *j;
 
-	if (atomic_load_explicit(&r->xs->journal, memory_order_acquire))
+	if (atomic_exchange_explicit(&r->xs->journal_tried, true,
+				     memory_order_relaxed))
 		return;
 	j = mmap(NULL, journal_size(), PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (j == MAP_FAILED)
 		return; /* no journal: the gap of compatibility #2 stays */
 	atomic_store_explicit(&r->xs->journal, j, memory_order_release);
-	r->journal_mapped = j;
 }
 
+/* every process of the family has the mapping (made before it forked) */
 void uu_xj_unmap(struct uu_ring *r)
 {
-	if (r->journal_mapped)
-		munmap(r->journal_mapped, journal_size());
-	r->journal_mapped = NULL;
+	struct uu_xjournal *j = atomic_load_explicit(&r->xs->journal,
+						     memory_order_acquire);
+
+	if (j)
+		munmap(j, journal_size());
 }
 
 /*

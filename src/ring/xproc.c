@@ -96,9 +96,10 @@ void uu_xshared_free(struct uu_ring *r)
 
 	if (fd >= 0 && uu_fd_ino(fd) == r->xwake_ino)
 		uu_sys_close(fd);
-	uu_xj_unmap(r);
-	if (r->xs)
+	if (r->xs) {
+		uu_xj_unmap(r);
 		munmap(r->xs, xs_size());
+	}
 	r->xs = NULL;
 }
 

@@ -30,7 +30,7 @@ if j["error"] or not ios:
     print("fio error %d" % j["error"])
     sys.exit(1)
 print("RESULT ops_per_s=%.0f cpu_us_per_op=%.4f enters_per_op=-1 ops_total=%d "
-      "route_inline=-1 route_iowq=-1 route_poll=-1 route_sqpoll=-1 waits=-1 "
+      "route_inline=-1 route_iowq=-1 route_poll=-1 route_sqpoll=-1 route_aio=-1 waits=-1 "
       "wakeups=-1 resid_start=-1 resid_end=-1 other_cores=0 steal_cores=0 "
       "checked=0" % (r["iops"], cpu_s * 1e6 / ios, ios))
 PY

@@ -220,7 +220,7 @@ def med(rs, k):
 print()
 hdr = ("benchmark", "kernel/s", "uuring/s", "ratio", "target",
        "k CPU us/op", "u CPU us/op", "u/k CPU", "CPU target", "met",
-       "uuring routes inline/iowq/poll/sqpoll (wakeups per CQE), all reps")
+       "uuring routes inline/iowq/poll/sqpoll/aio (wakeups per CQE), all reps")
 print("| " + " | ".join(hdr) + " |")
 print("|" + "|".join("---" for _ in hdr) + "|")
 for n in names:
@@ -243,8 +243,8 @@ for n in names:
         ok = "NO (" + ", ".join(miss) + ")" if miss else "yes"
     if u and all(r["route_inline"] >= 0 for r in u):
         tot = sum(int(r["ops_total"]) for r in u)
-        routes = "%d/%d/%d/%d (%.4f)" % (tuple(sum(int(r[x]) for r in u) for x in
-                 ("route_inline", "route_iowq", "route_poll", "route_sqpoll")) +
+        routes = "%d/%d/%d/%d/%d (%.4f)" % (tuple(sum(int(r.get(x, 0)) for r in u) for x in
+                 ("route_inline", "route_iowq", "route_poll", "route_sqpoll", "route_aio")) +
                  (sum(int(r["wakeups"]) for r in u) / tot if tot else 0.0,))
     else:
         routes = "n/a"
@@ -292,9 +292,9 @@ for n in names:
         print("  %-16s ratio  %s" % (n, ", ".join(pr)))
     ur = [r for r in rows if r["name"] == n and r["be"] == "uuring" and not r["fail"]]
     if ur:
-        print("  %-16s uuring per rep: inline/iowq/poll/sqpoll = %s; waits/wakeups = %s" % (n,
-              ", ".join("%d/%d/%d/%d" % (r["route_inline"], r["route_iowq"], r["route_poll"],
-                                         r["route_sqpoll"]) for r in ur),
+        print("  %-16s uuring per rep: inline/iowq/poll/sqpoll/aio = %s; waits/wakeups = %s" % (n,
+              ", ".join("%d/%d/%d/%d/%d" % (r["route_inline"], r["route_iowq"], r["route_poll"],
+                                            r["route_sqpoll"], r.get("route_aio", 0)) for r in ur),
               ", ".join("%d/%d" % (r["waits"], r["wakeups"]) for r in ur)))
 EOF
 [ $failed = 0 ] || { echo "$failed run(s) failed"; exit 1; }

@@ -164,7 +164,7 @@ static int bench_nop(unsigned int batch, double secs, double warmup)
 	{
 		double wall = now() - tw, cpu = cpu_now() - c0;
 		uint64_t m = ops - ops0;
-		long long s[6] = { -1, -1, -1, -1, -1, -1 };
+		long long s[7] = { -1, -1, -1, -1, -1, -1, -1 };
 
 		if (get_stats &&
 		    get_stats(ring.ring_fd, &st, sizeof(st)) == (int)sizeof(st)) {
@@ -174,16 +174,17 @@ static int bench_nop(unsigned int batch, double secs, double warmup)
 			s[3] = (long long)st.route_sqpoll;
 			s[4] = (long long)st.waits;
 			s[5] = (long long)st.wakeups;
+			s[6] = (long long)st.route_aio;
 		}
 		printf("RESULT ops_per_s=%.0f cpu_us_per_op=%.4f "
 		       "enters_per_op=%.4f ops_total=%llu route_inline=%lld "
-		       "route_iowq=%lld route_poll=%lld route_sqpoll=%lld "
+		       "route_iowq=%lld route_poll=%lld route_sqpoll=%lld route_aio=%lld "
 		       "waits=%lld wakeups=%lld resid_start=-1 resid_end=-1 "
 		       "other_cores=0 steal_cores=0 checked=0\n",
 		       (double)m / wall, cpu * 1e6 / (double)m,
 		       (double)(enters - enters0) / (double)m,
-		       (unsigned long long)m, s[0], s[1], s[2], s[3], s[4],
-		       s[5]);
+		       (unsigned long long)m, s[0], s[1], s[2], s[3], s[6],
+		       s[4], s[5]);
 	}
 	io_uring_queue_exit(&ring);
 	return 0;

@@ -26,6 +26,7 @@
  * Output, one line:
  *   RESULT ops_per_s=.. cpu_us_per_op=.. enters_per_op=.. ops_total=..
  *          route_inline=.. route_iowq=.. route_poll=.. route_sqpoll=..
+ *          route_aio=..
  *          waits=.. wakeups=.. resid_start=.. resid_end=..
  *          other_cores=.. steal_cores=.. checked=..
  * cpu_us_per_op is getrusage(RUSAGE_SELF) user+sys (all threads of the
@@ -600,14 +601,15 @@ report:
 		printf("RESULT ops_per_s=%.0f cpu_us_per_op=%.4f "
 		       "enters_per_op=%.4f ops_total=%llu "
 		       "route_inline=%lld route_iowq=%lld route_poll=%lld "
-		       "route_sqpoll=%lld waits=%lld wakeups=%lld "
+		       "route_sqpoll=%lld route_aio=%lld waits=%lld wakeups=%lld "
 		       "resid_start=%.4f resid_end=%.4f "
 		       "other_cores=%.2f steal_cores=%.2f checked=%llu\n",
 		       d_ops / wall, d_ops ? cpu * 1e6 / (double)d_ops : 0,
 		       d_ops ? (double)(s1.enters - s0.enters) / (double)d_ops : 0,
 		       (unsigned long long)ops,
 		       ROUTE(route_inline), ROUTE(route_iowq),
-		       ROUTE(route_poll), ROUTE(route_sqpoll), ROUTE(waits),
+		       ROUTE(route_poll), ROUTE(route_sqpoll), ROUTE(route_aio),
+		       ROUTE(waits),
 		       ROUTE(wakeups), resid0, resid1, other / wall,
 		       steal / wall, (unsigned long long)checked);
 #undef ROUTE

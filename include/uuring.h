@@ -99,6 +99,9 @@ struct uuring_stats {
 	uint64_t iowq_workers_bound;   /* workers alive now, bounded class */
 	uint64_t iowq_workers_unbound; /* workers alive now, unbounded class */
 	uint64_t iowq_workers_created; /* worker threads started so far */
+	/* O_DIRECT reads and writes io_submit'ed to Linux AIO (exec/aio.c);
+	 * those AIO refused count in route_iowq */
+	uint64_t route_aio;
 };
 
 int uuring_get_stats(int ring_fd, struct uuring_stats *st, size_t size);

@@ -194,6 +194,7 @@ static void fill_stats(struct uu_ring *r, struct uuring_stats *s)
 	G(readiness_drains);
 	G(tw_runs);
 	G(tw_items);
+	G(route_aio);
 #undef G
 	uu_iowq_worker_counts(alive, &s->iowq_workers_created);
 	s->iowq_workers_bound = alive[0];
@@ -212,7 +213,7 @@ static const struct {
 	F(route_sqpoll),      F(waits),		       F(wakeups),
 	F(spurious_wakeups),  F(readiness_signals),    F(readiness_drains),
 	F(tw_runs),	      F(tw_items),	       F(iowq_workers_bound),
-	F(iowq_workers_unbound), F(iowq_workers_created),
+	F(iowq_workers_unbound), F(iowq_workers_created), F(route_aio),
 #undef F
 };
 

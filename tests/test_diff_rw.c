@@ -699,6 +699,84 @@ static void sc_large(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * O_DIRECT (uuring: Linux AIO, exec/aio.c): reads and writes in flight
+ * when the application closes the fd right after the submit must still
+ * use the file submitted (the kernel's request holds it; uuring's iocb
+ * does), a short read at EOF, a READV, and the errors an unaligned
+ * buffer and a bad fd get.  Completion order is not compared (the device
+ * picks it on both).
+ */
+static void sc_direct(struct dctx *c)
+{
+	unsigned char *buf, want[4096];
+	struct iovec iov[2];
+	struct tring r;
+	char path[64];
+	int fd, dfd;
+
+	if (posix_memalign((void **)&buf, 4096, 6 * 4096))
+		return;
+	if (dring_flags(c, &r, 16, 0)) {
+		free(buf);
+		return;
+	}
+	fd = dtmpfile(c, 3 * 4096 + 1808, 7);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	dfd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (dfd < 0) {
+		dnote(c, "no O_DIRECT here");
+		close(fd);
+		free(buf);
+		tring_exit(&r);
+		return;
+	}
+	memset(buf, 0xee, 6 * 4096);
+	tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, dfd, buf, 4096, 0, 1);
+	tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, dfd, buf + 4096,
+		      4096, 3 * 4096, 2); /* short: 1808 bytes */
+	iov[0].iov_base = buf + 2 * 4096;
+	iov[0].iov_len = 4096;
+	iov[1].iov_base = buf + 3 * 4096;
+	iov[1].iov_len = 4096;
+	tring_prep_rw(tring_get_sqe(&r), IORING_OP_READV, dfd, iov, 2, 4096,
+		      3);
+	memset(buf + 4 * 4096, 'w', 4096);
+	tring_prep_rw(tring_get_sqe(&r), IORING_OP_WRITE, dfd, buf + 4 * 4096,
+		      4096, 5 * 4096, 4);
+	drec_int(c, tring_submit(&r), "submit 4");
+	/* the number goes away while the I/O is in flight */
+	drec_int(c, close(dfd), "close the O_DIRECT fd");
+	dreap(c, &r, 4, false, "direct rw, fd closed after submit");
+	dpattern(want, 4096, 7, 0);
+	drec_int(c, !memcmp(buf, want, 4096), "read 1 data");
+	dpattern(want, 1808, 7, 3 * 4096);
+	drec_int(c, !memcmp(buf + 4096, want, 1808), "short read data");
+	dpattern(want, 4096, 7, 4096);
+	drec_int(c, !memcmp(buf + 2 * 4096, want, 4096), "readv data 1");
+	dpattern(want, 4096, 7, 2 * 4096);
+	drec_int(c, !memcmp(buf + 3 * 4096, want, 4096), "readv data 2");
+	{
+		unsigned char got[4096];
+
+		drec_int(c, (int)pread(fd, got, 4096, 5 * 4096), "pread back");
+		drec_int(c, got[0] == 'w' && got[4095] == 'w', "write landed");
+	}
+	dfd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	/* errors: an unaligned buffer, an unaligned length; a closed fd */
+	tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, dfd, buf + 1, 4096, 0,
+		      5);
+	tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, dfd, buf, 100, 0, 6);
+	dreap(c, &r, tring_submit(&r) == 2 ? 2 : 0, true, "direct errors");
+	close(dfd);
+	tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, dfd, buf, 4096, 0, 7);
+	tring_submit(&r);
+	dreap(c, &r, 1, true, "direct read on a closed fd");
+	close(fd);
+	free(buf);
+	tring_exit(&r);
+}
+
 /* many reads in one enter: all inline on both, compared in order */
 static void sc_batch(struct dctx *c)
 {
@@ -778,6 +856,7 @@ static const struct dscenario scenarios[] = {
 	{ "pipe_empty_read", sc_pipe_empty_read, NULL },
 	{ "large", sc_large, NULL },
 	{ "batch", sc_batch, NULL },
+	{ "direct", sc_direct, NULL },
 };
 
 DTEST_MAIN(scenarios)

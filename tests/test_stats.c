@@ -6,6 +6,7 @@
  * of struct uuring_stats with the values uuring_get_stats returns.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +149,52 @@ static void unbound_worker(void)
 	tring_exit(&r);
 }
 
+/* O_DIRECT reads go to Linux AIO and count in route_aio, not route_iowq */
+static void direct_reads_count_aio(void)
+{
+	char path[] = "/tmp/uuring-stats-XXXXXX";
+	struct uuring_stats st;
+	struct tcqe cqes[2];
+	struct tring r;
+	void *buf;
+	int fd, dfd, ret;
+
+	fd = mkstemp(path);
+	CHECK(fd >= 0, "mkstemp in /tmp");
+	if (fd < 0)
+		return;
+	unlink(path);
+	CHECK(ftruncate(fd, 2 * 4096) == 0, "ftruncate");
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	dfd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (dfd < 0 || posix_memalign(&buf, 4096, 2 * 4096)) {
+		printf("# no O_DIRECT in /tmp: route_aio not checked\n");
+		close(fd);
+		return;
+	}
+	ret = setup(&r, 0);
+	CHECK(ret == 0, "setup %d", ret);
+	if (!ret) {
+		for (unsigned int i = 0; i < 2; i++)
+			tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, dfd,
+				      (char *)buf + 4096 * i, 4096, 4096 * i,
+				      i);
+		tring_submit(&r);
+		ret = (int)tring_reap_wait(&r, cqes, 2, 5000000000LL);
+		CHECK(ret == 2 && cqes[0].res == 4096 && cqes[1].res == 4096,
+		      "2 O_DIRECT reads: %d CQEs", ret);
+		uuring_get_stats(r.fd, &st, sizeof(st));
+		CHECK(st.route_aio == 2, "route_aio %llu, want 2",
+		      (unsigned long long)st.route_aio);
+		CHECK(st.route_iowq == 0, "route_iowq %llu, want 0",
+		      (unsigned long long)st.route_iowq);
+		tring_exit(&r);
+	}
+	free(buf);
+	close(dfd);
+	close(fd);
+}
+
 /* every field appears once in the dump, with get_stats' value */
 static void dump_has_every_field(void)
 {
@@ -158,7 +205,7 @@ static void dump_has_every_field(void)
 		"route_sqpoll",	     "waits",		 "wakeups",
 		"spurious_wakeups",  "readiness_signals", "readiness_drains",
 		"tw_runs",	     "tw_items",	 "iowq_workers_bound",
-		"iowq_workers_unbound", "iowq_workers_created",
+		"iowq_workers_unbound", "iowq_workers_created", "route_aio",
 	};
 	struct uuring_stats st;
 	uint64_t vals[sizeof(names) / sizeof(names[0])];
@@ -220,6 +267,7 @@ int main(void)
 	defer_taskrun_counts();
 	default_ring_counts();
 	unbound_worker();
+	direct_reads_count_aio();
 	dump_has_every_field();
 	printf("%s test_stats\n", tcheck_failures ? "FAIL" : "ok");
 	return tcheck_failures ? 1 : 0;

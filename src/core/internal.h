@@ -275,6 +275,7 @@ struct uu_ring {
 		atomic_ullong waits, wakeups, spurious_wakeups;
 		atomic_ullong readiness_signals, readiness_drains;
 		atomic_ullong tw_runs, tw_items;
+		atomic_ullong route_aio;
 	} st;
 
 	/* ---- buffers (core/rsrc_buf.c, ops/kbuf.c; see core/buffers.h) ---- */

@@ -300,11 +300,22 @@ static void punt_append(struct uu_exec *s, struct uu_req *req, bool unbound)
 	s->punt_tail = req;
 }
 
-/* An O_DIRECT request AIO cannot take: a worker, uncapped. */
+/*
+ * An O_DIRECT request AIO cannot take: a worker, uncapped.  It takes its
+ * file reference now (AIO requests hold none until here, see uu_park);
+ * if the number was closed meanwhile, it ends with that error.
+ */
 static void aio_fallback(struct uu_exec *s, struct uu_req *req)
 {
 	struct uu_ring *r = req->ring;
+	int ret = take_file_ref(req);
 
+	if (ret) {
+		req->res = ret;
+		uu_exec_finish_late(req);
+		return;
+	}
+	uu_stat_inc(r, route_iowq);
 	pthread_mutex_lock(&r->park_lock);
 	req->parked_on = UU_PARKED_IOWQ;
 	pthread_mutex_unlock(&r->park_lock);
@@ -322,6 +333,7 @@ static void aio_flush(struct uu_exec *s)
 {
 	while (s->aio_head) {
 		struct uu_req *v[UU_AIO_BATCH];
+		struct uu_ring *rings[UU_AIO_BATCH];
 		unsigned int n = 0, done;
 
 		while (n < UU_AIO_BATCH && s->aio_head) {
@@ -330,7 +342,13 @@ static void aio_flush(struct uu_exec *s)
 		}
 		if (!s->aio_head)
 			s->aio_tail = NULL;
+		/* the rings first: once submitted, a request may be the
+		 * reaper's to finish and free */
+		for (unsigned int i = 0; i < n; i++)
+			rings[i] = v[i]->ring;
 		done = uu_aio_submit_batch(v, n);
+		for (unsigned int i = 0; i < done; i++)
+			uu_stat_inc(rings[i], route_aio);
 		for (unsigned int i = done; i < n; i++)
 			aio_fallback(s, v[i]);
 	}
@@ -373,8 +391,16 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 	/* a POLL_ADD is armed right here, in this thread, and then holds
 	 * its file through the readiness engine's registration: a dup per
 	 * request would double the fds a program polling many files needs
-	 * (liburing's poll-mshot-update arms 5000 pipes) */
-	ret = how == UU_ISSUE_PARK_POLLREQ ? 0 : take_file_ref(req);
+	 * (liburing's poll-mshot-update arms 5000 pipes).  An O_DIRECT
+	 * request is io_submit'ed before this enter returns (aio_flush), and
+	 * from then the kernel's iocb holds the file: it resolves the number
+	 * within the submitting call, as the kernel's issue does, and a dup
+	 * and its close (two syscalls of about six per read) buy nothing.
+	 * aio_fallback takes the reference if it goes to io-wq instead. */
+	ret = how == UU_ISSUE_PARK_POLLREQ || how == UU_ISSUE_PARK_AIO_READ ||
+			      how == UU_ISSUE_PARK_AIO_WRITE ?
+		      0 :
+		      take_file_ref(req);
 	if (ret) {
 		*res = ret;
 		return false;
@@ -432,7 +458,7 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 		return true;
 	case UU_ISSUE_PARK_AIO_READ:
 	case UU_ISSUE_PARK_AIO_WRITE:
-		uu_stat_inc(r, route_iowq);
+		/* counted in route_aio or route_iowq when it goes */
 		if (uu_aio_usable(req)) {
 			/* io_submit'ed with the batch's others (aio_flush);
 			 * req->park keeps the direction until then */

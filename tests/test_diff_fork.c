@@ -489,6 +489,112 @@ static void sc_cancel_childs_req(struct dctx *c)
 	tring_exit(&r);
 }
 
+/* REGISTER_SYNC_CANCEL of user_data ud on r: its result */
+static int sync_cancel_ud(struct tring *r, uint64_t ud)
+{
+	struct io_uring_sync_cancel_reg reg;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.addr = ud;
+	reg.timeout.tv_sec = -1;
+	reg.timeout.tv_nsec = -1;
+	return r->be->reg((unsigned int)r->fd, IORING_REGISTER_SYNC_CANCEL,
+			  &reg, 1);
+}
+
+/*
+ * REGISTER_SYNC_CANCEL across fork, both ways: it finds the other
+ * process's request (uuring: forwarded like ASYNC_CANCEL, and the peer
+ * waits for what it cancelled before it answers); once that request's
+ * CQE is reaped, a second call finds nothing.  (Not asked in the child
+ * right after its first: the kernel's cancelled poll stays findable
+ * until the parent's task_work runs, so the answer there is a race.)
+ */
+static void sc_sync_cancel_parents_req(struct dctx *c)
+{
+	struct tring r;
+	char buf[8];
+	int p[2], res[2];
+	pid_t pid;
+
+	if (ring_not_defer(c, &r))
+		return;
+	if (pipe(p))
+		return;
+	if (pipe(res)) {
+		tclose2(p);
+		return;
+	}
+	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 21, 0);
+	drec_int(c, tring_submit(&r), "parent: read on an empty pipe");
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		int v = sync_cancel_ud(&r, 21);
+
+		_exit(write(res[1], &v, sizeof(v)) == sizeof(v) ? 0 : 1);
+	}
+	drec_int(c, child_status(pid), "child: sync cancel");
+	{
+		int v = 999;
+
+		if (read(res[0], &v, sizeof(v)) != sizeof(v))
+			v = 999;
+		drec_int(c, v, "child: sync cancel of the parent's read");
+	}
+	sq_resync(&r);
+	dreap(c, &r, 1, true, "the parent's read, cancelled");
+	tclose2(p);
+	tclose2(res);
+	tring_exit(&r);
+}
+
+static void sc_sync_cancel_childs_req(struct dctx *c)
+{
+	struct tring r;
+	int sync[2], go[2];
+	char b = 0;
+	pid_t pid;
+
+	if (ring_not_defer(c, &r))
+		return;
+	if (pipe(sync) || pipe(go))
+		return;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		char buf[8];
+		int cp[2];
+
+		if (pipe(cp))
+			_exit(64);
+		tprep(&r, IORING_OP_READ, cp[0], buf, sizeof(buf), 0, 25, 0);
+		if (tring_submit(&r) != 1 || write(sync[1], &b, 1) != 1)
+			_exit(1);
+		if (read(go[0], &b, 1) != 1)
+			_exit(2);
+		_exit(0);
+	}
+	close(sync[1]);
+	sync[1] = -1;
+	if (read(sync[0], &b, 1) != 1) {
+		drec_int(c, child_status(pid), "child: failed");
+		return;
+	}
+	sq_resync(&r);
+	drec_int(c, sync_cancel_ud(&r, 25), "parent: sync cancel of the child's read");
+	dreap(c, &r, 1, true, "the child's read, cancelled");
+	drec_int(c, sync_cancel_ud(&r, 25), "parent: sync cancel again");
+	if (write(go[1], &b, 1) != 1)
+		return;
+	drec_int(c, child_status(pid), "child: exited");
+	tclose2(sync);
+	tclose2(go);
+	tring_exit(&r);
+}
+
 /*
  * liburing's single-issuer: a SINGLE_ISSUER ring set up disabled is
  * enabled by the child, which becomes its owner: the child submits, the
@@ -589,6 +695,8 @@ static const struct dscenario scenarios[] = {
 	{ "fork_exec_cancels", sc_exec_cancels, NULL, NULL },
 	{ "fork_cancel_parents_req", sc_cancel_parents_req, NULL, NULL },
 	{ "fork_cancel_childs_req", sc_cancel_childs_req, NULL, NULL },
+	{ "fork_sync_cancel_parents_req", sc_sync_cancel_parents_req, NULL, NULL },
+	{ "fork_sync_cancel_childs_req", sc_sync_cancel_childs_req, NULL, NULL },
 	{ "fork_single_issuer_enable", sc_single_issuer_enable, NULL, NULL },
 	{ "fork_sqpoll", sc_sqpoll, NULL, NULL },
 };

@@ -73,6 +73,9 @@ struct uu_xjournal {
 #define MAX_ADOPTED 16
 #define MAX_REPLIES 16
 #define CANCEL_REPLY_NS (200 * 1000 * 1000) /* a peer's answer, at most */
+/* a REGISTER_SYNC_CANCEL's wait, in the peer, for what it found to end:
+ * less than the asker waits for the answer */
+#define SYNC_CANCEL_WAIT_MS 150
 
 /* what goes over a lifeline (SOCK_SEQPACKET: one message per record) */
 enum { XM_PID = 1, XM_BYE, XM_ADOPT, XM_CANCEL, XM_REPLY };
@@ -387,6 +390,16 @@ static void cancel_on_ring(struct uu_ring *r)
 		return;
 	cancel_found_ring = true;
 	cancel_res = uu_cancel(r, &cancel_ask->m);
+	/* a REGISTER_SYNC_CANCEL returns once what it found has completed
+	 * (register.c sync_cancel): here too, before the answer, so that
+	 * the asker finds the CQEs posted when its call returns */
+	if (cancel_ask->m.from_app &&
+	    (cancel_ask->all ? cancel_res > 0 : cancel_res != -ENOENT)) {
+		for (int ms = 0; ms < SYNC_CANCEL_WAIT_MS &&
+				 uu_cancel_still_parked(r, &cancel_ask->m);
+		     ms++)
+			usleep(1000);
+	}
 }
 
 /* the service thread: a peer asks us to cancel on a ring we share */
@@ -421,11 +434,16 @@ static void deliver_reply(const struct xmsg *rep)
 }
 
 /*
- * An ASYNC_CANCEL found nothing (or, with ALL/ANY, counted local) in this
- * process on a ring shared across fork: ask the peers that use the ring
- * (the parent, which created it; children that said they adopted it) to
- * cancel in theirs, as the kernel's cancel walks every task of the ring.
- * Only with the service thread running (the answers come through it).
+ * An ASYNC_CANCEL or a REGISTER_SYNC_CANCEL (m->from_app) found nothing
+ * (or, with ALL/ANY, counted local) in this process on a ring shared
+ * across fork: ask the peers that use the ring (the parent, which
+ * created it; children that said they adopted it) to cancel in theirs,
+ * as the kernel's cancel walks every task of the ring.  Only with the
+ * service thread running (the answers come through it).  Waits for the
+ * answers, CANCEL_REPLY_NS at most, in the submitting call: the kernel's
+ * cancel has completed when io_uring_enter returns, and a child that
+ * cancels its parent's request and _exits at once relies on that
+ * (liburing's io-cancel), so it is not handed to io-wq.
  */
 int uu_xlife_cancel(struct uu_ring *r, const struct uu_cancel_match *m,
 		    int local)

@@ -334,6 +334,41 @@ static void sc_exit_cancels(struct dctx *c)
 }
 
 /*
+ * A child that exits (exit(3)) with TIMEOUTs armed: the kernel keeps them
+ * in the ring, they expire later with -ETIME in expiry order, and what is
+ * linked behind one is cancelled then.  uuring's parent takes them over
+ * from the journal when the child has said goodbye (ring/xlife.c).
+ */
+static void sc_exit_timeouts_fire(struct dctx *c)
+{
+	/* beyond the second uuring's exit handler waits for requests */
+	struct __kernel_timespec late = { 1, 400000000 };
+	struct __kernel_timespec early = { 1, 200000000 };
+	struct tring r;
+	pid_t pid;
+
+	if (ring_not_defer(c, &r))
+		return;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		tprep(&r, IORING_OP_TIMEOUT, -1, &late, 1, 0, 31, IOSQE_IO_LINK);
+		tring_prep_nop(tring_get_sqe(&r), 32);
+		tprep(&r, IORING_OP_TIMEOUT, -1, &early, 1, 0, 33, 0);
+		if (tring_submit(&r) != 3)
+			_exit(1);
+		exit(0);
+	}
+	drec_int(c, child_status(pid), "child: armed two TIMEOUTs, exited");
+	sq_resync(&r);
+	drec_int(c, (int)tring_cq_ready(&r), "parent: no CQE at the exit");
+	sleep_ms(500); /* dreap waits a second per CQE */
+	dreap(c, &r, 3, true, "parent: the TIMEOUTs expire, the NOP is cancelled");
+	tring_exit(&r);
+}
+
+/*
  * The child ends without its exit handler: by _exit, by SIGKILL, or by an
  * exec through the API.  The kernel cancels its requests however it ends
  * (the TIMEOUT and what is linked behind it only at exec); uuring's
@@ -690,6 +725,7 @@ static const struct dscenario scenarios[] = {
 	{ "fork_wake_child", sc_wake_child, NULL, NULL },
 	{ "fork_wake_early_waiter", sc_wake_early_waiter, NULL, NULL },
 	{ "fork_exit_cancels", sc_exit_cancels, NULL, NULL },
+	{ "fork_exit_timeouts_fire", sc_exit_timeouts_fire, NULL, NULL },
 	{ "fork_underscore_exit_cancels", sc_underscore_exit_cancels, NULL, NULL },
 	{ "fork_kill_cancels", sc_kill_cancels, NULL, NULL },
 	{ "fork_exec_cancels", sc_exec_cancels, NULL, NULL },

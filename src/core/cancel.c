@@ -109,6 +109,20 @@ static struct uu_iowq *sq_pool(struct uu_ring *r,
 	return uu_sqd_iowq(r->sqd);
 }
 
+/* How many TIMEOUT requests are armed on r (by this process). */
+int uu_parked_timeouts(struct uu_ring *r)
+{
+	struct uu_req *req;
+	int n = 0;
+
+	pthread_mutex_lock(&r->park_lock);
+	for (req = r->parked; req; req = req->park_next)
+		n += req->parked_on == UU_PARKED_TIMEOUT &&
+		     req->opcode == IORING_OP_TIMEOUT;
+	pthread_mutex_unlock(&r->park_lock);
+	return n;
+}
+
 /* Is anything matching m still parked (cancelled or not)? */
 bool uu_cancel_still_parked(struct uu_ring *r, const struct uu_cancel_match *m)
 {

@@ -584,6 +584,7 @@ int uu_cancel(struct uu_ring *ring, const struct uu_cancel_match *m);
 int uu_cancel_req(struct uu_req *req); /* one parked request */
 void uu_cancel_ring_all(struct uu_ring *ring); /* last close */
 bool uu_cancel_still_parked(struct uu_ring *ring, const struct uu_cancel_match *m);
+int uu_parked_timeouts(struct uu_ring *ring);
 void uu_park_list_add(struct uu_req *req);
 void uu_park_list_del(struct uu_req *req);
 bool uu_iowq_cancel_pending(struct uu_req *req);
@@ -796,7 +797,10 @@ void uu_xj_setup(struct uu_ring *ring);
 void uu_xj_unmap(struct uu_ring *ring);
 void uu_xj_claim(struct uu_ring *ring, struct uu_req *req);
 void uu_xj_release(struct uu_ring *ring, unsigned int xj);
-void uu_xj_mark_timeout(struct uu_ring *ring, unsigned int xj);
+void uu_xj_mark_timeout(struct uu_ring *ring, unsigned int xj,
+			unsigned int head_xj);
+void uu_xj_set_expiry(struct uu_ring *ring, unsigned int xj, int clock,
+		      int64_t expires);
 void uu_xlife_atfork_prepare(void);
 void uu_xlife_prepare_pair(void);
 void uu_xlife_atfork_parent(void);

@@ -183,7 +183,7 @@ static int submit_one(struct uu_exec *s, struct uu_req *req, bool *stop)
 		s->last = h;
 		/* the journal (ring/xlife.c): it ends with its TIMEOUT */
 		if (unlikely(h->xj) && s->head->opcode == IORING_OP_TIMEOUT)
-			uu_xj_mark_timeout(r, h->xj);
+			uu_xj_mark_timeout(r, h->xj, s->head->xj);
 		if (h->flags & UU_REQ_DRAIN)
 			s->head->flags |= UU_REQ_DRAIN; /* the chain drains */
 		if (h->flags & UU_REQ_LINK)

@@ -173,6 +173,18 @@ static void set_expiry(struct uu_req *req)
 
 static void timeout_fired(struct uu_timer *t);
 
+/* a ring shared across fork: a process that exits leaves its TIMEOUTs
+ * to a survivor to fire (ring/xlife.c), which reads when from here */
+static void journal_expiry(struct uu_req *req)
+{
+	if (likely(!req->xj) || req->opcode != IORING_OP_TIMEOUT)
+		return;
+	uu_xj_set_expiry(req->ring, req->xj, req->tmo.t.clock,
+			 (req->tmo.flags & IORING_TIMEOUT_MULTISHOT) ?
+				 INT64_MAX :
+				 req->tmo.t.expires);
+}
+
 int uu_timeout_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	(void)issue_flags;
@@ -187,6 +199,7 @@ void uu_timeout_arm(struct uu_req *req)
 	struct uu_ring *r = req->ring;
 
 	req->tmo.t.fn = timeout_fired;
+	journal_expiry(req);
 	pthread_mutex_lock(r->completion_lock);
 	if (noseq(req)) {
 		list_add_tail_tmo(r, req);
@@ -373,6 +386,7 @@ static int timeout_update(struct uu_ring *r, uint64_t user_data,
 	list_add_tail_tmo(r, req);
 	pthread_mutex_unlock(r->completion_lock);
 	set_expiry(req);
+	journal_expiry(req);
 	if (uu_timer_arm(&req->tmo.t)) {
 		pthread_mutex_lock(r->completion_lock);
 		list_del_tmo(r, req);

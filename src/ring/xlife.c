@@ -57,11 +57,29 @@
 
 #define XJ_ENTRIES 4096
 #define XJ_CLAIMING (-1) /* a slot being filled in */
+/* a slot a survivor took over (a TIMEOUT it fires for a process that
+ * exited, and what is linked behind it): below XJ_CLAIMING */
+#define XJ_ADOPTED_BY(pid) (-(int32_t)(pid)-1)
 
+enum { XJK_OTHER, XJK_TIMEOUT, XJK_LINKED };
+
+/*
+ * A slot's fields other than pid are written by the process that claimed
+ * it and read by a survivor only after that process is gone (its
+ * lifeline's hang-up orders them), or under the CQ lock.
+ */
 struct uu_xjent {
-	_Atomic int32_t pid; /* 0: free; XJ_CLAIMING; else the submitter */
-	_Atomic uint32_t timeout; /* a TIMEOUT, or linked behind one */
+	_Atomic int32_t pid; /* 0: free; XJ_CLAIMING; XJ_ADOPTED_BY; else
+			      * the submitter */
+	_Atomic uint32_t timeout; /* XJK_*: a TIMEOUT, or linked behind one */
 	uint64_t user_data;
+	/* XJK_TIMEOUT: when it expires, once armed (INT64_MAX: not by
+	 * itself, or not once: multishot), on clock (UU_CLOCK_*) */
+	_Atomic int64_t expires;
+	_Atomic int32_t clock;
+	_Atomic uint32_t nr_linked; /* members marked behind it so far */
+	/* XJK_LINKED: the TIMEOUT's slot + 1, and the place behind it */
+	_Atomic uint32_t head, pos;
 };
 
 struct uu_xjournal {
@@ -183,8 +201,15 @@ void uu_xj_claim(struct uu_ring *r, struct uu_req *req)
 			continue;
 		j->e[slot].user_data = req->user_data;
 		atomic_store_explicit(&j->e[slot].timeout,
-				      req->opcode == IORING_OP_TIMEOUT,
+				      req->opcode == IORING_OP_TIMEOUT ?
+					      XJK_TIMEOUT :
+					      XJK_OTHER,
 				      memory_order_relaxed);
+		atomic_store_explicit(&j->e[slot].expires, INT64_MAX,
+				      memory_order_relaxed);
+		atomic_store_explicit(&j->e[slot].nr_linked, 0,
+				      memory_order_relaxed);
+		atomic_store_explicit(&j->e[slot].head, 0, memory_order_relaxed);
 		atomic_store_explicit(&j->e[slot].pid, (int32_t)uu_self_pid(),
 				      memory_order_release);
 		req->xj = slot + 1;
@@ -192,15 +217,40 @@ void uu_xj_claim(struct uu_ring *r, struct uu_req *req)
 	}
 }
 
-/* req (slot xj) is linked behind a TIMEOUT: it ends with it */
-void uu_xj_mark_timeout(struct uu_ring *r, unsigned int xj)
+/* req (slot xj) is linked behind a TIMEOUT (slot head_xj, 0 if it has
+ * none): it ends with it */
+void uu_xj_mark_timeout(struct uu_ring *r, unsigned int xj,
+			unsigned int head_xj)
+{
+	struct uu_xjournal *j = atomic_load_explicit(&r->xs->journal,
+						     memory_order_acquire);
+	uint32_t pos = 0;
+
+	if (!j || !xj)
+		return;
+	if (head_xj)
+		pos = atomic_fetch_add_explicit(&j->e[head_xj - 1].nr_linked, 1,
+						memory_order_relaxed) +
+		      1;
+	atomic_store_explicit(&j->e[xj - 1].head, head_xj, memory_order_relaxed);
+	atomic_store_explicit(&j->e[xj - 1].pos, pos, memory_order_relaxed);
+	atomic_store_explicit(&j->e[xj - 1].timeout, XJK_LINKED,
+			      memory_order_relaxed);
+}
+
+/* The TIMEOUT in slot xj was armed (or updated): when it expires, on
+ * clock; INT64_MAX when it does not expire once (multishot) */
+void uu_xj_set_expiry(struct uu_ring *r, unsigned int xj, int clock,
+		      int64_t expires)
 {
 	struct uu_xjournal *j = atomic_load_explicit(&r->xs->journal,
 						     memory_order_acquire);
 
-	if (j && xj)
-		atomic_store_explicit(&j->e[xj - 1].timeout, 1,
-				      memory_order_relaxed);
+	if (!j || !xj)
+		return;
+	atomic_store_explicit(&j->e[xj - 1].clock, clock, memory_order_relaxed);
+	atomic_store_explicit(&j->e[xj - 1].expires, expires,
+			      memory_order_relaxed);
 }
 
 /* The request's last CQE was posted (under the CQ lock), or it ends
@@ -217,41 +267,215 @@ void uu_xj_release(struct uu_ring *r, unsigned int xj)
 }
 
 /*
+ * TIMEOUTs of processes that exited, which this process fires (the
+ * kernel keeps an exiting task's TIMEOUTs armed in the ring: they expire
+ * later with -ETIME and what is linked behind them is cancelled then).
+ * Each holds a reference to its ring.  exp_lock: the service thread and
+ * waiters without one (uu_xlife_check) fire them.
+ */
+#define MAX_ADOPTED_TIMEOUTS 256
+
+struct adopted_timeout {
+	struct uu_ring *ring;
+	unsigned int slot;
+	int clock;
+	int64_t expires;
+};
+
+static pthread_mutex_t exp_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct adopted_timeout adopted[MAX_ADOPTED_TIMEOUTS];
+static int nr_adopted_timeouts;
+
+/* is slot i's pid that of process pid (its own, or adopted by it)? */
+static bool slot_of_pid(struct uu_xjournal *j, unsigned int i, pid_t pid)
+{
+	int32_t p = atomic_load_explicit(&j->e[i].pid, memory_order_acquire);
+
+	return p == (int32_t)pid || p == XJ_ADOPTED_BY(pid);
+}
+
+/* completion_lock held: may slot i, a TIMEOUT of a process that exited,
+ * be fired here later?  Then it is taken over and listed. */
+static bool adopt_timeout(struct uu_ring *r, struct uu_xjournal *j,
+			  unsigned int i)
+{
+	int64_t expires = atomic_load_explicit(&j->e[i].expires,
+					       memory_order_relaxed);
+	bool ok = false;
+
+	if (expires == INT64_MAX)
+		return false;
+	pthread_mutex_lock(&exp_lock);
+	if (nr_adopted_timeouts < MAX_ADOPTED_TIMEOUTS) {
+		atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
+		adopted[nr_adopted_timeouts++] = (struct adopted_timeout){
+			.ring = r,
+			.slot = i,
+			.clock = atomic_load_explicit(&j->e[i].clock,
+						      memory_order_relaxed),
+			.expires = expires,
+		};
+		atomic_store_explicit(&j->e[i].pid,
+				      XJ_ADOPTED_BY(uu_self_pid()),
+				      memory_order_release);
+		ok = true;
+	}
+	pthread_mutex_unlock(&exp_lock);
+	return ok;
+}
+
+/*
  * Post -ECANCELED for every slot of pid on r, and free them.  After an
  * exit through the exit handler, the slots left are mostly TIMEOUTs and
  * what is linked behind them, which the kernel leaves armed to expire
- * later: uuring has no timer left for them, so they are freed without a
- * CQE (the others, requests whose cancel did not finish within the exit
+ * later: this process takes them over and fires them (fire_adopted);
+ * multishot ones, and more than it can list, are freed without a CQE
+ * (the other slots, requests whose cancel did not finish within the exit
  * handler's second, are posted).
  * After any other end (_exit, a signal, an exec through the API) they are
  * cancelled as well: right for an exec, where the kernel cancels them
  * too; after _exit or a signal the kernel's would expire later with
- * -ETIME (compatibility #2).
+ * -ETIME (compatibility #2): the hang-up does not tell an exec from a
+ * death.
  */
 static void post_orphans(struct uu_ring *r, pid_t pid, bool graceful)
 {
 	struct uu_xjournal *j = atomic_load_explicit(&r->xs->journal,
 						     memory_order_acquire);
+	int32_t mine = XJ_ADOPTED_BY(uu_self_pid());
 	bool any = false;
 
 	if (!j)
 		return;
 	pthread_mutex_lock(r->completion_lock);
+	/* the TIMEOUTs first: their members go with them */
+	for (unsigned int i = 0; graceful && i < XJ_ENTRIES; i++)
+		if (slot_of_pid(j, i, pid) &&
+		    atomic_load_explicit(&j->e[i].timeout,
+					 memory_order_relaxed) == XJK_TIMEOUT &&
+		    !adopt_timeout(r, j, i))
+			atomic_store_explicit(&j->e[i].pid, 0,
+					      memory_order_release);
 	for (unsigned int i = 0; i < XJ_ENTRIES; i++) {
-		if (atomic_load_explicit(&j->e[i].pid, memory_order_acquire) !=
-		    (int32_t)pid)
+		uint32_t kind, h;
+
+		if (!slot_of_pid(j, i, pid))
 			continue;
-		if (!graceful || !atomic_load_explicit(&j->e[i].timeout,
-						       memory_order_relaxed)) {
-			uu_cq_post_locked(r, j->e[i].user_data, -ECANCELED, 0,
-					  NULL);
-			any = true;
+		kind = atomic_load_explicit(&j->e[i].timeout,
+					    memory_order_relaxed);
+		if (graceful && kind == XJK_LINKED) {
+			h = atomic_load_explicit(&j->e[i].head,
+						 memory_order_relaxed);
+			/* it ends with its TIMEOUT, if that is ours now */
+			atomic_store_explicit(
+				&j->e[i].pid,
+				h && atomic_load_explicit(&j->e[h - 1].pid,
+							  memory_order_relaxed) ==
+						mine ?
+					mine :
+					0,
+				memory_order_release);
+			continue;
 		}
+		uu_cq_post_locked(r, j->e[i].user_data, -ECANCELED, 0, NULL);
+		any = true;
 		atomic_store_explicit(&j->e[i].pid, 0, memory_order_release);
 	}
 	if (any)
 		uu_cq_commit_locked(r);
 	pthread_mutex_unlock(r->completion_lock);
+}
+
+/*
+ * An adopted TIMEOUT expired: -ETIME for it, then -ECANCELED for what is
+ * linked behind it, in chain order, as the kernel's expiry fails the
+ * chain (with IORING_TIMEOUT_ETIME_SUCCESS the kernel would go on with
+ * the chain, whose requests died with their process: cancelled here too).
+ */
+static void fire_adopted(const struct adopted_timeout *t)
+{
+	struct uu_ring *r = t->ring;
+	struct uu_xjournal *j = atomic_load_explicit(&r->xs->journal,
+						     memory_order_acquire);
+	int32_t mine = XJ_ADOPTED_BY(uu_self_pid());
+	unsigned int slot = t->slot;
+	bool post = !atomic_load(&r->dead);
+
+	pthread_mutex_lock(r->completion_lock);
+	if (atomic_load_explicit(&j->e[slot].pid, memory_order_acquire) !=
+	    mine) {
+		pthread_mutex_unlock(r->completion_lock);
+		return;
+	}
+	if (post) {
+		atomic_fetch_add_explicit(&r->cq_timeouts, 1,
+					  memory_order_relaxed);
+		uu_cq_post_locked(r, j->e[slot].user_data, -ETIME, 0, NULL);
+	}
+	atomic_store_explicit(&j->e[slot].pid, 0, memory_order_release);
+	for (uint32_t pos = 1;; pos++) {
+		unsigned int k;
+
+		for (k = 0; k < XJ_ENTRIES; k++)
+			if (atomic_load_explicit(&j->e[k].pid,
+						 memory_order_relaxed) == mine &&
+			    atomic_load_explicit(&j->e[k].head,
+						 memory_order_relaxed) ==
+				    slot + 1 &&
+			    atomic_load_explicit(&j->e[k].pos,
+						 memory_order_relaxed) == pos)
+				break;
+		if (k == XJ_ENTRIES)
+			break;
+		if (post)
+			uu_cq_post_locked(r, j->e[k].user_data, -ECANCELED, 0,
+					  NULL);
+		atomic_store_explicit(&j->e[k].pid, 0, memory_order_release);
+	}
+	if (post)
+		uu_cq_commit_locked(r);
+	pthread_mutex_unlock(r->completion_lock);
+}
+
+/*
+ * Fires the adopted TIMEOUTs that are due, in expiry order as the
+ * kernel's timer would; returns the time until the next one (ns), or -1
+ * if none is left.
+ */
+static int64_t fire_due(void)
+{
+	struct adopted_timeout due[MAX_ADOPTED_TIMEOUTS];
+	int nr_due = 0;
+	int64_t next = -1;
+
+	pthread_mutex_lock(&exp_lock);
+	for (int i = 0; i < nr_adopted_timeouts;) {
+		int64_t left = adopted[i].expires -
+			       uu_clock_now(adopted[i].clock);
+
+		if (left <= 0) {
+			due[nr_due++] = adopted[i];
+			adopted[i] = adopted[--nr_adopted_timeouts];
+			continue;
+		}
+		if (next < 0 || left < next)
+			next = left;
+		i++;
+	}
+	pthread_mutex_unlock(&exp_lock);
+	for (int a = 1; a < nr_due; a++)
+		for (int b = a; b > 0 && due[b].expires < due[b - 1].expires;
+		     b--) {
+			struct adopted_timeout t = due[b];
+
+			due[b] = due[b - 1];
+			due[b - 1] = t;
+		}
+	for (int i = 0; i < nr_due; i++) {
+		fire_adopted(&due[i]);
+		uu_ring_put(due[i].ring);
+	}
+	return next;
 }
 
 static __thread pid_t orphan_pid;
@@ -271,10 +495,13 @@ static bool send_msg(int fd, const struct xmsg *m)
 	       (ssize_t)sizeof(*m);
 }
 
-/* atfork prepare: the child's copy of the table is a consistent one */
+/* atfork prepare: the child's copy of the table is a consistent one
+ * (lock order: lines_lock, then exp_lock; nothing holding exp_lock takes
+ * another lock) */
 void uu_xlife_atfork_prepare(void)
 {
 	pthread_mutex_lock(&lines_lock);
+	pthread_mutex_lock(&exp_lock);
 }
 
 /* atfork prepare, for each ring the child inherits: a lifeline for this
@@ -327,6 +554,7 @@ void uu_xlife_atfork_parent(void)
 		pending[0] = pending[1] = -1;
 		added = true;
 	}
+	pthread_mutex_unlock(&exp_lock);
 	pthread_mutex_unlock(&lines_lock);
 	if (added) {
 		/* the child may ask us to cancel: someone must listen */
@@ -353,6 +581,10 @@ void uu_xlife_atfork_child(void)
 		keep_end(pending[1], true);
 		pending[0] = pending[1] = -1;
 	}
+	/* the parent fires the TIMEOUTs it took over (their ring references
+	 * are the parent's too) */
+	nr_adopted_timeouts = 0;
+	pthread_mutex_unlock(&exp_lock);
 	pthread_mutex_unlock(&lines_lock);
 }
 
@@ -637,9 +869,11 @@ static void *svc_main(void *arg)
 	pthread_setname_np(pthread_self(), "uuring-xproc");
 	for (;;) {
 		int n = build_pollset(pfd);
+		int64_t next = fire_due();
+		struct timespec ts = { next / 1000000000, next % 1000000000 };
 
 		pfd[n] = (struct pollfd){ .fd = svc_kick, .events = POLLIN };
-		if (poll(pfd, (nfds_t)n + 1, -1) < 0)
+		if (ppoll(pfd, (nfds_t)n + 1, next < 0 ? NULL : &ts, NULL) < 0)
 			continue;
 		if (pfd[n].revents & POLLIN) {
 			uint64_t v;
@@ -693,8 +927,10 @@ void uu_xlife_check(void)
 	struct pollfd pfd[MAX_LIFELINES];
 	int n;
 
-	if (!atomic_load_explicit(&nr_lines, memory_order_relaxed) ||
-	    atomic_load_explicit(&svc_running, memory_order_acquire))
+	if (atomic_load_explicit(&svc_running, memory_order_acquire))
+		return;
+	fire_due();
+	if (!atomic_load_explicit(&nr_lines, memory_order_relaxed))
 		return;
 	n = build_pollset(pfd);
 	if (poll(pfd, (nfds_t)n, 0) > 0)

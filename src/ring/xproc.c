@@ -117,8 +117,11 @@ void uu_xproc_wake(struct uu_ring *r)
 
 /*
  * all: at exec, the kernel's __io_uring_cancel(true) also kills the
- * task's TIMEOUTs (io_kill_timeouts); at exit it does not (they stay
- * armed there; here they die with the process's timer thread).
+ * task's TIMEOUTs (io_kill_timeouts); at exit it does not: they stay
+ * armed in the ring, and expire there later.  Here they die with the
+ * process's timer thread, and a process that still uses the ring fires
+ * them from the journal (ring/xlife.c): the exit waits for everything
+ * but them.
  */
 static void end_ring(struct uu_ring *r, bool all)
 {
@@ -137,7 +140,7 @@ static void end_ring(struct uu_ring *r, bool all)
 	for (int i = 0; i < 1000; i++) {
 		if (defer && atomic_load(r->submitter_tid) == uu_gettid())
 			uu_tw_run_local(r, 0, INT32_MAX);
-		if (!atomic_load(&r->inflight) &&
+		if (atomic_load(&r->inflight) <= (all ? 0 : uu_parked_timeouts(r)) &&
 		    !atomic_load(&r->tw_pending))
 			break;
 		nanosleep(&ms, NULL);

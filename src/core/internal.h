@@ -808,6 +808,7 @@ void uu_xlife_atfork_child(void);
 void uu_xlife_check(void);
 void uu_xlife_goodbye(void);
 void uu_xlife_adopted(struct uu_ring *ring);
+void uu_xlife_ring_dead(struct uu_ring *ring);
 struct uu_cancel_match;
 int uu_xlife_cancel(struct uu_ring *ring, const struct uu_cancel_match *m,
 		    int local);

@@ -297,6 +297,7 @@ static void ring_kill_locked(struct uu_ring *r, struct live_node **pp)
 	free(n);
 	atomic_fetch_sub(&live_count, 1);
 	atomic_store_explicit(&r->dead, true, memory_order_release);
+	uu_xlife_ring_dead(r);
 	for (int fd = 0; fd <= m; fd++) {
 		slot_t *s = slot_of(fd, false);
 		struct uu_ring *expected = r;

@@ -275,6 +275,8 @@ void uu_xj_release(struct uu_ring *r, unsigned int xj)
  */
 #define MAX_ADOPTED_TIMEOUTS 256
 
+static void kick_svc(void);
+
 struct adopted_timeout {
 	struct uu_ring *ring;
 	unsigned int slot;
@@ -322,6 +324,20 @@ static bool adopt_timeout(struct uu_ring *r, struct uu_xjournal *j,
 	}
 	pthread_mutex_unlock(&exp_lock);
 	return ok;
+}
+
+/* r's last fd closed (ring/registry.c, live_lock held): the service
+ * thread drops the TIMEOUTs it took over there, and their references */
+void uu_xlife_ring_dead(struct uu_ring *r)
+{
+	bool kick = false;
+
+	pthread_mutex_lock(&exp_lock);
+	for (int i = 0; i < nr_adopted_timeouts && !kick; i++)
+		kick = adopted[i].ring == r;
+	pthread_mutex_unlock(&exp_lock);
+	if (kick)
+		kick_svc();
 }
 
 /*
@@ -453,7 +469,9 @@ static int64_t fire_due(void)
 		int64_t left = adopted[i].expires -
 			       uu_clock_now(adopted[i].clock);
 
-		if (left <= 0) {
+		/* a ring closed meanwhile: dropped now (fire_adopted
+		 * posts nothing there), not when it would expire */
+		if (left <= 0 || atomic_load(&adopted[i].ring->dead)) {
 			due[nr_due++] = adopted[i];
 			adopted[i] = adopted[--nr_adopted_timeouts];
 			continue;

@@ -286,7 +286,7 @@ struct adopted_timeout {
 
 static pthread_mutex_t exp_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct adopted_timeout adopted[MAX_ADOPTED_TIMEOUTS];
-static int nr_adopted_timeouts;
+static atomic_int nr_adopted_timeouts; /* changed under exp_lock */
 
 /* is slot i's pid that of process pid (its own, or adopted by it)? */
 static bool slot_of_pid(struct uu_xjournal *j, unsigned int i, pid_t pid)
@@ -326,17 +326,14 @@ static bool adopt_timeout(struct uu_ring *r, struct uu_xjournal *j,
 	return ok;
 }
 
-/* r's last fd closed (ring/registry.c, live_lock held): the service
- * thread drops the TIMEOUTs it took over there, and their references */
+/* A ring's last fd closed (ring/registry.c, live_lock held, so not
+ * exp_lock: the fork handlers take exp_lock before live_lock): the
+ * service thread drops the TIMEOUTs it took over there, and their
+ * references */
 void uu_xlife_ring_dead(struct uu_ring *r)
 {
-	bool kick = false;
-
-	pthread_mutex_lock(&exp_lock);
-	for (int i = 0; i < nr_adopted_timeouts && !kick; i++)
-		kick = adopted[i].ring == r;
-	pthread_mutex_unlock(&exp_lock);
-	if (kick)
+	(void)r;
+	if (atomic_load_explicit(&nr_adopted_timeouts, memory_order_relaxed))
 		kick_svc();
 }
 

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -446,6 +447,81 @@ static void sc_exec_cancels(struct dctx *c)
 }
 
 /*
+ * A child killed (SIGKILL) at a random moment while it submits and reaps
+ * in a loop, twenty times: the ring must stay usable by the parent each
+ * time.  The kernel's has no lock a process could take with it; uuring's
+ * SQ and CQ locks are shared by the processes, and a child killed while it
+ * holds one used to leave it locked for good (now robust mutexes: the
+ * next locker takes it over, core/internal.h uu_shared_lock).  Only the
+ * parent's own NOP is compared: what else is in the CQ (the child's
+ * unreaped CQEs, its cancelled requests) depends on the moment.
+ */
+#define KILL_ROUNDS 20
+
+static long body_kill_in_lock(struct dctx *c, void *arg)
+{
+	struct tring r;
+	long ok = 0;
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0))
+		return -1;
+	if (r.p.flags & IORING_SETUP_DEFER_TASKRUN) {
+		tring_exit(&r);
+		return KILL_ROUNDS; /* the child cannot submit there */
+	}
+	for (int i = 0; i < KILL_ROUNDS; i++) {
+		int64_t deadline;
+		bool found = false;
+		pid_t pid;
+
+		fflush(stdout);
+		fflush(stderr);
+		pid = fork();
+		if (pid == 0) {
+			/* never outlive a parent that hung (and was killed) */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			for (;;) {
+				struct io_uring_sqe *sqe;
+				unsigned int n = 0;
+
+				while (n < 8 && (sqe = tring_get_sqe(&r))) {
+					tring_prep_nop(sqe, 1000 + n);
+					n++;
+				}
+				tring_submit(&r);
+				tring_cq_advance(&r, tring_cq_ready(&r));
+			}
+		}
+		/* 1 to 6 ms in: somewhere in the loop */
+		sleep_ms(1 + (i * 7) % 6);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		sq_resync(&r);
+		tring_cq_advance(&r, tring_cq_ready(&r));
+		tring_prep_nop(tring_get_sqe(&r), 7);
+		tring_submit(&r);
+		deadline = now_ns() + 2000 * MS;
+		while (!found && now_ns() < deadline) {
+			struct tcqe q[32];
+			unsigned int n = tring_reap_wait(&r, q, 32, 100 * MS);
+
+			for (unsigned int k = 0; k < n; k++)
+				found |= q[k].user_data == 7;
+		}
+		ok += found;
+	}
+	tring_exit(&r);
+	return ok;
+}
+
+static void sc_kill_in_lock(struct dctx *c)
+{
+	drec_int(c, (int)disolated(c, body_kill_in_lock, NULL, 8000),
+		 "rounds in which the parent's NOP completed after the kill");
+}
+
+/*
  * A cancel in one process finds the other's request (the kernel's cancel
  * walks every task of the ring; uuring forwards it over the lifeline to
  * the other process's engine, ring/xlife.c).  liburing's io-cancel,
@@ -729,6 +805,7 @@ static const struct dscenario scenarios[] = {
 	{ "fork_underscore_exit_cancels", sc_underscore_exit_cancels, NULL, NULL },
 	{ "fork_kill_cancels", sc_kill_cancels, NULL, NULL },
 	{ "fork_exec_cancels", sc_exec_cancels, NULL, NULL },
+	{ "fork_kill_in_lock", sc_kill_in_lock, NULL, NULL },
 	{ "fork_cancel_parents_req", sc_cancel_parents_req, NULL, NULL },
 	{ "fork_cancel_childs_req", sc_cancel_childs_req, NULL, NULL },
 	{ "fork_sync_cancel_parents_req", sc_sync_cancel_parents_req, NULL, NULL },

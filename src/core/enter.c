@@ -62,7 +62,7 @@ UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 			goto out;
 		}
 		uu_thread_has_tctx = true;
-		pthread_mutex_lock(r->uring_lock);
+		uu_shared_lock(r->uring_lock);
 		ret = uu_submit_sqes(r, to_submit);
 		pthread_mutex_unlock(r->uring_lock);
 		if ((unsigned int)ret != to_submit)

@@ -6,6 +6,7 @@
 #ifndef UURING_INTERNAL_H
 #define UURING_INTERNAL_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -783,6 +784,22 @@ void uu_xproc_wake(struct uu_ring *ring);
 static inline bool uu_ring_xshared(const struct uu_ring *ring)
 {
 	return atomic_load_explicit(&ring->xs->shared, memory_order_relaxed);
+}
+/*
+ * The ring's SQ and CQ locks (uring_lock, completion_lock) are robust
+ * process-shared mutexes: a process killed while it holds one (SIGKILL,
+ * _exit from a signal handler) leaves it to the next locker with
+ * EOWNERDEAD instead of locked forever.  What they guard stays usable:
+ * every holder re-reads the shared SQ head and CQ tail under the lock
+ * (core/submit.c, ring/cq.c), and the dead holder's unpublished work is
+ * simply lost (its requests get their -ECANCELED from the journal,
+ * ring/xlife.c; SQEs it had taken but not yet published as consumed are
+ * taken again by the next submitter: compatibility #2).
+ */
+static inline void uu_shared_lock(pthread_mutex_t *m)
+{
+	if (unlikely(pthread_mutex_lock(m) == EOWNERDEAD))
+		pthread_mutex_consistent(m);
 }
 void uu_registry_for_each(void (*fn)(struct uu_ring *ring));
 void uu_xproc_atfork_prepare(void);

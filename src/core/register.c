@@ -501,7 +501,7 @@ int uu_do_register(struct uu_ring *r, unsigned int opcode, void *arg,
 
 		/* like the kernel's uring_lock: no inline issue sees a
 		 * table change halfway */
-		pthread_mutex_lock(r->uring_lock);
+		uu_shared_lock(r->uring_lock);
 		pthread_mutex_lock(&r->files_lock);
 		ret = uu_rsrc_register(r, opcode, arg, nr_args);
 		pthread_mutex_unlock(&r->files_lock);
@@ -518,7 +518,7 @@ int uu_do_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		int ret;
 
 		/* as for files: under uring_lock, tables under files_lock */
-		pthread_mutex_lock(r->uring_lock);
+		uu_shared_lock(r->uring_lock);
 		pthread_mutex_lock(&r->files_lock);
 		ret = uu_rsrc_buf_register(r, opcode, arg, nr_args);
 		pthread_mutex_unlock(&r->files_lock);

@@ -92,7 +92,7 @@ static void compl_flush(struct uu_exec *s)
 
 	if (!s->cb.nr)
 		return;
-	pthread_mutex_lock(r->completion_lock);
+	uu_shared_lock(r->completion_lock);
 	for (i = 0; i < s->cb.nr; i++) {
 		uu_cq_post_locked(r, s->cb.e[i].user_data, s->cb.e[i].res,
 				  s->cb.e[i].cflags, s->cb.e[i].big);

@@ -327,7 +327,7 @@ void uu_rsrc_post_tag(struct uu_ring *r, uint64_t tag)
 	struct uu_req *req = calloc(1, sizeof(*req));
 
 	if (!req) {
-		pthread_mutex_lock(r->completion_lock);
+		uu_shared_lock(r->completion_lock);
 		uu_cq_post_locked(r, tag, 0, 0, NULL);
 		uu_cq_commit_locked(r);
 		pthread_mutex_unlock(r->completion_lock);
@@ -579,9 +579,9 @@ static void lock_pair(struct uu_ring *a, struct uu_ring *b, bool lock)
 	struct uu_ring *lo = a < b ? a : b, *hi = a < b ? b : a;
 
 	if (lock) {
-		pthread_mutex_lock(lo->uring_lock);
+		uu_shared_lock(lo->uring_lock);
 		if (hi != lo)
-			pthread_mutex_lock(hi->uring_lock);
+			uu_shared_lock(hi->uring_lock);
 		pthread_mutex_lock(&lo->files_lock);
 		if (hi != lo)
 			pthread_mutex_lock(&hi->files_lock);
@@ -663,7 +663,7 @@ int uu_rsrc_buf_clone(struct uu_ring *r, void *arg, unsigned int nr_args)
 
 	if (!arg || nr_args != 1)
 		return -EINVAL;
-	pthread_mutex_lock(r->uring_lock);
+	uu_shared_lock(r->uring_lock);
 	ret = uu_copy_from_user(&cb, arg, sizeof(cb));
 	if (!ret && (cb.flags & ~(IORING_REGISTER_SRC_REGISTERED |
 				  IORING_REGISTER_DST_REPLACE)))

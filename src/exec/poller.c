@@ -537,7 +537,7 @@ static bool post_more(struct uu_req *req, int32_t res)
 	struct uu_ring *r = req->ring;
 	bool ok;
 
-	pthread_mutex_lock(r->completion_lock);
+	uu_shared_lock(r->completion_lock);
 	ok = !r->ovf_head &&
 	     r->cq_cached_tail - atomic_load_explicit(r->cq_head,
 						      memory_order_acquire) <

@@ -130,7 +130,7 @@ static unsigned int sqpoll_pass(struct uu_sqd *sqd)
 
 			if (sqd->nr > 1 && n > SQPOLL_CAP_ENTRIES)
 				n = SQPOLL_CAP_ENTRIES;
-			pthread_mutex_lock(r->uring_lock);
+			uu_shared_lock(r->uring_lock);
 			ret = uu_submit_sqes(r, n);
 			pthread_mutex_unlock(r->uring_lock);
 			if (ret > 0) {

@@ -360,7 +360,7 @@ static bool post_more(struct uu_req *req, int32_t res, uint32_t cflags)
 	uint32_t pending = batch ? s->cb.nr : 0;
 	bool ok;
 
-	pthread_mutex_lock(r->completion_lock);
+	uu_shared_lock(r->completion_lock);
 	ok = !r->ovf_head &&
 	     r->cq_cached_tail + pending -
 			     atomic_load_explicit(r->cq_head,
@@ -874,7 +874,7 @@ void uu_send_zc_cleanup(struct uu_req *req)
 		if (s && s->ring == r) {
 			uu_exec_post(s, req->user_data, res, cflags, NULL);
 		} else {
-			pthread_mutex_lock(r->completion_lock);
+			uu_shared_lock(r->completion_lock);
 			uu_cq_post_locked(r, req->user_data, res, cflags, NULL);
 			uu_cq_commit_locked(r);
 			pthread_mutex_unlock(r->completion_lock);

@@ -200,7 +200,7 @@ void uu_timeout_arm(struct uu_req *req)
 
 	req->tmo.t.fn = timeout_fired;
 	journal_expiry(req);
-	pthread_mutex_lock(r->completion_lock);
+	uu_shared_lock(r->completion_lock);
 	if (noseq(req)) {
 		list_add_tail_tmo(r, req);
 	} else {
@@ -215,7 +215,7 @@ void uu_timeout_arm(struct uu_req *req)
 	}
 	pthread_mutex_unlock(r->completion_lock);
 	if (uu_timer_arm(&req->tmo.t)) {
-		pthread_mutex_lock(r->completion_lock);
+		uu_shared_lock(r->completion_lock);
 		list_del_tmo(r, req);
 		pthread_mutex_unlock(r->completion_lock);
 		req->res = -ENOMEM;
@@ -242,7 +242,7 @@ static void timeout_fired(struct uu_timer *t)
 					       offsetof(struct uu_req, tmo.t));
 	struct uu_ring *r = req->ring;
 
-	pthread_mutex_lock(r->completion_lock);
+	uu_shared_lock(r->completion_lock);
 	if (!req->tmo.listed) {
 		/* completed by count or removed meanwhile */
 		pthread_mutex_unlock(r->completion_lock);
@@ -257,7 +257,7 @@ static void timeout_fired(struct uu_timer *t)
 		set_expiry(req);
 		if (!uu_timer_arm(&req->tmo.t))
 			return;
-		pthread_mutex_lock(r->completion_lock);
+		uu_shared_lock(r->completion_lock);
 	}
 	list_del_tmo(r, req);
 	pthread_mutex_unlock(r->completion_lock);
@@ -311,7 +311,7 @@ static int find_and_stop(struct uu_ring *r, uint64_t user_data,
 {
 	struct uu_req *req;
 
-	pthread_mutex_lock(r->completion_lock);
+	uu_shared_lock(r->completion_lock);
 	for (req = r->tmo_head; req; req = req->tmo.next)
 		if (req->user_data == user_data)
 			break;
@@ -352,7 +352,7 @@ void uu_timeouts_cancel_all(struct uu_ring *r)
 	for (;;) {
 		struct uu_req *req;
 
-		pthread_mutex_lock(r->completion_lock);
+		uu_shared_lock(r->completion_lock);
 		for (req = r->tmo_head; req; req = req->tmo.next)
 			if (uu_timer_cancel(&req->tmo.t))
 				break;
@@ -388,7 +388,7 @@ static int timeout_update(struct uu_ring *r, uint64_t user_data,
 	set_expiry(req);
 	journal_expiry(req);
 	if (uu_timer_arm(&req->tmo.t)) {
-		pthread_mutex_lock(r->completion_lock);
+		uu_shared_lock(r->completion_lock);
 		list_del_tmo(r, req);
 		pthread_mutex_unlock(r->completion_lock);
 		req->res = -ENOMEM;

@@ -215,7 +215,7 @@ void uu_cq_flush_overflow(struct uu_ring *r)
 {
 	if (!atomic_load_explicit(&r->ovf_pending, memory_order_acquire))
 		return;
-	pthread_mutex_lock(r->completion_lock);
+	uu_shared_lock(r->completion_lock);
 	uu_cq_flush_overflow_locked(r);
 	uu_cq_commit_locked(r);
 	pthread_mutex_unlock(r->completion_lock);

@@ -360,7 +360,7 @@ static void post_orphans(struct uu_ring *r, pid_t pid, bool graceful)
 
 	if (!j)
 		return;
-	pthread_mutex_lock(r->completion_lock);
+	uu_shared_lock(r->completion_lock);
 	/* the TIMEOUTs first: their members go with them */
 	for (unsigned int i = 0; graceful && i < XJ_ENTRIES; i++)
 		if (slot_of_pid(j, i, pid) &&
@@ -414,7 +414,7 @@ static void fire_adopted(const struct adopted_timeout *t)
 	unsigned int slot = t->slot;
 	bool post = !atomic_load(&r->dead);
 
-	pthread_mutex_lock(r->completion_lock);
+	uu_shared_lock(r->completion_lock);
 	if (atomic_load_explicit(&j->e[slot].pid, memory_order_acquire) !=
 	    mine) {
 		pthread_mutex_unlock(r->completion_lock);

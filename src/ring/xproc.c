@@ -72,6 +72,7 @@ int uu_xshared_init(struct uu_ring *r)
 		return -ENOMEM;
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST); /* uu_shared_lock */
 	pthread_mutex_init(&xs->uring_lock, &a);
 	pthread_mutex_init(&xs->completion_lock, &a);
 	pthread_mutexattr_destroy(&a);

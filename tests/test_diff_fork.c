@@ -554,49 +554,77 @@ static void sc_cancel_parents_req(struct dctx *c)
 	tring_exit(&r);
 }
 
-static void sc_cancel_childs_req(struct dctx *c)
-{
-	struct tring r;
-	int sync[2], go[2];
-	char b = 0;
+/*
+ * A child that submits a READ (user_data ud) on an empty pipe of its own
+ * and stays alive until release_child: the parent's cancels find it in
+ * the other process.  0 once the child has submitted, else -1 (recorded).
+ */
+struct held_child {
 	pid_t pid;
+	int sync[2], go[2];
+};
 
-	if (ring_not_defer(c, &r))
-		return;
-	if (pipe(sync) || pipe(go))
-		return;
+static int child_with_read(struct dctx *c, struct tring *r, uint64_t ud,
+			   struct held_child *h)
+{
+	char b = 0;
+
+	if (pipe(h->sync))
+		return -1;
+	if (pipe(h->go)) {
+		tclose2(h->sync);
+		return -1;
+	}
 	fflush(stdout);
 	fflush(stderr);
-	pid = fork();
-	if (pid == 0) {
+	h->pid = fork();
+	if (h->pid == 0) {
 		char buf[8];
 		int cp[2];
 
 		if (pipe(cp))
 			_exit(64);
-		tprep(&r, IORING_OP_READ, cp[0], buf, sizeof(buf), 0, 5, 0);
-		if (tring_submit(&r) != 1 || write(sync[1], &b, 1) != 1)
+		tprep(r, IORING_OP_READ, cp[0], buf, sizeof(buf), 0, ud, 0);
+		if (tring_submit(r) != 1 || write(h->sync[1], &b, 1) != 1)
 			_exit(1);
 		/* alive until the parent has cancelled and reaped */
-		if (read(go[0], &b, 1) != 1)
+		if (read(h->go[0], &b, 1) != 1)
 			_exit(2);
 		_exit(0);
 	}
-	close(sync[1]); /* a child that fails ends the read below */
-	sync[1] = -1;
-	if (read(sync[0], &b, 1) != 1) {
-		drec_int(c, child_status(pid), "child: failed");
-		return;
+	close(h->sync[1]); /* a child that fails ends the read below */
+	h->sync[1] = -1;
+	if (read(h->sync[0], &b, 1) != 1) {
+		drec_int(c, child_status(h->pid), "child: failed");
+		return -1;
 	}
-	sq_resync(&r);
+	sq_resync(r);
+	return 0;
+}
+
+static void release_child(struct dctx *c, struct held_child *h)
+{
+	char b = 0;
+
+	if (write(h->go[1], &b, 1) == 1)
+		drec_int(c, child_status(h->pid), "child: exited");
+	tclose2(h->sync);
+	tclose2(h->go);
+}
+
+static void sc_cancel_childs_req(struct dctx *c)
+{
+	struct held_child h;
+	struct tring r;
+
+	if (ring_not_defer(c, &r))
+		return;
+	if (child_with_read(c, &r, 5, &h))
+		return;
 	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 6, 0)->addr = 5;
 	drec_int(c, tring_submit(&r), "parent: cancel of the child's read");
 	dreap(c, &r, 2, false, "the cancel and the child's read");
-	if (write(go[1], &b, 1) != 1)
-		return;
-	drec_int(c, child_status(pid), "child: exited");
-	tclose2(sync);
-	tclose2(go);
+	release_child(c, &h);
 	tring_exit(&r);
 }
 
@@ -663,46 +691,17 @@ static void sc_sync_cancel_parents_req(struct dctx *c)
 
 static void sc_sync_cancel_childs_req(struct dctx *c)
 {
+	struct held_child h;
 	struct tring r;
-	int sync[2], go[2];
-	char b = 0;
-	pid_t pid;
 
 	if (ring_not_defer(c, &r))
 		return;
-	if (pipe(sync) || pipe(go))
+	if (child_with_read(c, &r, 25, &h))
 		return;
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid == 0) {
-		char buf[8];
-		int cp[2];
-
-		if (pipe(cp))
-			_exit(64);
-		tprep(&r, IORING_OP_READ, cp[0], buf, sizeof(buf), 0, 25, 0);
-		if (tring_submit(&r) != 1 || write(sync[1], &b, 1) != 1)
-			_exit(1);
-		if (read(go[0], &b, 1) != 1)
-			_exit(2);
-		_exit(0);
-	}
-	close(sync[1]);
-	sync[1] = -1;
-	if (read(sync[0], &b, 1) != 1) {
-		drec_int(c, child_status(pid), "child: failed");
-		return;
-	}
-	sq_resync(&r);
 	drec_int(c, sync_cancel_ud(&r, 25), "parent: sync cancel of the child's read");
 	dreap(c, &r, 1, true, "the child's read, cancelled");
 	drec_int(c, sync_cancel_ud(&r, 25), "parent: sync cancel again");
-	if (write(go[1], &b, 1) != 1)
-		return;
-	drec_int(c, child_status(pid), "child: exited");
-	tclose2(sync);
-	tclose2(go);
+	release_child(c, &h);
 	tring_exit(&r);
 }
 

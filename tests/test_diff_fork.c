@@ -342,9 +342,10 @@ static void sc_exit_cancels(struct dctx *c)
  */
 static void sc_exit_timeouts_fire(struct dctx *c)
 {
-	/* beyond the second uuring's exit handler waits for requests */
-	struct __kernel_timespec late = { 1, 400000000 };
-	struct __kernel_timespec early = { 1, 200000000 };
+	/* beyond the second uuring's exit handler waits for requests,
+	 * with a margin for a slow exit */
+	struct __kernel_timespec late = { 2, 400000000 };
+	struct __kernel_timespec early = { 2, 200000000 };
 	struct tring r;
 	pid_t pid;
 
@@ -364,7 +365,7 @@ static void sc_exit_timeouts_fire(struct dctx *c)
 	drec_int(c, child_status(pid), "child: armed two TIMEOUTs, exited");
 	sq_resync(&r);
 	drec_int(c, (int)tring_cq_ready(&r), "parent: no CQE at the exit");
-	sleep_ms(500); /* dreap waits a second per CQE */
+	sleep_ms(1500); /* dreap waits a second per CQE */
 	dreap(c, &r, 3, true, "parent: the TIMEOUTs expire, the NOP is cancelled");
 	tring_exit(&r);
 }

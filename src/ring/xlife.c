@@ -323,6 +323,11 @@ static bool adopt_timeout(struct uu_ring *r, struct uu_xjournal *j,
 		ok = true;
 	}
 	pthread_mutex_unlock(&exp_lock);
+	/* the hang-up may have been read by a thread that is not the
+	 * service thread (a forwarded cancel's, uu_xlife_cancel): the
+	 * service thread must learn of the new expiry */
+	if (ok)
+		kick_svc();
 	return ok;
 }
 

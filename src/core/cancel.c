@@ -361,7 +361,6 @@ int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags)
 		.flags = req->cancel.flags,
 		.opcode = req->cancel.opcode,
 	};
-	int ret;
 
 	(void)issue_flags;
 	if (m.flags & IORING_ASYNC_CANCEL_FD) {
@@ -379,13 +378,22 @@ int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags)
 		m.dev = st.st_dev;
 		m.ino = st.st_ino;
 	}
-	ret = uu_cancel(req->ring, &m);
-	/* a ring shared across fork: the other processes' requests too,
-	 * as the kernel's cancel walks every task of the ring */
-	if (unlikely(uu_ring_xshared(req->ring)) &&
-	    (ret == -ENOENT || (m.flags & (IORING_ASYNC_CANCEL_ALL |
-					   IORING_ASYNC_CANCEL_ANY))))
-		ret = uu_xlife_cancel(req->ring, &m, ret);
+	return uu_cancel_everywhere(req->ring, &m);
+}
+
+/*
+ * uu_cancel, and on a ring shared across fork the other processes'
+ * requests too when this one found nothing (or, with ALL/ANY, always),
+ * as the kernel's cancel walks every task of the ring (ring/xlife.c).
+ */
+int uu_cancel_everywhere(struct uu_ring *r, const struct uu_cancel_match *m)
+{
+	int ret = uu_cancel(r, m);
+
+	if (unlikely(uu_ring_xshared(r)) &&
+	    (ret == -ENOENT || (m->flags & (IORING_ASYNC_CANCEL_ALL |
+					    IORING_ASYNC_CANCEL_ANY))))
+		ret = uu_xlife_cancel(r, m, ret);
 	return ret;
 }
 

@@ -290,13 +290,9 @@ static int sync_cancel(struct uu_ring *r, void *arg)
 			deadline.tv_nsec -= 1000000000L;
 		}
 	}
-	ret = uu_cancel(r, &m);
-	/* a ring shared across fork: the peers cancel theirs and wait for
-	 * it before they answer (ring/xlife.c) */
-	if (unlikely(uu_ring_xshared(r)) &&
-	    (ret == -ENOENT ||
-	     (m.flags & (IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_ANY))))
-		ret = uu_xlife_cancel(r, &m, ret);
+	/* on a ring shared across fork the peers cancel theirs too, and
+	 * wait for it before they answer (from_app, ring/xlife.c) */
+	ret = uu_cancel_everywhere(r, &m);
 	if (ret == -ENOENT)
 		return ret;
 	found = ret;

@@ -545,9 +545,18 @@ static void keep_end(int fd, bool to_parent)
 	struct xmsg m = { .type = XM_PID, .val = uu_self_pid() };
 	int n = atomic_load_explicit(&nr_lines, memory_order_relaxed);
 
-	if (n == MAX_LIFELINES || !send_msg(fd, &m)) {
+	if (n == MAX_LIFELINES) {
 		uu_sys_close(fd);
 		return;
+	}
+	/*
+	 * Kept even if the pid cannot be sent: on a busy machine a child
+	 * can run its whole life (submit, exit) before its parent's fork
+	 * returns, and then the send fails on the closed end while what
+	 * the child said (its pid, its goodbye) waits in ours to be read.
+	 */
+	if (!send_msg(fd, &m)) {
+		/* the peer is gone already: its end will read as hung up */
 	}
 	lines[n] = (struct lifeline){ .fd = fd, .to_parent = to_parent };
 	atomic_store_explicit(&nr_lines, n + 1, memory_order_relaxed);
@@ -797,6 +806,12 @@ static bool drain_line(struct lifeline *l, int *asks_fd, struct xmsg *asks,
 
 		if (got == 0)
 			return false;
+		/* a peer that closed with our messages unread in its end
+		 * (a child that exited before its service thread read our
+		 * pid) makes the first recv fail ECONNRESET once; what it
+		 * sent before it closed (its goodbye) is still queued */
+		if (got < 0 && errno == ECONNRESET)
+			continue;
 		if (got < 0)
 			return errno == EAGAIN || errno == EINTR;
 		if (got != (ssize_t)sizeof(m))

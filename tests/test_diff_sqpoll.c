@@ -68,6 +68,15 @@ static void sc_no_enter(struct dctx *c)
 	sq_submit(&r);
 	drec_int(c, poll_cq(&r, 4, 2000), "CQEs without enter");
 	dreap(c, &r, 4, true, "nops");
+	/*
+	 * The SQ thread posts a batch's CQEs before it stores the new SQ
+	 * head (the kernel's io_submit_sqes too), so seeing the 4 CQEs does
+	 * not mean the head has moved: on a loaded machine the thread can be
+	 * preempted in between, and a count taken now would include the 4
+	 * old SQEs (CI saw enter return 6).  Wait for the head first.
+	 */
+	drec_int(c, (int)tring_sqpoll_await_sq_taken(&r, 2000),
+		 "SQEs not taken after their CQEs");
 	/* enter returns to_submit and waits as usual */
 	tring_queue_nops(&r, 2, 10, 0);
 	drec_int(c, tring_submit_and_wait(&r, 2), "enter(2, wait 2)");

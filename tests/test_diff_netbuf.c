@@ -477,6 +477,43 @@ static long body_mshot(struct dctx *c, void *arg)
 }
 ISOLATED(sc_mshot, body_mshot)
 
+/*
+ * The shots of one wakeup appear together: 32 bytes in one write, 1-byte
+ * buffers.  The kernel receives them as task_work of the writer and
+ * commits the CQ once, so the application that sees the first shot sees
+ * all 32; uuring's readiness engine commits them together too (not one by
+ * one, which let a waiter woken by the first find the rest missing).
+ */
+static long body_mshot_together(struct dctx *c, void *arg)
+{
+	char *a = map(PS);
+	struct tring r;
+	int sp[2];
+
+	(void)arg;
+	if (!a || dring_flags(c, &r, 64, 0) || tsockpair(sp))
+		return 0;
+	provide(&r, a, 1, 40, 1, 0, 1);
+	run(c, &r, 1, "provide 40 1-byte buffers");
+	recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
+		 IORING_RECV_MULTISHOT, 2);
+	dsubmit_sqp(c, &r, "multishot RECV");
+	none(c, &r, 20, "multishot RECV waits");
+	twrite(sp[0], "0123456789abcdefghijklmnopqrstuv", 32);
+	drec_int(c, tring_wait(&r, 1, 2000 * MS) > 0, "a shot");
+	drec_int(c, tring_cq_ready(&r), "CQEs when the first shot is seen");
+	dreapn(c, &r, 32, true, "32 shots");
+	drec_int(c, !memcmp(a, "0123456789abcdefghijklmnopqrstuv", 32),
+		 "the bytes, one per buffer");
+	cancel(&r, 2, 3);
+	dsubmit_sqp(c, &r, "cancel");
+	dreapn(c, &r, 2, false, "cancelled");
+	tclose2(sp);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_mshot_together, body_mshot_together)
+
 /* multishot RECV: len caps each shot, optlen limits the total */
 static long body_mshot_limits(struct dctx *c, void *arg)
 {
@@ -748,6 +785,7 @@ static const struct dscenario scenarios[] = {
 	{ "netbuf_mshot_prep", sc_mshot_prep, NULL },
 	{ "netbuf_mshot", sc_mshot, NULL },
 	{ "netbuf_mshot_limits", sc_mshot_limits, NULL },
+	{ "netbuf_mshot_together", sc_mshot_together, NULL },
 	{ "netbuf_mshot_defer", sc_mshot_defer, NULL },
 	{ "netbuf_mshot_overflow", sc_mshot_overflow, NULL },
 	{ "netbuf_mshot_msg", sc_mshot_msg, NULL },

@@ -388,7 +388,17 @@ int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags)
  */
 int uu_cancel_everywhere(struct uu_ring *r, const struct uu_cancel_match *m)
 {
-	int ret = uu_cancel(r, m);
+	int ret;
+
+	/*
+	 * Readiness that came before the cancel is processed first, as the
+	 * kernel has run its task_work by then: a multishot receive whose
+	 * data arrived posts those shots before its -ECANCELED (liburing's
+	 * recv-multishot relies on it).
+	 */
+	if (atomic_load_explicit(&r->inflight, memory_order_relaxed))
+		uu_poller_sync();
+	ret = uu_cancel(r, m);
 
 	if (unlikely(uu_ring_xshared(r)) &&
 	    (ret == -ENOENT || (m->flags & (IORING_ASYNC_CANCEL_ALL |

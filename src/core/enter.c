@@ -79,6 +79,13 @@ UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 
 		if (min_complete > r->cq_entries)
 			min_complete = r->cq_entries;
+		/* io_uring_get_events (nothing to submit or wait for): the
+		 * readiness the kernel's task_work would have turned into
+		 * CQEs by now is processed first (exec/poller.c) */
+		if (!to_submit && !min_complete &&
+		    !(r->setup_flags & IORING_SETUP_DEFER_TASKRUN) &&
+		    atomic_load_explicit(&r->inflight, memory_order_relaxed))
+			uu_poller_sync();
 		if (r->syscall_iopoll) /* reap, never wait (core/iopoll.c) */
 			ret2 = uu_iopoll_check(r, min_complete, flags, argp,
 					       argsz);

@@ -344,6 +344,7 @@ struct uu_req {
 	struct uu_file_tag *file_tag; /* tagged fixed file in use (ref) */
 	struct uu_req *ud_next, **ud_pprev; /* armed POLL_ADD by user_data */
 	bool tw_reissue_req;      /* uu_tw_reissue noted, not committed */
+	bool cq_uncommitted;      /* the poller posted shots, not committed */
 	uint32_t park_events;     /* EPOLL* a parked read/write waits for */
 	bool poll_fresh;          /* added since the file's last edge */
 	bool poll_tw;             /* DEFER_TASKRUN multishot POLL_ADD: a
@@ -898,6 +899,10 @@ void uu_cred_put(struct uu_cred *c);
 int uu_pers_issue(struct uu_req *req, unsigned int issue_flags);
 void uu_personalities_free(struct uu_ring *r);
 extern __thread bool uu_in_iowq_worker;
+/* the poller thread (exec/poller.c): a multishot shot it posts is
+ * committed when the request waits again or finishes, with the others of
+ * the same wakeup (uu_poller_shot_posted) */
+bool uu_poller_shot_posted(struct uu_req *req);
 
 /* ---- SQPOLL (exec/sqpoll.c) ---- */
 int uu_sqpoll_setup(struct uu_ring *ring, struct io_uring_params *p);

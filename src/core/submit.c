@@ -37,6 +37,7 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 	req->pf = NULL;
 	req->file_tag = NULL;
 	req->tw_reissue_req = false;
+	req->cq_uncommitted = false;
 	req->poll_state = UU_POLLST_UNARMED;
 	req->poll_tw = false;
 	req->late_inline = false;

@@ -552,6 +552,30 @@ static bool post_more(struct uu_req *req, int32_t res)
 }
 
 /*
+ * A multishot receive or accept issued by process() fills its shots'
+ * CQEs without committing them (ops/net.c post_more): true if this is
+ * the poller, which then commits them itself, once the request waits
+ * again (commit_shots) or after its final CQE (finish_list).
+ */
+bool uu_poller_shot_posted(struct uu_req *req)
+{
+	if (!in_poller || uu_current_exec)
+		return false;
+	req->cq_uncommitted = true;
+	return true;
+}
+
+static void commit_shots(struct uu_req *req)
+{
+	struct uu_ring *r = req->ring;
+
+	req->cq_uncommitted = false;
+	uu_shared_lock(r->completion_lock);
+	uu_cq_commit_locked(r);
+	pthread_mutex_unlock(r->completion_lock);
+}
+
+/*
  * Examine the waiters of pf against revents.  fresh_only: a recheck after
  * an arm, for the waiters that may have missed the last edge.  Finished
  * requests are moved to *done (completed outside the lock).
@@ -610,6 +634,8 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 			}
 			req->park = UU_ISSUE_DONE;
 			res = uu_opdefs[req->opcode].issue(req, 0);
+			if (req->park && req->cq_uncommitted)
+				commit_shots(req); /* no final CQE yet */
 			if (req->park) {
 				/* still not ready: later waiters in the same
 				 * direction would not be either */
@@ -661,6 +687,23 @@ static void finish_list(struct uu_req *done)
 		 * committed now that P.lock is dropped (lock order) */
 		if (rev->tw_reissue_req)
 			uu_tw_reissue_commit(rev);
+		if (rev->cq_uncommitted) {
+			/* shots filled by its last issue: committed after
+			 * the final CQE where that is posted at once (default
+			 * rings, in the same commit), before it elsewhere;
+			 * the reference keeps the ring for the commit */
+			struct uu_ring *r = rev->ring;
+
+			rev->cq_uncommitted = false;
+			atomic_fetch_add_explicit(&r->refs, 1,
+						  memory_order_relaxed);
+			uu_req_finish_async(rev);
+			uu_shared_lock(r->completion_lock);
+			uu_cq_commit_locked(r);
+			pthread_mutex_unlock(r->completion_lock);
+			uu_ring_put(r);
+			continue;
+		}
 		uu_req_finish_async(rev);
 	}
 }
@@ -805,18 +848,23 @@ static void *poller_main(void *arg)
 
 /*
  * The kernel turns a wakeup into task_work in the waker's own context: by
- * the time write(2) on a pipe returns, the poll's completion is queued.
- * The poller does it a moment later.  A DEFER_TASKRUN submitter about to
- * run its task_work calls this first: if the epoll instance already
- * holds readiness, it waits (bounded) for a poller round that began after
- * it looked, so that readiness is queued as task_work before it runs.
+ * the time write(2) on a pipe returns, the poll's completion is queued
+ * (and, on a ring without DEFER_TASKRUN, run before the writer returns
+ * to user space).  The poller does it a moment later.  Callers that must
+ * not overtake readiness signalled before them call this first: a
+ * DEFER_TASKRUN submitter about to run its task_work, an enter that only
+ * reaps (io_uring_get_events), a cancel (whose target may have data
+ * waiting).  If the epoll instance already holds readiness, it waits
+ * (bounded) for a poller round that began after it looked, so that the
+ * readiness has been processed.  Not in the poller itself.
  */
 void uu_poller_sync(void)
 {
 	struct pollfd pfd;
 	uint32_t begun, done;
 
-	if (!atomic_load_explicit(&started, memory_order_acquire) || !P.up)
+	if (!atomic_load_explicit(&started, memory_order_acquire) || !P.up ||
+	    in_poller)
 		return;
 	begun = atomic_load_explicit(&rounds_begun, memory_order_seq_cst);
 	pfd.fd = P.epfd;

@@ -350,7 +350,11 @@ static int sr_finish(struct uu_req *req, ssize_t n, size_t min, int how,
  * the kernel's io_req_post_cqe.  From a thread inside an execution context
  * of the same ring (the submitter, an io-wq worker) the CQE goes through
  * its batch, behind the completions already batched; elsewhere (the
- * poller) it is posted at once.
+ * poller) it is filled at once and committed when the request waits
+ * again or finishes: the shots of one wakeup, and the final CQE, appear
+ * together, as the kernel's task_work run fills its aux CQEs and commits
+ * them once at the end (io_req_post_cqe sets cq_flush).  An application
+ * woken by the first shot does not find the rest missing.
  */
 static bool post_more(struct uu_req *req, int32_t res, uint32_t cflags)
 {
@@ -369,7 +373,8 @@ static bool post_more(struct uu_req *req, int32_t res, uint32_t cflags)
 	if (ok && !batch) {
 		uu_cq_post_locked(r, req->user_data, res,
 				  cflags | IORING_CQE_F_MORE, NULL);
-		uu_cq_commit_locked(r);
+		if (!uu_poller_shot_posted(req))
+			uu_cq_commit_locked(r);
 	}
 	pthread_mutex_unlock(r->completion_lock);
 	if (ok && batch)

@@ -656,6 +656,7 @@ void uu_req_set_fail(struct uu_req *req);
 struct uu_req *uu_req_to_heap(struct uu_req *req);
 void uu_req_queue_head(struct uu_exec *s, struct uu_req *req, bool heap);
 void uu_req_finish_async(struct uu_req *req);
+void uu_req_finish_async_batch(struct uu_req **reqs, unsigned int n);
 void uu_req_run_in_worker(struct uu_req *req);
 /*
  * From the poller, for a parked request of a DEFER_TASKRUN ring that is

@@ -956,6 +956,41 @@ void uu_req_finish_async(struct uu_req *req)
 }
 
 /*
+ * Parked requests that finished together (one io_getevents of the AIO
+ * reaper).  Where the finisher posts the CQEs itself (not DEFER_TASKRUN,
+ * SQPOLL or IOPOLL, which hand them on as uu_req_finish_async does), a
+ * run of requests of one ring shares one context: its CQEs go out under
+ * one CQ lock, in one commit, with one wakeup check, as the kernel's
+ * task_work run flushes the completions of a batch together.
+ */
+void uu_req_finish_async_batch(struct uu_req **reqs, unsigned int n)
+{
+	struct uu_ring *cur = NULL;
+	struct uu_exec s;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct uu_req *req = reqs[i];
+		struct uu_ring *r = req->ring;
+
+		if (req->iopoll_listed || r->sqd ||
+		    (r->setup_flags & IORING_SETUP_DEFER_TASKRUN) ||
+		    (req->flags & UU_REQ_TW_REISSUE)) {
+			uu_req_finish_async(req);
+			continue;
+		}
+		if (r != cur) {
+			if (cur)
+				uu_exec_end(&s);
+			cur = r;
+			uu_exec_init(&s, r, false);
+		}
+		finish_parked(&s, req);
+	}
+	if (cur)
+		uu_exec_end(&s);
+}
+
+/*
  * IOPOLL: requests reaped by enter(GETEVENTS) (core/iopoll.c), completed
  * in one context, so their CQEs go out in one commit and their chains
  * continue after them, as io_do_iopoll flushes its batch.  The kernel's

@@ -4,7 +4,8 @@
  * io_uring submits direct I/O asynchronously to the block layer and never
  * sends it to io-wq; a thread per request in flight (io-wq) would cost a
  * wakeup and a context switch per I/O.  One AIO context per process, one
- * reaper thread blocked in io_getevents, which finishes each request.
+ * reaper thread blocked in io_getevents, which finishes the requests of
+ * each io_getevents together (their CQEs in one commit per ring).
  * The O_DIRECT requests of a submission batch go in one io_submit, at the
  * flush of the batch (core/req.c aio_flush), as the kernel plugs them.
  * Where AIO is unavailable (io_setup denied, context full), the request
@@ -52,6 +53,7 @@ static atomic_bool started; /* release: pairs with ensure_started's acquire */
 static void *reaper_main(void *arg)
 {
 	struct io_event ev[64];
+	struct uu_req *done[64];
 
 	(void)arg;
 	uu_engine_thread = true;
@@ -72,8 +74,9 @@ static void *reaper_main(void *arg)
 			req->res = (int32_t)res;
 			if (res >= 0 && (size_t)res != req->rw.total)
 				req->flags |= UU_REQ_SHORT;
-			uu_req_finish_async(req);
+			done[i] = req;
 		}
+		uu_req_finish_async_batch(done, (unsigned int)n);
 	}
 }
 

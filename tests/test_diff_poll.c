@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -1111,6 +1112,52 @@ static long body_multishot_defer(struct dctx *c, void *arg)
 }
 ISOLATED(sc_multishot_defer, body_multishot_defer)
 
+/*
+ * 32-bit masks (IORING_FEAT_POLL_32BITS): poll32_events is read whole, and
+ * the epoll flags in its high bits (EPOLLEXCLUSIVE, EPOLLONESHOT, EPOLLET,
+ * EPOLLWAKEUP) are accepted beside the events and never reported.
+ */
+static long body_poll32(struct dctx *c, void *arg)
+{
+	struct io_uring_params p;
+	struct tring r;
+	int fds[2];
+
+	(void)arg;
+	memset(&p, 0, sizeof(p));
+	if (dring(c, &r, 16, &p, "ring") || pipe(fds))
+		return 0;
+	drec_int(c, !!(r.p.features & IORING_FEAT_POLL_32BITS),
+		 "FEAT_POLL_32BITS");
+	twrite(fds[1], "x", 1);
+	poll_add(&r, fds[0], POLLIN | EPOLLEXCLUSIVE, 0, 1, 0);
+	dnow(c, &r, "POLLIN|EPOLLEXCLUSIVE, data waiting");
+	poll_add(&r, fds[0], POLLIN | POLLRDHUP | EPOLLONESHOT | EPOLLET, 0, 2,
+		 0);
+	dnow(c, &r, "POLLIN|RDHUP|ONESHOT|ET, data waiting");
+	poll_add(&r, fds[1], POLLOUT | EPOLLWAKEUP, 0, 3, 0);
+	dnow(c, &r, "POLLOUT|EPOLLWAKEUP");
+	tdrain_fd(fds[0]);
+	poll_add(&r, fds[0], POLLIN | EPOLLEXCLUSIVE, 0, 4, 0);
+	dsubmit(c, &r, "POLLIN|EPOLLEXCLUSIVE, empty pipe");
+	dnone(c, &r, 30, "POLLIN|EPOLLEXCLUSIVE, empty pipe");
+	twrite(fds[1], "y", 1);
+	dreap1(c, &r, "POLLIN|EPOLLEXCLUSIVE after a write");
+	tdrain_fd(fds[0]);
+	poll_add(&r, fds[0], POLLIN | EPOLLEXCLUSIVE, IORING_POLL_ADD_MULTI, 5,
+		 0);
+	dsubmit(c, &r, "multishot POLLIN|EPOLLEXCLUSIVE");
+	twrite(fds[1], "z", 1);
+	dreap1(c, &r, "multishot POLLIN|EPOLLEXCLUSIVE after a write");
+	poll_remove(&r, 5, 0, 0, 0, 6);
+	dsubmit(c, &r, "remove");
+	dreapn(c, &r, 2, false, "remove");
+	tclose2(fds);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_poll32, body_poll32)
+
 static const struct dscenario scenarios[] = {
 	{ "poll_oneshot_pipe", sc_oneshot_pipe, NULL },
 	{ "poll_oneshot_socket_eventfd", sc_oneshot_other, NULL },
@@ -1129,6 +1176,7 @@ static const struct dscenario scenarios[] = {
 	{ "poll_remove_duplicate_user_data", sc_remove_dup_ud, NULL },
 	{ "poll_cancel_fd_reused_number", sc_cancel_fd_reused, NULL },
 	{ "poll_fd_table_full", sc_fd_limit, NULL },
+	{ "poll_32bit_masks", sc_poll32, NULL },
 };
 
 DTEST_MAIN(scenarios)

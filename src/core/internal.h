@@ -297,6 +297,16 @@ struct uu_ring {
 
 #define uu_stat_inc(r, f) atomic_fetch_add_explicit(&(r)->st.f, 1, memory_order_relaxed)
 #define uu_stat_add(r, f, n) atomic_fetch_add_explicit(&(r)->st.f, (n), memory_order_relaxed)
+/*
+ * A counter whose every writer holds the same lock (cqes_posted: the CQ
+ * lock): a plain load and store, no locked read-modify-write on a hot
+ * path; readers elsewhere still see whole values (relaxed atomics).
+ */
+#define uu_stat_inc_locked(r, f)                                            \
+	atomic_store_explicit(&(r)->st.f,                                   \
+			      atomic_load_explicit(&(r)->st.f,              \
+						   memory_order_relaxed) + 1,   \
+			      memory_order_relaxed)
 
 /* ---- request ---- */
 
@@ -631,6 +641,7 @@ struct uu_exec {
 					       * flush, in one io_submit */
 	struct uu_exec *prev;             /* enclosing context, this thread */
 	unsigned int ring_puts;           /* ring refs to drop at the end */
+	unsigned int nr_inline;           /* route_inline not yet counted */
 	unsigned int inflight_puts;       /* parked requests of ring that
 					   * finished: counted out of
 					   * ring->inflight after their CQEs

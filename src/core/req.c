@@ -36,6 +36,7 @@ void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter)
 	s->punt_head = s->punt_tail = NULL;
 	s->aio_head = s->aio_tail = NULL;
 	s->ring_puts = 0;
+	s->nr_inline = 0;
 	s->inflight_puts = 0;
 	s->cb.nr = 0;
 	s->submitter = submitter;
@@ -542,7 +543,7 @@ static bool issue_one(struct uu_exec *s, struct uu_req **reqp, bool *heap,
 			return false;
 		req = *reqp;
 	} else if (!(issue_flags & UU_ISSUE_F_WORKER) && s->submitter) {
-		uu_stat_inc(req->ring, route_inline);
+		s->nr_inline++; /* counted at the flush: one atomic add */
 	}
 	req->res = res;
 	if ((res < 0 && !(def->errors_keep_links && res != -EBADF)) ||
@@ -640,6 +641,10 @@ static void inflight_put(struct uu_exec *s)
 
 void uu_exec_flush_direct(struct uu_exec *s)
 {
+	if (s->nr_inline) {
+		uu_stat_add(s->ring, route_inline, s->nr_inline);
+		s->nr_inline = 0;
+	}
 	aio_flush(s);
 	punt_flush(s);
 	compl_flush(s);

@@ -261,7 +261,6 @@ int uu_submit_sqes(struct uu_ring *r, unsigned int nr)
 		if (r->sqe_shift == 7)
 			memcpy(req.sqe_ext, (const char *)sqe + 64, 64);
 		req.ring = r;
-		uu_stat_inc(r, sqes_consumed);
 		if (unlikely(submit_one(&s, &req, &stop)) && stop &&
 		    !(r->setup_flags & IORING_SETUP_SUBMIT_ALL)) {
 			left--;
@@ -270,6 +269,8 @@ int uu_submit_sqes(struct uu_ring *r, unsigned int nr)
 	} while (--left);
 	if (left)
 		ret -= (int)left;
+	/* one atomic add per batch, not a locked add per SQE */
+	uu_stat_add(r, sqes_consumed, (unsigned int)ret);
 	/* an unterminated chain at the end of the batch runs as it is */
 	if (s.head) {
 		struct uu_req *h = s.head;

@@ -57,7 +57,7 @@ static void fill_cq(struct uu_ring *r, unsigned int need, uint64_t user_data,
 		cqe->big_cqe[1] = big ? big[1] : 0;
 	}
 	r->cq_cached_tail += need > 1 ? 2 : 1;
-	uu_stat_inc(r, cqes_posted);
+	uu_stat_inc_locked(r, cqes_posted); /* under the CQ lock */
 }
 
 static void overflow_append(struct uu_ring *r, uint64_t user_data,

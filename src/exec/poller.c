@@ -555,7 +555,7 @@ static bool post_more(struct uu_req *req, int32_t res)
  * A multishot receive or accept issued by process() fills its shots'
  * CQEs without committing them (ops/net.c post_more): true if this is
  * the poller, which then commits them itself, once the request waits
- * again (commit_shots) or after its final CQE (finish_list).
+ * again (process) or after its final CQE (finish_list).
  */
 bool uu_poller_shot_posted(struct uu_req *req)
 {
@@ -565,11 +565,8 @@ bool uu_poller_shot_posted(struct uu_req *req)
 	return true;
 }
 
-static void commit_shots(struct uu_req *req)
+static void commit_cq(struct uu_ring *r)
 {
-	struct uu_ring *r = req->ring;
-
-	req->cq_uncommitted = false;
 	uu_shared_lock(r->completion_lock);
 	uu_cq_commit_locked(r);
 	pthread_mutex_unlock(r->completion_lock);
@@ -634,8 +631,11 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 			}
 			req->park = UU_ISSUE_DONE;
 			res = uu_opdefs[req->opcode].issue(req, 0);
-			if (req->park && req->cq_uncommitted)
-				commit_shots(req); /* no final CQE yet */
+			if (req->park && req->cq_uncommitted) {
+				/* waits again: no final CQE yet */
+				req->cq_uncommitted = false;
+				commit_cq(req->ring);
+			}
 			if (req->park) {
 				/* still not ready: later waiters in the same
 				 * direction would not be either */
@@ -698,9 +698,7 @@ static void finish_list(struct uu_req *done)
 			atomic_fetch_add_explicit(&r->refs, 1,
 						  memory_order_relaxed);
 			uu_req_finish_async(rev);
-			uu_shared_lock(r->completion_lock);
-			uu_cq_commit_locked(r);
-			pthread_mutex_unlock(r->completion_lock);
+			commit_cq(r);
 			uu_ring_put(r);
 			continue;
 		}

@@ -642,6 +642,8 @@ struct uu_exec {
 	struct uu_exec *prev;             /* enclosing context, this thread */
 	unsigned int ring_puts;           /* ring refs to drop at the end */
 	unsigned int nr_inline;           /* route_inline not yet counted */
+	bool publish_sq_head;             /* the next CQ commit also stores
+					   * the SQ head (uu_submit_sqes) */
 	unsigned int inflight_puts;       /* parked requests of ring that
 					   * finished: counted out of
 					   * ring->inflight after their CQEs
@@ -857,6 +859,7 @@ extern __thread bool uu_thread_has_tctx;
 void uu_cq_post_locked(struct uu_ring *ring, uint64_t user_data, int32_t res,
 		       uint32_t cflags, const uint64_t *big);
 void uu_cq_commit_locked(struct uu_ring *ring);
+void uu_cq_commit_sq_head_locked(struct uu_ring *ring, uint32_t sq_head);
 bool uu_cq_flush_overflow_locked(struct uu_ring *ring);
 void uu_cq_flush_overflow(struct uu_ring *ring);
 static inline uint32_t uu_cq_ready(struct uu_ring *ring)

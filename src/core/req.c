@@ -37,6 +37,7 @@ void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter)
 	s->aio_head = s->aio_tail = NULL;
 	s->ring_puts = 0;
 	s->nr_inline = 0;
+	s->publish_sq_head = false;
 	s->inflight_puts = 0;
 	s->cb.nr = 0;
 	s->submitter = submitter;
@@ -102,7 +103,12 @@ static void compl_flush(struct uu_exec *s)
 		if (unlikely(s->cb.e[i].xj))
 			uu_xj_release(r, s->cb.e[i].xj);
 	}
-	uu_cq_commit_locked(r);
+	if (s->publish_sq_head) {
+		s->publish_sq_head = false;
+		uu_cq_commit_sq_head_locked(r, r->sq_cached_head);
+	} else {
+		uu_cq_commit_locked(r);
+	}
 	pthread_mutex_unlock(r->completion_lock);
 	s->cb.nr = 0;
 }
@@ -641,13 +647,21 @@ static void inflight_put(struct uu_exec *s)
 
 void uu_exec_flush_direct(struct uu_exec *s)
 {
+	/* the SQ head goes out with this flush's own commit, after every
+	 * CQE the batch posted, not with one that aio_flush or punt_flush
+	 * might cause before them */
+	bool publish = s->publish_sq_head;
+
+	s->publish_sq_head = false;
 	if (s->nr_inline) {
 		uu_stat_add(s->ring, route_inline, s->nr_inline);
 		s->nr_inline = 0;
 	}
 	aio_flush(s);
 	punt_flush(s);
+	s->publish_sq_head = publish;
 	compl_flush(s);
+	s->publish_sq_head = false;
 	inflight_put(s);
 }
 

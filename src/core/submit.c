@@ -286,8 +286,11 @@ int uu_submit_sqes(struct uu_ring *r, unsigned int nr)
 	 * of those that completed inline.  Link continuations (task_work)
 	 * still run after, in uu_exec_end.
 	 */
+	s.publish_sq_head = true; /* stored by the commit, before its wakeups */
 	uu_exec_flush_direct(&s);
-	/* release: the SQ slots may be reused once the app sees the head */
+	s.publish_sq_head = false;
+	/* release: the SQ slots may be reused once the app sees the head
+	 * (already stored if the flush committed CQEs; the same value) */
 	atomic_store_explicit(r->sq_head, r->sq_cached_head, memory_order_release);
 	uu_exec_end(&s);
 	return ret;

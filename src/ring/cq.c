@@ -157,9 +157,12 @@ bool uu_cq_flush_overflow_locked(struct uu_ring *r)
 
 /*
  * Publishes the CQEs written since the last commit, then wakes waiters
- * whose target was reached.
+ * whose target was reached.  sq_head (a submission batch's last commit,
+ * uu_cq_commit_sq_head_locked): the new SQ head is stored right after the
+ * CQ tail and before any wakeup, so a waiter woken by these CQEs, which
+ * may run before this thread does again, finds the SQEs consumed too.
  */
-void uu_cq_commit_locked(struct uu_ring *r)
+static void cq_commit(struct uu_ring *r, const uint32_t *sq_head)
 {
 	bool moved, ovf_wake;
 	uint32_t tail;
@@ -172,6 +175,11 @@ void uu_cq_commit_locked(struct uu_ring *r)
 	moved = tail != r->cq_cached_tail;
 	ovf_wake = r->ovf_wake;
 	r->ovf_wake = false;
+	if (sq_head && !moved)
+		/* release: pairs with the application's acquire of the
+		 * head; nothing of this batch to publish before it */
+		atomic_store_explicit(r->sq_head, *sq_head,
+				      memory_order_release);
 	/*
 	 * A backlog that just began needs a wake too: a waiter that found
 	 * the CQ empty and no backlog may sleep while our CQEs go to the
@@ -186,6 +194,12 @@ void uu_cq_commit_locked(struct uu_ring *r)
 		 * (pairs with the application's load-acquire of cq tail) */
 		atomic_store_explicit(r->cq_tail, r->cq_cached_tail,
 				      memory_order_release);
+		/* release, after the tail: an application that sees its
+		 * SQEs consumed sees their inline CQEs (as the kernel's
+		 * io_submit_sqes commits the SQ ring after its flush) */
+		if (sq_head)
+			atomic_store_explicit(r->sq_head, *sq_head,
+					      memory_order_release);
 		uu_eventfd_signal_locked(r, r->cq_cached_tail);
 	}
 	/*
@@ -209,6 +223,16 @@ void uu_cq_commit_locked(struct uu_ring *r)
 	    uu_ring_xshared(r))
 		uu_xproc_wake(r);
 	uu_ring_signal_readiness(r);
+}
+
+void uu_cq_commit_locked(struct uu_ring *r)
+{
+	cq_commit(r, NULL);
+}
+
+void uu_cq_commit_sq_head_locked(struct uu_ring *r, uint32_t sq_head)
+{
+	cq_commit(r, &sq_head);
 }
 
 void uu_cq_flush_overflow(struct uu_ring *r)

@@ -644,6 +644,7 @@ struct uu_exec {
 	unsigned int nr_inline;           /* route_inline not yet counted */
 	bool publish_sq_head;             /* the next CQ commit also stores
 					   * the SQ head (uu_submit_sqes) */
+	bool sq_head_published;           /* ... and it did */
 	unsigned int inflight_puts;       /* parked requests of ring that
 					   * finished: counted out of
 					   * ring->inflight after their CQEs

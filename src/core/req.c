@@ -38,6 +38,7 @@ void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter)
 	s->ring_puts = 0;
 	s->nr_inline = 0;
 	s->publish_sq_head = false;
+	s->sq_head_published = false;
 	s->inflight_puts = 0;
 	s->cb.nr = 0;
 	s->submitter = submitter;
@@ -105,6 +106,7 @@ static void compl_flush(struct uu_exec *s)
 	}
 	if (s->publish_sq_head) {
 		s->publish_sq_head = false;
+		s->sq_head_published = true;
 		uu_cq_commit_sq_head_locked(r, r->sq_cached_head);
 	} else {
 		uu_cq_commit_locked(r);

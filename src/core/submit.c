@@ -288,10 +288,12 @@ int uu_submit_sqes(struct uu_ring *r, unsigned int nr)
 	 */
 	s.publish_sq_head = true; /* stored by the commit, before its wakeups */
 	uu_exec_flush_direct(&s);
-	s.publish_sq_head = false;
-	/* release: the SQ slots may be reused once the app sees the head
-	 * (already stored if the flush committed CQEs; the same value) */
-	atomic_store_explicit(r->sq_head, r->sq_cached_head, memory_order_release);
+	/* release: the SQ slots may be reused once the app sees the head.
+	 * Not a second time: an application may read it plainly once it
+	 * has seen the value (acquire) */
+	if (!s.sq_head_published)
+		atomic_store_explicit(r->sq_head, r->sq_cached_head,
+				      memory_order_release);
 	uu_exec_end(&s);
 	return ret;
 }

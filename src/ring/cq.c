@@ -158,9 +158,10 @@ bool uu_cq_flush_overflow_locked(struct uu_ring *r)
 /*
  * Publishes the CQEs written since the last commit, then wakes waiters
  * whose target was reached.  sq_head (a submission batch's last commit,
- * uu_cq_commit_sq_head_locked): the new SQ head is stored right after the
- * CQ tail and before any wakeup, so a waiter woken by these CQEs, which
- * may run before this thread does again, finds the SQEs consumed too.
+ * uu_cq_commit_sq_head_locked): the new SQ head is stored after the CQ
+ * tail, the eventfd and the ring fd's readiness, and before any wakeup,
+ * so a waiter woken by these CQEs, which may run before this thread does
+ * again, finds the SQEs consumed too.
  */
 static void cq_commit(struct uu_ring *r, const uint32_t *sq_head)
 {
@@ -175,11 +176,6 @@ static void cq_commit(struct uu_ring *r, const uint32_t *sq_head)
 	moved = tail != r->cq_cached_tail;
 	ovf_wake = r->ovf_wake;
 	r->ovf_wake = false;
-	if (sq_head && !moved)
-		/* release: pairs with the application's acquire of the
-		 * head; nothing of this batch to publish before it */
-		atomic_store_explicit(r->sq_head, *sq_head,
-				      memory_order_release);
 	/*
 	 * A backlog that just began needs a wake too: a waiter that found
 	 * the CQ empty and no backlog may sleep while our CQEs go to the
@@ -187,21 +183,30 @@ static void cq_commit(struct uu_ring *r, const uint32_t *sq_head)
 	 * published (its flush at wake-up moves them); the kernel wakes
 	 * waiters when it queues an overflow entry as well.
 	 */
-	if (!moved && !ovf_wake)
+	if (!moved && !ovf_wake) {
+		/* release: pairs with the application's acquire of the
+		 * head; nothing of this batch to publish before it */
+		if (sq_head)
+			atomic_store_explicit(r->sq_head, *sq_head,
+					      memory_order_release);
 		return;
+	}
 	if (moved) {
 		/* release: CQE contents are visible before the new tail
 		 * (pairs with the application's load-acquire of cq tail) */
 		atomic_store_explicit(r->cq_tail, r->cq_cached_tail,
 				      memory_order_release);
-		/* release, after the tail: an application that sees its
-		 * SQEs consumed sees their inline CQEs (as the kernel's
-		 * io_submit_sqes commits the SQ ring after its flush) */
-		if (sq_head)
-			atomic_store_explicit(r->sq_head, *sq_head,
-					      memory_order_release);
 		uu_eventfd_signal_locked(r, r->cq_cached_tail);
 	}
+	/* the ring fd's readiness (a byte on its socket) before the SQ head
+	 * and the wakeups: whoever sees either finds the ring readable */
+	uu_ring_signal_readiness(r);
+	/* release, after the tail: an application that sees its SQEs
+	 * consumed sees their inline CQEs (as the kernel's io_submit_sqes
+	 * commits the SQ ring after its flush) */
+	if (sq_head)
+		atomic_store_explicit(r->sq_head, *sq_head,
+				      memory_order_release);
 	/*
 	 * Dekker pair with the waiter (wait/cqwait.c, register_waiter): the
 	 * waiter increments nr_sleepers, fences, then reads cq tail and
@@ -222,7 +227,6 @@ static void cq_commit(struct uu_ring *r, const uint32_t *sq_head)
 					  memory_order_acquire)) &&
 	    uu_ring_xshared(r))
 		uu_xproc_wake(r);
-	uu_ring_signal_readiness(r);
 }
 
 void uu_cq_commit_locked(struct uu_ring *r)

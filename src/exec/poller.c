@@ -859,23 +859,33 @@ static void *poller_main(void *arg)
 void uu_poller_sync(void)
 {
 	struct pollfd pfd;
-	uint32_t begun, done;
+	uint32_t begun, done, target;
 
 	if (!atomic_load_explicit(&started, memory_order_acquire) || !P.up ||
 	    in_poller)
 		return;
 	begun = atomic_load_explicit(&rounds_begun, memory_order_seq_cst);
+	done = atomic_load_explicit(&rounds_done, memory_order_seq_cst);
 	pfd.fd = P.epfd;
 	pfd.events = POLLIN;
 	pfd.revents = 0;
-	if (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & POLLIN))
+	/*
+	 * Readiness still in the epoll instance needs a round that begins
+	 * after this look; readiness a running round already took from it
+	 * (the fd is no longer readable then) needs that round to end.
+	 */
+	if (poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN))
+		target = begun + 1;
+	else if (done != begun)
+		target = begun;
+	else
 		return;
 	atomic_fetch_add_explicit(&sync_waiters, 1, memory_order_seq_cst);
 	for (int i = 0; i < 50; i++) {
 		struct timespec ts = { 0, 1000000 }; /* 1 ms per try */
 
 		done = atomic_load_explicit(&rounds_done, memory_order_seq_cst);
-		if ((int32_t)(done - (begun + 1)) >= 0)
+		if ((int32_t)(done - target) >= 0)
 			break;
 		syscall(SYS_futex, &rounds_done, FUTEX_WAIT_PRIVATE, done, &ts,
 			NULL, 0);

@@ -553,11 +553,10 @@ static void keep_end(int fd, bool to_parent)
 	 * Kept even if the pid cannot be sent: on a busy machine a child
 	 * can run its whole life (submit, exit) before its parent's fork
 	 * returns, and then the send fails on the closed end while what
-	 * the child said (its pid, its goodbye) waits in ours to be read.
+	 * the child said (its pid, its goodbye) waits in ours to be read;
+	 * a peer already gone reads as hung up after that.
 	 */
-	if (!send_msg(fd, &m)) {
-		/* the peer is gone already: its end will read as hung up */
-	}
+	(void)send_msg(fd, &m);
 	lines[n] = (struct lifeline){ .fd = fd, .to_parent = to_parent };
 	atomic_store_explicit(&nr_lines, n + 1, memory_order_relaxed);
 }

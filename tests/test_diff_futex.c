@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -98,6 +99,29 @@ static void *waiter_fn(void *arg)
 	return NULL;
 }
 
+/*
+ * Waits until w's thread sleeps on its word: counted by requeueing the
+ * word onto itself (which moves nothing).  No time limit: the scenario's
+ * watchdog catches a thread that never gets there.
+ */
+static void await_sleeping(struct waiter *w)
+{
+	int op = FUTEX_CMP_REQUEUE | (w->op & FUTEX_PRIVATE_FLAG);
+
+	while (syscall(SYS_futex, &w->word, op, 0, INT_MAX, &w->word,
+		       atomic_load(&w->word)) < 1)
+		sched_yield();
+}
+
+/* Waits (10 s at most, a hang guard) for w's thread to return. */
+static void await_returned(struct waiter *w)
+{
+	struct timespec ts = { 0, 1000000 };
+
+	for (int i = 0; i < 10000 && !atomic_load(&w->done); i++)
+		nanosleep(&ts, NULL);
+}
+
 /* Wakes w with t until a waiter is woken (the thread may not sleep yet):
  * records the attempt that woke it and whether the thread returned. */
 static void wake_waiter(struct dctx *c, struct tring *r, struct waiter *w,
@@ -117,8 +141,7 @@ static void wake_waiter(struct dctx *c, struct tring *r, struct waiter *w,
 		nanosleep(&ts, NULL);
 	}
 	drec_cqes(c, &cqe, 1, true, "%s", label);
-	for (i = 0; i < 2000 && !atomic_load(&w->done); i++)
-		nanosleep(&ts, NULL);
+	await_returned(w);
 	drec_int(c, atomic_load(&w->done), "%s: waiter returned", label);
 }
 
@@ -456,11 +479,9 @@ static void sc_futex_wait_cancel(struct dctx *c)
 {
 	struct waiter *app = calloc(1, sizeof(*app));
 	const uint32_t PF = F2_U32 | F2_PRIVATE;
-	struct timespec ts = { 0, 50 * 1000 * 1000 };
 	struct io_uring_sqe *sqe;
 	struct tring r;
 	pthread_t th;
-	int i;
 
 	if (dring_flags(c, &r, 16, 0)) {
 		free(app);
@@ -469,7 +490,7 @@ static void sc_futex_wait_cancel(struct dctx *c)
 	app->bitset = (uint32_t)MATCH_ANY;
 	app->op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
 	pthread_create(&th, NULL, waiter_fn, app);
-	nanosleep(&ts, NULL); /* the thread sleeps on the word */
+	await_sleeping(app); /* the thread sleeps on the word */
 	*tring_get_sqe(&r) = fwait(&app->word, 0, MATCH_ANY, PF, 1);
 	*tring_get_sqe(&r) = fwait(&app->word, 0, MATCH_ANY, PF, 2);
 	submit_reap(c, &r, 1, 50, "two waits");
@@ -482,8 +503,7 @@ static void sc_futex_wait_cancel(struct dctx *c)
 		 "application waiter returned at the cancel");
 	*tring_get_sqe(&r) = wake(&app->word, 5, MATCH_ANY, PF, 4);
 	submit_reap(c, &r, 2, 2000, "wake the rest");
-	for (i = 0; i < 2000 && !atomic_load(&app->done); i++)
-		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	await_returned(app);
 	drec_int(c, atomic_load(&app->done), "application waiter woken");
 	if (!atomic_load(&app->done)) {
 		raw_wake(&app->word, INT_MAX, (uint32_t)MATCH_ANY, true);
@@ -493,6 +513,68 @@ static void sc_futex_wait_cancel(struct dctx *c)
 	sqe = tring_get_sqe(&r);
 	*sqe = tsqe(IORING_OP_ASYNC_CANCEL, -1, 1, 0, 0, 5);
 	submit_reap(c, &r, 1, 2000, "cancel again");
+	tring_exit(&r);
+	free(app);
+}
+
+/*
+ * A bitset other than match-any (uuring's futex_wait(2) thread rather
+ * than a futex_waitv one), many rounds: a raw wake right after enter
+ * returns, with a bitset that matches, finds the wait (it was queued
+ * before enter returned); one that does not match finds nothing; a
+ * cancel takes the wait off alone (an application thread waiting on the
+ * same word with a matching bitset is still there for the next wake).
+ * Records only totals.
+ */
+static void sc_futex_wait_bitset(struct dctx *c)
+{
+	enum { ROUNDS = 64 };
+	const uint32_t PF = F2_U32 | F2_PRIVATE;
+	struct waiter *app = calloc(1, sizeof(*app));
+	unsigned int i, found = 0, missed = 0, wrong = 0, woken = 0;
+	struct tcqe cqe[4];
+	struct tring r;
+	pthread_t th;
+
+	if (dring_flags(c, &r, 16, 0)) {
+		free(app);
+		return;
+	}
+	for (i = 0; i < ROUNDS; i++) {
+		*tring_get_sqe(&r) = fwait(&app->word, 0, 0x6, PF, 100 + i);
+		tring_submit(&r);
+		if (raw_wake(&app->word, 1, 0x1, true) != 0)
+			wrong++;
+		if (raw_wake(&app->word, 1, 0x4, true) == 1)
+			found++;
+		else
+			missed++;
+		if (tring_reap_wait(&r, cqe, 1, 2000000000LL) == 1 &&
+		    cqe[0].res == 0)
+			woken++;
+	}
+	drec_int(c, found, "raw wakes that found the wait");
+	drec_int(c, missed, "raw wakes that missed it");
+	drec_int(c, wrong, "non-matching wakes that woke something");
+	drec_int(c, woken, "waits completed 0");
+
+	app->bitset = 0x2;
+	app->op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
+	pthread_create(&th, NULL, waiter_fn, app);
+	await_sleeping(app);
+	*tring_get_sqe(&r) = fwait(&app->word, 0, 0x2, PF, 1);
+	submit_reap(c, &r, 1, 50, "bitset wait: nothing yet");
+	*tring_get_sqe(&r) = tsqe(IORING_OP_ASYNC_CANCEL, -1, 1, 0, 0, 2);
+	submit_reap(c, &r, 2, 2000, "cancel the bitset wait");
+	drec_int(c, atomic_load(&app->done),
+		 "application waiter returned at the cancel");
+	drec_int(c, raw_wake(&app->word, INT_MAX, 0x2, true),
+		 "wake after the cancel");
+	await_returned(app);
+	drec_int(c, atomic_load(&app->done), "application waiter woken");
+	if (!atomic_load(&app->done))
+		raw_wake(&app->word, INT_MAX, (uint32_t)MATCH_ANY, true);
+	pthread_join(th, NULL);
 	tring_exit(&r);
 	free(app);
 }
@@ -974,6 +1056,7 @@ static const struct dscenario scenarios[] = {
 	{ "futex_wait_cancel", sc_futex_wait_cancel, NULL },
 	{ "futex_wait_storm", sc_futex_wait_storm, NULL },
 	{ "futex_wait_fifo", sc_futex_wait_fifo, NULL },
+	{ "futex_wait_bitset", sc_futex_wait_bitset, NULL },
 	{ "futex_waitv_errors", sc_futex_waitv_errors, NULL },
 	{ "futex_waitv", sc_futex_waitv, NULL },
 	{ "futex_waitv_cancel", sc_futex_waitv_cancel, NULL },

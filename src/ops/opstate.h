@@ -108,13 +108,13 @@ union uu_op_state {
 		int fd_in;
 	} splice;
 
-	/* FUTEX_WAKE, FUTEX_WAIT (the wait's shared state in hdr.mem) */
+	/* FUTEX_WAKE, FUTEX_WAIT (the wait's job, shared with its thread,
+	 * in hdr.mem) */
 	struct {
 		struct uu_os_hdr hdr;
 		uint64_t uaddr;
 		uint64_t val, mask;
 		uint32_t flags;          /* FUTEX2_* */
-		bool queued;             /* a sleeper is on the futex */
 	} futex;
 
 	/* WAITID */

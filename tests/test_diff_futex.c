@@ -521,9 +521,10 @@ static void sc_futex_wait_cancel(struct dctx *c)
  * A bitset other than match-any (uuring's futex_wait(2) thread rather
  * than a futex_waitv one), many rounds: a raw wake right after enter
  * returns, with a bitset that matches, finds the wait (it was queued
- * before enter returned); one that does not match finds nothing; a
- * cancel takes the wait off alone (an application thread waiting on the
- * same word with a matching bitset is still there for the next wake).
+ * before enter returned); one that does not match finds nothing.  A
+ * cancel (with this bitset and with match-any) takes the wait off alone
+ * and at once: an application thread waiting on the same word is still
+ * there, and a wake of all right after the cancel's CQE finds it alone.
  * Records only totals.
  */
 static void sc_futex_wait_bitset(struct dctx *c)
@@ -558,23 +559,33 @@ static void sc_futex_wait_bitset(struct dctx *c)
 	drec_int(c, wrong, "non-matching wakes that woke something");
 	drec_int(c, woken, "waits completed 0");
 
-	app->bitset = 0x2;
-	app->op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
-	pthread_create(&th, NULL, waiter_fn, app);
-	await_sleeping(app);
-	*tring_get_sqe(&r) = fwait(&app->word, 0, 0x2, PF, 1);
-	submit_reap(c, &r, 1, 50, "bitset wait: nothing yet");
-	*tring_get_sqe(&r) = tsqe(IORING_OP_ASYNC_CANCEL, -1, 1, 0, 0, 2);
-	submit_reap(c, &r, 2, 2000, "cancel the bitset wait");
-	drec_int(c, atomic_load(&app->done),
-		 "application waiter returned at the cancel");
-	drec_int(c, raw_wake(&app->word, INT_MAX, 0x2, true),
-		 "wake after the cancel");
-	await_returned(app);
-	drec_int(c, atomic_load(&app->done), "application waiter woken");
-	if (!atomic_load(&app->done))
-		raw_wake(&app->word, INT_MAX, (uint32_t)MATCH_ANY, true);
-	pthread_join(th, NULL);
+	/* the cancel has taken the wait off when its CQE is out: a wake
+	 * right after it finds only the application's waiter */
+	for (i = 0; i < 2; i++) {
+		uint32_t mask = i ? (uint32_t)MATCH_ANY : 0x2;
+
+		atomic_store(&app->done, 0);
+		app->bitset = mask;
+		app->op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
+		pthread_create(&th, NULL, waiter_fn, app);
+		await_sleeping(app);
+		*tring_get_sqe(&r) = fwait(&app->word, 0, mask, PF, 1);
+		submit_reap(c, &r, 1, 50, "wait: nothing yet");
+		*tring_get_sqe(&r) = tsqe(IORING_OP_ASYNC_CANCEL, -1, 1, 0, 0,
+					  2);
+		submit_reap(c, &r, 2, 2000, "cancel the wait");
+		drec_int(c, atomic_load(&app->done),
+			 "application waiter returned at the cancel");
+		drec_int(c, raw_wake(&app->word, INT_MAX, mask, true),
+			 "waiters woken right after the cancel");
+		await_returned(app);
+		drec_int(c, atomic_load(&app->done),
+			 "application waiter woken");
+		if (!atomic_load(&app->done))
+			raw_wake(&app->word, INT_MAX, (uint32_t)MATCH_ANY,
+				 true);
+		pthread_join(th, NULL);
+	}
 	tring_exit(&r);
 	free(app);
 }

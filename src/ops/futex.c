@@ -165,6 +165,8 @@ enum { VJ_WAITING, VJ_DONE, VJ_ENDED };
 struct vjob {
 	_Atomic uint32_t state;   /* VJ_*; a futex word in every vector */
 	_Atomic uint32_t started; /* threads about to wait (a futex word) */
+	_Atomic uint32_t left;    /* threads off their futexes (a futex word) */
+	unsigned int nthreads;    /* threads created */
 	atomic_int refs;          /* the request's and each thread's */
 	int efd;                  /* "done" eventfd, -1 before issue */
 	int res;                  /* the CQE res when VJ_DONE */
@@ -229,6 +231,17 @@ static void pass_wake_on(const struct futex_waitv *v, uint32_t mask)
 {
 	syscall(SYS_futex_wake, (void *)(uintptr_t)v->uaddr,
 		(unsigned long)mask, 1, v->flags);
+}
+
+/*
+ * A thread has left its futexes for good (and passed on a wake it took
+ * after the job's end): counted for vjob_await_left.
+ */
+static void vjob_left(struct vjob *j)
+{
+	/* release: pairs with the acquire in vjob_await_left */
+	atomic_fetch_add_explicit(&j->left, 1, memory_order_release);
+	sys_futex(&j->left, FUTEX_WAKE_PRIVATE, INT_MAX, 0, NULL, 0);
 }
 
 /* A thread is about to wait: counted for vjob_await_queued. */
@@ -303,6 +316,7 @@ static void *vthread_main(void *arg)
 		vjob_done(j, res);
 		break;
 	}
+	vjob_left(j);
 	vjob_put(j);
 	free(t);
 	return NULL;
@@ -343,6 +357,7 @@ static void *direct_main(void *arg)
 		    VJ_WAITING) {
 			if (ret == 0)
 				pass_wake_on(v, j->mask);
+			vjob_left(j);
 			/* the job's end kicks this thread (vjob_stop): it
 			 * lives until then, so the tgkill finds it */
 			while (!atomic_load_explicit(&j->kicked,
@@ -356,6 +371,7 @@ static void *direct_main(void *arg)
 			continue;
 		}
 		vjob_done(j, ret == -EAGAIN && !first ? 0 : (int)ret);
+		vjob_left(j);
 		break;
 	}
 	vjob_put(j);
@@ -386,6 +402,7 @@ static int vjob_start(struct vjob *j)
 						  memory_order_relaxed);
 			ret = -ENOMEM;
 		} else {
+			j->nthreads++;
 			pthread_setname_np(th, "iou-futex");
 		}
 	}
@@ -409,6 +426,7 @@ static int vjob_start(struct vjob *j)
 			ret = -ENOMEM;
 			break;
 		}
+		j->nthreads++;
 		pthread_setname_np(th, "iou-futexv");
 	}
 	pthread_attr_destroy(&attr);
@@ -521,6 +539,23 @@ static void vjob_stop(struct vjob *j)
 	/* release: pairs with the acquire in direct_main's kick wait */
 	atomic_store_explicit(&j->kicked, 1, memory_order_release);
 	sys_futex(&j->kicked, FUTEX_WAKE_PRIVATE, INT_MAX, 0, NULL, 0);
+}
+
+/*
+ * Returns once every thread of an ended job has left its futexes.  The
+ * kernel's cancel (and the wake that claims a WAITV request) takes all
+ * of the request's entries off their futexes before it returns; a
+ * thread's wait ends only when it runs, so the request's end waits for
+ * that: a wake right after the cancel must not find the thread there.
+ */
+static void vjob_await_left(struct vjob *j)
+{
+	uint32_t n;
+
+	/* acquire: pairs with vjob_left's release */
+	while ((n = atomic_load_explicit(&j->left, memory_order_acquire)) <
+	       j->nthreads)
+		sys_futex(&j->left, FUTEX_WAIT_PRIVATE, n, 0, NULL, 0);
 }
 
 /*
@@ -751,6 +786,7 @@ void uu_futexv_cleanup(struct uu_req *req)
 	req->os.hdr.mem = NULL; /* shared with the threads: not uu_os_drop */
 	if (j && req->os.hdr.tag == uu_os_tag(req)) {
 		vjob_stop(j);
+		vjob_await_left(j);
 		vjob_put(j);
 	}
 	uu_os_release(req);

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -179,6 +180,64 @@ static int tcp_client(const struct sockaddr_in *sa)
 	if (fd < 0 || connect(fd, (const struct sockaddr *)sa, sizeof(*sa)))
 		abort();
 	return fd;
+}
+
+/*
+ * Loopback TCP runs the receiving side in softirq context, normally
+ * before connect(2), write(2) or shutdown(2) returns, but a loaded machine
+ * can leave softirqs to ksoftirqd for a while.  The steps that need a
+ * connection queued, data or a FIN arrived wait for that state instead of
+ * a fixed 10 ms; LIMIT_MS (the body's own limit) bounds them.
+ */
+
+/* connections queued on listener ln (for a listener TCP_INFO's unacked
+ * is its accept queue length), or -1 */
+static int backlog(int ln)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(ln, IPPROTO_TCP, TCP_INFO, &ti, &len))
+		return -1;
+	return (int)ti.tcpi_unacked;
+}
+
+static void await_backlog(int ln, int n)
+{
+	for (int i = 0; i < LIMIT_MS && backlog(ln) >= 0 && backlog(ln) < n;
+	     i++)
+		usleep(1000);
+}
+
+/* a client of sa whose connection is queued on ln when it returns */
+static int tcp_client_queued(const struct sockaddr_in *sa, int ln)
+{
+	int n = backlog(ln), fd = tcp_client(sa);
+
+	await_backlog(ln, n + 1);
+	return fd;
+}
+
+/* waits until n bytes can be read from fd */
+static void await_inq(int fd, int n)
+{
+	int inq = 0;
+
+	for (int i = 0; i < LIMIT_MS && !ioctl(fd, FIONREAD, &inq) && inq < n;
+	     i++)
+		usleep(1000);
+}
+
+/* waits until the peer's FIN has arrived on fd */
+static void await_rdhup(int fd)
+{
+	for (int i = 0; i < LIMIT_MS; i++) {
+		struct pollfd pf = { .fd = fd, .events = POLLRDHUP };
+
+		if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLRDHUP))
+			break;
+		usleep(1000);
+	}
 }
 
 /* the lowest free fd number (what the next socket/accept gets) */
@@ -1073,7 +1132,7 @@ static long body_tcp(struct dctx *c, void *arg)
 	/* TCP SEND/RECV: SOCK_NONEMPTY, and at EOF (the kernel's inq hint
 	 * counts the FIN) */
 	twrite(cl, "0123456789", 10);
-	usleep(10000);
+	await_inq(sv, 10);
 	recvp(&r, sv, buf, 4, 0, 23, 0);
 	dnow_sqp(c, &r, "TCP RECV 4 of 10: SOCK_NONEMPTY");
 	recvp(&r, sv, buf, sizeof(buf), 0, 24, 0);
@@ -1087,7 +1146,7 @@ static long body_tcp(struct dctx *c, void *arg)
 	/* SHUTDOWN through the ring, then EOF on the other side */
 	tprep(&r, IORING_OP_SHUTDOWN, cl, NULL, SHUT_WR, 0, 27, 0);
 	dnow_sqp(c, &r, "SHUTDOWN SHUT_WR");
-	usleep(10000);
+	await_rdhup(sv);
 	recvp(&r, sv, buf, sizeof(buf), 0, 28, 0);
 	dnow_sqp(c, &r, "TCP RECV at EOF");
 	/* SHUTDOWN errors do not break a chain, -ENOTSOCK does */
@@ -1160,14 +1219,12 @@ static long body_tcp(struct dctx *c, void *arg)
 	close(cl);
 	acceptp(&r, ls, NULL, NULL, 0, IORING_ACCEPT_DONTWAIT, 52, 0);
 	dnow_sqp(c, &r, "ACCEPT DONTWAIT, none queued: -EAGAIN");
-	cl = tcp_client(&sa);
-	usleep(10000);
+	cl = tcp_client_queued(&sa, ls);
 	acceptp(&r, ls, dunmapped_addr(), &plen, 0, 0, 53, 0);
 	plen = sizeof(peer);
 	dnow_sqp(c, &r, "ACCEPT into an unmapped address: -EFAULT");
 	close(cl);
-	cl = tcp_client(&sa);
-	usleep(10000);
+	cl = tcp_client_queued(&sa, ls);
 	acceptp(&r, ls, NULL, NULL, 0, 0, 54, 0)->file_index = 1;
 	dnow_sqp(c, &r, "ACCEPT direct, no file table");
 	close(cl);
@@ -1270,10 +1327,9 @@ static long body_accept(struct dctx *c, void *arg)
 	dsubmit_sqp(c, &r, "cancel ACCEPT");
 	dreapq(c, &r, q, 2, false, "cancel ACCEPT");
 	/* ASYNC, POLL_FIRST, DONTWAIT with a connection queued */
-	cl[0] = tcp_client(&sa);
-	cl[1] = tcp_client(&sa);
-	cl[2] = tcp_client(&sa);
-	usleep(10000);
+	cl[0] = tcp_client_queued(&sa, ln);
+	cl[1] = tcp_client_queued(&sa, ln);
+	cl[2] = tcp_client_queued(&sa, ln);
 	acceptp(&r, ln, NULL, NULL, 0, IORING_ACCEPT_POLL_FIRST, 4, 0);
 	got = dnow_sqp(c, &r, "ACCEPT POLL_FIRST, queued");
 	close(got);
@@ -1289,8 +1345,7 @@ static long body_accept(struct dctx *c, void *arg)
 	/* multishot: one CQE per connection, F_MORE, SOCK_NONEMPTY while
 	 * more are queued */
 	for (int i = 0; i < 3; i++)
-		cl[i] = tcp_client(&sa);
-	usleep(10000);
+		cl[i] = tcp_client_queued(&sa, ln);
 	acceptp(&r, ln, NULL, NULL, SOCK_CLOEXEC, IORING_ACCEPT_MULTISHOT, 10,
 		0);
 	dsubmit_sqp(c, &r, "multishot ACCEPT, 3 queued");
@@ -1328,8 +1383,7 @@ static long body_accept(struct dctx *c, void *arg)
 		if (dring(c, &r2, 2, &p, "small CQ ring"))
 			return 0;
 		for (int i = 0; i < 4; i++)
-			cl[i] = tcp_client(&sa);
-		usleep(10000);
+			cl[i] = tcp_client_queued(&sa, ln);
 		acceptp(&r2, ln, NULL, NULL, 0, IORING_ACCEPT_MULTISHOT, 20, 0);
 		dsubmit_sqp(c, &r2, "multishot, 4 queued, CQ of 2");
 		usleep(20000);
@@ -1346,8 +1400,7 @@ static long body_accept(struct dctx *c, void *arg)
 	}
 
 	/* multishot with DONTWAIT: ends at the first -EAGAIN */
-	cl[0] = tcp_client(&sa);
-	usleep(10000);
+	cl[0] = tcp_client_queued(&sa, ln);
 	acceptp(&r, ln, NULL, NULL, 0,
 		IORING_ACCEPT_MULTISHOT | IORING_ACCEPT_DONTWAIT, 30, 0);
 	dsubmit_sqp(c, &r, "multishot DONTWAIT");

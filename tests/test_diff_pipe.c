@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -703,8 +704,20 @@ static long body_close_parked(struct dctx *c, void *arg)
 	ret = (int)read(q[0], b2, sizeof(b2));
 	drec_int(c, ret == 5 && !memcmp(b2, "other", 5),
 		 "the new pipe's data untouched");
-	/* the request was the last reader: the pipe is widowed now */
-	usleep(20 * 1000);
+	/*
+	 * The request was the last reader: the pipe is widowed once it has
+	 * dropped its file reference, which may come a moment after its CQE
+	 * (after the kernel's task_work, or uuring's completion).  Wait for
+	 * that (the write end polls POLLERR when no reader is left) instead
+	 * of a fixed 20 ms; LIMIT_MS bounds it.
+	 */
+	for (int i = 0; i < LIMIT_MS; i++) {
+		struct pollfd pf = { .fd = p[1], .events = POLLOUT };
+
+		if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLERR))
+			break;
+		usleep(1000);
+	}
 	ret = (int)write(p[1], "x", 1);
 	drec_int(c, ret < 0 ? -errno : ret, "write with no reader left");
 	close(p[1]);

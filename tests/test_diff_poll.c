@@ -68,6 +68,21 @@ static int run_tw(struct tring *r)
 	return tring_enter(r, 0, 0, IORING_ENTER_GETEVENTS, NULL, 0);
 }
 
+/*
+ * On a DEFER_TASKRUN ring with TASKRUN_FLAG: waits until a wakeup has
+ * been queued as task_work (IORING_SQ_TASKRUN set).  The kernel queues it
+ * inside the write(2) that wakes the poll; uuring's poller thread does it
+ * when it gets to run, which a loaded machine can delay past any fixed
+ * sleep, and a wakeup it takes only after the data was drained is no
+ * wakeup at all.  Bounded by the body's own limit (LIMIT_MS).
+ */
+static void await_taskrun(struct tring *r)
+{
+	for (int i = 0; i < LIMIT_MS &&
+	     !(tring_sq_flags(r) & IORING_SQ_TASKRUN); i++)
+		usleep(1000);
+}
+
 #define ISOLATED(sc, body) DISOLATED_SCENARIO(sc, body, LIMIT_MS)
 
 /* ---- one-shot polls ---- */
@@ -372,7 +387,24 @@ static long body_multishot_overflow(struct dctx *c, void *arg)
 	 * wakeup) */
 	tring_sqpoll_await_sq_taken(&r, 5000);
 	for (i = 0; i < 4; i++) {
+		unsigned int seen = tring_cq_ready(&r) +
+				    !!(tring_sq_flags(&r) & IORING_SQ_CQ_OVERFLOW);
+
 		twrite(pp[1], "o", 1);
+		/*
+		 * On the kernel's SQPOLL ring the wakeup is task_work of the
+		 * SQ thread, run when it gets the CPU: wait for writes 0-2
+		 * to show (a CQE, then the overflow flag) instead of trusting
+		 * a fixed sleep.  Write 3 finds the poll ended: nothing may
+		 * show, the sleep is only a window for a wrong CQE.
+		 */
+		if ((r.flags & IORING_SETUP_SQPOLL) && i < 3) {
+			for (int t = 0; t < LIMIT_MS &&
+			     tring_cq_ready(&r) + !!(tring_sq_flags(&r) &
+						     IORING_SQ_CQ_OVERFLOW) == seen;
+			     t++)
+				usleep(1000);
+		}
 		usleep(40 * 1000);
 		/* each wakeup is handled before the next write, on every
 		 * kind of ring: without this a DEFER_TASKRUN ring would post
@@ -1045,6 +1077,8 @@ static long body_multishot_defer(struct dctx *c, void *arg)
 	dsubmit(c, &r, "multishot POLLIN");
 	for (i = 0; i < 3; i++) {
 		twrite(pp[1], "a", 1);
+		await_taskrun(&r);
+		/* one wakeup per write, as on the kernel */
 		usleep(20 * 1000);
 	}
 	drec_int(c, tring_cq_ready(&r), "three writes, no enter: CQEs ready");
@@ -1057,7 +1091,7 @@ static long body_multishot_defer(struct dctx *c, void *arg)
 	drec_int(c, tring_cq_ready(&r), "nothing more");
 	/* the data is taken before the task_work runs */
 	twrite(pp[1], "b", 1);
-	usleep(20 * 1000);
+	await_taskrun(&r);
 	tdrain_fd(pp[0]);
 	drec_int(c, run_tw(&r), "run task_work, data gone");
 	drec_int(c, tring_cq_ready(&r), "data gone: CQEs ready");
@@ -1068,7 +1102,7 @@ static long body_multishot_defer(struct dctx *c, void *arg)
 	/* POLL_REMOVE while a wakeup is queued: the poll cannot be
 	 * disarmed (-EALREADY) and posts that wakeup */
 	twrite(pp[1], "d", 1);
-	usleep(20 * 1000);
+	await_taskrun(&r);
 	poll_remove(&r, 1, 0, 0, 0, 2);
 	dsubmit(c, &r, "remove with a wakeup queued");
 	drec_int(c, tring_cq_ready(&r), "remove: CQEs ready at once");
@@ -1085,7 +1119,7 @@ static long body_multishot_defer(struct dctx *c, void *arg)
 	poll_add(&r, pp[0], POLLIN, IORING_POLL_ADD_MULTI, 5, 0);
 	dsubmit(c, &r, "multishot for the cancel");
 	twrite(pp[1], "d", 1);
-	usleep(20 * 1000);
+	await_taskrun(&r);
 	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 6, 0)->addr = 5;
 	dsubmit(c, &r, "cancel with a wakeup queued");
 	drec_int(c, tring_cq_ready(&r), "cancel: CQEs ready at once");
@@ -1096,7 +1130,12 @@ static long body_multishot_defer(struct dctx *c, void *arg)
 	dsubmit(c, &r, "multishot again");
 	for (i = 0; i < 6; i++) {
 		twrite(pp[1], "e", 1);
-		usleep(20 * 1000);
+		/* writes 0-4 wake the poll (4 fills the CQ and ends it);
+		 * after 5 nothing may come: only a window for a wrong one */
+		if (i < 5)
+			await_taskrun(&r);
+		else
+			usleep(20 * 1000);
 		drec_int(c, run_tw(&r), "write %d: run task_work", i);
 		drec_int(c, tring_cq_ready(&r), "write %d: CQEs ready", i);
 		drec_int(c, !!(tring_sq_flags(&r) & IORING_SQ_CQ_OVERFLOW),

@@ -26,6 +26,13 @@ static int64_t now_ms(void)
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/*
+ * How long a wait for something the SQ thread does may take before the
+ * scenario gives up: a hang guard, far beyond any scheduling delay, as
+ * every wait below ends as soon as its event is seen.
+ */
+#define GUARD_MS 10000
+
 /* Waits (polling the CQ, never entering) for n CQEs; returns how many. */
 static unsigned int poll_cq(struct tring *r, unsigned int n, int ms)
 {
@@ -66,7 +73,7 @@ static void sc_no_enter(struct dctx *c)
 		return;
 	tring_queue_nops(&r, 4, 1, 0);
 	sq_submit(&r);
-	drec_int(c, poll_cq(&r, 4, 2000), "CQEs without enter");
+	drec_int(c, poll_cq(&r, 4, GUARD_MS), "CQEs without enter");
 	dreap(c, &r, 4, true, "nops");
 	/*
 	 * The SQ thread posts a batch's CQEs before it stores the new SQ
@@ -75,7 +82,7 @@ static void sc_no_enter(struct dctx *c)
 	 * preempted in between, and a count taken now would include the 4
 	 * old SQEs (CI saw enter return 6).  Wait for the head first.
 	 */
-	drec_int(c, (int)tring_sqpoll_await_sq_taken(&r, 2000),
+	drec_int(c, (int)tring_sqpoll_await_sq_taken(&r, GUARD_MS),
 		 "SQEs not taken after their CQEs");
 	/* enter returns to_submit and waits as usual */
 	tring_queue_nops(&r, 2, 10, 0);
@@ -146,9 +153,16 @@ static void sc_need_wakeup(struct dctx *c)
 		return;
 	tring_queue_nops(&r, 1, 1, 0);
 	sq_submit(&r);
-	drec_int(c, poll_cq(&r, 1, 2000), "first CQE");
+	drec_int(c, poll_cq(&r, 1, GUARD_MS), "first CQE");
 	dreap(c, &r, 1, true, "first");
-	usleep(300000); /* well past sq_thread_idle */
+	/*
+	 * The thread sets NEED_WAKEUP once it has been idle for 10 ms; wait
+	 * for the flag rather than a fixed time "well past" the idle time,
+	 * which a loaded machine can stretch.
+	 */
+	for (int64_t end = now_ms() + GUARD_MS;
+	     !(tring_sq_flags(&r) & IORING_SQ_NEED_WAKEUP) && now_ms() < end;)
+		usleep(1000);
 	f = tring_sq_flags(&r);
 	drec_int(c, !!(f & IORING_SQ_NEED_WAKEUP), "NEED_WAKEUP after idle");
 	tring_queue_nops(&r, 1, 2, 0);
@@ -157,7 +171,7 @@ static void sc_need_wakeup(struct dctx *c)
 	drec_int(c, tring_cq_ready(&r), "asleep: nothing without a wakeup");
 	drec_int(c, tring_enter(&r, 0, 0, IORING_ENTER_SQ_WAKEUP, NULL, 0),
 		 "enter(SQ_WAKEUP)");
-	drec_int(c, poll_cq(&r, 1, 2000), "woken: CQE");
+	drec_int(c, poll_cq(&r, 1, GUARD_MS), "woken: CQE");
 	dreap(c, &r, 1, true, "after wakeup");
 	tring_exit(&r);
 }
@@ -174,8 +188,8 @@ static void sc_attach(struct dctx *c)
 		tring_queue_nops(&b, 3, 11, 0);
 		sq_submit(&a);
 		sq_submit(&b);
-		drec_int(c, poll_cq(&a, 3, 2000), "ring a CQEs");
-		drec_int(c, poll_cq(&b, 3, 2000), "ring b CQEs");
+		drec_int(c, poll_cq(&a, 3, GUARD_MS), "ring a CQEs");
+		drec_int(c, poll_cq(&b, 3, GUARD_MS), "ring b CQEs");
 		dreap(c, &a, 3, true, "a");
 		dreap(c, &b, 3, true, "b");
 		tring_exit(&b);
@@ -239,7 +253,11 @@ static void sc_io(struct dctx *c)
 
 	if (sq_ring(c, &r, 1000, 0, 0))
 		return;
-	usleep(20000); /* let the thread start and name itself */
+	/* the thread names itself once it runs: wait for that, not for a
+	 * fixed time a loaded machine can stretch */
+	for (int64_t end = now_ms() + GUARD_MS;
+	     count_sqp_threads() < 1 && now_ms() < end;)
+		usleep(1000);
 	drec_int(c, count_sqp_threads(), "iou-sqp threads");
 	fd = dtmpfile(c, 4096, 7);
 	if (fd < 0 || pipe(p))
@@ -249,9 +267,9 @@ static void sc_io(struct dctx *c)
 	sqe = tring_get_sqe(&r);
 	tring_prep_rw(sqe, IORING_OP_READ, p[0], pbuf, sizeof(pbuf), 0, 2);
 	sq_submit(&r);
-	drec_int(c, poll_cq(&r, 1, 2000), "file read done, pipe read parked");
+	drec_int(c, poll_cq(&r, 1, GUARD_MS), "file read done, pipe read parked");
 	drec_int(c, (int)write(p[1], "abc", 3), "write pipe");
-	drec_int(c, poll_cq(&r, 2, 2000), "pipe read done");
+	drec_int(c, poll_cq(&r, 2, GUARD_MS), "pipe read done");
 	dreap(c, &r, 2, false, "reads");
 	close(fd);
 	close(p[0]);

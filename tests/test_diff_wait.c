@@ -7,6 +7,7 @@
  * recorded as booleans.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <poll.h>
 #include <pthread.h>
@@ -20,6 +21,17 @@
 #include "dtest.h"
 
 #define MS 1000000LL
+/*
+ * A wait that must end early (by a CQE, a signal, an expired absolute time
+ * or a shorter timeout) gets a LONG_MS timeout and is checked to have
+ * returned within SLACK_MS: the contrast is seconds, so a loaded machine
+ * that delays a thread by tens or hundreds of milliseconds cannot fail the
+ * check, only a wait that really ran into its long timeout can.  The lower
+ * bounds ("waited at least N ms") are the kernel's timer guarantee and
+ * hold under any load.
+ */
+#define LONG_MS 10000LL
+#define SLACK_MS 5000LL
 
 static int64_t now_ns(void)
 {
@@ -34,6 +46,40 @@ static void sleep_ms(int ms)
 	struct timespec ts = { ms / 1000, (ms % 1000) * MS };
 
 	nanosleep(&ts, NULL);
+}
+
+/*
+ * Waits (LONG_MS at most) until thread tid sleeps: its state in
+ * /proc/self/task/TID/stat is 'S'.  A helper thread that ends a wait (a
+ * NOP, a signal) calls it first, so that its event comes while the wait
+ * sleeps even when the waiting thread was kept off the CPU for longer
+ * than the helper's delay: a NOP posted before the wait began would be
+ * a CQE "already there" and a signal would be taken before the enter,
+ * and either gives other results on both backends.
+ */
+static void await_asleep(pid_t tid)
+{
+	char path[64], buf[256], *st;
+	int64_t end = now_ns() + LONG_MS * MS;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	while (now_ns() < end) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			return;
+		buf[n] = 0;
+		/* the state follows the ")" that ends the name */
+		st = strrchr(buf, ')');
+		if (st && st[1] == ' ' && st[2] == 'S')
+			return;
+		sleep_ms(1);
+	}
 }
 
 /*
@@ -73,8 +119,8 @@ static void sc_getevents(struct dctx *c)
 	drec_int(c, tring_cq_ready(&r), "ready");
 	/* enough already there: returns at once */
 	t = now_ns();
-	drec_int(c, wait_ts(&r, 3, 2000 * MS, 0, 0), "wait 3 with 4 ready");
-	drec_int(c, now_ns() - t < 500 * MS, "returned at once");
+	drec_int(c, wait_ts(&r, 3, LONG_MS * MS, 0, 0), "wait 3 with 4 ready");
+	drec_int(c, now_ns() - t < SLACK_MS * MS, "returned at once");
 	/* min_complete without GETEVENTS: no wait */
 	drec_int(c, tring_enter(&r, 0, 8, 0, NULL, 0),
 		 "min_complete 8 without GETEVENTS");
@@ -83,22 +129,22 @@ static void sc_getevents(struct dctx *c)
 	t = now_ns();
 	drec_int(c, wait_ts(&r, 1, 20 * MS, 0, 0), "wait 1, 20 ms");
 	t = now_ns() - t;
-	drec_int(c, t >= 19 * MS && t < 1000 * MS, "waited ~20 ms");
+	drec_int(c, t >= 19 * MS && t < SLACK_MS * MS, "waited ~20 ms");
 	/* some there, fewer than wanted: timeout returns 0 */
 	tring_queue_nops(&r, 2, 10, 0);
 	drec_int(c, tring_submit(&r), "submit 2");
 	t = now_ns();
 	drec_int(c, wait_ts(&r, 5, 20 * MS, 0, 0), "wait 5 with 2 ready, 20 ms");
 	t = now_ns() - t;
-	drec_int(c, t >= 19 * MS && t < 1000 * MS, "waited ~20 ms (2 ready)");
+	drec_int(c, t >= 19 * MS && t < SLACK_MS * MS, "waited ~20 ms (2 ready)");
 	dreap(c, &r, 2, true, "2 nops");
 	/* zero timeout */
 	t = now_ns();
 	drec_int(c, wait_ts(&r, 1, 0, 0, 0), "wait 1, timeout 0");
-	drec_int(c, now_ns() - t < 500 * MS, "timeout 0 returns at once");
+	drec_int(c, now_ns() - t < SLACK_MS * MS, "timeout 0 returns at once");
 	/* submit + wait in one EXT_ARG enter */
 	tring_queue_nops(&r, 3, 20, 0);
-	drec_int(c, tring_wait(&r, 3, 1000 * MS), "submit 3 and wait 3");
+	drec_int(c, tring_wait(&r, 3, LONG_MS * MS), "submit 3 and wait 3");
 	dreap(c, &r, 3, true, "3 nops");
 	tring_exit(&r);
 }
@@ -110,13 +156,14 @@ struct poster {
 	int delay_ms;
 	unsigned int n;
 	uint64_t ud;
+	pid_t waiter;		/* posts once it sleeps (0: does not look) */
 };
 
 /* a plain-sigset wait that a NOP from another thread ends after 30 ms */
 static void plain_wait(struct dctx *c, struct tring *r, const sigset_t *set,
 		       size_t argsz, const char *label)
 {
-	struct poster p = { r, 30, 1, 1000 };
+	struct poster p = { r, 30, 1, 1000, gettid() };
 	pthread_t th;
 	int ret;
 
@@ -223,7 +270,7 @@ static void sc_abs_timer(struct dctx *c)
 	drec_int(c, tring_wait_ext(&r, 0, 1, IORING_ENTER_ABS_TIMER, &ts, NULL,
 				   0), "ABS_TIMER now + 30 ms");
 	t = now_ns();
-	drec_int(c, t >= target - MS && t < target + 1000 * MS,
+	drec_int(c, t >= target - MS && t < target + SLACK_MS * MS,
 		 "woke at the absolute time");
 	/* in the past: at once */
 	ts.tv_sec = 0;
@@ -231,17 +278,17 @@ static void sc_abs_timer(struct dctx *c)
 	t = now_ns();
 	drec_int(c, tring_wait_ext(&r, 0, 1, IORING_ENTER_ABS_TIMER, &ts, NULL,
 				   0), "ABS_TIMER in the past");
-	drec_int(c, now_ns() - t < 500 * MS, "past: at once");
+	drec_int(c, now_ns() - t < SLACK_MS * MS, "past: at once");
 	/* with a CQE arriving first */
 	tring_queue_nops(&r, 1, 1, 0);
-	target = now_ns() + 2000 * MS;
+	target = now_ns() + LONG_MS * MS;
 	ts.tv_sec = target / 1000000000LL;
 	ts.tv_nsec = target % 1000000000LL;
 	t = now_ns();
 	drec_int(c, tring_wait_ext(&r, tring_flush(&r), 1,
 				   IORING_ENTER_ABS_TIMER, &ts, NULL, 0),
 		 "ABS_TIMER, submit 1 wait 1");
-	drec_int(c, now_ns() - t < 1000 * MS, "CQE ends the wait");
+	drec_int(c, now_ns() - t < SLACK_MS * MS, "CQE ends the wait");
 	dreap(c, &r, 1, true, "nop");
 	tring_exit(&r);
 }
@@ -251,6 +298,8 @@ static void *post_thread(void *arg)
 	struct poster *p = arg;
 	unsigned int i;
 
+	if (p->waiter)
+		await_asleep(p->waiter);
 	sleep_ms(p->delay_ms);
 	for (i = 0; i < p->n; i++) {
 		struct io_uring_sqe *sqe = tring_get_sqe(p->r);
@@ -274,33 +323,41 @@ static void sc_min_wait(struct dctx *c)
 	/* one CQE arrives at 5 ms: min_wait 50 ms ends the wait at ~50 ms */
 	p.r = &r;
 	p.delay_ms = 5;
+	p.waiter = gettid();
 	p.n = 1;
 	p.ud = 1;
 	pthread_create(&th, NULL, post_thread, &p);
 	t = now_ns();
-	ret = wait_ts(&r, 8, 3000 * MS, 0, 50000);
+	ret = wait_ts(&r, 8, LONG_MS * MS, 0, 50000);
 	t = now_ns() - t;
 	pthread_join(th, NULL);
 	drec_int(c, ret, "wait 8, min_wait 50 ms, one CQE at 5 ms");
-	drec_int(c, t >= 45 * MS && t < 1500 * MS, "returned after min_wait");
+	drec_int(c, t >= 45 * MS && t < SLACK_MS * MS, "returned after min_wait");
 	dreap(c, &r, 1, true, "one");
 	/* nothing arrives: the full timeout */
 	t = now_ns();
 	ret = wait_ts(&r, 8, 60 * MS, 0, 10000);
 	t = now_ns() - t;
 	drec_int(c, ret, "wait 8, min_wait 10 ms, timeout 60 ms, nothing");
-	drec_int(c, t >= 55 * MS && t < 1500 * MS, "waited the full timeout");
-	/* a CQE already there before the wait does not count */
+	drec_int(c, t >= 55 * MS && t < SLACK_MS * MS, "waited the full timeout");
+	/*
+	 * A CQE already there before the wait: the wait ends when min_wait
+	 * has passed (6.18), long before the timeout.  (It was a 60 ms
+	 * timeout checked as "waited >= 55 ms" = 0: a thread delayed 45 ms
+	 * made that 1.)
+	 */
 	tring_queue_nops(&r, 1, 2, 0);
 	tring_submit(&r);
 	t = now_ns();
-	ret = wait_ts(&r, 8, 60 * MS, 0, 10000);
+	ret = wait_ts(&r, 8, LONG_MS * MS, 0, 10000);
 	t = now_ns() - t;
 	drec_int(c, ret, "wait 8, min_wait 10 ms, 1 ready before");
-	drec_int(c, t >= 55 * MS && t < 1500 * MS, "waited >= 55 ms (1 ready before)");
+	drec_int(c, t >= 9 * MS && t < SLACK_MS * MS,
+		 "returned at min_wait, not at the timeout (1 ready before)");
 	dreap(c, &r, 1, true, "old");
 	/* min_wait with no timeout: the CQE target ends it */
 	p.delay_ms = 20;
+	p.waiter = gettid();
 	p.n = 2;
 	p.ud = 10;
 	pthread_create(&th, NULL, post_thread, &p);
@@ -315,7 +372,11 @@ static void sc_min_wait(struct dctx *c)
 	drec_int(c, tring_cq_ready(&r) >= 1, "at least one ready");
 	tring_reap_wait(&r, NULL, 0, 0);
 	dreap(c, &r, 2, false, "two");
-	/* min_wait longer than the timeout */
+	/*
+	 * min_wait longer than the timeout: 6.18 waits the min_wait out, so
+	 * "returned before 150 ms" is 0 on both; a timer never fires early,
+	 * so no load can make it 1.
+	 */
 	t = now_ns();
 	ret = wait_ts(&r, 1, 20 * MS, 0, 200000);
 	t = now_ns() - t;
@@ -336,12 +397,14 @@ struct killer {
 	pthread_t target;
 	int delay_ms;
 	int sig;
+	pid_t waiter;		/* the target's tid: signals once it sleeps */
 };
 
 static void *kill_thread(void *arg)
 {
 	struct killer *k = arg;
 
+	await_asleep(k->waiter);
 	sleep_ms(k->delay_ms);
 	pthread_kill(k->target, k->sig);
 	return NULL;
@@ -373,18 +436,19 @@ static void sc_signal(struct dctx *c)
 	install(SIGUSR2, 0);
 	k.target = pthread_self();
 	k.delay_ms = 30;
+	k.waiter = gettid();
 
 	/* a handled signal ends the wait with -EINTR, even with SA_RESTART */
 	k.sig = SIGUSR1;
 	got_sig = 0;
 	pthread_create(&th, NULL, kill_thread, &k);
 	t = now_ns();
-	ret = wait_ts(&r, 1, 3000 * MS, 0, 0);
+	ret = wait_ts(&r, 1, LONG_MS * MS, 0, 0);
 	t = now_ns() - t;
 	pthread_join(th, NULL);
 	drec_int(c, ret, "wait interrupted (SA_RESTART)");
 	drec_int(c, got_sig, "handler ran");
-	drec_int(c, t < 2000 * MS, "interrupted early");
+	drec_int(c, t < SLACK_MS * MS, "interrupted early");
 	/* without EXT_ARG, no timeout */
 	got_sig = 0;
 	k.sig = SIGUSR2;
@@ -416,7 +480,7 @@ static void sc_signal(struct dctx *c)
 	pthread_create(&th, NULL, kill_thread, &k);
 	tring_queue_nops(&r, 1, 5, 0);
 	{
-		struct poster p = { &r, 150, 1, 50 };
+		struct poster p = { &r, 150, 1, 50, gettid() };
 		pthread_t pt;
 
 		tring_reap_wait(&r, NULL, 0, 0);
@@ -441,12 +505,12 @@ static void sc_signal(struct dctx *c)
 	sigemptyset(&mask);
 	t = now_ns();
 	{
-		struct timespec ts = { 2, 0 };
+		struct timespec ts = { LONG_MS / 1000, 0 };
 
 		ret = tring_wait_ext(&r, 0, 1, 0, &ts, &mask, 0);
 	}
 	drec_int(c, ret, "pending signal unblocked by the enter mask");
-	drec_int(c, now_ns() - t < 1000 * MS, "at once");
+	drec_int(c, now_ns() - t < SLACK_MS * MS, "at once");
 	drec_int(c, got_sig, "handler ran (pending)");
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGUSR2);
@@ -465,7 +529,7 @@ static void sc_signal(struct dctx *c)
 	got_sig = 0;
 	pthread_kill(pthread_self(), SIGUSR1);
 	drec_int(c, got_sig, "handler ran before wait");
-	drec_int(c, wait_ts(&r, 1, 1000 * MS, 0, 0), "wait with CQE ready");
+	drec_int(c, wait_ts(&r, 1, LONG_MS * MS, 0, 0), "wait with CQE ready");
 	dreap(c, &r, 1, true, "ready nop");
 	tring_exit(&r);
 }
@@ -483,7 +547,7 @@ static void sc_registered_wait(struct dctx *c)
 	drec_int(c, wait_ts(&r, 1, 20 * MS, 0, 0), "registered: wait 20 ms");
 	drec_int(c, now_ns() - t >= 19 * MS, "registered: waited");
 	tring_queue_nops(&r, 2, 1, 0);
-	drec_int(c, tring_wait(&r, 2, 1000 * MS), "registered: submit+wait");
+	drec_int(c, tring_wait(&r, 2, LONG_MS * MS), "registered: submit+wait");
 	dreap(c, &r, 2, true, "registered nops");
 	tring_exit(&r);
 }
@@ -500,10 +564,11 @@ static void sc_cross_thread(struct dctx *c)
 		return;
 	p.r = &r;
 	p.delay_ms = 10;
+	p.waiter = gettid();
 	p.n = 8;
 	p.ud = 100;
 	pthread_create(&th, NULL, post_thread, &p);
-	ret = wait_ts(&r, 8, 3000 * MS, 0, 0);
+	ret = wait_ts(&r, 8, LONG_MS * MS, 0, 0);
 	pthread_join(th, NULL);
 	drec_int(c, ret, "wait 8 posted by another thread");
 	drec_int(c, tring_cq_ready(&r), "8 ready");
@@ -572,7 +637,7 @@ static void sc_bad_timespec(struct dctx *c)
 					      (void *)(uintptr_t)(i | abs << 8),
 					      !abs && bad_ts[i].nsec ==
 							      1000000000 ?
-						      300 : 2500),
+						      300 : (int)LONG_MS),
 				 "%s%s", abs ? "ABS_TIMER " : "",
 				 bad_ts[i].name);
 		}
@@ -619,13 +684,14 @@ static void sc_ring_fd_poll(struct dctx *c)
 	/* a poll that sleeps until another thread posts */
 	p.r = &r;
 	p.delay_ms = 30;
+	p.waiter = gettid();
 	p.n = 1;
 	p.ud = 9;
 	pthread_create(&th, NULL, post_thread, &p);
 	pfd.fd = r.fd;
 	pfd.events = POLLIN;
 	pfd.revents = 0;
-	ret = poll(&pfd, 1, 2000);
+	ret = poll(&pfd, 1, (int)LONG_MS);
 	pthread_join(th, NULL);
 	drec_int(c, ret, "blocking poll");
 	drec_int(c, pfd.revents & POLLIN, "blocking poll: POLLIN");

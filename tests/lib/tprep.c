@@ -336,6 +336,35 @@ int tthreads_in_syscall(const char *name, bool prefix, long nr, int *all)
 	return a.n;
 }
 
+struct in_wchan {
+	const char *wchan;
+	int n;
+};
+
+static void count_in_wchan(const char *tid, void *arg)
+{
+	struct in_wchan *a = arg;
+	char p[300], w[128];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/self/task/%s/wchan", tid);
+	f = fopen(p, "r");
+	if (!f)
+		return;
+	if (fgets(w, sizeof(w), f) && !strcmp(w, a->wchan))
+		a->n++;
+	fclose(f);
+}
+
+int tthreads_in_wchan(const char *name, bool prefix, const char *wchan)
+{
+	struct in_wchan a = { wchan, 0 };
+
+	if (tthreads_named(name, prefix, count_in_wchan, &a) < 0)
+		return -1;
+	return a.n;
+}
+
 static void watchdog_fired(int sig)
 {
 	static const char msg[] = "FAIL: watchdog (hung)\n";

@@ -138,6 +138,16 @@ int tthreads_named(const char *name, bool prefix,
  */
 int tthreads_in_syscall(const char *name, bool prefix, long nr, int *all);
 
+/*
+ * Of the threads tthreads_named(name, prefix) finds, how many sleep in the
+ * kernel function wchan now (/proc/self/task/TID/wchan, for example
+ * "wait_for_partner" for a FIFO open, "pipe_wait_readable" for a splice
+ * from an empty pipe), or -1 when /proc/self/task cannot be read.  Unlike
+ * the system call number it also works for the kernel's io-wq workers,
+ * which block inside the kernel without a system call of their own.
+ */
+int tthreads_in_wchan(const char *name, bool prefix, const char *wchan);
+
 /* In secs seconds, unless the process is gone: "FAIL: watchdog (hung)"
  * on stdout and _exit(2) (SIGALRM). */
 void twatchdog(unsigned int secs);

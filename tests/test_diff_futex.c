@@ -100,17 +100,24 @@ static void *waiter_fn(void *arg)
 }
 
 /*
- * Waits until w's thread sleeps on its word: counted by requeueing the
- * word onto itself (which moves nothing).  No time limit: the scenario's
- * watchdog catches a thread that never gets there.
+ * Waits until n waiters sleep on the private or shared futex word, counted
+ * by requeueing it onto itself (which moves nothing; io_uring's own
+ * waiters are counted too).  No time limit: the scenario's watchdog
+ * catches a waiter that never gets there.
  */
+static void await_queued(uint32_t *word, long n, bool priv)
+{
+	int op = FUTEX_CMP_REQUEUE | (priv ? FUTEX_PRIVATE_FLAG : 0);
+
+	while (syscall(SYS_futex, word, op, 0, INT_MAX, word,
+		       __atomic_load_n(word, __ATOMIC_SEQ_CST)) < n)
+		sched_yield();
+}
+
+/* Waits until w's thread sleeps on its word. */
 static void await_sleeping(struct waiter *w)
 {
-	int op = FUTEX_CMP_REQUEUE | (w->op & FUTEX_PRIVATE_FLAG);
-
-	while (syscall(SYS_futex, &w->word, op, 0, INT_MAX, &w->word,
-		       atomic_load(&w->word)) < 1)
-		sched_yield();
+	await_queued((uint32_t *)&w->word, 1, w->op & FUTEX_PRIVATE_FLAG);
 }
 
 /* Waits (10 s at most, a hang guard) for w's thread to return. */
@@ -362,6 +369,9 @@ static void sc_futex_wait(struct dctx *c)
 		t.flags = IOSQE_ASYNC;
 		*tring_get_sqe(&r) = t;
 		submit_reap(c, &r, 1, 100, "ASYNC wait: nothing yet");
+		/* io-wq (on both sides) queues it when a worker runs: wait
+		 * for that, not for a time */
+		await_queued(word, 1, true);
 		*tring_get_sqe(&r) = wake(word, 1, MATCH_ANY, PF, 61);
 		submit_reap(c, &r, 2, 2000, "ASYNC wait woken");
 	}

@@ -780,6 +780,73 @@ static void sc_pipe(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * PIPE into the registered file table: a given slot takes the read end
+ * and the next slot the write end; ALLOC takes two free slots; the fds
+ * array receives what the kernel reports; a failure (no room, a slot out
+ * of range, an unwritable array) leaves the table as it was.  Data goes
+ * through the two direct descriptors.
+ */
+static void sc_pipe_fixed(struct dctx *c)
+{
+	struct io_uring_sqe t;
+	struct tring r;
+	int tab[5] = { -1, -1, -1, -1, -1 }, fds[2], lowest, i;
+	char b[8] = { 0 };
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	lowest = lowest_free_fd();
+	drec_int(c, r.be->reg((unsigned int)r.fd, IORING_REGISTER_FILES, tab,
+			      5), "register 5 empty slots");
+	fds[0] = fds[1] = -7;
+	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 0, 1);
+	t.file_index = 2;
+	run1(c, &r, &t, false, "pipe at slot 2");
+	drec_int(c, fds[0], "slot 2: fds[0]");
+	drec_int(c, fds[1], "slot 2: fds[1]");
+	t = tsqe(IORING_OP_WRITE, 2, P("xyz"), 3, 0, 2);
+	t.flags = IOSQE_FIXED_FILE;
+	run1(c, &r, &t, false, "write the fixed write end");
+	t = tsqe(IORING_OP_READ, 1, P(b), 3, 0, 3);
+	t.flags = IOSQE_FIXED_FILE;
+	run1(c, &r, &t, false, "read the fixed read end");
+	drec_int(c, !memcmp(b, "xyz", 3), "data through the pipe");
+	fds[0] = fds[1] = -7;
+	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 0, 4);
+	t.file_index = IORING_FILE_INDEX_ALLOC;
+	run1(c, &r, &t, false, "pipe ALLOC");
+	drec_int(c, fds[0], "ALLOC: fds[0]");
+	drec_int(c, fds[1], "ALLOC: fds[1]");
+	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 0, 5);
+	t.file_index = IORING_FILE_INDEX_ALLOC;
+	run1(c, &r, &t, false, "pipe ALLOC, one slot left");
+	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 0, 6);
+	t.file_index = 5;
+	run1(c, &r, &t, false, "pipe at the last slot");
+	t = tsqe(IORING_OP_PIPE, 0, P(fds), 0, 0, 7);
+	t.file_index = 6;
+	run1(c, &r, &t, false, "pipe past the table");
+	/* which slots are in use now: a NOP with a fixed file says */
+	for (i = 0; i < 5; i++) {
+		t = tsqe(IORING_OP_NOP, i, 0, 0, 0, 10 + (uint64_t)i);
+		t.flags = IOSQE_FIXED_FILE;
+		t.nop_flags = IORING_NOP_FILE | IORING_NOP_FIXED_FILE;
+		run1(c, &r, &t, false, "slot in use?");
+	}
+	t = tsqe(IORING_OP_PIPE, 0, 0, 0, 0, 20);
+	t.file_index = 1;
+	run1(c, &r, &t, false, "pipe at slot 1, NULL fds");
+	for (i = 0; i < 2; i++) {
+		t = tsqe(IORING_OP_NOP, i, 0, 0, 0, 21 + (uint64_t)i);
+		t.flags = IOSQE_FIXED_FILE;
+		t.nop_flags = IORING_NOP_FILE | IORING_NOP_FIXED_FILE;
+		run1(c, &r, &t, false, "slot in use after the fault?");
+	}
+	drec_int(c, lowest_free_fd() == lowest, "no fd leaked");
+	tring_exit(&r);
+}
+
 /* ---- STATX ---- */
 
 static void record_statx(struct dctx *c, const struct statx *sx, int fd,
@@ -2140,6 +2207,7 @@ static const struct dscenario scenarios[] = {
 	{ "close", sc_close, NULL },
 	{ "open_close_link", sc_open_close_link, NULL },
 	{ "pipe", sc_pipe, NULL },
+	{ "pipe_fixed", sc_pipe_fixed, NULL },
 	{ "statx", sc_statx, NULL },
 	{ "mkdir_unlink", sc_mkdir_unlink, NULL },
 	{ "rename", sc_rename, NULL },

@@ -160,11 +160,6 @@ void uu_os_release_nofail(struct uu_req *req)
 	uu_os_release(req);
 }
 
-int uu_fixed_install_none(uint32_t file_slot)
-{
-	return file_slot == IORING_FILE_INDEX_ALLOC ? -ENFILE : -ENXIO;
-}
-
 static inline int sys_ret(long ret)
 {
 	return ret < 0 ? -errno : (int)ret;

@@ -10,9 +10,8 @@
  * file: opening a FIFO does not wait for its other end there, a lease
  * break (EAGAIN) sends the open to io-wq, where it blocks.
  *
- * file_index != 0 (direct descriptors) needs the registered file table,
- * which does not exist yet: the results are those of a ring without one
- * (uu_fixed_install_none).
+ * file_index != 0 puts the new files into the registered file table
+ * (direct descriptors, uu_fixed_install) instead of the fd table.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -319,6 +318,43 @@ int uu_pipe_prep(struct uu_req *req)
 	return 0;
 }
 
+/*
+ * The kernel's io_pipe_fixed: the read end goes to the given slot (or a
+ * free one), the write end to the next slot (or another free one); the
+ * fds array receives the two 0-based slots.  A failure, the array's copy
+ * included, leaves neither end in the table (a slot the read end replaced
+ * stays empty, as on the kernel).
+ */
+static int pipe_fixed(struct uu_req *req, int fds[2])
+{
+	uint32_t slot = req->os.pipe.file_slot;
+	bool alloc = slot == IORING_FILE_INDEX_ALLOC;
+	int idx[2] = { -1, -1 }, ret;
+
+	/* the table owns (or has closed) each fd once it is offered */
+	ret = uu_fixed_install(req->ring, fds[0], slot);
+	if (ret < 0) {
+		uu_sys_close(fds[1]);
+		return ret;
+	}
+	idx[0] = alloc ? ret : (int)slot - 1;
+	if (!alloc)
+		slot++;
+	ret = uu_fixed_install(req->ring, fds[1], slot);
+	if (ret < 0)
+		goto err;
+	idx[1] = alloc ? ret : (int)slot - 1;
+	if (!uu_copy_to_user((void *)(uintptr_t)req->os.pipe.ufds, idx,
+			     sizeof(idx)))
+		return 0;
+	ret = -EFAULT;
+err:
+	for (int i = 0; i < 2; i++)
+		if (idx[i] >= 0)
+			uu_fixed_remove(req->ring, (uint32_t)idx[i] + 1);
+	return ret;
+}
+
 int uu_pipe_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	int fds[2];
@@ -329,9 +365,7 @@ int uu_pipe_issue(struct uu_req *req, unsigned int issue_flags)
 			return -EINVAL;
 		if (pipe2(fds, req->os.pipe.flags | O_CLOEXEC))
 			return -errno;
-		uu_sys_close(fds[0]);
-		uu_sys_close(fds[1]);
-		return uu_fixed_install_none(req->os.pipe.file_slot);
+		return pipe_fixed(req, fds);
 	}
 	/* pipe2 writes the two fds itself: a bad address gives EFAULT and
 	 * leaves no fd behind, as the kernel's io_pipe does */

@@ -57,7 +57,6 @@ int uu_file_check(struct uu_req *req);
  * IORING_FILE_INDEX_ALLOC, else -ENXIO.  The file was opened first and is
  * closed again, as the kernel does.
  */
-int uu_fixed_install_none(uint32_t file_slot);
 
 /* ---- ops/openclose.c ---- */
 int uu_openat_prep(struct uu_req *req);

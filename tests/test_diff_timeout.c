@@ -221,6 +221,135 @@ static void sc_remove(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * TIMEOUT_REMOVE with IORING_TIMEOUT_UPDATE | IORING_LINK_TIMEOUT_UPDATE
+ * (liburing's io_uring_prep_timeout_update with the link flag): an armed
+ * link timeout (its target parked on an empty pipe) gets a new expiry,
+ * relative or absolute, and then fires on it; one that does not exist,
+ * or whose target completed (disarmed), is -ENOENT; a clock flag is
+ * -EINVAL; LINK_TIMEOUT_UPDATE alone is a plain remove.
+ */
+#define LINK_UPDATE (IORING_TIMEOUT_UPDATE | IORING_LINK_TIMEOUT_UPDATE)
+static void sc_link_timeout_update(struct dctx *c)
+{
+	struct __kernel_timespec ts = { 30, 0 }, upd = { 0, 10 * MS };
+	struct io_uring_sqe *sqe;
+	struct tring r;
+	char buf[8];
+	int p[2];
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (pipe(p)) {
+		drec_int(c, -errno, "pipe");
+		return;
+	}
+	/* 30 s -> 10 ms, relative */
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1);
+	sqe->flags |= IOSQE_IO_LINK;
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 2);
+	drec_int(c, tring_submit(&r), "read + 30 s link timeout");
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 3);
+	sqe->addr = 2;
+	sqe->addr2 = (uint64_t)(uintptr_t)&upd;
+	sqe->timeout_flags = LINK_UPDATE;
+	drec_int(c, tring_submit(&r), "update to 10 ms");
+	dreap(c, &r, 3, false, "updated link timeout fired");
+
+	/* absolute, already past: fires at once */
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 4);
+	sqe->flags |= IOSQE_IO_LINK;
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 5);
+	drec_int(c, tring_submit(&r), "read + 30 s link timeout (2)");
+	{
+		struct __kernel_timespec past = { 0, 1 };
+
+		sqe = tring_get_sqe(&r);
+		tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 6);
+		sqe->addr = 5;
+		sqe->addr2 = (uint64_t)(uintptr_t)&past;
+		sqe->timeout_flags = LINK_UPDATE | IORING_TIMEOUT_ABS;
+		drec_int(c, tring_submit(&r), "update to an absolute past");
+		dreap(c, &r, 3, false, "absolute update fired");
+	}
+
+	/* nothing armed with that user_data */
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 7);
+	sqe->addr = 2;
+	sqe->addr2 = (uint64_t)(uintptr_t)&upd;
+	sqe->timeout_flags = LINK_UPDATE;
+	drec_int(c, tring_submit(&r), "update a gone link timeout");
+	dreap(c, &r, 1, true, "gone");
+
+	/* LINK_TIMEOUT_UPDATE without TIMEOUT_UPDATE is a plain remove (the
+	 * kernel's io_timeout_remove looks only at TIMEOUT_UPDATE) */
+	prep_timeout(&r, &ts, 0, 0, 8);
+	drec_int(c, tring_submit(&r), "plain timeout");
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 9);
+	sqe->addr = 8;
+	sqe->addr2 = (uint64_t)(uintptr_t)&upd;
+	sqe->timeout_flags = IORING_LINK_TIMEOUT_UPDATE; /* alone */
+	drec_int(c, tring_submit(&r), "LINK_TIMEOUT_UPDATE alone");
+	dreap(c, &r, 2, true, "LINK_TIMEOUT_UPDATE alone removed it");
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 10);
+	sqe->addr = 8;
+	drec_int(c, tring_submit(&r), "remove the plain timeout");
+	dreap(c, &r, 1, true, "plain timeout already removed");
+
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 11);
+	sqe->flags |= IOSQE_IO_LINK;
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 12);
+	drec_int(c, tring_submit(&r), "read + 30 s link timeout (3)");
+	/* a link timeout is not a TIMEOUT */
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 13);
+	sqe->addr = 12;
+	sqe->addr2 = (uint64_t)(uintptr_t)&upd;
+	sqe->timeout_flags = IORING_TIMEOUT_UPDATE;
+	drec_int(c, tring_submit(&r), "plain update of a link timeout");
+	dreap(c, &r, 1, true, "link timeout not a plain timeout");
+	/* bad flags with the update: a clock, two clocks */
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 14);
+	sqe->addr = 12;
+	sqe->addr2 = (uint64_t)(uintptr_t)&upd;
+	sqe->timeout_flags = LINK_UPDATE | IORING_TIMEOUT_BOOTTIME;
+	drec_int(c, tring_submit(&r), "link update with BOOTTIME");
+	dreap(c, &r, 1, true, "link update with BOOTTIME");
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 15);
+	sqe->addr = 12;
+	sqe->addr2 = (uint64_t)(uintptr_t)&upd;
+	sqe->timeout_flags = LINK_UPDATE | IORING_TIMEOUT_BOOTTIME |
+			     IORING_TIMEOUT_REALTIME;
+	drec_int(c, tring_submit(&r), "link update with two clocks");
+	dreap(c, &r, 1, true, "link update with two clocks");
+	/* the read completes in time: its link timeout is disarmed, and
+	 * can no longer be updated */
+	drec_int(c, (int)write(p[1], "hi", 2), "write");
+	dreap(c, &r, 2, true, "read in time");
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 16);
+	sqe->addr = 12;
+	sqe->addr2 = (uint64_t)(uintptr_t)&upd;
+	sqe->timeout_flags = LINK_UPDATE;
+	drec_int(c, tring_submit(&r), "update a disarmed link timeout");
+	dreap(c, &r, 1, true, "disarmed");
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+}
+
 /* LINK_TIMEOUT guarding an inline NOP, a read that parks on a pipe (the
  * timeout fires and cancels it), and a read that completes in time */
 static void sc_link_timeout(struct dctx *c)
@@ -583,6 +712,7 @@ static const struct dscenario scenarios[] = {
 	{ "multishot", sc_multishot, NULL, NULL },
 	{ "remove", sc_remove, NULL, NULL },
 	{ "link_timeout", sc_link_timeout, NULL, NULL },
+	{ "link_timeout_update", sc_link_timeout_update, NULL, NULL },
 	{ "cancel", sc_cancel, NULL, NULL },
 	{ "cancel_op", sc_cancel_op, NULL, NULL },
 	{ "cancel_fd_fixed", sc_cancel_fd_fixed, NULL, NULL },

@@ -218,6 +218,7 @@ struct uu_ring {
 	pthread_mutex_t park_lock;
 	struct uu_req *parked;         /* all parked requests */
 	struct uu_req *tmo_head, *tmo_tail; /* TIMEOUT list, completion_lock */
+	struct uu_req *lt_head;        /* armed LINK_TIMEOUTs, completion_lock */
 	uint32_t cq_produced;          /* CQEs produced (completion_lock) */
 	atomic_uint cq_timeouts;       /* expired timeouts (count rule) */
 	uint32_t cq_last_tm_flush;
@@ -723,6 +724,10 @@ struct uu_iowq *uu_sqd_iowq(struct uu_sqd *sqd);
 void uu_req_run_batch_in_worker(struct uu_req *list);
 void uu_iowq_put(struct uu_iowq *wq);
 extern __thread bool uu_engine_thread;
+/* an engine thread, started detached with signals blocked; returns once
+ * the thread called uu_thread_ready (ring/registry.c says why) */
+int uu_thread_start(void *(*fn)(void *), void *arg);
+void uu_thread_ready(void);
 
 /* ---- readiness engine (exec/poller.c) ---- */
 struct uu_pollfile;

@@ -397,6 +397,72 @@ static int timeout_update(struct uu_ring *r, uint64_t user_data,
 	return 0;
 }
 
+/*
+ * The armed LINK_TIMEOUTs (the kernel's ltimeout_list): listed while
+ * their timer may fire, so TIMEOUT_REMOVE can update them.  They use the
+ * tmo list fields, which a LINK_TIMEOUT never needs for the TIMEOUT list.
+ */
+static void lt_list_add(struct uu_ring *r, struct uu_req *lt)
+{
+	lt->tmo.prev = NULL;
+	lt->tmo.next = r->lt_head;
+	if (r->lt_head)
+		r->lt_head->tmo.prev = lt;
+	r->lt_head = lt;
+	lt->tmo.listed = true;
+}
+
+static void lt_list_del(struct uu_ring *r, struct uu_req *lt)
+{
+	if (!lt->tmo.listed)
+		return;
+	if (lt->tmo.prev)
+		lt->tmo.prev->tmo.next = lt->tmo.next;
+	else
+		r->lt_head = lt->tmo.next;
+	if (lt->tmo.next)
+		lt->tmo.next->tmo.prev = lt->tmo.prev;
+	lt->tmo.prev = lt->tmo.next = NULL;
+	lt->tmo.listed = false;
+}
+
+/*
+ * io_linked_timeout_update: a new expiry (relative or absolute, on the
+ * link timeout's own clock) for an armed LINK_TIMEOUT; -ENOENT if none
+ * with user_data is armed, -EALREADY if it is firing.  Under the
+ * completion lock, which the disarm and the fire also take, so neither
+ * sees the timer between the stop and the new start.
+ */
+static int link_timeout_update(struct uu_ring *r, uint64_t user_data,
+			       int64_t ts_ns, uint32_t flags)
+{
+	struct uu_req *lt;
+	int ret = 0;
+
+	uu_shared_lock(r->completion_lock);
+	for (lt = r->lt_head; lt; lt = lt->tmo.next)
+		if (lt->user_data == user_data)
+			break;
+	if (!lt) {
+		ret = -ENOENT;
+	} else if (!uu_timer_cancel(&lt->tmo.t)) {
+		ret = -EALREADY;
+	} else {
+		lt->tmo.ts_ns = ts_ns;
+		lt->tmo.flags = (lt->tmo.flags & ~IORING_TIMEOUT_ABS) |
+				(flags & IORING_TIMEOUT_ABS);
+		set_expiry(lt);
+		if (uu_timer_arm(&lt->tmo.t)) {
+			/* no memory for the timer: the target waits on */
+			lt->tmo.t.heap_idx = -1;
+			lt_list_del(r, lt);
+			ret = -ENOMEM;
+		}
+	}
+	pthread_mutex_unlock(r->completion_lock);
+	return ret;
+}
+
 int uu_timeout_remove_prep(struct uu_req *req)
 {
 	const struct io_uring_sqe *sqe = &req->sqe;
@@ -408,10 +474,9 @@ int uu_timeout_remove_prep(struct uu_req *req)
 	req->tmo_rm.addr = sqe->addr;
 	req->tmo_rm.flags = sqe->timeout_flags;
 	if (req->tmo_rm.flags & TIMEOUT_UPDATE_MASK) {
-		if (__builtin_popcount(req->tmo_rm.flags & TIMEOUT_CLOCK_MASK) > 1)
-			return -EINVAL;
-		if (req->tmo_rm.flags & ~(TIMEOUT_UPDATE_MASK | IORING_TIMEOUT_ABS |
-					  TIMEOUT_CLOCK_MASK))
+		/* io_timeout_remove_prep: an update keeps the timeout's
+		 * clock, so a clock flag is invalid */
+		if (req->tmo_rm.flags & ~(TIMEOUT_UPDATE_MASK | IORING_TIMEOUT_ABS))
 			return -EINVAL;
 		return read_ts(sqe->addr2, &req->tmo_rm.ts_ns);
 	}
@@ -425,10 +490,13 @@ int uu_timeout_remove_issue(struct uu_req *req, unsigned int issue_flags)
 	uint32_t f = req->tmo_rm.flags;
 
 	(void)issue_flags;
-	if (!(f & TIMEOUT_UPDATE_MASK))
+	/* io_timeout_remove: without TIMEOUT_UPDATE it is a remove, even
+	 * with LINK_TIMEOUT_UPDATE */
+	if (!(f & IORING_TIMEOUT_UPDATE))
 		return uu_timeout_cancel(req->ring, req->tmo_rm.addr);
 	if (f & IORING_LINK_TIMEOUT_UPDATE)
-		return -ENOENT; /* linked timeouts are not updatable yet */
+		return link_timeout_update(req->ring, req->tmo_rm.addr,
+					   req->tmo_rm.ts_ns, f);
 	return timeout_update(req->ring, req->tmo_rm.addr, req->tmo_rm.ts_ns, f);
 }
 
@@ -451,6 +519,9 @@ static void link_timeout_fired(struct uu_timer *t)
 
 	struct uu_exec s;
 
+	uu_shared_lock(lt->ring->completion_lock);
+	lt_list_del(lt->ring, lt); /* fired: no longer updatable */
+	pthread_mutex_unlock(lt->ring->completion_lock);
 	/* a cancelled target completes in this context's late list, after
 	 * our result is final (it frees the link timeout) */
 	uu_exec_init(&s, target->ring, false);
@@ -472,8 +543,12 @@ void uu_link_timeout_arm(struct uu_req *target)
 	lt->tmo.t.fn = link_timeout_fired;
 	lt->tmo.fired = false;
 	set_expiry(lt);
+	uu_shared_lock(lt->ring->completion_lock);
 	if (uu_timer_arm(&lt->tmo.t))
 		lt->tmo.t.heap_idx = -1;
+	else
+		lt_list_add(lt->ring, lt);
+	pthread_mutex_unlock(lt->ring->completion_lock);
 }
 
 /*
@@ -484,8 +559,18 @@ void uu_link_timeout_arm(struct uu_req *target)
 void uu_link_timeout_disarm(struct uu_req *target)
 {
 	struct uu_req *lt = target->link;
+	bool stopped = true;
 
-	if (lt->tmo.t.fn != link_timeout_fired || uu_timer_cancel(&lt->tmo.t)) {
+	if (lt->tmo.t.fn == link_timeout_fired) {
+		/* the lock orders this stop with an update's stop and
+		 * restart (link_timeout_update) */
+		uu_shared_lock(lt->ring->completion_lock);
+		stopped = uu_timer_cancel(&lt->tmo.t);
+		if (stopped)
+			lt_list_del(lt->ring, lt);
+		pthread_mutex_unlock(lt->ring->completion_lock);
+	}
+	if (stopped) {
 		lt->tmo.lt_res = -ECANCELED; /* never armed, or disarmed */
 		return;
 	}

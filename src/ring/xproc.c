@@ -273,6 +273,7 @@ static void reset_engine_state(struct uu_ring *r)
 	r->wq_default = NULL; /* the parent's pool: no workers here */
 	r->parked = NULL;
 	r->tmo_head = r->tmo_tail = NULL;
+	r->lt_head = NULL;
 	uu_mpscq_init(&r->defer_tw);
 	atomic_store(&r->tw_pending, 0);
 	atomic_store(&r->tw_wait_nr, 0);

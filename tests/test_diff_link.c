@@ -326,6 +326,37 @@ static void sc_drain(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * IO_DRAIN on a member in the middle of a chain (the kernel looks at the
+ * head's flag only when the chain is queued; a member's DRAIN makes the
+ * whole chain drained): CQE order recorded exactly, in every ring mode.
+ */
+static void sc_drain_mid_chain(struct dctx *c)
+{
+	static const uint8_t variants[][5] = {
+		{ 0, IOSQE_IO_LINK, IOSQE_IO_DRAIN | IOSQE_IO_LINK, 0, 0 },
+		{ 0, IOSQE_IO_LINK, IOSQE_IO_DRAIN, 0, 0 },
+		{ IOSQE_ASYNC, IOSQE_IO_LINK, IOSQE_IO_DRAIN | IOSQE_IO_LINK,
+		  0, 0 },
+		{ 0, IOSQE_IO_LINK, IOSQE_IO_LINK, IOSQE_IO_DRAIN, 0 },
+	};
+	struct tcqe out[8];
+	struct tring r;
+	unsigned int v, i, n;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	for (v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
+		for (i = 0; i < 5; i++)
+			nop(tring_get_sqe(&r), 10 * v + i, false,
+			    variants[v][i]);
+		drec_int(c, tring_submit(&r), "variant %u: submit", v);
+		n = tring_reap_wait(&r, out, 5, 2000000000LL);
+		drec_cqes(c, out, n, true, "variant %u", v);
+	}
+	tring_exit(&r);
+}
+
 static void sc_drain_after_skip(struct dctx *c)
 {
 	struct tring r;
@@ -391,6 +422,7 @@ static const struct dscenario scenarios[] = {
 	{ "link_long", sc_link_long, NULL },
 	{ "drain", sc_drain, NULL },
 	{ "drain_after_skip", sc_drain_after_skip, NULL },
+	{ "drain_mid_chain", sc_drain_mid_chain, NULL },
 };
 
 DTEST_MAIN(scenarios)

@@ -174,6 +174,8 @@ struct uu_ring {
 	pthread_mutex_t *uring_lock;   /* &xs->uring_lock */
 	uint32_t sq_cached_head;
 	bool drain_disabled;     /* a CQE_SKIP_SUCCESS was seen */
+	bool drain_next;         /* a chain member had IO_DRAIN: the next
+				  * request or chain after it drains too */
 	atomic_bool *disabled;   /* &xs->disabled */
 	/*
 	 * IORING_REGISTER_RESTRICTIONS: registered while the ring is

@@ -14,8 +14,11 @@
 	 IOSQE_IO_HARDLINK | IOSQE_ASYNC | IOSQE_BUFFER_SELECT |            \
 	 IOSQE_CQE_SKIP_SUCCESS)
 
-/* io_init_req: validate the private copy and prep.  0 or -errno. */
-static int init_req(struct uu_ring *r, struct uu_req *req)
+/*
+ * io_init_req: validate the private copy and prep.  0 or -errno.
+ * in_chain: a chain is being built (req would be a member, not a head).
+ */
+static int init_req(struct uu_ring *r, struct uu_req *req, bool in_chain)
 {
 	const struct io_uring_sqe *sqe = &req->sqe;
 	unsigned int sqe_flags = sqe->flags;
@@ -83,7 +86,16 @@ static int init_req(struct uu_ring *r, struct uu_req *req)
 			if (r->drain_disabled)
 				return -EOPNOTSUPP;
 			req->flags |= UU_REQ_DRAIN;
+			/* io_init_drain: a member's DRAIN drains its whole
+			 * chain (submit_one marks the head) and the request
+			 * or chain that follows it */
+			if (in_chain)
+				r->drain_next = true;
 		}
+	}
+	if (unlikely(r->drain_next) && !in_chain) {
+		r->drain_next = false;
+		req->flags |= UU_REQ_DRAIN;
 	}
 	if (unlikely(r->restricted) && !uu_restriction_allows(r, req->opcode,
 							       sqe_flags))
@@ -160,7 +172,7 @@ static int submit_one(struct uu_exec *s, struct uu_req *req, bool *stop)
 	int ret;
 
 	*stop = false;
-	ret = init_req(r, req);
+	ret = init_req(r, req, s->head != NULL);
 	/* a LINK_TIMEOUT guards the previous request of a chain */
 	if (unlikely(req->opcode == IORING_OP_LINK_TIMEOUT) && !ret) {
 		if (!s->head || s->last->opcode == IORING_OP_LINK_TIMEOUT)

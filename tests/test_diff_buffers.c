@@ -982,13 +982,29 @@ static void sc_pbuf_file(struct dctx *c)
 
 /* On a pipe the ring buffer is committed only when the read completes;
  * in io-wq at selection. */
+/*
+ * Every io-wq worker (iou-wrk-*) sleeps in its idle wait: the kernel's in
+ * io_wq_worker, uuring's on a futex.  A worker that has committed a ring
+ * buffer for an async pipe read still runs the request until the read
+ * waits in a poll; a cancel in between finds it running (-EALREADY, the
+ * read -EINTR) where later it finds the poll (0, -ECANCELED).
+ */
+static bool workers_idle(void)
+{
+	int all = tthreads_named("iou-wrk-", true, NULL, NULL);
+
+	return all >= 0 &&
+	       tthreads_in_wchan("iou-wrk-", true, "io_wq_worker") +
+	       tthreads_in_wchan("iou-wrk-", true, "futex_do_wait") >= all;
+}
+
 static void sc_pbuf_pipe(struct dctx *c)
 {
 	struct io_uring_buf_ring *br = mk_ring(8);
 	char *a = map(PS, PROT_READ | PROT_WRITE);
 	uint16_t tail = 0;
 	struct tring r;
-	int p[2];
+	int p[2], head;
 
 	if (!br || !a || pipe(p) || dring_flags(c, &r, 16, 0))
 		return;
@@ -1010,9 +1026,9 @@ static void sc_pbuf_pipe(struct dctx *c)
 	read_sel(&r, p[0], 0, 0, 1, 3)->flags |= IOSQE_ASYNC;
 	drec_int(c, tring_submit(&r), "parked async read");
 	/* the worker may start late on a loaded machine (seen on the
-	 * kernel's SQPOLL io-wq): give it up to 2 s to select */
-	for (int i = 0; i < 40 && tpbuf_head(&r, 1) == 1; i++)
-		usleep(50000);
+	 * kernel's SQPOLL io-wq): wait for it to select (a 10 s guard) */
+	for (int i = 0; i < 10000 && tpbuf_head(&r, 1) == 1; i++)
+		usleep(1000);
 	drec_int(c, tpbuf_head(&r, 1), "head while the async read waits");
 	drec_int(c, (int)write(p[1], "12345", 5), "write");
 	dreap(c, &r, 1, true, "async read");
@@ -1026,9 +1042,14 @@ static void sc_pbuf_pipe(struct dctx *c)
 	drec_int(c, tpbuf_head(&r, 1), "head at the end");
 	/* cancelled while waiting: a committed buffer is reported, an
 	 * uncommitted one was never taken */
+	head = tpbuf_head(&r, 1);
 	read_sel(&r, p[0], 0, 0, 1, 5)->flags |= IOSQE_ASYNC;
 	drec_int(c, tring_submit(&r), "parked async read");
-	usleep(50000);
+	/* cancel once the worker has committed a buffer and gone back to
+	 * waiting for work (a fixed 50 ms before; a 10 s guard now) */
+	for (int i = 0; i < 10000 && (tpbuf_head(&r, 1) == head ||
+				      !workers_idle()); i++)
+		usleep(1000);
 	prep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 6)->addr = 5;
 	run_any(c, &r, 2, "cancel the async read");
 	tbuf_ring_add(br, 7, &tail, a + 256, 64, 4);

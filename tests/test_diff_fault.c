@@ -18,6 +18,14 @@
 
 #include "dtest.h"
 
+/*
+ * The limit of each isolated call: every call fails or returns at once on
+ * both backends (none is expected to hang), so this is a hang guard only;
+ * it was 2 s, which a forked child under a sanitizer on a loaded machine
+ * can need just to set up its ring.
+ */
+#define LIMIT_MS 10000
+
 enum where {
 	W_NULL,
 	W_UNMAPPED,
@@ -267,7 +275,7 @@ static void run_sites(struct dctx *c, const char *site,
 			continue;
 		fc.w = (enum where)w;
 		fc.variant = variant;
-		drec_int(c, disolated(c, fn, &fc, 2000), "%s %s", site,
+		drec_int(c, disolated(c, fn, &fc, LIMIT_MS), "%s %s", site,
 			 where_name[w]);
 	}
 }
@@ -298,9 +306,9 @@ static void sc_register_arrays(struct dctx *c)
 
 	run_sites(c, "RING_FDS", f_ring_fds, 0, 0);
 	run_sites(c, "UNREGISTER_RING_FDS", f_ring_fds, 1, 0);
-	drec_int(c, disolated(c, f_ring_fds_second, &fc, 2000),
+	drec_int(c, disolated(c, f_ring_fds_second, &fc, LIMIT_MS),
 		 "RING_FDS 2nd entry PROT_NONE");
-	drec_int(c, disolated(c, f_ring_fds_ro, &fc, 2000),
+	drec_int(c, disolated(c, f_ring_fds_ro, &fc, LIMIT_MS),
 		 "RING_FDS valid entry, read-only (1000 * ret + enter slot 0)");
 	run_sites(c, "PROBE", f_probe, 0, 0);
 }

@@ -22,6 +22,7 @@
 #include <linux/falloc.h>
 #include <linux/stat.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -471,6 +472,16 @@ static void sc_openat_fifo(struct dctx *c)
 		drec_int(c, tring_submit(&r), "submit fifo O_CREAT");
 		n = tring_reap_wait(&r, &cqe, 1, 100000000LL);
 		drec_int(c, n, "CQEs before a writer");
+		/*
+		 * A non-blocking writer's open succeeds only while a reader
+		 * is opening: wait until the worker sleeps in the FIFO open
+		 * (the 100 ms above were only usually enough for it to get
+		 * there on a loaded machine); 10 s is a hang guard.
+		 */
+		for (int i = 0; !n && i < 10000 &&
+		     tthreads_in_wchan("iou-wrk-", true, "wait_for_partner") < 1;
+		     i++)
+			usleep(1000);
 		w = openat(s.dfd, "fifo", O_WRONLY | O_NONBLOCK);
 		n += tring_reap_wait(&r, &cqe, 1, 2000000000LL);
 		drec_int(c, n, "CQEs after a writer");
@@ -1442,7 +1453,7 @@ static void sc_link_fail(struct dctx *c)
 	struct tring r;
 	struct statx sx;
 	int fd, ro, opath, p[2];
-	unsigned int i, n, nsqe = 0;
+	unsigned int i, n, nsqe = 0, fails = 0;
 	struct io_uring_sqe cases[32];
 	const char *names[32];
 
@@ -1499,6 +1510,9 @@ static void sc_link_fail(struct dctx *c)
 		drec_int(c, tring_submit(&r), "%s: submit", names[i]);
 		n = tring_reap_wait(&r, cqe, 2, 2000000000LL);
 		drec_cqes(c, cqe, n, true, "%s, then NOP", names[i]);
+		/* a failure (not a no-fail error) cancels the NOP: only
+		 * those post under CQE_SKIP_SUCCESS below */
+		fails += n == 2 && cqe[1].res == -ECANCELED;
 	}
 	/* each with CQE_SKIP_SUCCESS, all in one batch, then a NOP */
 	for (i = 0; i < nsqe; i++) {
@@ -1512,7 +1526,15 @@ static void sc_link_fail(struct dctx *c)
 	{
 		struct tcqe cqe[40];
 
-		n = tring_reap_wait(&r, cqe, nsqe + 1, 300000000LL);
+		/*
+		 * The failures (those that broke a chain above) and the NOP
+		 * post: wait for those (2 s per CQE), then 50 ms for any
+		 * other, which only a wrong engine posts.  (It was one reap
+		 * of nsqe + 1 with 300 ms per CQE, which a gap of 300 ms
+		 * between two CQEs on a loaded machine cut short.)
+		 */
+		n = tring_reap_wait(&r, cqe, fails + 1, 2000000000LL);
+		n += tring_reap_wait(&r, cqe + n, nsqe + 1 - n, 50000000LL);
 		drec_cqes(c, cqe, n, false, "skip batch");
 	}
 	/* a CQE_SKIP_SUCCESS chain: a no-fail error in the middle */
@@ -1531,7 +1553,9 @@ static void sc_link_fail(struct dctx *c)
 		sqe->flags = IOSQE_CQE_SKIP_SUCCESS;
 		tring_prep_nop(tring_get_sqe(&r), 203);
 		drec_int(c, tring_submit(&r), "skip chain: submit");
-		n = tring_reap_wait(&r, cqe, 4, 300000000LL);
+		/* the NOP and the OPENAT's failure, then any other */
+		n = tring_reap_wait(&r, cqe, 2, 2000000000LL);
+		n += tring_reap_wait(&r, cqe + n, 4 - n, 50000000LL);
 		drec_cqes(c, cqe, n, false, "skip chain");
 	}
 	close(fd);
@@ -1962,6 +1986,59 @@ out:
 }
 
 /*
+ * SPLICE from a pipe with data into a blocking socket whose send buffer
+ * is full: the call blocks on the socket side (SPLICE_F_NONBLOCK would
+ * only make the pipe side non-blocking), so it must not run in the
+ * submitting thread.  The kernel runs every SPLICE in io-wq: enter
+ * returns at once, and the splice completes once this thread drains the
+ * socket (a submitter blocked in splice(2) would never get there: the
+ * scenario's watchdog ends it).
+ */
+static void sc_splice_blocking_socket(struct dctx *c)
+{
+	static char junk[65536];
+	struct io_uring_sqe t;
+	struct tring r;
+	int sv[2], p[2], fl;
+	long drained = 0, filled = 0, n;
+	struct tcqe cqe;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) || pipe(p)) {
+		drec_int(c, -errno, "socketpair/pipe");
+		tring_exit(&r);
+		return;
+	}
+	/* fill sv[0]'s send buffer, then make it blocking again */
+	fl = fcntl(sv[0], F_GETFL);
+	fcntl(sv[0], F_SETFL, fl | O_NONBLOCK);
+	while ((n = write(sv[0], junk, sizeof(junk))) > 0)
+		filled += n;
+	fcntl(sv[0], F_SETFL, fl);
+	drec_int(c, write(p[1], junk, 4096), "pipe filled");
+	t = tsqe(IORING_OP_SPLICE, sv[0], 0, 4096, (uint64_t)-1, 1);
+	t.splice_fd_in = p[0];
+	t.splice_off_in = (uint64_t)-1;
+	*tring_get_sqe(&r) = t;
+	drec_int(c, tring_submit(&r), "submit splice into a full socket");
+	drec_int(c, (int)tring_reap_wait(&r, &cqe, 1, 20 * 1000000LL),
+		 "CQEs before the socket is drained");
+	/* everything: what filled the buffer, then the spliced 4096 */
+	while (drained < filled + 4096 &&
+	       (n = read(sv[1], junk, sizeof(junk))) > 0)
+		drained += n;
+	drec_int(c, drained == filled + 4096, "socket drained");
+	n = tring_reap_wait(&r, &cqe, 1, 10000 * 1000000LL);
+	drec_cqes(c, &cqe, (unsigned int)n, true, "splice done");
+	close(sv[0]);
+	close(sv[1]);
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+}
+
+/*
  * splice(2) clears FMODE_NOWAIT on the pipes it is given (pipe_clear_nowait,
  * 6.5+), the kernel's io_splice does not: after uuring's SPLICE, a
  * RWF_NOWAIT read of that pipe fails with EOPNOTSUPP instead of EAGAIN.
@@ -2208,6 +2285,7 @@ static const struct dscenario scenarios[] = {
 	{ "open_close_link", sc_open_close_link, NULL },
 	{ "pipe", sc_pipe, NULL },
 	{ "pipe_fixed", sc_pipe_fixed, NULL },
+	{ "splice_blocking_socket", sc_splice_blocking_socket, NULL },
 	{ "statx", sc_statx, NULL },
 	{ "mkdir_unlink", sc_mkdir_unlink, NULL },
 	{ "rename", sc_rename, NULL },

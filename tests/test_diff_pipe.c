@@ -94,18 +94,27 @@ static long body_read_later(struct dctx *c, void *arg)
 }
 ISOLATED(sc_read_later, body_read_later)
 
-/* enter returns while the read waits; a thread writes later */
+/*
+ * enter returns while the read waits; a thread writes later: once enter
+ * has returned (returned), or after delay_ms if it does not.  "enter
+ * returned only after the write" is then 0 whenever enter does not block,
+ * however late the submitting thread runs (a fixed 150 ms before made it
+ * 1 when that thread was kept off the CPU that long).
+ */
 struct later {
 	int fd;
 	int delay_ms;
 	int written;
+	int returned;
 };
 
 static void *writer(void *arg)
 {
 	struct later *w = arg;
 
-	usleep((useconds_t)w->delay_ms * 1000);
+	for (int i = 0; i < w->delay_ms &&
+	     !__atomic_load_n(&w->returned, __ATOMIC_SEQ_CST); i++)
+		usleep(1000);
 	__atomic_store_n(&w->written, 1, __ATOMIC_SEQ_CST);
 	twrite(w->fd, "hello", 5);
 	return NULL;
@@ -117,7 +126,7 @@ static long body_not_blocking(struct dctx *c, void *arg)
 	struct tring r;
 	pthread_t th;
 	char buf[16];
-	int p[2], k;
+	int p[2], k, ret, written;
 
 	(void)arg;
 	if (dring_flags(c, &r, 16, 0) || pipe(p))
@@ -129,25 +138,33 @@ static long body_not_blocking(struct dctx *c, void *arg)
 		if (k == 1)
 			fcntl(p[0], F_SETFL, O_NONBLOCK);
 		w.fd = p[1];
-		w.delay_ms = 150;
+		w.delay_ms = LIMIT_MS / 2;
 		w.written = 0;
+		w.returned = 0;
 		pthread_create(&th, NULL, writer, &w);
 		tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, k,
 		      k == 2 ? IOSQE_ASYNC : 0);
-		dsubmit(c, &r, lbl);
-		drec_int(c, __atomic_load_n(&w.written, __ATOMIC_SEQ_CST),
-			 "%s: enter returned only after the write", lbl);
+		ret = tring_submit(&r);
+		/* look before letting the writer go */
+		written = __atomic_load_n(&w.written, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&w.returned, 1, __ATOMIC_SEQ_CST);
+		drec_int(c, ret, "%s: submit", lbl);
+		drec_int(c, written, "%s: enter returned only after the write",
+			 lbl);
 		dreap1(c, &r, lbl);
 		pthread_join(th, NULL);
 	}
-	/* submit and wait in one enter: returns with the CQE */
+	/* submit and wait in one enter: returns with the CQE (the writer
+	 * writes after 150 ms, while the enter waits, or before it) */
+	w.delay_ms = 150;
 	w.written = 0;
+	w.returned = 0;
 	pthread_create(&th, NULL, writer, &w);
 	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 9, 0);
 	tring_flush(&r);
 	{
 		struct io_uring_getevents_arg a;
-		struct __kernel_timespec ts = { 2, 0 };
+		struct __kernel_timespec ts = { LIMIT_MS / 1000, 0 };
 
 		memset(&a, 0, sizeof(a));
 		a.ts = (uint64_t)(uintptr_t)&ts;

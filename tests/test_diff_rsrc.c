@@ -187,7 +187,9 @@ static void sc_eventfd(struct dctx *c)
 	{
 		struct pollfd pfd = { .fd = efd, .events = POLLIN };
 
-		drec_int(c, poll(&pfd, 1, 1000), "async eventfd signalled");
+		/* the signal may follow the CQE by a moment: wait for it
+		 * (it comes at once; 10 s is a hang guard, 1 s before) */
+		drec_int(c, poll(&pfd, 1, 10000), "async eventfd signalled");
 	}
 	close(nfd);
 	close(efd);

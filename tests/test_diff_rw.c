@@ -606,14 +606,24 @@ struct delayed_write {
 	int fd;
 	int delay_ms;
 	volatile int written;
+	volatile int returned;	/* enter has returned: write now */
 };
 
+/*
+ * Writes once enter has returned, or after delay_ms if it never does:
+ * "enter returned only after the data was written" is then 0 whenever
+ * enter does not block, however late the submitting thread runs (a fixed
+ * 300 ms delay before made it 1 when that thread was kept off the CPU
+ * that long), and 1 if enter waits for the data.
+ */
 static void *writer(void *arg)
 {
 	struct delayed_write *w = arg;
-	struct timespec ts = { 0, w->delay_ms * 1000000L };
+	struct timespec ts = { 0, 1000000L };
 
-	nanosleep(&ts, NULL);
+	for (int i = 0; i < w->delay_ms &&
+	     !__atomic_load_n(&w->returned, __ATOMIC_SEQ_CST); i++)
+		nanosleep(&ts, NULL);
 	__atomic_store_n(&w->written, 1, __ATOMIC_SEQ_CST);
 	if (write(w->fd, "hello", 5) != 5)
 		abort();
@@ -622,7 +632,8 @@ static void *writer(void *arg)
 
 /*
  * Submits a READ (user_data ud) of the empty pipe rfd while a writer
- * thread writes to it after w->delay_ms; records enter's result (under
+ * thread writes to it once enter has returned (after w->delay_ms at the
+ * latest); records enter's result (under
  * submit_label), whether the write had happened when enter returned
  * (written_label) and the CQE (cqe_label).
  */
@@ -634,14 +645,19 @@ static void read_during_write(struct dctx *c, struct tring *r,
 	/* static: a read still pending after a failed reap lands here */
 	static char buf[16];
 	pthread_t th;
+	int ret, written;
 
 	w->written = 0;
+	w->returned = 0;
 	pthread_create(&th, NULL, writer, w);
 	tring_prep_rw(tring_get_sqe(r), IORING_OP_READ, rfd, buf, sizeof(buf),
 		      0, ud);
-	drec_int(c, tring_submit(r), "%s", submit_label);
-	drec_int(c, __atomic_load_n(&w->written, __ATOMIC_SEQ_CST), "%s",
-		 written_label);
+	ret = tring_submit(r);
+	/* look before letting the writer go */
+	written = __atomic_load_n(&w->written, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&w->returned, 1, __ATOMIC_SEQ_CST);
+	drec_int(c, ret, "%s", submit_label);
+	drec_int(c, written, "%s", written_label);
 	dreap(c, r, 1, true, cqe_label);
 	pthread_join(th, NULL);
 }
@@ -663,7 +679,7 @@ static void sc_pipe_empty_read(struct dctx *c)
 		return;
 	}
 	w.fd = p[1];
-	w.delay_ms = 300;
+	w.delay_ms = 5000;
 	read_during_write(c, &r, &w, p[0], 1, "submit read on empty pipe",
 			  "enter returned only after the data was written",
 			  "pipe read");

@@ -19,9 +19,9 @@
  * wait waits for it to be back on the list before it wakes it.  So each
  * round below (see rounds()) delivers a wake in the worker's next idle
  * period, and uu_test_iowq_late_wakes counts how many did: the test
- * requires most rounds to have reached the window, so it cannot pass by
- * missing it.  The hook build also aborts on a push of a worker already
- * on the list or on a free list that is not a chain.  Without that check
+ * requires a tenth of the rounds to have reached the window, so it cannot
+ * pass by missing it.  The hook build also aborts on a push of a worker
+ * already on the list or on a free list that is not a chain.  Without that check
  * the damage shows too: after the rounds, a burst of blocking work needs
  * a worker per request (FIFO opens), and a free list that lost its
  * workers gives back fewer.
@@ -59,7 +59,15 @@ extern _Atomic unsigned int uu_test_iowq_late_wakes;
 
 #define ROUNDS 100
 #define ITERS 3
-#define HOLD_US 3000
+/*
+ * Each hold is bounded by HOLD_US, and a round reaches the window only if
+ * the submitting thread gets the CPU within it: with 3 ms and a half of
+ * the rounds required, two CPU hogs beside the test failed 1 run in 12
+ * (121 of 300).  10 ms makes a round's miss rarer, and a tenth of the
+ * rounds still shows the window reached (the bug it catches aborted in
+ * the first round); the holds that no one ends make the test ~2x slower.
+ */
+#define HOLD_US 10000
 #define SEC 1000000000LL
 #define DEADLINE_MS 10000
 
@@ -190,7 +198,7 @@ static void one_ring(unsigned int flags, const char *what)
 	}
 	printf("# %s: %u late wakes in %d rounds, %lld ms\n", what, late,
 	       ITERS * ROUNDS, now_ms() - t0);
-	CHECK(late >= ITERS * ROUNDS / 2,
+	CHECK(late >= ITERS * ROUNDS / 10,
 	      "%s: only %u of %d rounds reached the window", what, late,
 	      ITERS * ROUNDS);
 	tring_exit(&r);

@@ -93,7 +93,10 @@ static int payload(void)
 	ret = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
 	dt = ru_now() - t0;
 	RU_CHECK(ret == -ETIME, "timed wait: %d", ret);
-	RU_CHECK(dt >= 0.045 && dt < 2.0, "timed wait took %.3f s", dt);
+	/* at least the 50 ms (a timer never fires early); the upper bound
+	 * only catches a wait that never times out, so it is far from
+	 * anything a loaded machine can add (it was 2 s) */
+	RU_CHECK(dt >= 0.045 && dt < 10.0, "timed wait took %.3f s", dt);
 
 	probe = io_uring_get_probe_ring(&ring);
 	RU_CHECK(probe && io_uring_opcode_supported(probe, IORING_OP_READ),

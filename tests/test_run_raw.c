@@ -328,7 +328,10 @@ static int payload(void)
 	ret = enter(r.fd, 0, 1, IORING_ENTER_EXT_ARG, &ea, sizeof(ea));
 	dt = ru_now() - t0;
 	RU_CHECK(ret == -ETIME, "timed wait: %d", ret);
-	RU_CHECK(dt >= 0.045 && dt < 2.0, "timed wait took %.3f s", dt);
+	/* at least the 50 ms (a timer never fires early); the upper bound
+	 * only catches a wait that never times out, so it is far from
+	 * anything a loaded machine can add (it was 2 s) */
+	RU_CHECK(dt >= 0.045 && dt < 10.0, "timed wait took %.3f s", dt);
 
 	probe = calloc(1, sizeof(*probe) + 256 * sizeof(probe->ops[0]));
 	ret = (int)sys6(__NR_io_uring_register, r.fd, IORING_REGISTER_PROBE,

@@ -119,17 +119,30 @@ static void unbound_worker(void)
 	struct tring r;
 	siginfo_t si;
 	pid_t child;
-	int ret;
+	int ret, go[2];
+	char b;
 
 	ret = setup(&r, 0);
 	CHECK(ret == 0, "setup %d", ret);
 	if (ret)
 		return;
+	if (pipe(go))
+		abort();
+	/*
+	 * The child exits only once the WAITID is submitted (the pipe's
+	 * EOF), so the WAITID has to wait however late this thread runs; it
+	 * slept 100 ms before, and exited first when the parent was kept
+	 * off the CPU that long (the WAITID then completed at once, on no
+	 * worker).
+	 */
 	child = fork();
 	if (child == 0) {
-		usleep(100 * 1000);
+		close(go[1]);
+		if (read(go[0], &b, 1) < 0)
+			_exit(4);
 		_exit(3);
 	}
+	close(go[0]);
 	sqe = tring_get_sqe(&r);
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->opcode = IORING_OP_WAITID;
@@ -139,6 +152,7 @@ static void unbound_worker(void)
 	sqe->addr2 = (uint64_t)(uintptr_t)&si;
 	sqe->user_data = 7;
 	tring_submit(&r);
+	close(go[1]);
 	ret = (int)tring_reap_wait(&r, &cqe, 1, 5000000000LL);
 	CHECK(ret == 1 && cqe.res == 0, "WAITID: %d CQEs, res %d", ret, cqe.res);
 	uuring_get_stats(r.fd, &st, sizeof(st));

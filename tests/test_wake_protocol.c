@@ -29,6 +29,15 @@
 
 #define ROUNDS 400
 #define ROUND_TIMEOUT_NS (300 * 1000000LL)
+/*
+ * A wait that lasted its timeout is a lost wakeup only if no wakeup ended
+ * it (the engine's count of them did not move) and the CQE had been
+ * posted at least this long before the timeout.  Elapsed time alone is
+ * not enough on a loaded machine (two CPU hogs beside the test): a poster
+ * kept off the CPU for the whole timeout owes no wakeup yet, and a waiter
+ * that was woken but got the CPU only after the timeout was not lost.
+ */
+#define LOST_MARGIN_NS (100 * 1000000LL)
 
 struct ring {
 	int fd;
@@ -41,6 +50,10 @@ struct ring {
 
 static struct ring R;
 static atomic_int waiter_ready, round_done, stop;
+/* the round posted last and when (taken after its enter returned, so no
+ * earlier than the CQE's post) */
+static atomic_int posted;
+static _Atomic long long posted_at;
 
 static long long now_ns(void)
 {
@@ -105,6 +118,8 @@ static void *poster(void *arg)
 			atomic_store(&stop, 1);
 			break;
 		}
+		atomic_store(&posted_at, now_ns());
+		atomic_store(&posted, i + 1);
 		while (atomic_load_explicit(&round_done, memory_order_acquire) <= i &&
 		       !atomic_load(&stop))
 			;
@@ -118,6 +133,7 @@ int main(void)
 	struct __kernel_timespec ts = { 0, ROUND_TIMEOUT_NS };
 	pthread_t th;
 	int lost = 0, rounds = 0, ret;
+	struct uuring_stats st0, st1;
 
 	ret = ring_init(&R);
 	if (ret) {
@@ -131,6 +147,7 @@ int main(void)
 
 		memset(&arg, 0, sizeof(arg));
 		arg.ts = (uint64_t)(uintptr_t)&ts;
+		uuring_get_stats(R.fd, &st0, sizeof(st0));
 		t0 = now_ns();
 		atomic_store_explicit(&waiter_ready, i + 1, memory_order_release);
 		ret = uuring_enter((unsigned int)R.fd, 0, 1,
@@ -147,8 +164,18 @@ int main(void)
 			break;
 		}
 		if (now_ns() - t0 >= ROUND_TIMEOUT_NS) {
-			lost++;
-			fprintf(stderr, "round %d: woken only by the timeout: lost wakeup\n", i);
+			uuring_get_stats(R.fd, &st1, sizeof(st1));
+			/* the CQE is here: its poster stores the time next */
+			while (atomic_load(&posted) <= i && !atomic_load(&stop))
+				;
+			if (st1.wakeups == st0.wakeups &&
+			    atomic_load(&posted_at) + LOST_MARGIN_NS <=
+			    t0 + ROUND_TIMEOUT_NS) {
+				lost++;
+				fprintf(stderr, "round %d: woken only by the timeout, %lld ms after the CQE: lost wakeup\n",
+					i, (t0 + ROUND_TIMEOUT_NS -
+					    atomic_load(&posted_at)) / 1000000);
+			}
 		}
 		head = atomic_load_explicit(R.cq_head, memory_order_relaxed);
 		atomic_store_explicit(R.cq_head, head + 1, memory_order_release);

@@ -2,14 +2,14 @@
 /*
  * SPLICE and TEE on plain fds.
  *
- * The kernel runs both in io-wq and resolves splice_fd_in there, by
- * number, when the request runs.  uuring first tries the call in the
- * submitting thread with SPLICE_F_NONBLOCK (never waiting on a pipe, a
- * socket or a FIFO there); if that would block, the request goes to io-wq
- * (unbounded: a pipe may stay empty for ever), which makes the call the
- * application asked for, blocking unless it asked otherwise.  Data moved
- * by the first try is the result: a blocking splice returns as soon as it
- * moved something too.
+ * The kernel runs both in io-wq (its splice prep forces async) and
+ * resolves splice_fd_in there, by number, when the request runs; so does
+ * uuring (unbounded workers: a pipe may stay empty for ever), making the
+ * call the application asked for, blocking unless it asked otherwise.
+ * Never in the submitting thread: SPLICE_F_NONBLOCK makes only the pipe
+ * side non-blocking, so a try there could still block enter on a socket
+ * or a file on the other side (and deadlock a runtime whose writer runs
+ * on that thread).
  *
  * As in the kernel, offset -1 means "the file position" and a result
  * other than the full length fails a link chain.  SPLICE_F_FD_IN_FIXED
@@ -102,6 +102,8 @@ static int splice_issue(struct uu_req *req, unsigned int issue_flags,
 	int ret, in;
 	long n;
 
+	if (!worker)
+		return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
 	/* the files are resolved first: out (req->fd), then in */
 	if (!req->os.splice.len) {
 		ret = uu_file_check(req);
@@ -119,8 +121,7 @@ static int splice_issue(struct uu_req *req, unsigned int issue_flags,
 	 * ours) is retried; a cancel's is not: the kernel leaves the
 	 * wait's -ERESTARTSYS in the CQE (T7) */
 	for (;;) {
-		n = do_call(req, in, tee,
-			    worker ? flags : flags | SPLICE_F_NONBLOCK);
+		n = do_call(req, in, tee, flags);
 		if (n != -EINTR)
 			break;
 		if (uu_cp_cancelled()) {
@@ -130,11 +131,8 @@ static int splice_issue(struct uu_req *req, unsigned int issue_flags,
 	}
 	if (owned)
 		uu_sys_close(in);
-	if (n < 0) {
-		if (n == -EAGAIN && !worker && !(flags & SPLICE_F_NONBLOCK))
-			return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
+	if (n < 0)
 		return (int)n;
-	}
 	if ((uint64_t)n != req->os.splice.len)
 		req->flags |= UU_REQ_SHORT;
 	return (int)n;

@@ -82,11 +82,22 @@ static void sc_cancel(struct tring *r)
 	      cqes[0].res);
 }
 
-static pid_t sleeper(int ms)
+/*
+ * A child that exits ms after go[1] is closed (EOF on go[0]): the parent
+ * closes it once the WAITIDs are submitted, so they have to wait however
+ * late the parent runs.  (The children slept from the fork on before: a
+ * parent kept off the CPU that long found them exited, and the WAITIDs
+ * completed at once, on no worker.)
+ */
+static pid_t sleeper(const int go[2], int ms)
 {
 	pid_t pid = fork();
+	char b;
 
 	if (pid == 0) {
+		close(go[1]);
+		if (read(go[0], &b, 1) < 0)
+			_exit(1);
 		usleep((useconds_t)ms * 1000);
 		_exit(0);
 	}
@@ -109,14 +120,21 @@ static void prep_waitid(struct tring *r, pid_t pid, siginfo_t *si,
 
 static void sc_busy(struct tring *r)
 {
-	pid_t a = sleeper(150), b = sleeper(150);
 	siginfo_t sa, sb;
 	struct tcqe cqes[2];
 	unsigned int got;
+	int go[2];
+	pid_t a, b;
 
+	if (pipe(go))
+		abort();
+	a = sleeper(go, 150);
+	b = sleeper(go, 150);
+	close(go[0]);
 	prep_waitid(r, a, &sa, 1);
 	prep_waitid(r, b, &sb, 2);
 	tring_submit(r);
+	close(go[1]);
 	got = tring_reap_wait(r, cqes, 2, 10000000000LL);
 	CHECK(got == 2, "%u CQEs", got);
 	for (unsigned int i = 0; i < got; i++)

@@ -51,7 +51,9 @@ static void sc_basic(struct dctx *c)
 	drec_int(c, tring_submit(&r), "submit");
 	dreap(c, &r, 1, true, "timeout");
 	t = now_ns(CLOCK_MONOTONIC) - t;
-	drec_int(c, t >= 19 * MS && t < 1000 * MS, "fired after ~20 ms");
+	/* a timer never fires early; the upper bound only catches one that
+	 * does not fire, far from what a loaded machine adds (was 1 s) */
+	drec_int(c, t >= 19 * MS && t < 5000 * MS, "fired after ~20 ms");
 	/* ETIME_SUCCESS: same CQE, but a linked NOP still runs */
 	prep_timeout(&r, &ts, 0, IORING_TIMEOUT_ETIME_SUCCESS, 2)->flags |=
 		IOSQE_IO_LINK;
@@ -89,7 +91,7 @@ static void sc_abs_and_clocks(struct dctx *c)
 		drec_int(c, tring_submit(&r), "abs clock %u", i);
 		dreap(c, &r, 1, true, "abs");
 		t = now_ns(CLOCK_MONOTONIC) - t;
-		drec_int(c, t >= 10 * MS && t < 1000 * MS, "abs clock %u in time", i);
+		drec_int(c, t >= 10 * MS && t < 5000 * MS, "abs clock %u in time", i);
 	}
 	/* an absolute time in the past fires at once */
 	{

@@ -865,15 +865,40 @@ static long body_teardown(struct dctx *c, void *arg)
 	dsubmit(c, &r, "two parked reads");
 	dnone(c, &r, 30, "two parked reads");
 	tring_exit(&r);
-	usleep(100 * 1000);
-	/* the cancelled reads took nothing */
-	twrite(p[1], "after", 5);
-	ret = (int)tdrain_fd(p[0]);
-	drec_int(c, ret, "bytes left for the application after teardown");
-	/* and hold no reference to the pipe any more */
+	/*
+	 * The kernel cancels the parked reads from its ring exit work, some
+	 * time after close(2).  Wait for that, not for a fixed 100 ms (after
+	 * which a read still armed could have taken the data written below):
+	 * with the application's read end closed, the write end polls
+	 * POLLERR once the reads' references to the pipe are gone too.
+	 */
 	close(p[0]);
+	for (int i = 0; i < LIMIT_MS; i++) {
+		struct pollfd pf = { .fd = p[1], .events = POLLOUT };
+
+		if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLERR))
+			break;
+		usleep(1000);
+	}
+	/* the cancelled reads hold no reference to the pipe any more */
 	ret = (int)write(p[1], "x", 1);
 	drec_int(c, ret < 0 ? -errno : ret, "write after the last reader closed");
+	/* and took nothing: a new read end gets all that is written now */
+	{
+		char path[64];
+		int rfd;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", p[1]);
+		rfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		drec_int(c, rfd >= 0, "the pipe reopened for reading");
+		if (rfd >= 0) {
+			twrite(p[1], "after", 5);
+			ret = (int)tdrain_fd(rfd);
+			drec_int(c, ret,
+				 "bytes left for the application after teardown");
+			close(rfd);
+		}
+	}
 	close(p[1]);
 	return 0;
 }

@@ -22,6 +22,7 @@
 
 #include "dtest.h"
 #include "tprep.h"
+#include "uuring.h"
 
 #define PS 4096
 
@@ -785,6 +786,77 @@ static void sc_provide(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * Every io-wq worker (iou-wrk-*) sleeps in its idle wait: the kernel's in
+ * io_wq_worker, uuring's on a futex.  A worker that has committed a ring
+ * buffer for an async pipe read still runs the request until the read
+ * waits in a poll; a cancel in between finds it running (-EALREADY, the
+ * read -EINTR) where later it finds the poll (0, -ECANCELED).
+ */
+static bool workers_idle(void)
+{
+	int all = tthreads_named("iou-wrk-", true, NULL, NULL);
+
+	return all >= 0 &&
+	       tthreads_in_wchan("iou-wrk-", true, "io_wq_worker") +
+	       tthreads_in_wchan("iou-wrk-", true, "futex_do_wait") >= all;
+}
+
+static void add_nvcsw(const char *tid, void *arg)
+{
+	char path[300], line[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%s/status", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "voluntary_ctxt_switches:", 24))
+			*(unsigned long long *)arg += strtoull(line + 24, NULL,
+							       10);
+	fclose(f);
+}
+
+/* how often the io-wq workers alive now have gone to sleep */
+static unsigned long long workers_slept(void)
+{
+	unsigned long long n = 0;
+
+	tthreads_named("iou-wrk-", true, add_nvcsw, &n);
+	return n;
+}
+
+static unsigned long long parked_count(struct tring *r)
+{
+	struct uuring_stats st;
+
+	if (uuring_get_stats(r->fd, &st, sizeof(st)) <= 0)
+		return 0;
+	return st.route_poll;
+}
+
+/*
+ * Waits (10 s at most) until an IOSQE_ASYNC read of an empty pipe has
+ * been tried by an io-wq worker, which selects a legacy buffer and
+ * leaves the read waiting in a poll with it: on uuring until the read is
+ * parked on the readiness engine (route_poll grows), on the kernel until
+ * a worker has gone to sleep since (slept0 = workers_slept() before the
+ * submit) and every worker is idle.  A fixed 50 ms was only usually
+ * long enough for a worker to get there on a loaded machine.
+ */
+static void await_async_parked(struct dctx *c, struct tring *r,
+			       unsigned long long slept0,
+			       unsigned long long parked0)
+{
+	for (int i = 0; i < 10000; i++) {
+		if (c->is_kernel ? workers_slept() > slept0 && workers_idle() :
+				   parked_count(r) > parked0)
+			return;
+		usleep(1000);
+	}
+}
+
 /* A read that waits for a pipe keeps its legacy buffer (6.18); a failure
  * after selection consumes it, with the CQE flag.  (One waiting read at a
  * time: the kernel wakes the waiters of one file last-armed first.) */
@@ -792,6 +864,7 @@ static void sc_provide_pipe(struct dctx *c)
 {
 	char *a = map(PS, PROT_READ | PROT_WRITE);
 	struct tring r;
+	unsigned long long slept0, parked0;
 	int p[2];
 
 	if (!a || pipe(p) || dring_flags(c, &r, 16, 0))
@@ -817,9 +890,11 @@ static void sc_provide_pipe(struct dctx *c)
 	/* io-wq: selected, then waiting with it */
 	provide(&r, a, 64, 1, 1, 11, 8);
 	run(c, &r, 1, "provide 1");
+	slept0 = workers_slept();
+	parked0 = parked_count(&r);
 	read_sel(&r, p[0], 0, 0, 1, 9)->flags |= IOSQE_ASYNC;
 	drec_int(c, tring_submit(&r), "parked async read");
-	usleep(50000);
+	await_async_parked(c, &r, slept0, parked0);
 	remove_bufs(&r, 1, 1, 10);
 	run(c, &r, 1, "remove while the async read waits");
 	drec_int(c, (int)write(p[1], "defg", 4), "write");
@@ -982,22 +1057,6 @@ static void sc_pbuf_file(struct dctx *c)
 
 /* On a pipe the ring buffer is committed only when the read completes;
  * in io-wq at selection. */
-/*
- * Every io-wq worker (iou-wrk-*) sleeps in its idle wait: the kernel's in
- * io_wq_worker, uuring's on a futex.  A worker that has committed a ring
- * buffer for an async pipe read still runs the request until the read
- * waits in a poll; a cancel in between finds it running (-EALREADY, the
- * read -EINTR) where later it finds the poll (0, -ECANCELED).
- */
-static bool workers_idle(void)
-{
-	int all = tthreads_named("iou-wrk-", true, NULL, NULL);
-
-	return all >= 0 &&
-	       tthreads_in_wchan("iou-wrk-", true, "io_wq_worker") +
-	       tthreads_in_wchan("iou-wrk-", true, "futex_do_wait") >= all;
-}
-
 static void sc_pbuf_pipe(struct dctx *c)
 {
 	struct io_uring_buf_ring *br = mk_ring(8);

@@ -196,6 +196,57 @@ static void sc_eventfd(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * A multishot POLL_ADD on the ring's own registered eventfd: the kernel
+ * signals that eventfd with EPOLL_URING_WAKE, which turns a multishot
+ * poll it wakes into a one-shot one (its CQE without F_MORE; the poll
+ * ends), so that the poll's own CQE cannot signal the eventfd again for
+ * ever.  A write by the application keeps it multishot.
+ */
+static void sc_eventfd_poll_mshot(struct dctx *c)
+{
+	struct tring r;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	struct io_uring_sqe *sqe;
+	struct tcqe cqe[8];
+	uint64_t v = 1;
+	unsigned int n;
+
+	if (efd < 0 || dring_flags(c, &r, 16, 0))
+		return;
+	drec_int(c, reg(c, &r, IORING_REGISTER_EVENTFD, &efd, 1), "register");
+	/* the application's write: multishot goes on */
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_POLL_ADD, efd, NULL, IORING_POLL_ADD_MULTI,
+		      0, 1);
+	sqe->poll32_events = POLLIN;
+	drec_int(c, tring_submit(&r), "multishot poll on the ring's eventfd");
+	drec_int(c, (int)write(efd, &v, 8), "application write");
+	n = tring_reap_wait(&r, cqe, 1, 10000 * 1000000LL);
+	drec_cqes(c, cqe, n, true, "woken by the application");
+	drec_int(c, (int)read(efd, &v, 8), "drain");
+	/* again: the ring's signal of the poll's own CQE did not count */
+	drec_int(c, (int)write(efd, &v, 8), "application write 2");
+	n = tring_reap_wait(&r, cqe, 1, 10000 * 1000000LL);
+	drec_cqes(c, cqe, n, true, "woken by the application again");
+	drec_int(c, (int)read(efd, &v, 8), "drain 2");
+	/* the ring's own signal (a NOP's CQE): one-shot from then on */
+	tring_prep_nop(tring_get_sqe(&r), 2);
+	drec_int(c, tring_submit(&r), "nop");
+	n = tring_reap_wait(&r, cqe, 2, 10000 * 1000000LL);
+	drec_cqes(c, cqe, n, false, "woken by the ring's signal");
+	n = tring_reap_wait(&r, cqe, 1, 50 * 1000000LL);
+	drec_cqes(c, cqe, n, true, "nothing more");
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_POLL_REMOVE, -1, NULL, 0, 0, 3);
+	sqe->addr = 1;
+	drec_int(c, tring_submit(&r), "remove");
+	n = tring_reap_wait(&r, cqe, 1, 10000 * 1000000LL);
+	drec_cqes(c, cqe, n, true, "poll already gone");
+	close(efd);
+	tring_exit(&r);
+}
+
 /* direct descriptors: OPENAT/CLOSE with file_index into a sparse table */
 static void sc_direct(struct dctx *c)
 {
@@ -1070,6 +1121,7 @@ static const struct dscenario scenarios[] = {
 	{ "files", sc_files, NULL, NULL },
 	{ "files2", sc_files2, NULL, NULL },
 	{ "eventfd", sc_eventfd, NULL, NULL },
+	{ "eventfd_poll_mshot", sc_eventfd_poll_mshot, NULL, NULL },
 	{ "update_partial", sc_update_partial, NULL, NULL },
 	{ "register_rules", sc_register_rules, NULL, NULL },
 	{ "register_rlimit", sc_register_rlimit, NULL, NULL },

@@ -247,6 +247,9 @@ struct uu_ring {
 	} *files;
 	unsigned int nr_files, alloc_start, alloc_end, alloc_hint;
 	atomic_int evfd;               /* CQ eventfd (engine dup) or -1 */
+	/* bumped before each signal of evfd: a multishot poll on that
+	 * eventfd tells the ring's own wakeups (EPOLL_URING_WAKE) apart */
+	atomic_uint evfd_signals;
 	int clockid;                   /* REGISTER_CLOCK: wait timeouts */
 	bool evfd_async;
 	uint32_t evfd_last_tail;       /* completion_lock */
@@ -423,6 +426,10 @@ struct uu_req {
 			bool armed;        /* on a pollfile's list */
 			bool stat_known;   /* dev/ino filled by issue's fstat,
 					    * for arm (same thread) */
+			bool ring_evfd;    /* multishot on the ring's eventfd */
+			bool tw_uring;     /* DEFER: the queued wakeup was the
+					    * ring's own signal (one-shot) */
+			uint32_t evfd_seen; /* evfd_signals last looked at */
 			/* the file polled (cancel by fd): once armed, the
 			 * request holds no fd of its own, the pollfile's
 			 * dup keeps the file open (the fd number may be

@@ -422,6 +422,23 @@ int uu_rsrc_register(struct uu_ring *r, unsigned int opcode, void *arg,
  * EVENTFD_ASYNC only for completions posted by io-wq workers.  Called by
  * uu_cq_commit_locked with the completion lock held.
  */
+/*
+ * The kernel signals the CQ eventfd with EPOLL_URING_WAKE, which turns a
+ * multishot poll it wakes into a one-shot one (io_poll_wake), so a poll
+ * on the ring's own eventfd cannot keep signalling itself.  The count,
+ * bumped before the write, lets the readiness engine see that the ring
+ * signalled (uu_poll_uring_wake).
+ */
+static void eventfd_write_ring(struct uu_ring *r, int fd, uint64_t n)
+{
+	/* release: pairs with the acquire in uu_poll_uring_wake, which
+	 * runs after the write's readiness */
+	atomic_fetch_add_explicit(&r->evfd_signals, 1, memory_order_release);
+	if (write(fd, &n, sizeof(n)) < 0) {
+		/* an eventfd at its maximum: the kernel drops it too */
+	}
+}
+
 void uu_eventfd_signal_locked(struct uu_ring *r, uint32_t tail)
 {
 	int fd = atomic_load_explicit(&r->evfd, memory_order_acquire);
@@ -446,9 +463,7 @@ void uu_eventfd_signal_locked(struct uu_ring *r, uint32_t tail)
 	if (atomic_load_explicit(r->cq_flags, memory_order_relaxed) &
 	    IORING_CQ_EVENTFD_DISABLED)
 		return;
-	if (write(fd, &one, sizeof(one)) < 0) {
-		/* an eventfd at its maximum: the kernel drops it too */
-	}
+	eventfd_write_ring(r, fd, one);
 }
 
 /*
@@ -467,9 +482,7 @@ void uu_eventfd_signal_tw(struct uu_ring *r)
 		return;
 	if (r->evfd_async && !uu_in_iowq_worker)
 		return;
-	if (write(fd, &one, sizeof(one)) < 0) {
-		/* an eventfd at its maximum: the kernel drops it too */
-	}
+	eventfd_write_ring(r, fd, one);
 }
 
 /* A fixed file of the ring as an fd for this request, or -EBADF.  The

@@ -149,8 +149,6 @@ static void *poller_main(void *arg);
 static void poller_start(void)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &P };
-	sigset_t all, old;
-	pthread_t th;
 
 	P.epfd = epoll_create1(EPOLL_CLOEXEC);
 	P.kickfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -160,13 +158,8 @@ static void poller_start(void)
 	P.kickfd = uu_fd_to_reserved(P.kickfd);
 	if (epoll_ctl(P.epfd, EPOLL_CTL_ADD, P.kickfd, &ev))
 		return;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old); /* T8 */
-	if (!pthread_create(&th, NULL, poller_main, NULL)) {
-		pthread_detach(th);
+	if (!uu_thread_start(poller_main, NULL))
 		P.up = true;
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void ensure_started(void)
@@ -530,6 +523,30 @@ int uu_poll_arm(struct uu_req *req, int dir)
 	return 0;
 }
 
+/*
+ * Whether the ring signalled its own eventfd since a multishot poll on it
+ * last looked: the kernel's wakeup then carries EPOLL_URING_WAKE and the
+ * poll's CQE is its last (no F_MORE).  The signal of the poll's own
+ * previous CQE counts too: on the kernel a second application write
+ * after one shot ends the poll (tests/test_diff_rsrc eventfd_poll_mshot).
+ * The readiness seen may also hold a write of the application's that
+ * came first; that one wakeup then counts as the ring's.
+ */
+static bool uu_poll_uring_wake(struct uu_req *req)
+{
+	uint32_t n;
+
+	if (!req->poll.ring_evfd)
+		return false;
+	/* acquire: pairs with the release in the ring's eventfd_write_ring */
+	n = atomic_load_explicit(&req->ring->evfd_signals,
+				 memory_order_acquire);
+	if (n == req->poll.evfd_seen)
+		return false;
+	req->poll.evfd_seen = n;
+	return true;
+}
+
 /* Post an extra CQE of a multishot request; false if the CQ is full (the
  * request must then end, T14). */
 static bool post_more(struct uu_req *req, int32_t res)
@@ -610,6 +627,11 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 					req->poll_tw = true;
 					req->poll.tw_nr = 1;
 					req->poll.tw_mask = m;
+					/* decided by the wakeup that takes
+					 * ownership, as io_poll_wake does */
+					req->poll.tw_uring =
+						req->poll.multishot &&
+						uu_poll_uring_wake(req);
 					req->late_next = *shots;
 					*shots = req;
 				} else {
@@ -617,7 +639,8 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 				}
 				continue;
 			}
-			if (req->poll.multishot && post_more(req, (int32_t)m)) {
+			if (req->poll.multishot && !uu_poll_uring_wake(req) &&
+			    post_more(req, (int32_t)m)) {
 				continue;
 			}
 			req->res = (int32_t)m;
@@ -783,6 +806,7 @@ static void *poller_main(void *arg)
 	uu_engine_thread = true;
 	in_poller = true;
 	pthread_setname_np(pthread_self(), "uuring-poll");
+	uu_thread_ready();
 	for (;;) {
 		struct uu_pollfile *rc;
 		struct uu_req *done = NULL, *shots = NULL;
@@ -936,6 +960,20 @@ int uu_poll_add_issue(struct uu_req *req, unsigned int issue_flags)
 
 		/* no wait queue and nothing ready: the kernel says -EINVAL */
 		return m ? (int)m : -EINVAL;
+	}
+	/* a multishot poll on the ring's own eventfd (an anonymous inode:
+	 * no file type bits) ends at the ring's first signal of it */
+	req->poll.ring_evfd = false;
+	if (req->poll.multishot && !(st.st_mode & S_IFMT) &&
+	    atomic_load_explicit(&req->ring->evfd, memory_order_relaxed) >= 0) {
+		long long id = uu_eventfd_id(req->fd);
+
+		req->poll.ring_evfd =
+			id >= 0 &&
+			id == uu_eventfd_id(atomic_load_explicit(
+				      &req->ring->evfd, memory_order_relaxed));
+		req->poll.evfd_seen = atomic_load_explicit(
+			&req->ring->evfd_signals, memory_order_acquire);
 	}
 	/* arm() keys the registration by these: no second fstat there */
 	req->poll.dev = st.st_dev;
@@ -1177,7 +1215,8 @@ bool uu_poll_tw_shot(struct uu_req *req)
 	}
 	/* nothing ready: armed still (a one-shot poll is re-armed,
 	 * IOU_POLL_REISSUE) */
-	if (!m || (req->poll.multishot && post_more(req, (int32_t)m))) {
+	if (!m || (req->poll.multishot && !req->poll.tw_uring &&
+		   post_more(req, (int32_t)m))) {
 		pthread_mutex_unlock(&P.lock);
 		return false;
 	}

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -66,4 +68,26 @@ ino_t uu_fd_ino(int fd)
 	if (fd < 0 || fstat(fd, &st))
 		return 0;
 	return st.st_ino;
+}
+
+long long uu_eventfd_id(int fd)
+{
+	char path[48], buf[512], *p;
+	long long id = -1;
+	ssize_t n;
+	int f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return -1;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, "eventfd-id:");
+	if (p && sscanf(p + 11, "%lld", &id) != 1)
+		id = -1;
+	return id;
 }

@@ -11,5 +11,8 @@ int uu_fd_to_reserved(int fd);
 int uu_fd_dup_reserved(int fd);
 /* st_ino of fd, or 0 if fd is not open */
 ino_t uu_fd_ino(int fd);
+/* The eventfd behind fd (its fdinfo "eventfd-id"), or -1 if fd is not an
+ * eventfd or the kernel does not say: equal ids, the same eventfd. */
+long long uu_eventfd_id(int fd);
 
 #endif

@@ -1002,6 +1002,9 @@ static void sc_futex_waitv(struct dctx *c)
 		t.flags = IOSQE_ASYNC;
 		*tring_get_sqe(&r) = t;
 		submit_reap(c, &r, 1, 100, "ASYNC waitv: nothing yet");
+		/* io-wq (on both sides) queues it when a worker runs: wait
+		 * for that, not for a time */
+		await_queued(&words[3], 1, true);
 		words[3] = 1;
 		*tring_get_sqe(&r) = wake(&words[3], 1, MATCH_ANY, PF, 230);
 		submit_reap(c, &r, 2, 2000, "ASYNC waitv woken on 3");

@@ -212,6 +212,7 @@ static void *sqpoll_main(void *arg)
 		atomic_store_explicit(&sqd->wq, uu_iowq_current_create(sqd->rings[0]),
 				      memory_order_release);
 	pthread_mutex_unlock(&sqd->lock);
+	uu_thread_ready();
 	/*
 	 * A new thread has had no work yet, so its idle period is already
 	 * over, as the kernel's io_sq_thread starts with its timeout at 0:
@@ -350,17 +351,8 @@ int uu_sqpoll_setup(struct uu_ring *r, struct io_uring_params *p)
 	 * reaches io-wq workers that read it */
 	r->sqd = sqd;
 	ret = sqd_add_ring(sqd, r);
-	if (!ret) {
-		sigset_t all, old;
-		pthread_t th;
-
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		ret = -pthread_create(&th, NULL, sqpoll_main, sqd);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		if (!ret)
-			pthread_detach(th);
-	}
+	if (!ret)
+		ret = uu_thread_start(sqpoll_main, sqd);
 	if (ret) {
 		r->sqd = NULL;
 		free(sqd->rings);

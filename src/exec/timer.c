@@ -127,6 +127,7 @@ static void *timer_main(void *arg)
 	uu_engine_thread = true;
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	pthread_setname_np(pthread_self(), "uuring-timer");
+	uu_thread_ready();
 	for (;;) {
 		int n = epoll_wait(T.epfd, evs, NCLOCKS, -1);
 
@@ -160,9 +161,6 @@ static void *timer_main(void *arg)
 
 static void timer_start(void)
 {
-	sigset_t all, old;
-	pthread_t th;
-
 	T.epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (T.epfd < 0)
 		return;
@@ -177,13 +175,8 @@ static void timer_start(void)
 		if (epoll_ctl(T.epfd, EPOLL_CTL_ADD, T.tfd[c], &ev))
 			return;
 	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (!pthread_create(&th, NULL, timer_main, NULL)) {
-		pthread_detach(th);
+	if (!uu_thread_start(timer_main, NULL))
 		T.up = true;
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void ensure_started(void)

@@ -11,8 +11,10 @@
  * ever touches memory that is still a struct uu_ring.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -51,6 +53,80 @@ pid_t uu_gettid_slow(void)
 {
 	uu_tid_cache = (pid_t)syscall(SYS_gettid);
 	return uu_tid_cache;
+}
+
+/*
+ * Engine threads that start at setup, at a fork or at a child's first use
+ * of a ring (poller, timer, SQPOLL, xproc service): the starter returns
+ * only once the new thread calls uu_thread_ready, at the end of its own
+ * start-up, just before it blocks in its loop.
+ *
+ * Why: a thread's start-up allocates and takes locks of the runtime
+ * beneath the engine (a sanitizer's allocator and thread registry; clang
+ * 14's ASan holds none of them across fork, unlike glibc's malloc), and
+ * the application does not know these threads exist: it may fork right
+ * after io_uring_setup returns, as liburing's tests do.  A fork in the
+ * middle of such a start-up gives the child that lock held for good, and
+ * the child's next thread start, allocation in that size class, or its
+ * leak check at exit blocks forever (test_diff_fork under ASan: a child
+ * forked just after setup hung in its exit handler's leak check, its
+ * poller and timer threads stuck in calloc in ASan's thread start).
+ */
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+	_Atomic uint32_t ready; /* futex word: 1 once the thread is up */
+};
+
+static __thread struct thread_start *thread_starting;
+
+void uu_thread_ready(void)
+{
+	struct thread_start *s = thread_starting;
+
+	if (!s)
+		return;
+	thread_starting = NULL;
+	/* release, paired with the starter's acquire: our start-up is
+	 * over when it goes on.  s is on the starter's stack, gone once it
+	 * sees 1: the wake may then hit a reused word, a spurious wake
+	 * that futex users tolerate */
+	atomic_store_explicit(&s->ready, 1, memory_order_release);
+	syscall(SYS_futex, &s->ready, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void *thread_trampoline(void *p)
+{
+	struct thread_start *s = p;
+	void *(*fn)(void *) = s->fn;
+	void *arg = s->arg;
+	void *ret;
+
+	thread_starting = s;
+	ret = fn(arg);
+	uu_thread_ready(); /* a thread that ended before its loop */
+	return ret;
+}
+
+/* 0 or -errno; the thread runs detached, with every signal blocked (T8) */
+int uu_thread_start(void *(*fn)(void *), void *arg)
+{
+	struct thread_start s = { .fn = fn, .arg = arg };
+	sigset_t all, old;
+	pthread_t th;
+	int ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = -pthread_create(&th, NULL, thread_trampoline, &s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret)
+		return ret;
+	pthread_detach(th);
+	while (!atomic_load_explicit(&s.ready, memory_order_acquire))
+		syscall(SYS_futex, &s.ready, FUTEX_WAIT_PRIVATE, 0, NULL, NULL,
+			0);
+	return 0;
 }
 
 /*

@@ -901,6 +901,7 @@ static void *svc_main(void *arg)
 	(void)arg;
 	uu_engine_thread = true;
 	pthread_setname_np(pthread_self(), "uuring-xproc");
+	uu_thread_ready();
 	for (;;) {
 		int n = build_pollset(pfd);
 		int64_t next = fire_due();
@@ -925,8 +926,6 @@ static void *svc_main(void *arg)
 static void svc_start(void)
 {
 	static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
-	sigset_t all, old;
-	pthread_t th;
 
 	if (atomic_load_explicit(&svc_running, memory_order_acquire))
 		return;
@@ -940,13 +939,8 @@ static void svc_start(void)
 			goto out;
 		svc_kick = uu_fd_to_reserved(fd);
 	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old); /* T8 */
-	if (!pthread_create(&th, NULL, svc_main, NULL)) {
-		pthread_detach(th);
+	if (!uu_thread_start(svc_main, NULL))
 		atomic_store_explicit(&svc_running, true, memory_order_release);
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 out:
 	pthread_mutex_unlock(&start_lock);
 }

@@ -276,6 +276,8 @@ static int vdiffers(const struct futex_waitv *v, unsigned int nr)
 	return -1;
 }
 
+static void spares_refill(void);
+
 static void *vthread_main(void *arg)
 {
 	struct vthread *t = arg;
@@ -319,6 +321,7 @@ static void *vthread_main(void *arg)
 	vjob_left(j);
 	vjob_put(j);
 	free(t);
+	spares_refill(); /* this thread's replacement */
 	return NULL;
 }
 
@@ -375,40 +378,165 @@ static void *direct_main(void *arg)
 		break;
 	}
 	vjob_put(j);
+	spares_refill(); /* this thread's replacement */
 	return NULL;
+}
+
+/*
+ * Waiter threads are started as spares: a spare is a thread that has
+ * never waited on an application futex, asleep on a word of its own until
+ * it is given a job (waiter_spawn wakes it with FUTEX_WAKE, whose wake-up
+ * is delivered before that call returns, so none is left pending for the
+ * job's wait).  A job's thread that ends starts one replacement spare
+ * (spares_refill), so the thread creation is off the issue's path; the
+ * thread itself then exits (never reused, see above).  Spare records are
+ * recycled, never freed: a late FUTEX_WAKE on one can only reach another
+ * spare, which looks at its word again.
+ */
+#define SPARES_MAX 4
+
+struct spare {
+	_Atomic uint32_t go;    /* 1 once it has a job (a futex word) */
+	void *(*fn)(void *);
+	void *arg;
+	struct spare *next;     /* spares or free records */
+};
+
+static pthread_mutex_t spares_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct spare *spares, *spare_records;
+static unsigned int nspares; /* spares, and spares being started */
+static pthread_once_t spares_once = PTHREAD_ONCE_INIT;
+
+/* The spares do not survive fork: the child starts its own. */
+static void spares_atfork_child(void)
+{
+	pthread_mutex_init(&spares_lock, NULL);
+	spares = NULL;
+	nspares = 0;
+}
+
+static void spares_init(void)
+{
+	pthread_atfork(NULL, NULL, spares_atfork_child);
+}
+
+/* Starts fn(arg) on a new detached thread: no signals (T8), small stack. */
+static int thread_start(void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t th;
+	int ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	ret = pthread_create(&th, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret)
+		return -ENOMEM;
+	pthread_setname_np(th, "iou-futex");
+	return 0;
+}
+
+static void *spare_main(void *arg)
+{
+	struct spare *sp = arg;
+	void *(*fn)(void *);
+	void *fn_arg;
+
+	/* acquire: pairs with the release in waiter_spawn */
+	while (!atomic_load_explicit(&sp->go, memory_order_acquire))
+		sys_futex(&sp->go, FUTEX_WAIT_PRIVATE, 0, 0, NULL, 0);
+	fn = sp->fn;
+	fn_arg = sp->arg;
+	atomic_store_explicit(&sp->go, 0, memory_order_relaxed);
+	pthread_mutex_lock(&spares_lock);
+	sp->next = spare_records;
+	spare_records = sp;
+	pthread_mutex_unlock(&spares_lock);
+	return fn(fn_arg);
+}
+
+/* One more spare if there are fewer than SPARES_MAX. */
+static void spares_refill(void)
+{
+	struct spare *sp;
+
+	pthread_once(&spares_once, spares_init);
+	pthread_mutex_lock(&spares_lock);
+	if (nspares >= SPARES_MAX) {
+		pthread_mutex_unlock(&spares_lock);
+		return;
+	}
+	nspares++;
+	sp = spare_records;
+	if (sp)
+		spare_records = sp->next;
+	pthread_mutex_unlock(&spares_lock);
+	if (!sp)
+		sp = calloc(1, sizeof(*sp));
+	if (!sp || thread_start(spare_main, sp)) {
+		pthread_mutex_lock(&spares_lock);
+		nspares--;
+		if (sp) {
+			sp->next = spare_records;
+			spare_records = sp;
+		}
+		pthread_mutex_unlock(&spares_lock);
+		return;
+	}
+	pthread_mutex_lock(&spares_lock);
+	sp->next = spares;
+	spares = sp;
+	pthread_mutex_unlock(&spares_lock);
+}
+
+/* Runs fn(arg) on a spare, or on a new thread if there is none. */
+static int waiter_spawn(void *(*fn)(void *), void *arg)
+{
+	struct spare *sp;
+
+	pthread_once(&spares_once, spares_init);
+	pthread_mutex_lock(&spares_lock);
+	sp = spares;
+	if (sp) {
+		spares = sp->next;
+		nspares--;
+	}
+	pthread_mutex_unlock(&spares_lock);
+	if (!sp)
+		return thread_start(fn, arg);
+	sp->fn = fn;
+	sp->arg = arg;
+	/* release: fn and arg before go (acquire in spare_main) */
+	atomic_store_explicit(&sp->go, 1, memory_order_release);
+	sys_futex(&sp->go, FUTEX_WAKE_PRIVATE, 1, 0, NULL, 0);
+	return 0;
 }
 
 /* Starts the threads that wait for the job; -ENOMEM if one could not
  * start (the started ones return). */
 static int vjob_start(struct vjob *j)
 {
-	sigset_t all, old;
-	pthread_attr_t attr;
 	unsigned int base;
 	int ret = 0;
 
-	/* engine threads take no signals (T8); small stacks */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 64 * 1024);
 	if (j->direct) {
-		pthread_t th;
-
 		atomic_fetch_add_explicit(&j->refs, 1, memory_order_relaxed);
-		if (pthread_create(&th, &attr, direct_main, j)) {
+		if (waiter_spawn(direct_main, j)) {
 			atomic_fetch_sub_explicit(&j->refs, 1,
 						  memory_order_relaxed);
 			ret = -ENOMEM;
 		} else {
 			j->nthreads++;
-			pthread_setname_np(th, "iou-futex");
 		}
 	}
 	for (base = 0; !j->direct && base < j->nr; base += VCHUNK) {
 		struct vthread *t = malloc(sizeof(*t));
-		pthread_t th;
 
 		if (!t) {
 			ret = -ENOMEM;
@@ -419,7 +547,7 @@ static int vjob_start(struct vjob *j)
 		t->n = j->nr - base < VCHUNK ? j->nr - base : VCHUNK;
 		memcpy(t->v, &j->v[base], t->n * sizeof(t->v[0]));
 		atomic_fetch_add_explicit(&j->refs, 1, memory_order_relaxed);
-		if (pthread_create(&th, &attr, vthread_main, t)) {
+		if (waiter_spawn(vthread_main, t)) {
 			atomic_fetch_sub_explicit(&j->refs, 1,
 						  memory_order_relaxed);
 			free(t);
@@ -427,10 +555,7 @@ static int vjob_start(struct vjob *j)
 			break;
 		}
 		j->nthreads++;
-		pthread_setname_np(th, "iou-futexv");
 	}
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret)
 		vjob_end(j, VJ_ENDED); /* the started ones return */
 	return ret;

@@ -1056,6 +1056,10 @@ static void sc_futex_waitv_cancel(struct dctx *c)
 		*tring_get_sqe(&r) = t;
 		*tring_get_sqe(&r) = fwaitv(v, 2, 7);
 		submit_reap(c, &r, 1, 100, "two waitvs, one ASYNC");
+		/* the ASYNC one is armed by an io-wq worker (both sides): the
+		 * cancel's count depends on whether it is, so wait for both
+		 * to be queued, not for a time */
+		await_queued(&words[0], 2, true);
 		t = tsqe(IORING_OP_ASYNC_CANCEL, -1, 7, 0, 0, 8);
 		t.cancel_flags = IORING_ASYNC_CANCEL_ALL;
 		*tring_get_sqe(&r) = t;

@@ -33,6 +33,8 @@ void uu_config_load(void)
 	}
 	v = getenv("UURING_STATS");
 	uu_config.stats_path = v && *v ? v : NULL;
+	v = getenv("UURING_RING_FD_EDGES");
+	uu_config.ring_fd_edges = v && *v && strcmp(v, "0");
 }
 
 static void *mmap_err(int err)

@@ -437,6 +437,51 @@ static int payload_readiness(void)
 	return ru_failures ? 1 : 0;
 }
 
+/*
+ * edge: an async runtime's use of its ring (tokio, Node's libuv): the
+ * ring fd in an epoll set with EPOLLIN|EPOLLET, each NOP submitted with
+ * an enter that does not wait, the runtime waits in epoll_wait and reaps
+ * the CQ in memory.  The kernel wakes the ring's poll waiters on every
+ * CQ post, so every round is a new edge although the fd never became
+ * unreadable in between (no enter ran with an empty CQ).  uuring used to
+ * give one edge and then none: the runtime hung.
+ */
+static int payload_edge(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET }, out[4];
+	struct io_uring_cqe cqe;
+	struct ring r;
+	int epfd, ret;
+
+	use_raw = false;
+	ret = ring_init_flags(&r, 8, 0);
+	if (ret) {
+		fprintf(stderr, "ring_init: %s\n", strerror(-ret));
+		return 2;
+	}
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	ev.data.fd = r.fd;
+	RU_CHECK(!epoll_ctl(epfd, EPOLL_CTL_ADD, r.fd, &ev), "epoll_ctl: %s",
+		 strerror(errno));
+	for (int round = 0; round < 5; round++) {
+		struct io_uring_sqe *sqe = get_sqe(&r);
+
+		sqe->opcode = IORING_OP_NOP;
+		sqe->user_data = 200 + (uint64_t)round;
+		RU_CHECK(enter(r.fd, 1, 0, 0, NULL, 0) == 1, "round %d: submit",
+			 round);
+		/* 10 s: a hang guard; the edge is there at once */
+		ret = epoll_wait(epfd, out, 4, 10000);
+		RU_CHECK(ret == 1, "round %d: no edge for a new CQE (%d)",
+			 round, ret);
+		RU_CHECK(!pop(&r, &cqe) && cqe.user_data == 200u + round,
+			 "round %d: cqe", round);
+	}
+	close(epfd);
+	close(r.fd);
+	return ru_failures ? 1 : 0;
+}
+
 /* a one-byte message carrying fd in SCM_RIGHTS */
 static void scm_msg(struct msghdr *m, struct iovec *iov, char *cbuf,
 		    size_t clen, int fd)
@@ -524,6 +569,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "readiness"))
 		return payload_readiness();
+	if (argc > 1 && !strcmp(argv[1], "edge"))
+		return payload_edge();
 
 	if (argc > 1 && !strcmp(argv[1], "patch"))
 		return payload_patch(!getenv("UURING_PATCH"));
@@ -554,6 +601,7 @@ int main(int argc, char **argv)
 		ru_describe("patch, UURING_PATCH=0", st);
 	RU_CHECK(st == 0, "patch payload with UURING_PATCH=0");
 	on_both("readiness");
+	on_both("edge");
 	on_both("scm");
 	return ru_failures ? 1 : 0;
 }

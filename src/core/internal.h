@@ -274,6 +274,10 @@ struct uu_ring {
 	/* where the readiness byte is (ring/ring.c): READY_CLEAR,
 	 * READY_SENDING (a poster is in send()), READY_SENT */
 	_Atomic uint32_t *signalled;
+	/* the fd is watched edge-triggered (epoll EPOLLET under uuring run,
+	 * or UURING_RING_FD_EDGES): every commit is a new edge */
+	atomic_bool edge_watch;
+	atomic_uint edge_extra;        /* bytes sent for edges since a trim */
 
 	/* ---- statistics (relaxed atomics) ---- */
 	struct {
@@ -776,6 +780,7 @@ void uu_ring_init_private_locks(struct uu_ring *ring);
 void uu_ring_signal_readiness(struct uu_ring *ring);
 void uu_registry_sync_readiness(void);
 void uu_ring_sync_readiness_fd(int fd);
+void uu_ring_watch_edges_fd(int fd);
 void uu_ring_drain_readiness(struct uu_ring *ring, int fd);
 
 /* ---- registry (ring/registry.c) ---- */
@@ -953,6 +958,8 @@ struct uu_config {
 	 * creations that succeed, the next N fail with EAGAIN */
 	atomic_int fault_worker_skip, fault_worker_fail;
 	const char *stats_path; /* UURING_STATS: per-ring lines appended */
+	bool ring_fd_edges;     /* UURING_RING_FD_EDGES: every ring's fd
+				 * gets an edge per CQ commit */
 };
 extern struct uu_config uu_config;
 void uu_config_load(void);

@@ -474,6 +474,17 @@ void uu_ring_sync_readiness_fd(int fd)
 	uu_ring_put(r);
 }
 
+/* fd is about to be watched edge-triggered (the preload's epoll_ctl). */
+void uu_ring_watch_edges_fd(int fd)
+{
+	struct uu_ring *r = uu_ring_get_cached(fd);
+
+	if (!r)
+		return;
+	atomic_store_explicit(&r->edge_watch, true, memory_order_relaxed);
+	uu_ring_put(r);
+}
+
 /*
  * UURING_STATS at exit: a line for each ring still open.  trylock: a
  * thread that exits the process while another holds live_lock must not

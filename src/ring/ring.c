@@ -243,6 +243,8 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 	r->ring_dev = st.st_dev;
 	r->app_fd_hint = sv[0];
 	r->owned_app_fd = -1;
+	atomic_store_explicit(&r->edge_watch, uu_config.ring_fd_edges,
+			      memory_order_relaxed);
 	r->owner_pid = getpid();
 	atomic_store(&r->fork_gen, atomic_load(&uu_fork_generation));
 
@@ -313,13 +315,48 @@ void uu_ring_free(struct uu_ring *r)
  * fence in uu_ring_drain_readiness.  The CAS is acq_rel: a drain that
  * reads the flag it set (acquire) sees the CQEs committed before it.
  */
+/*
+ * A ring fd watched edge-triggered (an async runtime's epoll with
+ * EPOLLET that reaps the CQ in memory): the kernel wakes the ring's poll
+ * waiters on every CQ commit, so each commit is a new edge, also while
+ * the fd stays readable.  A byte sent to a socket that already holds one
+ * wakes its waiters again; the extra bytes are drained with the first at
+ * the next enter, and trimmed here every 64 so they never fill the
+ * socket (a send that fails would be an edge lost).
+ */
+static void edge_again(struct uu_ring *r)
+{
+	char b = 1, buf[64];
+	int fd;
+
+	if (uu_fd_ino(r->peer_fd) != r->peer_ino)
+		return;
+	if (atomic_fetch_add_explicit(&r->edge_extra, 1,
+				      memory_order_relaxed) >= 64) {
+		fd = r->app_fd_hint;
+		if (uu_fd_ino(fd) == r->ring_ino &&
+		    recv(fd, buf, sizeof(buf), MSG_DONTWAIT) < 0) {
+			/* empty: a drain took them */
+		}
+		atomic_store_explicit(&r->edge_extra, 0, memory_order_relaxed);
+	}
+	if (send(r->peer_fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
+		uu_stat_inc(r, readiness_signals);
+}
+
 void uu_ring_signal_readiness(struct uu_ring *r)
 {
-	uint32_t clear = READY_CLEAR;
+	uint32_t clear = READY_CLEAR, st;
 	char b = 1;
 
-	if (atomic_load_explicit(r->signalled, memory_order_relaxed))
+	st = atomic_load_explicit(r->signalled, memory_order_relaxed);
+	if (st) {
+		if (unlikely(atomic_load_explicit(&r->edge_watch,
+						  memory_order_relaxed)) &&
+		    st == READY_SENT)
+			edge_again(r);
 		return;
+	}
 	if (!atomic_compare_exchange_strong_explicit(r->signalled, &clear,
 						     READY_SENDING,
 						     memory_order_acq_rel,

@@ -105,6 +105,7 @@ static void resolve_real(void)
 	uu_real.execveat = real("execveat");
 	uu_real.posix_spawn = real("posix_spawn");
 	uu_real.posix_spawnp = real("posix_spawnp");
+	uu_real.epoll_ctl = real("epoll_ctl");
 	uu_real.epoll_wait = real("epoll_wait");
 	uu_real.epoll_pwait = real("epoll_pwait");
 	uu_real.epoll_pwait2 = real("epoll_pwait2");
@@ -593,6 +594,19 @@ static void sync_pollfds(const struct pollfd *fds, nfds_t n)
 		if (fds[i].fd >= 0 && (fds[i].events & POLLIN) &&
 		    maybe_ring(fds[i].fd))
 			uu_ring_sync_readiness_fd(fds[i].fd);
+}
+
+/*
+ * A ring fd added to an epoll set edge-triggered: the kernel gives such a
+ * watcher an edge per CQ commit (it wakes the ring's poll waiters on
+ * every post), which uuring then does too (ring/ring.c edge_again).
+ */
+EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	if (uuring_mode() && ev && (ev->events & EPOLLET) &&
+	    (op == EPOLL_CTL_ADD || op == EPOLL_CTL_MOD) && maybe_ring(fd))
+		uu_ring_watch_edges_fd(fd);
+	return uu_real.epoll_ctl(epfd, op, fd, ev);
 }
 
 EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int n, int timeout)

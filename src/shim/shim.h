@@ -97,6 +97,7 @@ struct uu_real {
 			   char *const[], char *const[]);
 	int (*posix_spawnp)(pid_t *, const char *, const void *, const void *,
 			    char *const[], char *const[]);
+	int (*epoll_ctl)(int, int, int, struct epoll_event *);
 	int (*epoll_wait)(int, struct epoll_event *, int, int);
 	int (*epoll_pwait)(int, struct epoll_event *, int, int,
 			   const sigset_t *);

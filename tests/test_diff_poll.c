@@ -87,6 +87,47 @@ static void await_taskrun(struct tring *r)
 
 /* ---- one-shot polls ---- */
 
+/*
+ * POLL_ADD on another ring's fd whose CQ already holds a CQE: ready when
+ * it is armed, so it completes before enter returns (dnow), as any file
+ * that is ready at arm time; then one armed on that ring's empty CQ
+ * completes when a CQE is posted there.
+ */
+static long body_ring_fd(struct dctx *c, void *arg)
+{
+	struct tring r, other;
+	struct tcqe cqe;
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0))
+		return 0;
+	if (dring_flags(c, &other, 16, 0)) {
+		tring_exit(&r);
+		return 0;
+	}
+	tring_prep_nop(tring_get_sqe(&other), 50);
+	drec_int(c, tring_submit(&other), "a NOP on the other ring");
+	poll_add(&r, other.fd, POLLIN, 0, 1, 0);
+	dnow(c, &r, "POLLIN on a ring with a CQE");
+	drec_int(c, (int)tring_reap_wait(&other, &cqe, 1, 10000 * MS),
+		 "the other ring's CQE");
+	/* an empty CQ, seen by an enter: not readable any more */
+	drec_int(c, tring_enter(&other, 0, 0, IORING_ENTER_GETEVENTS, NULL, 0),
+		 "enter on the other ring");
+	poll_add(&r, other.fd, POLLIN, 0, 2, 0);
+	dsubmit(c, &r, "POLLIN on a ring with an empty CQ");
+	dnone(c, &r, 30, "POLLIN on a ring with an empty CQ");
+	tring_prep_nop(tring_get_sqe(&other), 51);
+	drec_int(c, tring_submit(&other), "another NOP there");
+	dreap1(c, &r, "POLLIN after the other ring's CQE");
+	tring_exit(&other);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_ring_fd, body_ring_fd)
+
+
+
 static long body_oneshot_pipe(struct dctx *c, void *arg)
 {
 	struct uuring_stats s0, s1;
@@ -1216,6 +1257,7 @@ static const struct dscenario scenarios[] = {
 	{ "poll_cancel_fd_reused_number", sc_cancel_fd_reused, NULL },
 	{ "poll_fd_table_full", sc_fd_limit, NULL },
 	{ "poll_32bit_masks", sc_poll32, NULL },
+	{ "poll_ring_fd", sc_ring_fd, NULL },
 };
 
 DTEST_MAIN(scenarios)

@@ -696,12 +696,92 @@ static pid_t child(int status, int delay_ms)
 	return pid;
 }
 
+/* A child that exits with status once *gate's write end is closed. */
+static pid_t gated_child(int status, int gate[2])
+{
+	pid_t pid;
+	char b;
+
+	if (pipe(gate))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(gate[1]);
+		while (read(gate[0], &b, 1) > 0)
+			;
+		_exit(status);
+	}
+	close(gate[0]);
+	return pid;
+}
+
+/*
+ * A WAITID that waits for one child's exit (P_PID, P_PIDFD) is armed on
+ * the child's wait queue on the kernel, so a cancel finds it: a
+ * LINK_TIMEOUT fires (-ETIME) and the WAITID completes -ECANCELED; an
+ * ASYNC_CANCEL answers 0.  The child is held by a pipe, not a time.
+ */
+static void sc_waitid_cancel(struct dctx *c)
+{
+	struct __kernel_timespec ts = { 0, 20 * 1000 * 1000 };
+	struct io_uring_sqe *sqe;
+	struct tcqe cqe[4];
+	struct tring r;
+	siginfo_t si;
+	int gate[2], pidfd, st;
+	unsigned int n;
+	pid_t pid;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	pid = gated_child(5, gate);
+	/* P_PID with a link timeout */
+	sqe = tring_get_sqe(&r);
+	*sqe = waitid_sqe(P_PID, pid, WEXITED, &si, 1);
+	sqe->flags |= IOSQE_IO_LINK;
+	sqe = tring_get_sqe(&r);
+	*sqe = tsqe(IORING_OP_LINK_TIMEOUT, -1, P(&ts), 1, 0, 2);
+	drec_int(c, tring_submit(&r), "P_PID + link timeout");
+	n = tring_reap_wait(&r, cqe, 2, 10000 * 1000000LL);
+	drec_cqes(c, cqe, n, false, "P_PID timed out");
+	/* P_PIDFD with a link timeout */
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	sqe = tring_get_sqe(&r);
+	*sqe = waitid_sqe(P_PIDFD, pidfd, WEXITED, &si, 3);
+	sqe->flags |= IOSQE_IO_LINK;
+	sqe = tring_get_sqe(&r);
+	*sqe = tsqe(IORING_OP_LINK_TIMEOUT, -1, P(&ts), 1, 0, 4);
+	drec_int(c, tring_submit(&r), "P_PIDFD + link timeout");
+	n = tring_reap_wait(&r, cqe, 2, 10000 * 1000000LL);
+	drec_cqes(c, cqe, n, false, "P_PIDFD timed out");
+	/* ASYNC_CANCEL of a waiting P_PID */
+	*tring_get_sqe(&r) = waitid_sqe(P_PID, pid, WEXITED, &si, 5);
+	drec_int(c, tring_submit(&r), "P_PID");
+	n = tring_reap_wait(&r, cqe, 1, 50 * 1000000LL);
+	drec_cqes(c, cqe, n, false, "P_PID waits");
+	*tring_get_sqe(&r) = tsqe(IORING_OP_ASYNC_CANCEL, -1, 5, 0, 0, 6);
+	drec_int(c, tring_submit(&r), "cancel it");
+	n = tring_reap_wait(&r, cqe, 2, 10000 * 1000000LL);
+	drec_cqes(c, cqe, n, false, "P_PID cancelled");
+	/* and one that sees the exit */
+	memset(&si, 0xa5, sizeof(si));
+	*tring_get_sqe(&r) = waitid_sqe(P_PIDFD, pidfd, WEXITED, &si, 7);
+	drec_int(c, tring_submit(&r), "P_PIDFD");
+	close(gate[1]);
+	n = tring_reap_wait(&r, cqe, 1, 10000 * 1000000LL);
+	drec_cqes(c, cqe, n, false, "P_PIDFD sees the exit");
+	record_si(c, &si, pid, "exit");
+	drec_int(c, waitpid(pid, &st, WNOHANG), "reaped by the WAITID");
+	close(pidfd);
+	tring_exit(&r);
+}
+
 static void sc_waitid(struct dctx *c)
 {
 	struct tring r;
 	siginfo_t si;
 	pid_t pid;
-	int pidfd, st;
+	int pidfd, st, gate[2];
 
 	if (dring_flags(c, &r, 16, 0))
 		return;
@@ -715,13 +795,15 @@ static void sc_waitid(struct dctx *c)
 	run1(c, &r, (struct io_uring_sqe[]){ waitid_sqe(P_PID, pid, WEXITED,
 		&si, 2) }, "exited child");
 	record_si(c, &si, pid, "exited");
-	/* WNOHANG, child still running: zeros */
-	pid = child(3, 100);
+	/* WNOHANG, child still running (held by a pipe): zeros */
+	pid = gated_child(3, gate);
 	memset(&si, 0xa5, sizeof(si));
 	run1(c, &r, (struct io_uring_sqe[]){ waitid_sqe(P_PID, pid,
 		WEXITED | WNOHANG, &si, 3) }, "WNOHANG, running");
 	record_si(c, &si, 0, "WNOHANG");
-	/* a wait that blocks until the child exits */
+	/* a wait that blocks until the child exits (or finds it exited:
+	 * the same CQE and siginfo either way) */
+	close(gate[1]);
 	memset(&si, 0xa5, sizeof(si));
 	run1(c, &r, (struct io_uring_sqe[]){ waitid_sqe(P_ALL, 0, WEXITED,
 		&si, 4) }, "blocking P_ALL");
@@ -1089,6 +1171,7 @@ static const struct dscenario scenarios[] = {
 	{ "futex_waitv", sc_futex_waitv, NULL },
 	{ "futex_waitv_cancel", sc_futex_waitv_cancel, NULL },
 	{ "waitid", sc_waitid, NULL },
+	{ "waitid_cancel", sc_waitid_cancel, NULL },
 };
 
 DTEST_MAIN(scenarios)

@@ -181,6 +181,39 @@ static int try_remove(struct uu_req *req)
 	}
 }
 
+/*
+ * Requests on a kernel list whose cancel answers with the number it
+ * removed (io_futex_cancel, io_waitid_cancel) rather than 0: FUTEX_WAIT,
+ * FUTEX_WAITV and a WAITID armed on the readiness engine.  park_lock.
+ */
+static bool cancel_counts(const struct uu_req *req)
+{
+	return req->opcode == IORING_OP_FUTEX_WAIT ||
+	       req->opcode == IORING_OP_FUTEX_WAITV ||
+	       (req->opcode == IORING_OP_WAITID &&
+		req->parked_on != UU_PARKED_IOWQ);
+}
+
+int uu_cancel_req_counted(struct uu_req *target)
+{
+	struct uu_ring *r = target->ring;
+	bool counts;
+	int ret;
+
+	pthread_mutex_lock(&r->park_lock);
+	counts = cancel_counts(target);
+	ret = try_remove(target);
+	if (!ret)
+		uu_req_mark_cancelled(target);
+	pthread_mutex_unlock(&r->park_lock);
+	if (!ret) {
+		target->res = -ECANCELED;
+		uu_exec_finish_late(target);
+		return counts ? 1 : 0;
+	}
+	return ret > 0 ? 0 : ret;
+}
+
 int uu_cancel_req(struct uu_req *target)
 {
 	struct uu_ring *r = target->ring;
@@ -205,8 +238,9 @@ int uu_cancel_req(struct uu_req *target)
  * what that call already matched): the canceller's own pool counts 1 if
  * queued work was removed and none was running, else 0; another
  * thread's pool counts 1 if anything matched.  Requests elsewhere (the
- * poller) count one each, except FUTEX_WAIT/WAITV, which count 1 in all
- * (io_futex_cancel cancels all of them in one call).
+ * poller) count one each, except FUTEX_WAIT/WAITV and armed WAITIDs,
+ * which count 1 in all (io_futex_cancel and io_waitid_cancel cancel all
+ * of them in one call, and answer a single cancel with that count).
  */
 struct wq_tally {
 	struct uu_iowq *wq;
@@ -250,8 +284,7 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 		if (in_sq && !sq_own)
 			continue;	/* not on the tctx_list (sq_pool) */
 		/* read now: once removed, another thread may own req */
-		futex = req->opcode == IORING_OP_FUTEX_WAIT ||
-			req->opcode == IORING_OP_FUTEX_WAITV;
+		futex = cancel_counts(req);
 		ret = try_remove(req);
 		/* (not when 1: the finishing thread owns the request) */
 		if (ret <= 0)

@@ -610,6 +610,9 @@ struct uu_cancel_match {
 int uu_cancel(struct uu_ring *ring, const struct uu_cancel_match *m);
 int uu_cancel_everywhere(struct uu_ring *ring, const struct uu_cancel_match *m);
 int uu_cancel_req(struct uu_req *req); /* one parked request */
+/* the same, answering 1 where the kernel's cancel of that list answers
+ * with its count (FUTEX_WAIT/WAITV, armed WAITID) */
+int uu_cancel_req_counted(struct uu_req *req);
 void uu_cancel_ring_all(struct uu_ring *ring); /* last close */
 bool uu_cancel_still_parked(struct uu_ring *ring, const struct uu_cancel_match *m);
 int uu_parked_timeouts(struct uu_ring *ring);

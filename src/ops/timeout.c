@@ -527,9 +527,11 @@ static void link_timeout_fired(struct uu_timer *t)
 	uu_exec_init(&s, target->ring, false);
 	lt->tmo.lt_res = -ETIME;
 	firing_lt = lt;
-	ret = uu_cancel_req(target);
+	/* io_req_task_link_timeout: the cancel's answer, -ETIME for 0 */
+	ret = uu_cancel_req_counted(target);
 	if (ret)
-		lt->tmo.lt_res = ret; /* -EALREADY: running, cannot cancel */
+		lt->tmo.lt_res = ret; /* -EALREADY: running, cannot cancel;
+				       * 1: a futex or waitid list's count */
 	__atomic_store_n(&lt->tmo.fired, true, __ATOMIC_RELEASE);
 	uu_exec_end(&s);
 	firing_lt = NULL;

@@ -4,10 +4,16 @@
  * the id in fd, the options in file_index, the siginfo in addr2).
  *
  * As the kernel's io_waitid, the wait is first tried when the request is
- * issued (in the submitting thread, with WNOHANG added); if no child is
- * ready it waits in io-wq (the kernel arms a wait-queue callback).  A
- * child's state change stays until it is reaped, so nothing is missed in
- * between.  Only the six siginfo fields the kernel writes are written
+ * issued (in the submitting thread, with WNOHANG added).  If no child is
+ * ready, the kernel arms a callback on the wait queue; uuring does the
+ * same where a file can stand for that wait: a wait for the exit of one
+ * child (P_PID or P_PIDFD, WEXITED only) waits on the readiness engine
+ * for a pidfd of that child (readable once it has exited), which tries
+ * again, so it is cancelled as the kernel's is (ASYNC_CANCEL finds it,
+ * a LINK_TIMEOUT fires as -ETIME).  Any other wait (P_ALL, P_PGID, stops
+ * and continues) blocks in io-wq, where a cancel interrupts it
+ * (-EALREADY, docs/compatibility.md #10).  A child's state change stays
+ * until it is reaped, so nothing is missed in between.  Only the six siginfo fields the kernel writes are written
  * (si_signo, si_errno, si_code, si_pid, si_uid, si_status), all zero when
  * WNOHANG finds nothing.  A waitid that waits with __WNOTHREAD would wait
  * for the io-wq worker's own children, of which it has none: such a
@@ -23,11 +29,39 @@
 #include "core/internal.h"
 #include "ops/ops.h"
 #include "util/cpsys.h"
+#include "util/fdutil.h"
 #include "util/usercopy.h"
 
 #ifndef __WNOTHREAD
 #define __WNOTHREAD 0x20000000
 #endif
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+/*
+ * A pidfd for the one child this request waits for the exit of, in the
+ * engine's fd range, or -1 if the wait is of another kind (or none can be
+ * had: the request then waits in io-wq).
+ */
+static int exit_pidfd(const struct uu_req *req)
+{
+	int fd;
+
+	if ((req->os.waitid.options & (WSTOPPED | WCONTINUED | __WNOTHREAD)) ||
+	    !(req->os.waitid.options & WEXITED))
+		return -1;
+	if (req->os.waitid.which == P_PID)
+		fd = (int)syscall(SYS_pidfd_open, req->os.waitid.upid, 0);
+	else if (req->os.waitid.which == P_PIDFD)
+		return uu_fd_dup_reserved(req->os.waitid.upid);
+	else
+		return -1;
+	return fd < 0 ? -1 : uu_fd_to_reserved(fd);
+}
 
 int uu_waitid_prep(struct uu_req *req)
 {
@@ -90,7 +124,20 @@ int uu_waitid_issue(struct uu_req *req, unsigned int issue_flags)
 		return -errno;
 	/* WNOHANG and nothing ready: si_pid stays 0 */
 	if (!si.si_pid && !nohang && !worker &&
-	    !(req->os.waitid.options & __WNOTHREAD))
+	    !(req->os.waitid.options & __WNOTHREAD)) {
+		/* tried again when the pidfd turns readable (the request
+		 * owns it from the first park on) */
+		if (!req->fd_owned) {
+			int fd = exit_pidfd(req);
+
+			if (fd >= 0) {
+				req->fd = fd;
+				req->fd_owned = true;
+			}
+		}
+		if (req->fd_owned)
+			return uu_park(req, UU_ISSUE_PARK_POLLIN);
 		return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
+	}
 	return copy_si(req->os.waitid.uinfop, &si, si.si_pid ? SIGCHLD : 0);
 }

@@ -952,7 +952,7 @@ void uu_req_finish_async(struct uu_req *req)
 	}
 	if (req->ring->sqd) {
 		/* SQPOLL: the thread runs completions, a capped batch per
-		 * loop (seed 000).  Once pushed, req belongs to that thread:
+		 * loop (exec/sqpoll.c).  Once pushed, req belongs to that thread:
 		 * read nothing from it afterwards. */
 		struct uu_ring *r = req->ring;
 

@@ -6,7 +6,8 @@
  * workers are created by that thread (pthread_create inherits its
  * credentials, seccomp filter and signal mask), so work runs with the
  * submitter's identity (T9).  Two classes, each with its own work-list
- * lock and its own worker-list lock (seed 001): bounded (regular files,
+ * lock and its own worker-list lock (the kernel's io-wq keeps one per
+ * class too): bounded (regular files,
  * block devices, no file) and unbounded (everything else).  No lock is
  * shared by all workers on the hot path and there are no spinlocks (T18):
  * futex-based mutexes, and each worker sleeps on its own futex word, so a

@@ -3,7 +3,7 @@
  * SQPOLL: a thread that takes SQEs off the rings without the application
  * entering (IORING_SETUP_SQPOLL), shared by rings set up with ATTACH_WQ.
  *
- * Loop (seed 000): for each attached ring, submit what the SQ holds
+ * Loop (the kernel's __io_sq_thread): for each attached ring, submit what the SQ holds
  * (at most 8 SQEs per ring per loop when several rings share the
  * thread, for fairness), then run at most UURING_SQPOLL_TW_CAP (default
  * 32) completions of parked requests (the task_work the kernel hands to

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The file-family opcodes (issue 4 item 8) without registered files or
+ * The file-family opcodes without registered files or
  * buffers: prep/issue/cleanup functions for core/opdef.c, and the helpers
  * they share (ops/fsops.c).
  */

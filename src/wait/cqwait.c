@@ -6,7 +6,8 @@
  * A waiter sleeps in ppoll() on its thread's eventfd.  ppoll installs the
  * enter's sigmask atomically and returns EINTR for any handled signal
  * whatever SA_RESTART says, exactly as io_uring_enter does.  Posters wake
- * only waiters whose target tail was reached (seed 003), so a waiter for
+ * only waiters whose target tail was reached (as the kernel's
+ * io_wake_function checks io_should_wake), so a waiter for
  * 128 CQEs is woken once, not 128 times.
  */
 #include <errno.h>

@@ -182,7 +182,7 @@ static void sc_futex_wake(struct dctx *c)
 	w.bitset = 0x1;
 	w.op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
 	pthread_create(&th, NULL, waiter_fn, &w);
-	usleep(20000);
+	await_sleeping(&w);
 	/* a shared wake does not reach a private waiter; nor a bitset that
 	 * does not intersect */
 	run1(c, &r, (struct io_uring_sqe[]){ wake(&w.word, 1, MATCH_ANY,

@@ -223,6 +223,19 @@ static void sc_remove(struct dctx *c)
 	tring_exit(&r);
 }
 
+/* TIMEOUT_REMOVE with an update of target to *ts (flags: the UPDATE bits) */
+static void prep_update(struct tring *r, uint64_t target,
+			struct __kernel_timespec *ts, uint32_t flags,
+			uint64_t ud)
+{
+	struct io_uring_sqe *sqe = tring_get_sqe(r);
+
+	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, ud);
+	sqe->addr = target;
+	sqe->addr2 = (uint64_t)(uintptr_t)ts;
+	sqe->timeout_flags = flags;
+}
+
 /*
  * TIMEOUT_REMOVE with IORING_TIMEOUT_UPDATE | IORING_LINK_TIMEOUT_UPDATE
  * (liburing's io_uring_prep_timeout_update with the link flag): an armed
@@ -253,11 +266,7 @@ static void sc_link_timeout_update(struct dctx *c)
 	sqe = tring_get_sqe(&r);
 	tring_prep_rw(sqe, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 2);
 	drec_int(c, tring_submit(&r), "read + 30 s link timeout");
-	sqe = tring_get_sqe(&r);
-	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 3);
-	sqe->addr = 2;
-	sqe->addr2 = (uint64_t)(uintptr_t)&upd;
-	sqe->timeout_flags = LINK_UPDATE;
+	prep_update(&r, 2, &upd, LINK_UPDATE, 3);
 	drec_int(c, tring_submit(&r), "update to 10 ms");
 	dreap(c, &r, 3, false, "updated link timeout fired");
 
@@ -271,21 +280,13 @@ static void sc_link_timeout_update(struct dctx *c)
 	{
 		struct __kernel_timespec past = { 0, 1 };
 
-		sqe = tring_get_sqe(&r);
-		tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 6);
-		sqe->addr = 5;
-		sqe->addr2 = (uint64_t)(uintptr_t)&past;
-		sqe->timeout_flags = LINK_UPDATE | IORING_TIMEOUT_ABS;
+		prep_update(&r, 5, &past, LINK_UPDATE | IORING_TIMEOUT_ABS, 6);
 		drec_int(c, tring_submit(&r), "update to an absolute past");
 		dreap(c, &r, 3, false, "absolute update fired");
 	}
 
 	/* nothing armed with that user_data */
-	sqe = tring_get_sqe(&r);
-	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 7);
-	sqe->addr = 2;
-	sqe->addr2 = (uint64_t)(uintptr_t)&upd;
-	sqe->timeout_flags = LINK_UPDATE;
+	prep_update(&r, 2, &upd, LINK_UPDATE, 7);
 	drec_int(c, tring_submit(&r), "update a gone link timeout");
 	dreap(c, &r, 1, true, "gone");
 
@@ -293,11 +294,7 @@ static void sc_link_timeout_update(struct dctx *c)
 	 * kernel's io_timeout_remove looks only at TIMEOUT_UPDATE) */
 	prep_timeout(&r, &ts, 0, 0, 8);
 	drec_int(c, tring_submit(&r), "plain timeout");
-	sqe = tring_get_sqe(&r);
-	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 9);
-	sqe->addr = 8;
-	sqe->addr2 = (uint64_t)(uintptr_t)&upd;
-	sqe->timeout_flags = IORING_LINK_TIMEOUT_UPDATE; /* alone */
+	prep_update(&r, 8, &upd, IORING_LINK_TIMEOUT_UPDATE /* alone */, 9);
 	drec_int(c, tring_submit(&r), "LINK_TIMEOUT_UPDATE alone");
 	dreap(c, &r, 2, true, "LINK_TIMEOUT_UPDATE alone removed it");
 	sqe = tring_get_sqe(&r);
@@ -313,38 +310,23 @@ static void sc_link_timeout_update(struct dctx *c)
 	tring_prep_rw(sqe, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 12);
 	drec_int(c, tring_submit(&r), "read + 30 s link timeout (3)");
 	/* a link timeout is not a TIMEOUT */
-	sqe = tring_get_sqe(&r);
-	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 13);
-	sqe->addr = 12;
-	sqe->addr2 = (uint64_t)(uintptr_t)&upd;
-	sqe->timeout_flags = IORING_TIMEOUT_UPDATE;
+	prep_update(&r, 12, &upd, IORING_TIMEOUT_UPDATE, 13);
 	drec_int(c, tring_submit(&r), "plain update of a link timeout");
 	dreap(c, &r, 1, true, "link timeout not a plain timeout");
 	/* bad flags with the update: a clock, two clocks */
-	sqe = tring_get_sqe(&r);
-	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 14);
-	sqe->addr = 12;
-	sqe->addr2 = (uint64_t)(uintptr_t)&upd;
-	sqe->timeout_flags = LINK_UPDATE | IORING_TIMEOUT_BOOTTIME;
+	prep_update(&r, 12, &upd, LINK_UPDATE | IORING_TIMEOUT_BOOTTIME, 14);
 	drec_int(c, tring_submit(&r), "link update with BOOTTIME");
 	dreap(c, &r, 1, true, "link update with BOOTTIME");
-	sqe = tring_get_sqe(&r);
-	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 15);
-	sqe->addr = 12;
-	sqe->addr2 = (uint64_t)(uintptr_t)&upd;
-	sqe->timeout_flags = LINK_UPDATE | IORING_TIMEOUT_BOOTTIME |
-			     IORING_TIMEOUT_REALTIME;
+	prep_update(&r, 12, &upd,
+		    LINK_UPDATE | IORING_TIMEOUT_BOOTTIME | IORING_TIMEOUT_REALTIME,
+		    15);
 	drec_int(c, tring_submit(&r), "link update with two clocks");
 	dreap(c, &r, 1, true, "link update with two clocks");
 	/* the read completes in time: its link timeout is disarmed, and
 	 * can no longer be updated */
 	drec_int(c, (int)write(p[1], "hi", 2), "write");
 	dreap(c, &r, 2, true, "read in time");
-	sqe = tring_get_sqe(&r);
-	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 16);
-	sqe->addr = 12;
-	sqe->addr2 = (uint64_t)(uintptr_t)&upd;
-	sqe->timeout_flags = LINK_UPDATE;
+	prep_update(&r, 12, &upd, LINK_UPDATE, 16);
 	drec_int(c, tring_submit(&r), "update a disarmed link timeout");
 	dreap(c, &r, 1, true, "disarmed");
 	close(p[0]);

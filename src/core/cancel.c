@@ -194,32 +194,14 @@ static bool cancel_counts(const struct uu_req *req)
 		req->parked_on != UU_PARKED_IOWQ);
 }
 
-int uu_cancel_req_counted(struct uu_req *target)
-{
-	struct uu_ring *r = target->ring;
-	bool counts;
-	int ret;
-
-	pthread_mutex_lock(&r->park_lock);
-	counts = cancel_counts(target);
-	ret = try_remove(target);
-	if (!ret)
-		uu_req_mark_cancelled(target);
-	pthread_mutex_unlock(&r->park_lock);
-	if (!ret) {
-		target->res = -ECANCELED;
-		uu_exec_finish_late(target);
-		return counts ? 1 : 0;
-	}
-	return ret > 0 ? 0 : ret;
-}
-
-int uu_cancel_req(struct uu_req *target)
+/* One parked request; *counts: its list answers with a count (above). */
+static int cancel_one(struct uu_req *target, bool *counts)
 {
 	struct uu_ring *r = target->ring;
 	int ret;
 
 	pthread_mutex_lock(&r->park_lock);
+	*counts = cancel_counts(target);
 	ret = try_remove(target);
 	/* (not when 1: the finishing thread owns target's flags now) */
 	if (!ret)
@@ -230,6 +212,21 @@ int uu_cancel_req(struct uu_req *target)
 		uu_exec_finish_late(target);
 	}
 	return ret > 0 ? 0 : ret;
+}
+
+int uu_cancel_req_counted(struct uu_req *target)
+{
+	bool counts;
+	int ret = cancel_one(target, &counts);
+
+	return !ret && counts ? 1 : ret;
+}
+
+int uu_cancel_req(struct uu_req *target)
+{
+	bool counts;
+
+	return cancel_one(target, &counts);
 }
 
 /*

@@ -16,13 +16,16 @@
  * length), multishot CQEs with IORING_CQE_F_MORE, its ends (-ENOBUFS,
  * EOF, cancellation, a full CQ), and the io_uring_recvmsg_out layout of
  * multishot RECVMSG (name, control data, MSG_TRUNC, a buffer too small
- * for the header: -EFAULT).
+ * for the header: -EFAULT), and a multishot RECV fed as a program
+ * feeds it: every buffer given back to the ring once its CQE is reaped,
+ * all of them out at times (no -ENOBUFS, no buffer lost).
  *
  * Every scenario body runs isolated (disolated) with a time limit.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -770,6 +773,202 @@ static long body_mshot_msg(struct dctx *c, void *arg)
 }
 ISOLATED(sc_mshot_msg, body_mshot_msg)
 
+/*
+ * Multishot RECV from a buffer ring under load, as a real program uses
+ * it: the receiver gives each buffer back to the ring as soon as it has
+ * reaped its CQE, and the sender never has more messages outstanding
+ * (sent, their CQE not yet reaped) than the ring can hold, so the kernel
+ * never ends the request with -ENOBUFS:
+ *  - on TCP and AF_UNIX stream sockets the kernel knows when a shot
+ *    emptied the socket (msg_inq) and then waits for more data before it
+ *    selects the next buffer, so all CREDIT_BUFS buffers may be out;
+ *  - on other sockets (SOCK_SEQPACKET here) it does not know, receives
+ *    again at once and selects first: one buffer must stay in the ring.
+ * Every message is one buffer long, so a receive takes one message.  A
+ * buffer the engine loses (the head moved without a CQE naming it), or a
+ * selection made when no data needs a buffer, runs the ring dry: -ENOBUFS
+ * before the end.  Only totals are recorded: the bytes, the buffers
+ * named, the -ENOBUFS seen, how it ended, and the accounting of the
+ * buffers (every buffer the head passed was named by a CQE; all are back
+ * in the ring at the end).  Nothing waits for a time: each step waits
+ * for a CQE, with a hang guard of its own.
+ */
+#define CREDIT_BUFS 8
+#define CREDIT_BUFSZ 64
+#define CREDIT_MSGS 64
+#define CREDIT_ROUNDS 4
+
+enum { CREDIT_SEQPACKET, CREDIT_STREAM, CREDIT_TCP };
+
+static int tcp_pair(int sp[2])
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t l = sizeof(sa);
+	int ln, one = 1;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ln = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	sp[0] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (ln < 0 || sp[0] < 0 ||
+	    bind(ln, (struct sockaddr *)&sa, sizeof(sa)) || listen(ln, 1) ||
+	    getsockname(ln, (struct sockaddr *)&sa, &l) ||
+	    connect(sp[0], (struct sockaddr *)&sa, sizeof(sa)))
+		return -1;
+	sp[1] = accept4(ln, NULL, NULL, SOCK_CLOEXEC);
+	close(ln);
+	if (sp[1] < 0)
+		return -1;
+	/* each send a segment of its own, sent at once */
+	setsockopt(sp[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return 0;
+}
+
+static int credit_pair(int kind, int sp[2])
+{
+	if (kind == CREDIT_TCP)
+		return tcp_pair(sp);
+	return socketpair(AF_UNIX, (kind == CREDIT_STREAM ? SOCK_STREAM :
+				    SOCK_SEQPACKET) | SOCK_CLOEXEC, 0, sp);
+}
+
+struct credit {
+	uint16_t tail;		/* ours: the buffers given to the ring */
+	unsigned int reaped;	/* messages whose CQE was reaped */
+	unsigned int bytes;	/* received, in the CQEs reaped */
+	unsigned int bufcqes;	/* CQEs that named a buffer */
+	unsigned int enobufs;
+	int last_res;		/* of the CQE without F_MORE */
+	bool ended;
+};
+
+/* Reaps what is there; each buffer named goes back to the ring at once. */
+static void credit_reap(struct tring *r, struct io_uring_buf_ring *br,
+			char *bufs, struct credit *k)
+{
+	struct tcqe q[32];
+	unsigned int n = tring_reap(r, q, 32);
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (q[i].flags & IORING_CQE_F_BUFFER) {
+			uint16_t bid = (uint16_t)(q[i].flags >>
+						  IORING_CQE_BUFFER_SHIFT);
+
+			k->bufcqes++;
+			tbuf_ring_add(br, CREDIT_BUFS - 1, &k->tail,
+				      bufs + CREDIT_BUFSZ * (bid % CREDIT_BUFS),
+				      CREDIT_BUFSZ, bid);
+		}
+		if (q[i].res > 0) {
+			k->bytes += (unsigned int)q[i].res;
+			k->reaped = k->bytes / CREDIT_BUFSZ;
+		}
+		if (q[i].res == -ENOBUFS)
+			k->enobufs++;
+		if (!(q[i].flags & IORING_CQE_F_MORE)) {
+			k->ended = true;
+			k->last_res = q[i].res;
+		}
+	}
+}
+
+/* waits for a CQE (4 s hang guard) and reaps; false if none came */
+static bool credit_wait(struct tring *r, struct io_uring_buf_ring *br,
+			char *bufs, struct credit *k)
+{
+	if (tring_wait(r, 1, 4 * SEC) < 0 && !tring_cq_ready(r))
+		return false;
+	credit_reap(r, br, bufs, k);
+	return true;
+}
+
+static long body_mshot_credit(struct dctx *c, void *arg)
+{
+	struct io_uring_buf_ring *br = map(PS);
+	char *bufs = map(CREDIT_BUFS * CREDIT_BUFSZ);
+	int kind = (int)(intptr_t)arg;
+	unsigned int window = kind == CREDIT_SEQPACKET ? CREDIT_BUFS - 1 :
+							 CREDIT_BUFS;
+	struct credit k = { 0 };
+	char msg[CREDIT_BUFSZ];
+	struct tring r;
+	int sp[2], round;
+
+	if (!br || !bufs || dring_flags(c, &r, 16, 0))
+		return 0;
+	drec_int(c, pbuf_reg(&r, br, CREDIT_BUFS, 1), "register a ring");
+	for (uint16_t i = 0; i < CREDIT_BUFS; i++)
+		tbuf_ring_add(br, CREDIT_BUFS - 1, &k.tail,
+			      bufs + CREDIT_BUFSZ * i, CREDIT_BUFSZ, i);
+	for (round = 0; round < CREDIT_ROUNDS; round++) {
+		unsigned int sent = 0;
+
+		if (credit_pair(kind, sp))
+			return 0;
+		k.bytes = 0;
+		k.reaped = 0;
+		k.bufcqes = 0;
+		k.ended = false;
+		recv_sel(&r, IORING_OP_RECV, sp[1], NULL, 0, 1,
+			 IORING_RECV_MULTISHOT, 1);
+		dsubmit_sqp(c, &r, "multishot RECV");
+		while (!k.ended && k.reaped < CREDIT_MSGS) {
+			for (; sent < CREDIT_MSGS && sent - k.reaped < window;
+			     sent++) {
+				memset(msg, 'a' + (int)(sent % 26), sizeof(msg));
+				twrite(sp[0], msg, sizeof(msg));
+			}
+			if (!credit_wait(&r, br, bufs, &k))
+				break;
+		}
+		/* EOF ends it with a CQE of 0 */
+		shutdown(sp[0], SHUT_WR);
+		while (!k.ended && credit_wait(&r, br, bufs, &k))
+			;
+		drec_int(c, (int)k.bytes, "round %d: bytes", round);
+		drec_int(c, (int)k.bufcqes, "round %d: buffers named", round);
+		drec_int(c, k.ended, "round %d: ended", round);
+		drec_int(c, k.last_res, "round %d: the last CQE", round);
+		tclose2(sp);
+		if (k.enobufs || !k.ended)
+			break;
+	}
+	drec_int(c, (int)k.enobufs, "-ENOBUFS seen");
+	/* consumed: the head; provided: our tail */
+	drec_int(c, (uint16_t)(tpbuf_head(&r, 1) -
+			       (uint16_t)(k.tail - CREDIT_BUFS)),
+		 "buffers consumed but not named by a CQE");
+	drec_int(c, (uint16_t)(k.tail - tpbuf_head(&r, 1)),
+		 "buffers in the ring at the end");
+	tring_exit(&r);
+	return 0;
+}
+
+static void credit_run(struct dctx *c, int kind, const char *name)
+{
+	long ret = disolated(c, body_mshot_credit, (void *)(intptr_t)kind,
+			     LIMIT_MS);
+	char b[32];
+
+	if (ret)
+		dnote(c, "%s: %s", name, derrname(ret, b, sizeof(b)));
+	drec_int(c, ret, "%s: isolated run (0 = finished)", name);
+}
+
+static void sc_mshot_credit(struct dctx *c)
+{
+	credit_run(c, CREDIT_SEQPACKET, "mshot_credit");
+}
+
+static void sc_mshot_credit_stream(struct dctx *c)
+{
+	credit_run(c, CREDIT_STREAM, "mshot_credit_stream");
+}
+
+static void sc_mshot_credit_tcp(struct dctx *c)
+{
+	credit_run(c, CREDIT_TCP, "mshot_credit_tcp");
+}
+
 static void sc_probe(struct dctx *c)
 {
 	static const int ops[] = { IORING_OP_RECV, IORING_OP_RECVMSG };
@@ -789,6 +988,9 @@ static const struct dscenario scenarios[] = {
 	{ "netbuf_mshot_defer", sc_mshot_defer, NULL },
 	{ "netbuf_mshot_overflow", sc_mshot_overflow, NULL },
 	{ "netbuf_mshot_msg", sc_mshot_msg, NULL },
+	{ "netbuf_mshot_credit", sc_mshot_credit, NULL },
+	{ "netbuf_mshot_credit_stream", sc_mshot_credit_stream, NULL },
+	{ "netbuf_mshot_credit_tcp", sc_mshot_credit_tcp, NULL },
 	{ "netbuf_probe", sc_probe, NULL },
 };
 

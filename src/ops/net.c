@@ -261,6 +261,35 @@ static uint32_t recv_cflags(struct uu_req *req)
 	}
 }
 
+/*
+ * After a multishot shot: did it leave the socket empty, as far as the
+ * kernel can tell?  io_recv_finish receives again at once only when the
+ * socket is known non-empty or its state is unknown (msg_inq < 0: not
+ * TCP, not AF_UNIX stream); a socket known empty waits for the next
+ * wakeup, and so selects no buffer until data (or EOF) needs one.
+ * Selecting first would end the request with -ENOBUFS whenever the
+ * application has all its buffers out at that moment, although nothing
+ * needed one (issue 16 item 2.5).  cflags is recv_cflags' answer for the
+ * shot.  An AF_UNIX stream's FIONREAD does not count a pending EOF: the
+ * request goes on then, as the wakeup of that EOF may be behind us.
+ */
+static bool shot_drained(struct uu_req *req, uint32_t cflags)
+{
+	struct pollfd p = { .fd = req->fd, .events = POLLIN };
+
+	if (cflags & IORING_CQE_F_SOCK_NONEMPTY)
+		return false;
+	switch (sock_kind(req)) {
+	case KIND_TCP:
+		/* recv_cflags polled: neither data nor a FIN */
+		return true;
+	case KIND_UNIX_STREAM:
+		return poll(&p, 1, 0) == 0;
+	default:
+		return false;
+	}
+}
+
 /* io_net_retry(): a partial MSG_WAITALL transfer continues on stream and
  * seqpacket sockets */
 static bool net_retry(struct uu_req *req)
@@ -1106,7 +1135,9 @@ static ssize_t recv_into_buf(struct uu_req *req, int flags, bool *trunc)
  *    too: its CQE has no IORING_CQE_F_BUFFER;
  *  - otherwise the buffer is consumed and the CQE carries its id;
  *  - multishot: each receive posts a CQE with IORING_CQE_F_MORE and the
- *    request receives again at once (later shots take whole buffers);
+ *    request receives again at once (later shots take whole buffers),
+ *    unless the shot left a TCP or AF_UNIX stream socket empty: then it
+ *    waits for data before it selects again (shot_drained);
  *    it ends, with a CQE without F_MORE, on an error (-ENOBUFS included),
  *    a receive of 0 (EOF), a full CQ (that CQE carries the data, T14),
  *    or cancellation.
@@ -1188,6 +1219,14 @@ static int recv_select_issue(struct uu_req *req, unsigned int issue_flags)
 			 * only capped the first one */
 			if (msg)
 				req->kb.want = 0;
+			/* a socket known empty: wait for data before the
+			 * next buffer is selected.  Data that arrives
+			 * after this check is not missed: in the poller it
+			 * makes an edge after the one this round consumed
+			 * (the registration stays), and an arm from
+			 * another thread rechecks with poll(2) */
+			if (shot_drained(req, cflags))
+				return park(req, UU_ISSUE_PARK_POLLIN);
 			continue;
 		}
 		req->cflags = cflags;

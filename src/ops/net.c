@@ -269,7 +269,8 @@ static uint32_t recv_cflags(struct uu_req *req)
  * wakeup, and so selects no buffer until data (or EOF) needs one.
  * Selecting first would end the request with -ENOBUFS whenever the
  * application has all its buffers out at that moment, although nothing
- * needed one (issue 16 item 2.5).  cflags is recv_cflags' answer for the
+ * needed one (tests/test_diff_netbuf netbuf_mshot_credit*).  cflags is
+ * recv_cflags' answer for the
  * shot.  An AF_UNIX stream's FIONREAD does not count a pending EOF: the
  * request goes on then, as the wakeup of that EOF may be behind us.
  */

@@ -270,9 +270,9 @@ static uint32_t recv_cflags(struct uu_req *req)
  * Selecting first would end the request with -ENOBUFS whenever the
  * application has all its buffers out at that moment, although nothing
  * needed one (tests/test_diff_netbuf netbuf_mshot_credit*).  cflags is
- * recv_cflags' answer for the
- * shot.  An AF_UNIX stream's FIONREAD does not count a pending EOF: the
- * request goes on then, as the wakeup of that EOF may be behind us.
+ * recv_cflags' answer for the shot.  An AF_UNIX stream's FIONREAD does
+ * not count a pending EOF: the request goes on then, as the wakeup of
+ * that EOF may be behind us.
  */
 static bool shot_drained(struct uu_req *req, uint32_t cflags)
 {

@@ -31,6 +31,9 @@
  * spins); a second NOP makes it readable again.  Run on the kernel's
  * io_uring (no uuring) and under uuring run: the same checks pass on both.
  *
+ * edge, splice: an async runtime's patterns (see payload_edge and
+ * payload_splice), on the kernel's io_uring and under uuring run.
+ *
  * scm: a ring fd in SCM_RIGHTS is refused with EINVAL (6.18's
  * scm_fp_copy), through sendmsg and as the second message of a sendmmsg
  * (the first is sent: the call returns 1); an ordinary fd passes.  Run on
@@ -482,6 +485,62 @@ static int payload_edge(void)
 	return ru_failures ? 1 : 0;
 }
 
+/*
+ * splice: a runtime's writer task on the submitting thread.  A SPLICE
+ * from a pipe with data into a blocking socket whose send buffer is full:
+ * enter must return without blocking (the kernel runs every SPLICE in
+ * io-wq), so that the same thread can then drain the socket, after which
+ * the splice completes.  A submitter blocked in splice(2) would never
+ * drain it: the payload's time limit ends that.
+ */
+static int payload_splice(void)
+{
+	static char junk[65536];
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe cqe;
+	long filled = 0, drained = 0, n;
+	struct ring r;
+	int sv[2], p[2], fl, ret;
+
+	use_raw = false;
+	ret = ring_init_flags(&r, 8, 0);
+	if (ret) {
+		fprintf(stderr, "ring_init: %s\n", strerror(-ret));
+		return 2;
+	}
+	RU_CHECK(!socketpair(AF_UNIX, SOCK_STREAM, 0, sv) && !pipe(p),
+		 "socketpair/pipe: %s", strerror(errno));
+	fl = fcntl(sv[0], F_GETFL);
+	fcntl(sv[0], F_SETFL, fl | O_NONBLOCK);
+	while ((n = write(sv[0], junk, sizeof(junk))) > 0)
+		filled += n;
+	fcntl(sv[0], F_SETFL, fl);
+	RU_CHECK(write(p[1], junk, 4096) == 4096, "fill the pipe");
+	sqe = get_sqe(&r);
+	sqe->opcode = IORING_OP_SPLICE;
+	sqe->fd = sv[0];
+	sqe->len = 4096;
+	sqe->off = (uint64_t)-1;
+	sqe->splice_fd_in = p[0];
+	sqe->splice_off_in = (uint64_t)-1;
+	sqe->user_data = 1;
+	RU_CHECK(enter(r.fd, 1, 0, 0, NULL, 0) == 1, "submit the splice");
+	while (drained < filled + 4096 &&
+	       (n = read(sv[1], junk, sizeof(junk))) > 0)
+		drained += n;
+	RU_CHECK(drained == filled + 4096, "drained %ld of %ld", drained,
+		 filled + 4096);
+	RU_CHECK(enter(r.fd, 0, 1, 0, NULL, 0) >= 0, "wait for the CQE");
+	RU_CHECK(!pop(&r, &cqe) && cqe.user_data == 1 && cqe.res == 4096,
+		 "splice CQE (res %d)", cqe.res);
+	close(sv[0]);
+	close(sv[1]);
+	close(p[0]);
+	close(p[1]);
+	close(r.fd);
+	return ru_failures ? 1 : 0;
+}
+
 /* a one-byte message carrying fd in SCM_RIGHTS */
 static void scm_msg(struct msghdr *m, struct iovec *iov, char *cbuf,
 		    size_t clen, int fd)
@@ -571,6 +630,8 @@ int main(int argc, char **argv)
 		return payload_readiness();
 	if (argc > 1 && !strcmp(argv[1], "edge"))
 		return payload_edge();
+	if (argc > 1 && !strcmp(argv[1], "splice"))
+		return payload_splice();
 
 	if (argc > 1 && !strcmp(argv[1], "patch"))
 		return payload_patch(!getenv("UURING_PATCH"));
@@ -602,6 +663,7 @@ int main(int argc, char **argv)
 	RU_CHECK(st == 0, "patch payload with UURING_PATCH=0");
 	on_both("readiness");
 	on_both("edge");
+	on_both("splice");
 	on_both("scm");
 	return ru_failures ? 1 : 0;
 }

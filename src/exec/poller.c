@@ -555,10 +555,7 @@ static bool post_more(struct uu_req *req, int32_t res)
 	bool ok;
 
 	uu_shared_lock(r->completion_lock);
-	ok = !r->ovf_head &&
-	     r->cq_cached_tail - atomic_load_explicit(r->cq_head,
-						      memory_order_acquire) <
-		     r->cq_entries;
+	ok = uu_cq_has_room_locked(r, 0);
 	if (ok) {
 		uu_cq_post_locked(r, req->user_data, res, IORING_CQE_F_MORE,
 				  NULL);

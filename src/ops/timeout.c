@@ -226,10 +226,7 @@ void uu_timeout_arm(struct uu_req *req)
 /* Post an extra CQE of a multishot timeout; false if the CQ is full. */
 static bool post_more_locked(struct uu_ring *r, struct uu_req *req)
 {
-	if (r->ovf_head || r->cq_cached_tail -
-				   atomic_load_explicit(r->cq_head,
-							memory_order_acquire) >=
-				   r->cq_entries)
+	if (!uu_cq_has_room_locked(r, 0))
 		return false;
 	uu_cq_post_locked(r, req->user_data, -ETIME, IORING_CQE_F_MORE, NULL);
 	uu_cq_commit_locked(r);

@@ -114,6 +114,23 @@ static inline void cq_sync_tail(struct uu_ring *r)
 		r->cq_cached_tail = tail;
 }
 
+/*
+ * Whether one more CQE fits in the CQ, besides `pending` ones the caller
+ * has reserved but not posted yet: no overflow backlog, and a free slot
+ * between the tail and the head the application last published.  A
+ * multishot request that finds no room ends with its final CQE instead
+ * (T14).  completion_lock held.
+ */
+bool uu_cq_has_room_locked(struct uu_ring *r, uint32_t pending)
+{
+	/* acquire: the application's release of the head it consumed */
+	return !r->ovf_head &&
+	       r->cq_cached_tail + pending -
+			       atomic_load_explicit(r->cq_head,
+						    memory_order_acquire) <
+		       r->cq_entries;
+}
+
 void uu_cq_post_locked(struct uu_ring *r, uint64_t user_data, int32_t res,
 		       uint32_t cflags, const uint64_t *big)
 {

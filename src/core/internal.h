@@ -883,6 +883,9 @@ void uu_cq_post_locked(struct uu_ring *ring, uint64_t user_data, int32_t res,
 		       uint32_t cflags, const uint64_t *big);
 void uu_cq_commit_locked(struct uu_ring *ring);
 bool uu_cq_has_room_locked(struct uu_ring *ring, uint32_t pending);
+/* One CQE posted and committed on its own (takes completion_lock). */
+void uu_cq_post_one(struct uu_ring *ring, uint64_t user_data, int32_t res,
+		    uint32_t cflags);
 void uu_cq_commit_sq_head_locked(struct uu_ring *ring, uint32_t sq_head);
 bool uu_cq_flush_overflow_locked(struct uu_ring *ring);
 void uu_cq_flush_overflow(struct uu_ring *ring);

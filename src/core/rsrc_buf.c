@@ -327,10 +327,7 @@ void uu_rsrc_post_tag(struct uu_ring *r, uint64_t tag)
 	struct uu_req *req = calloc(1, sizeof(*req));
 
 	if (!req) {
-		uu_shared_lock(r->completion_lock);
-		uu_cq_post_locked(r, tag, 0, 0, NULL);
-		uu_cq_commit_locked(r);
-		pthread_mutex_unlock(r->completion_lock);
+		uu_cq_post_one(r, tag, 0, 0);
 		return;
 	}
 	req->ring = r;

@@ -42,11 +42,7 @@ static int msg_data(struct uu_req *req, struct uu_ring *t)
 		return -EBADFD;
 	if (req->msg.flags & IORING_MSG_RING_FLAGS_PASS)
 		cflags = req->msg.dst_fd;
-	uu_shared_lock(t->completion_lock);
-	uu_cq_post_locked(t, req->msg.user_data, (int32_t)req->msg.len, cflags,
-			  NULL);
-	uu_cq_commit_locked(t);
-	pthread_mutex_unlock(t->completion_lock);
+	uu_cq_post_one(t, req->msg.user_data, (int32_t)req->msg.len, cflags);
 	return 0;
 }
 
@@ -71,12 +67,8 @@ static int msg_send_fd(struct uu_req *req, struct uu_ring *t)
 	ret = uu_fixed_install(t, fd, slot); /* closes fd */
 	if (ret < 0)
 		return ret;
-	if (!(req->msg.flags & IORING_MSG_RING_CQE_SKIP)) {
-		uu_shared_lock(t->completion_lock);
-		uu_cq_post_locked(t, req->msg.user_data, ret, 0, NULL);
-		uu_cq_commit_locked(t);
-		pthread_mutex_unlock(t->completion_lock);
-	}
+	if (!(req->msg.flags & IORING_MSG_RING_CQE_SKIP))
+		uu_cq_post_one(t, req->msg.user_data, ret, 0);
 	return ret;
 }
 

@@ -113,7 +113,9 @@ static void prep_waitid(struct tring *r, pid_t pid, siginfo_t *si,
 	sqe->opcode = IORING_OP_WAITID;
 	sqe->len = P_PID;
 	sqe->fd = pid;
-	sqe->file_index = WEXITED;
+	/* WSTOPPED too: a wait for exits alone is armed on a pidfd in the
+	 * readiness engine (ops/waitid.c); these must block workers */
+	sqe->file_index = WEXITED | WSTOPPED;
 	sqe->addr2 = (uint64_t)(uintptr_t)si;
 	sqe->user_data = ud;
 }

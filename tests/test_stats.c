@@ -148,7 +148,9 @@ static void unbound_worker(void)
 	sqe->opcode = IORING_OP_WAITID;
 	sqe->len = P_PID;
 	sqe->fd = child;
-	sqe->file_index = WEXITED;
+	/* WSTOPPED too: a wait for exits alone is armed on a pidfd in the
+	 * readiness engine (ops/waitid.c); this one must block a worker */
+	sqe->file_index = WEXITED | WSTOPPED;
 	sqe->addr2 = (uint64_t)(uintptr_t)&si;
 	sqe->user_data = 7;
 	tring_submit(&r);

@@ -111,15 +111,25 @@ UU_EXPORT int uuring_setup(unsigned int entries, struct io_uring_params *up)
 	uu_iowq_prewarm();
 	uu_timer_prewarm();
 	uu_wait_prewarm();
-	if ((p.flags & IORING_SETUP_ATTACH_WQ) && !(p.flags & IORING_SETUP_SQPOLL)) {
-		/* io-wq pools are per thread here: attaching only checks
-		 * that wq_fd is a ring, with the kernel's errors */
+	if (p.flags & IORING_SETUP_ATTACH_WQ) {
+		/*
+		 * Checked before the new ring takes an fd (the kernel
+		 * installs it last: a closed wq_fd is -ENXIO, never the new
+		 * ring), with the kernel's errors.  io-wq pools are per
+		 * thread here, so without SQPOLL attaching only checks that
+		 * wq_fd is a ring; with SQPOLL that ring must have an SQ
+		 * thread (io_attach_sq_data).
+		 */
 		int err;
 		struct uu_ring *other = uu_ring_get((int)p.wq_fd, &err);
+		bool no_sqd;
 
 		if (!other)
 			return err == -EBADF ? -ENXIO : -EINVAL;
+		no_sqd = !other->sqd;
 		uu_ring_put(other);
+		if ((p.flags & IORING_SETUP_SQPOLL) && no_sqd)
+			return -EINVAL;
 	}
 	fd = uu_ring_create(&r, entries, &p);
 	if (fd < 0)

@@ -559,7 +559,8 @@ int uu_do_register(struct uu_ring *r, unsigned int opcode, void *arg,
 	case IORING_UNREGISTER_PERSONALITY:
 		return uu_unregister_personality(r, arg, nr_args);
 	case IORING_REGISTER_SYNC_CANCEL:
-		if (nr_args != 1)
+		/* a NULL arg is -EINVAL before any copy, as the kernel's */
+		if (!arg || nr_args != 1)
 			return -EINVAL;
 		return sync_cancel(r, arg);
 	default:

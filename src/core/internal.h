@@ -32,6 +32,8 @@
 #define UU_MAX_RW_COUNT 0x7ffff000L
 /* The opcode range of the kernel level we emulate (6.18: up to PIPE). */
 #define UU_OP_LAST (IORING_OP_PIPE + 1)
+/* Its register opcode range (6.18: up to QUERY). */
+#define UU_REGISTER_LAST (IORING_REGISTER_QUERY + 1)
 
 /* Setup flags this engine implements (see core/setup.c). */
 #define UU_SETUP_SUPPORTED                                                    \

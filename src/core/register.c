@@ -577,7 +577,8 @@ UU_EXPORT int uuring_register(unsigned int fd, unsigned int opcode, void *arg,
 	int err, ret;
 
 	opcode &= ~IORING_REGISTER_USE_REGISTERED_RING;
-	if (opcode >= IORING_REGISTER_LAST)
+	/* unknown to the emulated kernel: -EINVAL before the fd is looked at */
+	if (opcode >= UU_REGISTER_LAST)
 		return -EINVAL;
 	if (fd == -1U)
 		return -EINVAL; /* no "blind" register opcodes yet */

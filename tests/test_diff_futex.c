@@ -735,25 +735,22 @@ static void sc_waitid_cancel(struct dctx *c)
 	if (dring_flags(c, &r, 16, 0))
 		return;
 	pid = gated_child(5, gate);
-	/* P_PID with a link timeout */
-	sqe = tring_get_sqe(&r);
-	*sqe = waitid_sqe(P_PID, pid, WEXITED, &si, 1);
-	sqe->flags |= IOSQE_IO_LINK;
-	sqe = tring_get_sqe(&r);
-	*sqe = tsqe(IORING_OP_LINK_TIMEOUT, -1, P(&ts), 1, 0, 2);
-	drec_int(c, tring_submit(&r), "P_PID + link timeout");
-	n = tring_reap_wait(&r, cqe, 2, 10000 * 1000000LL);
-	drec_cqes(c, cqe, n, false, "P_PID timed out");
-	/* P_PIDFD with a link timeout */
+	/* P_PID, then P_PIDFD, with a link timeout */
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	sqe = tring_get_sqe(&r);
-	*sqe = waitid_sqe(P_PIDFD, pidfd, WEXITED, &si, 3);
-	sqe->flags |= IOSQE_IO_LINK;
-	sqe = tring_get_sqe(&r);
-	*sqe = tsqe(IORING_OP_LINK_TIMEOUT, -1, P(&ts), 1, 0, 4);
-	drec_int(c, tring_submit(&r), "P_PIDFD + link timeout");
-	n = tring_reap_wait(&r, cqe, 2, 10000 * 1000000LL);
-	drec_cqes(c, cqe, n, false, "P_PIDFD timed out");
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? "P_PIDFD" : "P_PID";
+
+		sqe = tring_get_sqe(&r);
+		*sqe = waitid_sqe(i ? P_PIDFD : P_PID, i ? pidfd : pid,
+				  WEXITED, &si, 1 + 2 * (uint64_t)i);
+		sqe->flags |= IOSQE_IO_LINK;
+		sqe = tring_get_sqe(&r);
+		*sqe = tsqe(IORING_OP_LINK_TIMEOUT, -1, P(&ts), 1, 0,
+			    2 + 2 * (uint64_t)i);
+		drec_int(c, tring_submit(&r), "%s + link timeout", name);
+		n = tring_reap_wait(&r, cqe, 2, 10000 * 1000000LL);
+		drec_cqes(c, cqe, n, false, "%s timed out", name);
+	}
 	/* ASYNC_CANCEL of a waiting P_PID */
 	*tring_get_sqe(&r) = waitid_sqe(P_PID, pid, WEXITED, &si, 5);
 	drec_int(c, tring_submit(&r), "P_PID");

@@ -124,6 +124,19 @@ int uu_parked_timeouts(struct uu_ring *r)
 }
 
 /* Is anything matching m still parked (cancelled or not)? */
+/*
+ * Whether every parked request this process took off the park list has
+ * its CQE posted: a request that finishes leaves the list before its
+ * CQE is committed (finish_parked, then the context's flush), and a
+ * REGISTER_SYNC_CANCEL returns only once the CQE of what it cancelled is
+ * there, as the kernel's io_sync_cancel runs the task_work that posts it.
+ */
+bool uu_cancel_settled(struct uu_ring *r)
+{
+	/* acquire: pairs with the release in inflight_put (core/req.c) */
+	return !atomic_load_explicit(&r->finishing, memory_order_acquire);
+}
+
 bool uu_cancel_still_parked(struct uu_ring *r, const struct uu_cancel_match *m)
 {
 	struct uu_iowq *sqwq = sq_pool(r, m);

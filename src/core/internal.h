@@ -212,6 +212,9 @@ struct uu_ring {
 
 	/* ---- parked requests and drain (core/req.c) ---- */
 	atomic_int inflight;           /* parked: in io-wq or the poller */
+	/* parked requests taken off the park list whose CQEs this process
+	 * has not posted yet (a REGISTER_SYNC_CANCEL waits for them) */
+	atomic_uint finishing;
 	atomic_bool drain_active;      /* defer list non-empty */
 	pthread_mutex_t drain_lock;
 	struct uu_req *defer_head, *defer_tail;
@@ -617,6 +620,7 @@ int uu_cancel_req(struct uu_req *req); /* one parked request */
 int uu_cancel_req_counted(struct uu_req *req);
 void uu_cancel_ring_all(struct uu_ring *ring); /* last close */
 bool uu_cancel_still_parked(struct uu_ring *ring, const struct uu_cancel_match *m);
+bool uu_cancel_settled(struct uu_ring *ring);
 int uu_parked_timeouts(struct uu_ring *ring);
 void uu_park_list_add(struct uu_req *req);
 void uu_park_list_del(struct uu_req *req);
@@ -664,6 +668,8 @@ struct uu_exec {
 	bool publish_sq_head;             /* the next CQ commit also stores
 					   * the SQ head (uu_submit_sqes) */
 	bool sq_head_published;           /* ... and it did */
+	unsigned int finishing_puts;      /* of them, off ring->finishing
+					   * once their CQEs are posted */
 	unsigned int inflight_puts;       /* parked requests of ring that
 					   * finished: counted out of
 					   * ring->inflight after their CQEs

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
 
 #include "core/buffers.h"
@@ -301,8 +302,14 @@ static int sync_cancel(struct uu_ring *r, void *arg)
 	for (;;) {
 		struct timespec now;
 
-		if (!uu_cancel_still_parked(r, &m))
+		if (!uu_cancel_still_parked(r, &m)) {
+			/* and its CQE posted: the finisher is between the
+			 * two for microseconds (every finish counts, so
+			 * look until a moment with none) */
+			while (!uu_cancel_settled(r))
+				sched_yield();
 			return found == -EALREADY ? 0 : found;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (has_timeout && (now.tv_sec > deadline.tv_sec ||
 				    (now.tv_sec == deadline.tv_sec &&

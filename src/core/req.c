@@ -40,6 +40,7 @@ void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter)
 	s->publish_sq_head = false;
 	s->sq_head_published = false;
 	s->inflight_puts = 0;
+	s->finishing_puts = 0;
 	s->cb.nr = 0;
 	s->submitter = submitter;
 	s->prev = uu_current_exec;
@@ -638,6 +639,13 @@ static void inflight_put(struct uu_exec *s)
 	struct uu_ring *r = s->ring;
 	unsigned int n = s->inflight_puts;
 
+	if (s->finishing_puts) {
+		/* release: the CQEs posted before (acquire in
+		 * uu_cancel_settled) */
+		atomic_fetch_sub_explicit(&r->finishing, s->finishing_puts,
+					  memory_order_release);
+		s->finishing_puts = 0;
+	}
 	if (!n)
 		return;
 	s->inflight_puts = 0;
@@ -788,8 +796,14 @@ static void finish_parked(struct uu_exec *s, struct uu_req *req)
 {
 	bool parked = !(req->flags & UU_REQ_NOT_PARKED);
 
-	if (parked)
+	if (parked) {
+		/* counted before it leaves the park list (park_lock orders
+		 * the two for uu_cancel_settled) */
+		atomic_fetch_add_explicit(&req->ring->finishing, 1,
+					  memory_order_relaxed);
+		s->finishing_puts++;
 		uu_park_list_del(req);
+	}
 	if ((req->res < 0 && !(req->flags & UU_REQ_RES_NOFAIL) &&
 	     !(uu_opdefs[req->opcode].errors_keep_links && req->res != -EBADF)) ||
 	    (req->flags & UU_REQ_SHORT))

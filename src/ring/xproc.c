@@ -267,6 +267,7 @@ static void reset_engine_state(struct uu_ring *r)
 
 	/* the parent's requests: parked, deferred, timed, queued */
 	atomic_store(&r->inflight, 0);
+	atomic_store(&r->finishing, 0);
 	atomic_store(&r->drain_active, false);
 	r->defer_head = r->defer_tail = NULL;
 	r->defer_running = r->defer_recheck = r->defer_after_drain = false;

@@ -123,7 +123,6 @@ int uu_parked_timeouts(struct uu_ring *r)
 	return n;
 }
 
-/* Is anything matching m still parked (cancelled or not)? */
 /*
  * Whether every parked request this process took off the park list has
  * its CQE posted: a request that finishes leaves the list before its
@@ -137,6 +136,7 @@ bool uu_cancel_settled(struct uu_ring *r)
 	return !atomic_load_explicit(&r->finishing, memory_order_acquire);
 }
 
+/* Is anything matching m still parked (cancelled or not)? */
 bool uu_cancel_still_parked(struct uu_ring *r, const struct uu_cancel_match *m)
 {
 	struct uu_iowq *sqwq = sq_pool(r, m);

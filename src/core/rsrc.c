@@ -417,12 +417,6 @@ int uu_rsrc_register(struct uu_ring *r, unsigned int opcode, void *arg,
 }
 
 /*
- * The CQ eventfd (T17): signalled once per CQ commit that moved the tail,
- * unless the application set IORING_CQ_EVENTFD_DISABLED; with
- * EVENTFD_ASYNC only for completions posted by io-wq workers.  Called by
- * uu_cq_commit_locked with the completion lock held.
- */
-/*
  * The kernel signals the CQ eventfd with EPOLL_URING_WAKE, which turns a
  * multishot poll it wakes into a one-shot one (io_poll_wake), so a poll
  * on the ring's own eventfd cannot keep signalling itself.  The count,
@@ -439,6 +433,12 @@ static void eventfd_write_ring(struct uu_ring *r, int fd, uint64_t n)
 	}
 }
 
+/*
+ * The CQ eventfd (T17): signalled once per CQ commit that moved the tail,
+ * unless the application set IORING_CQ_EVENTFD_DISABLED; with
+ * EVENTFD_ASYNC only for completions posted by io-wq workers.  Called by
+ * uu_cq_commit_locked with the completion lock held.
+ */
 void uu_eventfd_signal_locked(struct uu_ring *r, uint32_t tail)
 {
 	int fd = atomic_load_explicit(&r->evfd, memory_order_acquire);

@@ -9,11 +9,12 @@
  * same where a file can stand for that wait: a wait for the exit of one
  * child (P_PID or P_PIDFD, WEXITED only) waits on the readiness engine
  * for a pidfd of that child (readable once it has exited), which tries
- * again, so it is cancelled as the kernel's is (ASYNC_CANCEL finds it,
- * a LINK_TIMEOUT fires as -ETIME).  Any other wait (P_ALL, P_PGID, stops
- * and continues) blocks in io-wq, where a cancel interrupts it
- * (-EALREADY, docs/compatibility.md #10).  A child's state change stays
- * until it is reaped, so nothing is missed in between.  Only the six siginfo fields the kernel writes are written
+ * again, so it is cancelled as the kernel's is (ASYNC_CANCEL and a
+ * LINK_TIMEOUT find it and answer 1, io_waitid_cancel's count).  Any
+ * other wait (P_ALL, P_PGID, stops and continues) blocks in io-wq, where
+ * a cancel interrupts it (-EALREADY, docs/compatibility.md #10).  A
+ * child's state change stays until it is reaped, so nothing is missed in
+ * between.  Only the six siginfo fields the kernel writes are written
  * (si_signo, si_errno, si_code, si_pid, si_uid, si_status), all zero when
  * WNOHANG finds nothing.  A waitid that waits with __WNOTHREAD would wait
  * for the io-wq worker's own children, of which it has none: such a

@@ -694,6 +694,32 @@ ISOLATED(sc_links, body_links)
 
 /* ---- T4: the application closes its fd while a read is parked ---- */
 
+/*
+ * An IOSQE_ASYNC request looks its fd up when an io-wq worker first runs
+ * it (the kernel's io_wq_submit_work assigns the file), not at submit: a
+ * dup2 over the number before that would give it the new file.  The
+ * worker is created for the queued work, so once every iou-wrk thread is
+ * idle (the kernel's io_wq_worker; uuring's workers sleep on a futex) or
+ * blocked in the pipe read, the work has been taken and its file is the
+ * pipe.  A fixed 30 ms was not always enough beside heavy load: the
+ * kernel's read then read /dev/zero and the pipe lost its last reader
+ * (the write aborted the scenario: "kernel-side CRASHED").
+ */
+static void await_async_taken(void)
+{
+	for (int i = 0; i < LIMIT_MS; i++) {
+		int all = tthreads_named("iou-wrk-", true, NULL, NULL);
+		int idle = tthreads_in_wchan("iou-wrk-", true, "io_wq_worker") +
+			   tthreads_in_wchan("iou-wrk-", true,
+					     "futex_do_wait") +
+			   tthreads_in_wchan("iou-wrk-", true, "pipe_read");
+
+		if (all > 0 && idle == all)
+			return;
+		usleep(1000);
+	}
+}
+
 static long body_close_parked(struct dctx *c, void *arg)
 {
 	char buf[16], b2[16];
@@ -746,6 +772,7 @@ static long body_close_parked(struct dctx *c, void *arg)
 	tprep(&r, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 2, IOSQE_ASYNC);
 	dsubmit(c, &r, "async read");
 	dnone(c, &r, 30, "async read");
+	await_async_taken();
 	{
 		int z = open("/dev/zero", O_RDONLY);
 

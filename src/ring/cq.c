@@ -229,6 +229,23 @@ static void cq_commit(struct uu_ring *r, const uint32_t *sq_head)
 				      memory_order_release);
 		uu_eventfd_signal_locked(r, r->cq_cached_tail);
 	}
+	/*
+	 * One seq_cst fence between the stores above (cq tail; ovf_pending in
+	 * overflow_append) and the loads below, for two Dekker pairs:
+	 *  - the ring fd's readiness: uu_ring_drain_readiness clears the
+	 *    flag, fences, then reads cq tail; we store cq tail, fence, then
+	 *    read the flag in uu_ring_signal_readiness.  Without this fence
+	 *    the flag load could pass the tail store (x86 store buffer): we
+	 *    saw a stale "sent", the drain saw the old tail, and the CQE sat
+	 *    behind an unreadable fd (libuv's loop asleep in epoll_wait for
+	 *    good, tests/test_run_node, about one run in 150 beside load);
+	 *  - the waiters (wait/cqwait.c, register_waiter): the waiter
+	 *    increments nr_sleepers, fences, then reads cq tail and
+	 *    ovf_pending; we read nr_sleepers below.
+	 * With both sides' fences seq_cst, at least one side sees the other's
+	 * store: no lost readiness, no lost wakeup.
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
 	/* the ring fd's readiness (a byte on its socket) before the SQ head
 	 * and the wakeups: whoever sees either finds the ring readable */
 	uu_ring_signal_readiness(r);
@@ -238,14 +255,7 @@ static void cq_commit(struct uu_ring *r, const uint32_t *sq_head)
 	if (sq_head)
 		atomic_store_explicit(r->sq_head, *sq_head,
 				      memory_order_release);
-	/*
-	 * Dekker pair with the waiter (wait/cqwait.c, register_waiter): the
-	 * waiter increments nr_sleepers, fences, then reads cq tail and
-	 * ovf_pending; we store cq tail (or ovf_pending, in overflow_append),
-	 * fence, then read nr_sleepers.  With both fences seq_cst, at least
-	 * one side sees the other's store: no lost wakeup.
-	 */
-	atomic_thread_fence(memory_order_seq_cst);
+	/* the waiters' side of the Dekker pair (the fence above) */
 	if (atomic_load_explicit(&r->nr_sleepers, memory_order_relaxed))
 		uu_wake_waiters(r);
 	/*

@@ -13,6 +13,7 @@
 #ifndef UURING_RUN_UTIL_H
 #define UURING_RUN_UTIL_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -126,6 +127,103 @@ static inline int ru_block_kernel_uring(void)
 }
 
 /*
+ * What a hung child was doing, for the log: the threads of every process
+ * in process group pgid, counted by (name without its numeric suffix,
+ * system call number or "running", wchan), one short line each, so the
+ * few lines a CI log keeps of a failed test still hold them.  A hang hit
+ * once in a hundred runs is then diagnosable from the log alone.
+ */
+struct ru_thread_kind {
+	char what[112];
+	int n;
+};
+
+static inline void ru_read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = 0;
+	if (f) {
+		if (!fgets(buf, (int)len, f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	buf[strcspn(buf, " \n")] = 0;
+}
+
+static inline void ru_dump_group(pid_t pgid)
+{
+	static struct ru_thread_kind kinds[24];
+	char path[320], buf[256], comm[32], wchan[40], sc[24], what[112];
+	int nkinds = 0, threads = 0;
+	DIR *procs = opendir("/proc");
+	struct dirent *p;
+
+	if (!procs)
+		return;
+	while ((p = readdir(procs))) {
+		long pid = strtol(p->d_name, NULL, 10), pg = -1;
+		struct dirent *t;
+		const char *q;
+		DIR *tasks;
+		FILE *f;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && (q = strrchr(buf, ')')))
+			sscanf(q + 2, "%*c %*d %ld", &pg);
+		fclose(f);
+		if (pg != pgid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/task", pid);
+		tasks = opendir(path);
+		while (tasks && (t = readdir(tasks))) {
+			size_t l;
+			int k;
+
+			if (t->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%ld/task/%s/comm",
+				 pid, t->d_name);
+			ru_read_line(path, comm, sizeof(comm));
+			for (l = strlen(comm); l && comm[l - 1] >= '0' &&
+					       comm[l - 1] <= '9'; l--)
+				comm[l - 1] = 0;
+			snprintf(path, sizeof(path),
+				 "/proc/%ld/task/%s/syscall", pid, t->d_name);
+			ru_read_line(path, sc, sizeof(sc));
+			snprintf(path, sizeof(path), "/proc/%ld/task/%s/wchan",
+				 pid, t->d_name);
+			ru_read_line(path, wchan, sizeof(wchan));
+			snprintf(what, sizeof(what), "%s sys %s in %s", comm,
+				 sc, wchan[0] && strcmp(wchan, "0") ? wchan :
+				 "-");
+			threads++;
+			for (k = 0; k < nkinds; k++)
+				if (!strcmp(kinds[k].what, what))
+					break;
+			if (k == nkinds && nkinds < 24)
+				snprintf(kinds[nkinds++].what, sizeof(what),
+					 "%s", what);
+			if (k < nkinds)
+				kinds[k].n++;
+		}
+		if (tasks)
+			closedir(tasks);
+	}
+	closedir(procs);
+	fprintf(stderr, "  %d threads in the hung group:", threads);
+	for (int k = 0; k < nkinds; k++)
+		fprintf(stderr, "%s %dx %s", k % 3 ? ";" : "\n   ",
+			kinds[k].n, kinds[k].what);
+	fprintf(stderr, "\n");
+}
+
+/*
  * Runs argv (argv[0] a path), stdout/stderr to this process's stderr, with
  * a timeout, optionally under ru_block_kernel_uring() alone (no uuring).
  * Returns the exit status, or 1000 + signal, or -1.
@@ -158,6 +256,7 @@ static inline int ru_run_ex(char *const argv[], int timeout_s, bool block)
 		if (ru_now() > end) {
 			fprintf(stderr, "TIMEOUT after %d s: %s ...\n",
 				timeout_s, argv[0]);
+			ru_dump_group(pid);
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fanotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -793,6 +794,78 @@ static void sc_direct(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * fanotify sees io_uring's O_DIRECT I/O as it sees read(2) and write(2):
+ * the kernel's io_uring raises FAN_ACCESS for a read and FAN_MODIFY for a
+ * write when the request completes (before its CQE).  Linux AIO raises
+ * neither, so uuring sends O_DIRECT I/O to io-wq (preadv2/pwritev2) on a
+ * process that has been told a fanotify watcher may care
+ * (UURING_DIRECT_AIO=0, docs/compatibility.md); with AIO (the default)
+ * the events are missing.  The scenario sets the variable in its own
+ * process (each backend runs a scenario in a child of its own), so both
+ * backends must show the events.
+ */
+static void sc_direct_fanotify(struct dctx *c)
+{
+	unsigned char *buf;
+	struct fanotify_event_metadata ev[16];
+	struct tring r;
+	char path[64];
+	int fd, dfd, fan, accesses = 0, modifies = 0;
+	ssize_t n;
+
+	/* this scenario's process has not started AIO yet: read at the
+	 * first O_DIRECT request (the kernel side ignores it) */
+	setenv("UURING_DIRECT_AIO", "0", 1);
+	fan = fanotify_init(FAN_CLASS_NOTIF | FAN_NONBLOCK, O_RDONLY);
+	if (fan < 0) {
+		dnote(c, "no fanotify here (%s)", strerror(errno));
+		return;
+	}
+	if (posix_memalign((void **)&buf, 4096, 2 * 4096)) {
+		close(fan);
+		return;
+	}
+	if (dring_flags(c, &r, 16, 0)) {
+		free(buf);
+		close(fan);
+		return;
+	}
+	fd = dtmpfile(c, 4 * 4096, 3);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	dfd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (dfd < 0 || fanotify_mark(fan, FAN_MARK_ADD, FAN_ACCESS | FAN_MODIFY,
+				     fd, NULL)) {
+		dnote(c, "no O_DIRECT or no fanotify mark here");
+		goto out;
+	}
+	memset(buf + 4096, 'm', 4096);
+	tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, dfd, buf, 4096, 0, 1);
+	tring_prep_rw(tring_get_sqe(&r), IORING_OP_WRITE, dfd, buf + 4096,
+		      4096, 2 * 4096, 2);
+	drec_int(c, tring_submit(&r), "submit a direct read and write");
+	dreap(c, &r, 2, false, "direct read and write");
+	while ((n = read(fan, ev, sizeof(ev))) > 0) {
+		for (struct fanotify_event_metadata *m = ev; FAN_EVENT_OK(m, n);
+		     m = FAN_EVENT_NEXT(m, n)) {
+			accesses += !!(m->mask & FAN_ACCESS);
+			modifies += !!(m->mask & FAN_MODIFY);
+			if (m->fd >= 0)
+				close(m->fd);
+		}
+	}
+	/* merged events of one file count once: at least one each */
+	drec_int(c, accesses > 0, "FAN_ACCESS raised by the direct read");
+	drec_int(c, modifies > 0, "FAN_MODIFY raised by the direct write");
+out:
+	if (dfd >= 0)
+		close(dfd);
+	close(fd);
+	close(fan);
+	free(buf);
+	tring_exit(&r);
+}
+
 /* many reads in one enter: all inline on both, compared in order */
 static void sc_batch(struct dctx *c)
 {
@@ -873,6 +946,7 @@ static const struct dscenario scenarios[] = {
 	{ "large", sc_large, NULL },
 	{ "batch", sc_batch, NULL },
 	{ "direct", sc_direct, NULL },
+	{ "direct_fanotify", sc_direct_fanotify, NULL },
 };
 
 DTEST_MAIN(scenarios)

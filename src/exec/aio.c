@@ -8,13 +8,15 @@
  * each io_getevents together (their CQEs in one commit per ring).
  * The O_DIRECT requests of a submission batch go in one io_submit, at the
  * flush of the batch (core/req.c aio_flush), as the kernel plugs them.
- * Where AIO is unavailable (io_setup denied, context full), the request
- * goes to io-wq's unbounded class instead.
+ * Where AIO is unavailable (io_setup denied, context full, or turned off
+ * with UURING_DIRECT_AIO=0), the request goes to io-wq's unbounded class
+ * instead.
  */
 #include <errno.h>
 #include <linux/aio_abi.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -82,9 +84,21 @@ static void *reaper_main(void *arg)
 
 static void aio_start(void)
 {
+	const char *v = getenv("UURING_DIRECT_AIO");
 	sigset_t all, old;
 	pthread_t th;
 
+	/*
+	 * Linux AIO raises no fsnotify events (fanotify FAN_ACCESS and
+	 * FAN_MODIFY, inotify IN_ACCESS and IN_MODIFY), where the kernel's
+	 * io_uring raises them when a read or write completes.
+	 * UURING_DIRECT_AIO=0 sends O_DIRECT I/O to io-wq instead (preadv2
+	 * and pwritev2 raise them), for a process watched by a program that
+	 * waits for those events (docs/compatibility.md).  Read once, at the
+	 * first O_DIRECT request of the process.
+	 */
+	if (v && !strcmp(v, "0"))
+		return;
 	if (syscall(SYS_io_setup, AIO_NR, &aio_ctx))
 		return;
 	sigfillset(&all);

@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 
 #include "abi/io_uring_abi.h"
+#include "core/task_work.h"
 #include "ops/opstate.h"
 #include "util/mpscq.h"
 #include "uuring.h"
@@ -638,8 +639,6 @@ enum { UU_POLLST_UNARMED, UU_POLLST_ARMED, UU_POLLST_TAKEN,
 /* DEFER_TASKRUN: run a queued multishot wakeup in the submitter; true if
  * the request ended (res set: the caller finishes it) */
 bool uu_poll_tw_shot(struct uu_req *req);
-/* queue a multishot wakeup of req for the submitter (core/req.c) */
-void uu_tw_queue_poll_shot(struct uu_req *req);
 enum { UU_POLL_CANCEL_REMOVED, UU_POLL_CANCEL_DEFERRED, UU_POLL_CANCEL_BUSY };
 int uu_poll_cancel_req(struct uu_req *req);
 bool uu_restriction_allows(const struct uu_ring *r, unsigned int opcode,
@@ -695,28 +694,8 @@ void uu_exec_end(struct uu_exec *s);
 void uu_req_set_fail(struct uu_req *req);
 struct uu_req *uu_req_to_heap(struct uu_req *req);
 void uu_req_queue_head(struct uu_exec *s, struct uu_req *req, bool heap);
-void uu_req_finish_async(struct uu_req *req);
 void uu_req_finish_async_batch(struct uu_req **reqs, unsigned int n);
 void uu_req_run_in_worker(struct uu_req *req);
-/*
- * From the poller, for a parked request of a DEFER_TASKRUN ring that is
- * ready: instead of retrying it there, have the submitter issue it again
- * when it runs its task_work (as the kernel runs a poll-driven retry in
- * the task).  The issue function returns what this returns.
- */
-int uu_tw_reissue(struct uu_req *req);
-void uu_tw_reissue_commit(struct uu_req *req);
-unsigned int uu_tw_run_deferred(struct uu_ring *ring, unsigned int max);
-/* DEFER_TASKRUN: the submitter runs its task_work (__io_run_local_work) */
-int uu_tw_run_local(struct uu_ring *ring, int min_events, int max_events);
-/* the ring's last fd is gone: its task_work runs where it is queued */
-void uu_tw_ring_dead(struct uu_ring *ring);
-#define UU_LOCAL_TW_DEFAULT_MAX 20 /* the kernel's IO_LOCAL_TW_DEFAULT_MAX */
-static inline int uu_tw_max_events(int min_events)
-{
-	return min_events > UU_LOCAL_TW_DEFAULT_MAX ? min_events :
-						       UU_LOCAL_TW_DEFAULT_MAX;
-}
 /* completes reaped IOPOLL requests (iopoll_next list) in one context */
 void uu_req_complete_reaped(struct uu_ring *ring, struct uu_req *list);
 

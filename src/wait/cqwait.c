@@ -182,17 +182,18 @@ struct wait_args {
 	size_t sigsz;
 	bool ts_set;
 	int64_t ts_ns;
+	uint64_t min_wait_ns;
 };
 
 static int parse_args(unsigned int flags, const void *argp, size_t argsz,
-		      struct wait_args *a, uint64_t *min_wait_ns)
+		      struct wait_args *a)
 {
 	const void *sig = argp;
 	size_t sigsz = argsz;
 	int ret;
 
 	a->ts_set = false;
-	*min_wait_ns = 0;
+	a->min_wait_ns = 0;
 	if (flags & IORING_ENTER_EXT_ARG) {
 		struct io_uring_getevents_arg arg;
 
@@ -203,7 +204,7 @@ static int parse_args(unsigned int flags, const void *argp, size_t argsz,
 		ret = uu_copy_from_user(&arg, argp, sizeof(arg));
 		if (ret)
 			return ret;
-		*min_wait_ns = (uint64_t)arg.min_wait_usec * 1000ull;
+		a->min_wait_ns = (uint64_t)arg.min_wait_usec * 1000ull;
 		sig = (const void *)(uintptr_t)arg.sigmask;
 		sigsz = arg.sigmask_sz;
 		if (arg.ts) {
@@ -268,16 +269,11 @@ static struct uu_waiter *waiter_slot(void *frame)
 	return free_slot;
 }
 
-static void waiter_add(struct uu_ring *r, struct uu_waiter *w)
+/* a waiter on the ring's list (with its reference), before the fence */
+static void waiter_link(struct uu_ring *r, struct uu_waiter *w)
 {
 	atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
 	w->ring = r;
-#ifdef UURING_MUTATE_NO_WAKE_FENCE
-	/* the broken build also widens the window between the caller's
-	 * "not enough CQEs" check and the registration, so that the missing
-	 * recheck is hit within a few rounds on 2 CPUs */
-	usleep(2000);
-#endif
 	pthread_mutex_lock(&r->wait_lock);
 	w->prev = NULL;
 	w->next = r->waiters;
@@ -285,13 +281,57 @@ static void waiter_add(struct uu_ring *r, struct uu_waiter *w)
 		r->waiters->prev = w;
 	r->waiters = w;
 	pthread_mutex_unlock(&r->wait_lock);
+}
+
+static inline uint32_t cq_tail_acquire(struct uu_ring *r)
+{
+	return atomic_load_explicit(r->cq_tail, memory_order_acquire);
+}
+
+#ifndef UURING_MUTATE_NO_WAKE_FENCE
+/*
+ * The waiter's half of the Dekker pair: register, fence, then the check
+ * that follows reads the CQ tail (registered_tail).
+ */
+static void register_waiter(struct uu_ring *r, struct uu_waiter *w)
+{
+	waiter_link(r, w);
 	/* seq_cst RMW + fence: pairs with the poster's fence in
 	 * uu_cq_commit_locked (store tail; fence; load nr_sleepers) */
 	atomic_fetch_add_explicit(&r->nr_sleepers, 1, memory_order_seq_cst);
-#ifndef UURING_MUTATE_NO_WAKE_FENCE
 	atomic_thread_fence(memory_order_seq_cst);
-#endif
 }
+
+/* the CQ tail for the check before each sleep, the first one included:
+ * read after register_waiter's fence */
+static inline uint32_t registered_tail(struct uu_ring *r,
+				       const struct uu_waiter *w, bool first)
+{
+	(void)w;
+	(void)first;
+	return cq_tail_acquire(r);
+}
+#else
+/*
+ * Deliberately broken build (src/meson.build libuuring_mutant, used only
+ * by tests/test_wake_protocol_mutant): no fence after registering and no
+ * recheck of the CQ before the first sleep.  It also widens the window
+ * between the caller's "not enough CQEs" check and the registration, so
+ * that the missing recheck is hit within a few rounds on 2 CPUs.
+ */
+static void register_waiter(struct uu_ring *r, struct uu_waiter *w)
+{
+	usleep(2000);
+	waiter_link(r, w);
+	atomic_fetch_add_explicit(&r->nr_sleepers, 1, memory_order_seq_cst);
+}
+
+static inline uint32_t registered_tail(struct uu_ring *r,
+				       const struct uu_waiter *w, bool first)
+{
+	return first ? w->target - 1 : cq_tail_acquire(r);
+}
+#endif
 
 static void waiter_del(struct uu_ring *r, struct uu_waiter *w)
 {
@@ -312,30 +352,245 @@ static void waiter_del(struct uu_ring *r, struct uu_waiter *w)
 	uu_ring_put(r); /* the registration's reference */
 }
 
-static inline uint32_t cq_tail_acquire(struct uu_ring *r)
+/* One wait (the kernel's struct io_wait_queue and io_cqring_wait's
+ * locals). */
+struct cq_wait {
+	struct uu_ring *r;
+	struct uu_waiter *w;
+	struct wait_args a;
+	sigset_t mask;           /* the sleep's sigmask, if a.sig */
+	int efd;                 /* this thread's wake eventfd */
+	bool defer;              /* DEFER_TASKRUN ring */
+	bool min_phase;          /* min_wait's timer is the one in force */
+	bool xcounted;           /* counted in r->xs->xsleepers */
+	bool xshared;            /* the ring is shared across processes */
+	int64_t deadline;        /* the overall timeout (KTIME_MAX: none) */
+	int64_t min_deadline;    /* start + min_wait */
+	uint32_t min_tail;       /* the CQ tail when the wait began */
+	int32_t nr_wait;         /* completions still needed */
+	struct pollfd pfd[2];    /* efd, and the cross-process wake fd */
+};
+
+/* what a step of the wait says when the wait goes on */
+enum { WAIT_AGAIN = 1, WAIT_SLEEP, WAIT_TIMEOUT };
+
+/*
+ * The timers and the sigmask of a wait that sleeps (the kernel sets them
+ * up once the CQ check failed): the overall timeout, relative or
+ * ABS_TIMER, and min_wait's, both from one start on the ring's clock.
+ */
+static int wait_init_timers(struct cq_wait *cw, unsigned int flags)
 {
-	return atomic_load_explicit(r->cq_tail, memory_order_acquire);
+	int64_t start;
+
+	/* IORING_REGISTER_CLOCK: timeouts (and ABS_TIMER) on that clock */
+	wait_clock = cw->r->clockid;
+	start = mono_now();
+	cw->deadline = KTIME_MAX;
+	cw->min_deadline = KTIME_MAX;
+	if (cw->a.ts_set)
+		cw->deadline = (flags & IORING_ENTER_ABS_TIMER) ?
+				       cw->a.ts_ns :
+				       add_sat(start, cw->a.ts_ns);
+	cw->min_phase = cw->a.min_wait_ns != 0;
+	if (cw->min_phase)
+		cw->min_deadline = add_sat(start, (int64_t)cw->a.min_wait_ns);
+	return load_sigmask(&cw->a, &cw->mask);
+}
+
+/*
+ * Before each sleep: whether the wait is over; on a DEFER_TASKRUN ring,
+ * the lazy wake published, or the queued task_work run instead of a sleep
+ * (io_cqring_wait_schedule).  Returns WAIT_SLEEP, WAIT_AGAIN (task_work
+ * ran: look again) or the wait's result.
+ */
+static int wait_check(struct cq_wait *cw, bool first)
+{
+	struct uu_ring *r = cw->r;
+	struct uu_waiter *w = cw->w;
+	uint32_t tail;
+
+	/*
+	 * A ring a forked child may use (ring/xproc.c): also watch the
+	 * eventfd its other processes' posts write, counted in
+	 * xs->xsleepers before the CQ check below (the fence of the
+	 * Dekker pair with uu_cq_commit_locked).
+	 */
+	cw->pfd[0] = (struct pollfd){ .fd = cw->efd, .events = POLLIN };
+	cw->pfd[1] = (struct pollfd){ .fd = atomic_load_explicit(
+					      &r->xwake_fd, memory_order_relaxed),
+				      .events = POLLIN };
+	if (cw->pfd[1].fd >= 0 && !cw->xcounted) {
+		atomic_fetch_add_explicit(&r->xs->xsleepers, 1,
+					  memory_order_seq_cst);
+		atomic_thread_fence(memory_order_seq_cst);
+		cw->xcounted = true;
+	}
+	cw->xshared = cw->pfd[1].fd >= 0 && uu_ring_xshared(r);
+	/* a process of the ring that is gone without posting its
+	 * CQEs: they are posted now (ring/xlife.c) */
+	if (cw->xshared)
+		uu_xlife_check();
+
+	if (atomic_load_explicit(&r->ovf_pending, memory_order_acquire))
+		uu_cq_flush_overflow(r);
+	if (atomic_load_explicit(&r->cq_dropped, memory_order_acquire))
+		return -EBADR;
+	tail = registered_tail(r, w, first);
+	/* cq_timeouts is read after register_waiter's fence: either we see
+	 * an expiry or its poster sees us (uu_wake_waiters) */
+	if ((int32_t)(tail - w->target) >= 0 || timeout_hit(r, w))
+		return 0;
+	/* the completions still needed (io_cqring_wait's nr_wait) */
+	cw->nr_wait = (int32_t)(w->target - tail);
+	if (cw->nr_wait < 1)
+		cw->nr_wait = 1;
+	if (cw->defer) {
+		/* lazy wake: publish how many completions we need;
+		 * pairs with the fence in core/task_work.c uu_tw_queue */
+		atomic_store_explicit(&r->tw_waiter_efd, cw->efd,
+				      memory_order_relaxed);
+		atomic_store_explicit(&r->tw_wait_nr, (unsigned int)cw->nr_wait,
+				      memory_order_seq_cst);
+		atomic_thread_fence(memory_order_seq_cst);
+		/* any queued task_work is run rather than slept on
+		 * (io_cqring_wait_schedule), nr_wait items at most */
+		if (atomic_load_explicit(&r->tw_pending, memory_order_relaxed)) {
+			atomic_store(&r->tw_wait_nr, 0);
+			uu_tw_run_local(r, cw->nr_wait, cw->nr_wait);
+			return WAIT_AGAIN;
+		}
+	}
+	return WAIT_SLEEP;
+}
+
+/*
+ * One sleep (io_cqring_schedule_timeout): until a wakeup, a signal or the
+ * timer in force.  Returns WAIT_AGAIN (woken: look again), WAIT_TIMEOUT
+ * (that timer expired) or the wait's result.
+ */
+static int wait_sleep(struct cq_wait *cw)
+{
+	struct uu_ring *r = cw->r;
+	struct uu_waiter *w = cw->w;
+	struct timespec buf, *tmo;
+	bool capped = false;
+	uint32_t tail;
+	int n;
+
+	/*
+	 * min_wait (the kernel's two-phase rule): the first timer is
+	 * start + min_wait, whatever the overall timeout says.
+	 */
+	tmo = until(cw->min_phase ? cw->min_deadline : cw->deadline, &buf);
+	if (cw->xshared &&
+	    (!tmo || tmo->tv_sec || tmo->tv_nsec > XPROC_RECHECK_NS)) {
+		/* a wakeup taken by another process's waiter is
+		 * made up for by looking again (ring/xproc.c) */
+		buf.tv_sec = 0;
+		buf.tv_nsec = XPROC_RECHECK_NS;
+		tmo = &buf;
+		capped = true;
+	}
+	n = ppoll(cw->pfd, cw->pfd[1].fd >= 0 ? 2 : 1, tmo,
+		  cw->a.sig ? &cw->mask : NULL);
+	if (cw->defer) {
+		atomic_store(&r->tw_wait_nr, 0);
+		/* as the kernel: completions queued meanwhile are
+		 * posted even when the wait ends in -ETIME/-EINTR */
+		uu_tw_run_local(r, cw->nr_wait, cw->nr_wait);
+	}
+	if (n < 0)
+		return errno == EINTR ? -EINTR : -errno;
+	if (n > 0 && (cw->pfd[1].revents & POLLIN)) {
+		uint64_t v;
+
+		if (read(cw->pfd[1].fd, &v, sizeof(v)) < 0) {
+			/* another waiter drained it first */
+		}
+		/* the ring just became shared: this process's other
+		 * waiters, asleep without the recheck, look again */
+		if (!cw->xshared)
+			uu_wake_all_waiters(r);
+	}
+	if (n > 0) {
+		uint64_t v;
+
+		if ((cw->pfd[0].revents & POLLIN) &&
+		    read(cw->efd, &v, sizeof(v)) < 0) {
+			/* EAGAIN: a stale wake; harmless */
+		}
+		uu_stat_inc(r, wakeups);
+		atomic_store_explicit(&w->woken, false, memory_order_relaxed);
+		tail = cq_tail_acquire(r);
+		if ((int32_t)(tail - w->target) < 0 && !timeout_hit(r, w) &&
+		    !atomic_load(&r->ovf_pending) && !atomic_load(&r->cq_dropped))
+			uu_stat_inc(r, spurious_wakeups);
+		return WAIT_AGAIN;
+	}
+	return capped ? WAIT_AGAIN : WAIT_TIMEOUT;
+}
+
+/*
+ * The timer in force expired (io_cqring_min_timer_wakeup): the overall
+ * timeout ends the wait; min_wait's ends it too when there is no overall
+ * timeout or any CQE is in the ring (posted since the wait began or not).
+ * Otherwise any new CQE ends the wait, up to the overall timeout.
+ */
+static int wait_timeout(struct cq_wait *cw)
+{
+	struct uu_ring *r = cw->r;
+
+	if (!cw->min_phase)
+		return -ETIME;
+	cw->min_phase = false;
+	if (!cw->a.ts_set || cq_tail_acquire(r) != cw->min_tail ||
+	    cw->min_tail != atomic_load_explicit(r->cq_head,
+						 memory_order_acquire))
+		return -ETIME;
+	pthread_mutex_lock(&r->wait_lock);
+	cw->w->target = cw->min_tail + 1;
+	pthread_mutex_unlock(&r->wait_lock);
+	return WAIT_AGAIN;
+}
+
+/* the waiter leaves the ring; the wait's result */
+static int wait_end(struct cq_wait *cw, int ret)
+{
+	struct uu_ring *r = cw->r;
+
+	waiter_del(r, cw->w);
+	if (cw->xcounted)
+		atomic_fetch_sub_explicit(&r->xs->xsleepers, 1,
+					  memory_order_relaxed);
+	/* drain a wake that raced with our exit so it cannot look spurious
+	 * to the next wait of this thread */
+	if (atomic_load_explicit(&cw->w->woken, memory_order_relaxed)) {
+		uint64_t v;
+
+		if (read(cw->efd, &v, sizeof(v)) < 0) {
+		}
+	}
+	if (atomic_load_explicit(r->cq_head, memory_order_acquire) !=
+	    cq_tail_acquire(r))
+		return 0;
+	return ret;
 }
 
 int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 	       const void *argp, size_t argsz)
 {
-	struct wait_args a;
-	struct uu_waiter *wp;
-	sigset_t mask;
-	bool min_phase;
-	uint64_t min_wait_ns;
-	int64_t start, deadline = KTIME_MAX, min_deadline = KTIME_MAX;
-	uint32_t head, min_tail;
-	bool xcounted = false;
-	int ret, efd;
+	struct cq_wait cw;
+	struct uu_waiter *w;
+	uint32_t head;
+	int ret;
 
-	bool defer = r->setup_flags & IORING_SETUP_DEFER_TASKRUN;
-
-	ret = parse_args(flags, argp, argsz, &a, &min_wait_ns);
+	cw.r = r;
+	cw.defer = r->setup_flags & IORING_SETUP_DEFER_TASKRUN;
+	ret = parse_args(flags, argp, argsz, &cw.a);
 	if (ret)
 		return ret;
-	if (defer) {
+	if (cw.defer) {
 		/* only the submitter may run its deferred task_work */
 		if (atomic_load(r->submitter_tid) != uu_gettid())
 			return -EEXIST;
@@ -351,196 +606,37 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 	if (cq_tail_acquire(r) - head >= min_events)
 		return 0;
 
-	/* IORING_REGISTER_CLOCK: timeouts (and ABS_TIMER) on that clock */
-	wait_clock = r->clockid;
-	start = mono_now();
-	if (a.ts_set)
-		deadline = (flags & IORING_ENTER_ABS_TIMER) ? a.ts_ns :
-							     add_sat(start, a.ts_ns);
-	min_phase = min_wait_ns != 0;
-	if (min_phase)
-		min_deadline = add_sat(start, (int64_t)min_wait_ns);
-	ret = load_sigmask(&a, &mask);
+	ret = wait_init_timers(&cw, flags);
 	if (ret)
 		return ret;
-
-	efd = thread_efd();
-	if (efd < 0)
-		return efd;
-	wp = waiter_slot(__builtin_frame_address(0));
-	if (!wp)
+	cw.efd = thread_efd();
+	if (cw.efd < 0)
+		return cw.efd;
+	/* the slot is this frame's (waiter_slot says why) */
+	w = waiter_slot(__builtin_frame_address(0));
+	if (!w)
 		return -EINTR; /* waits nested deeper than any program does */
-#define w (*wp)
-	w.frame = __builtin_frame_address(0);
-	w.target = head + min_events;
-	w.efd = efd;
-	w.any_new = false;
-	w.nr_timeouts = atomic_load_explicit(&r->cq_timeouts,
-					     memory_order_relaxed);
-	atomic_store(&w.woken, false);
-	min_tail = cq_tail_acquire(r);
+	w->frame = __builtin_frame_address(0);
+	w->target = head + min_events;
+	w->efd = cw.efd;
+	w->any_new = false;
+	w->nr_timeouts = atomic_load_explicit(&r->cq_timeouts,
+					      memory_order_relaxed);
+	atomic_store(&w->woken, false);
+	cw.w = w;
+	cw.min_tail = cq_tail_acquire(r);
+	cw.xcounted = false;
 	uu_stat_inc(r, waits);
-	waiter_add(r, &w);
+	register_waiter(r, w);
 
 	for (bool first = true;; first = false) {
-		struct pollfd pfd[2] = { { .fd = efd, .events = POLLIN },
-					 { .fd = -1, .events = POLLIN } };
-		struct timespec buf, *tmo;
-		bool capped = false, xshared;
-		uint32_t tail;
-		int32_t nr_wait;
-		int n;
-
-		/*
-		 * A ring a forked child may use (ring/xproc.c): also watch the
-		 * eventfd its other processes' posts write, counted in
-		 * xs->xsleepers before the CQ check below (the fence of the
-		 * Dekker pair with uu_cq_commit_locked).
-		 */
-		pfd[1].fd = atomic_load_explicit(&r->xwake_fd,
-						 memory_order_relaxed);
-		if (pfd[1].fd >= 0 && !xcounted) {
-			atomic_fetch_add_explicit(&r->xs->xsleepers, 1,
-						  memory_order_seq_cst);
-			atomic_thread_fence(memory_order_seq_cst);
-			xcounted = true;
-		}
-		xshared = pfd[1].fd >= 0 && uu_ring_xshared(r);
-		/* a process of the ring that is gone without posting its
-		 * CQEs: they are posted now (ring/xlife.c) */
-		if (xshared)
-			uu_xlife_check();
-
-		if (atomic_load_explicit(&r->ovf_pending, memory_order_acquire))
-			uu_cq_flush_overflow(r);
-		if (atomic_load_explicit(&r->cq_dropped, memory_order_acquire)) {
-			ret = -EBADR;
+		ret = wait_check(&cw, first);
+		if (ret == WAIT_SLEEP)
+			ret = wait_sleep(&cw);
+		if (ret == WAIT_TIMEOUT)
+			ret = wait_timeout(&cw);
+		if (ret != WAIT_AGAIN)
 			break;
-		}
-		tail = cq_tail_acquire(r);
-#ifdef UURING_MUTATE_NO_WAKE_FENCE
-		/* deliberately broken build: no recheck after registering */
-		if (first)
-			tail = w.target - 1;
-#endif
-		(void)first;
-		/* cq_timeouts is read after waiter_add's fence: either we see
-		 * an expiry or its poster sees us (uu_wake_waiters) */
-		if ((int32_t)(tail - w.target) >= 0 || timeout_hit(r, &w)) {
-			ret = 0;
-			break;
-		}
-		/*
-		 * min_wait (the kernel's two-phase rule): the first timer is
-		 * start + min_wait, whatever the overall timeout says.
-		 */
-		/* the completions still needed (io_cqring_wait's nr_wait) */
-		nr_wait = (int32_t)(w.target - tail);
-		if (nr_wait < 1)
-			nr_wait = 1;
-		if (defer) {
-			/* lazy wake: publish how many completions we need;
-			 * pairs with the fence in core/req.c tw_queue */
-			atomic_store_explicit(&r->tw_waiter_efd, efd,
-					      memory_order_relaxed);
-			atomic_store_explicit(&r->tw_wait_nr,
-					      (unsigned int)nr_wait,
-					      memory_order_seq_cst);
-			atomic_thread_fence(memory_order_seq_cst);
-			/* any queued task_work is run rather than slept on
-			 * (io_cqring_wait_schedule), nr_wait items at most */
-			if (atomic_load_explicit(&r->tw_pending,
-						 memory_order_relaxed)) {
-				atomic_store(&r->tw_wait_nr, 0);
-				uu_tw_run_local(r, nr_wait, nr_wait);
-				continue;
-			}
-		}
-		tmo = until(min_phase ? min_deadline : deadline, &buf);
-		if (xshared && (!tmo || tmo->tv_sec ||
-				tmo->tv_nsec > XPROC_RECHECK_NS)) {
-			/* a wakeup taken by another process's waiter is
-			 * made up for by looking again (ring/xproc.c) */
-			buf.tv_sec = 0;
-			buf.tv_nsec = XPROC_RECHECK_NS;
-			tmo = &buf;
-			capped = true;
-		}
-		n = ppoll(pfd, pfd[1].fd >= 0 ? 2 : 1, tmo,
-			  a.sig ? &mask : NULL);
-		if (defer) {
-			atomic_store(&r->tw_wait_nr, 0);
-			/* as the kernel: completions queued meanwhile are
-			 * posted even when the wait ends in -ETIME/-EINTR */
-			uu_tw_run_local(r, nr_wait, nr_wait);
-		}
-		if (n < 0) {
-			ret = errno == EINTR ? -EINTR : -errno;
-			break;
-		}
-		if (n > 0 && (pfd[1].revents & POLLIN)) {
-			uint64_t v;
-
-			if (read(pfd[1].fd, &v, sizeof(v)) < 0) {
-				/* another waiter drained it first */
-			}
-			/* the ring just became shared: this process's other
-			 * waiters, asleep without the recheck, look again */
-			if (!xshared)
-				uu_wake_all_waiters(r);
-		}
-		if (n > 0) {
-			uint64_t v;
-
-			if ((pfd[0].revents & POLLIN) &&
-			    read(efd, &v, sizeof(v)) < 0) {
-				/* EAGAIN: a stale wake; harmless */
-			}
-			uu_stat_inc(r, wakeups);
-			atomic_store_explicit(&w.woken, false, memory_order_relaxed);
-			tail = cq_tail_acquire(r);
-			if ((int32_t)(tail - w.target) < 0 &&
-			    !timeout_hit(r, &w) &&
-			    !atomic_load(&r->ovf_pending) &&
-			    !atomic_load(&r->cq_dropped))
-				uu_stat_inc(r, spurious_wakeups);
-			continue;
-		}
-		if (capped)
-			continue;
-		if (!min_phase) {
-			ret = -ETIME;
-			break;
-		}
-		/* min_wait expired.  No overall timeout: done.  Any CQE in
-		 * the ring (posted since the wait began or not): done.  Otherwise any new CQE ends the
-		 * wait, up to the overall timeout. */
-		min_phase = false;
-		if (!a.ts_set || cq_tail_acquire(r) != min_tail ||
-		    min_tail != atomic_load_explicit(r->cq_head,
-						     memory_order_acquire)) {
-			ret = -ETIME;
-			break;
-		}
-		pthread_mutex_lock(&r->wait_lock);
-		w.target = min_tail + 1;
-		pthread_mutex_unlock(&r->wait_lock);
 	}
-	waiter_del(r, &w);
-	if (xcounted)
-		atomic_fetch_sub_explicit(&r->xs->xsleepers, 1,
-					  memory_order_relaxed);
-	/* drain a wake that raced with our exit so it cannot look spurious
-	 * to the next wait of this thread */
-	if (atomic_load_explicit(&w.woken, memory_order_relaxed)) {
-		uint64_t v;
-
-		if (read(efd, &v, sizeof(v)) < 0) {
-		}
-	}
-#undef w
-	if (atomic_load_explicit(r->cq_head, memory_order_acquire) !=
-	    cq_tail_acquire(r))
-		return 0;
-	return ret;
+	return wait_end(&cw, ret);
 }

@@ -102,12 +102,48 @@ struct uuring_stats {
 	/* O_DIRECT reads and writes io_submit'ed to Linux AIO (exec/aio.c);
 	 * those AIO refused count in route_iowq */
 	uint64_t route_aio;
+	/* requests served by a null device (UURING_NULLB, below) */
+	uint64_t route_nullb;
 };
 
 int uuring_get_stats(int ring_fd, struct uuring_stats *st, size_t size);
 
 /* Writes the statistics as "name value" lines to out_fd; 0 or -errno. */
 int uuring_dump_stats(int ring_fd, int out_fd);
+
+/*
+ * Null block devices (the block-queue model's null target, after the
+ * kernel's null_blk): spec is UURING_NULLB's format,
+ * "PATH[:opt=val,...][;PATH2...]" with the options irqmode,
+ * completion_nsec, hw_queue_depth, submit_queues, bs, size and
+ * memory_backed (README, "Null block devices").  Reads, writes and FSYNC
+ * that rings issue on an fd of one of those regular files are served by
+ * the model instead of the file.  Replaces the configuration (of
+ * UURING_NULLB too); NULL or "" removes every device.  0, or -EINVAL
+ * after one line on stderr naming the bad option (the configuration is
+ * then unchanged), or -ENOMEM.
+ */
+int uuring_nullb_config(const char *spec);
+
+#define UURING_NULLB_LAT_BUCKETS 160
+struct uuring_nullb_stats {
+	uint64_t dispatched;     /* requests started on the device (a tag) */
+	uint64_t completed;
+	uint64_t tag_waits;      /* requests that waited for a free tag */
+	uint64_t inflight_max;   /* most tags in use at once on one queue */
+	uint64_t bytes_read, bytes_written, flushes;
+	uint64_t hw_queues, hw_queue_depth;
+	/* dispatch -> completion delays: below 8 ns one bucket per ns, then
+	 * 4 buckets per power of two (bucket b >= 12 holds
+	 * [(4 + b % 4) << (b / 4 - 2), the next bucket's start) ns) */
+	uint64_t lat_hist[UURING_NULLB_LAT_BUCKETS];
+	uint64_t lat_p50_ns, lat_p99_ns; /* the start of their buckets */
+};
+
+/* The device configured for path (matched by its inode): copies
+ * min(size, sizeof) bytes and returns that count, or -ENOENT. */
+int uuring_nullb_stats(const char *path, struct uuring_nullb_stats *st,
+		       size_t size);
 
 #ifdef __cplusplus
 }

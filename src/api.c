@@ -197,6 +197,7 @@ static void fill_stats(struct uu_ring *r, struct uuring_stats *s)
 	G(tw_runs);
 	G(tw_items);
 	G(route_aio);
+	G(route_nullb);
 #undef G
 	uu_iowq_worker_counts(alive, &s->iowq_workers_created);
 	s->iowq_workers_bound = alive[0];
@@ -216,6 +217,7 @@ static const struct {
 	F(spurious_wakeups),  F(readiness_signals),    F(readiness_drains),
 	F(tw_runs),	      F(tw_items),	       F(iowq_workers_bound),
 	F(iowq_workers_unbound), F(iowq_workers_created), F(route_aio),
+	F(route_nullb),
 #undef F
 };
 

@@ -222,6 +222,7 @@ static void dump_has_every_field(void)
 		"spurious_wakeups",  "readiness_signals", "readiness_drains",
 		"tw_runs",	     "tw_items",	 "iowq_workers_bound",
 		"iowq_workers_unbound", "iowq_workers_created", "route_aio",
+		"route_nullb",
 	};
 	struct uuring_stats st;
 	uint64_t vals[sizeof(names) / sizeof(names[0])];

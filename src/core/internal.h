@@ -294,6 +294,7 @@ struct uu_ring {
 		atomic_ullong readiness_signals, readiness_drains;
 		atomic_ullong tw_runs, tw_items;
 		atomic_ullong route_aio;
+		atomic_ullong route_nullb;
 	} st;
 
 	/* ---- buffers (core/rsrc_buf.c, ops/kbuf.c; see core/buffers.h) ---- */
@@ -546,11 +547,14 @@ enum {
 	UU_ISSUE_PARK_AIO_WRITE, /* O_DIRECT write through Linux AIO */
 	UU_ISSUE_PARK_TW,      /* done (req->res set): complete through
 				* task_work, after the batch (NOP_TW) */
+	UU_ISSUE_PARK_DEV,     /* to a device of the block-queue model
+				* (dev/blkq.h: uu_blkq_prepare first) */
 };
 
 /* where a parked request waits (req->parked_on) */
 enum { UU_PARKED_NONE, UU_PARKED_IOWQ, UU_PARKED_POLL, UU_PARKED_TIMEOUT,
        UU_PARKED_AIO, UU_PARKED_TW,
+       UU_PARKED_DEV, /* on a device of the block-queue model (dev/) */
        UU_PARKED_DONE /* finished: its completion waits in the DEFER_TASKRUN
 		       * task_work queue (nothing left to cancel) */ };
 

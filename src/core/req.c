@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "dev/blkq.h"
 #include "util/fdutil.h"
 #include "util/rawsys.h"
 
@@ -372,6 +373,8 @@ static uint8_t park_place(int how)
 		return UU_PARKED_AIO;
 	case UU_ISSUE_PARK_TW:
 		return UU_PARKED_TW;
+	case UU_ISSUE_PARK_DEV:
+		return UU_PARKED_DEV;
 	default:
 		return UU_PARKED_POLL;
 	}
@@ -402,8 +405,12 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 	 * within the submitting call, as the kernel's issue does, and a dup
 	 * and its close (two syscalls of about six per read) buy nothing.
 	 * aio_fallback takes the reference if it goes to io-wq instead. */
+	/* A request for a device of the block-queue model (dev/) does not
+	 * need the file either: the device was recognised at issue and
+	 * never touches the file. */
 	ret = how == UU_ISSUE_PARK_POLLREQ || how == UU_ISSUE_PARK_AIO_READ ||
-			      how == UU_ISSUE_PARK_AIO_WRITE ?
+			      how == UU_ISSUE_PARK_AIO_WRITE ||
+			      how == UU_ISSUE_PARK_DEV ?
 		      0 :
 		      take_file_ref(req);
 	if (ret) {
@@ -438,7 +445,8 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 	if (unlikely(r->syscall_iopoll) && !req->iopoll_listed &&
 	    uu_opdefs[req->opcode].iopoll_queue &&
 	    (how == UU_ISSUE_PARK_AIO_READ || how == UU_ISSUE_PARK_AIO_WRITE ||
-	     how == UU_ISSUE_PUNT || how == UU_ISSUE_PUNT_UNBOUND))
+	     how == UU_ISSUE_PUNT || how == UU_ISSUE_PUNT_UNBOUND ||
+	     how == UU_ISSUE_PARK_DEV))
 		uu_iopoll_add(req);
 	/* a LINK_TIMEOUT guards this request from now on */
 	if ((req->flags & UU_REQ_ARM_LTIMEOUT) && req->link &&
@@ -454,6 +462,10 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 		return true;
 	case UU_ISSUE_PARK_TIMEOUT:
 		uu_timeout_arm(req);
+		return true;
+	case UU_ISSUE_PARK_DEV:
+		/* the device ends it (its route counted at issue) */
+		uu_blkq_park(req);
 		return true;
 	case UU_ISSUE_PARK_TW:
 		/* finished already: the kernel's io_req_task_work_add, so

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "dev/nullb.h"
 #include "util/fdutil.h"
 #include "util/rawsys.h"
 #include "util/usercopy.h"
@@ -103,6 +104,11 @@ UU_EXPORT int uuring_setup(unsigned int entries, struct io_uring_params *up)
 	if (ret)
 		return ret;
 	ret = fill_sizes(&entries, &p);
+	if (ret)
+		return ret;
+	/* a bad UURING_NULLB refuses every ring rather than let it serve
+	 * the real file (dev/nullb.c) */
+	ret = uu_nullb_setup_check();
 	if (ret)
 		return ret;
 

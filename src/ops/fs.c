@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "dev/nullb.h"
 
 int uu_fsync_prep(struct uu_req *req)
 {
@@ -27,6 +28,11 @@ int uu_fsync_issue(struct uu_req *req, unsigned int issue_flags)
 
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF;
+	/* a null device's file (dev/nullb.c): a flush through the model */
+	if (unlikely(atomic_load_explicit(&uu_nullb_active,
+					  memory_order_relaxed)) &&
+	    uu_nullb_fsync(req, &ret))
+		return ret;
 	/* fsync blocks on the device: the kernel always runs it in io-wq */
 	if (!(issue_flags & UU_ISSUE_F_WORKER))
 		return uu_park(req, UU_ISSUE_PUNT);

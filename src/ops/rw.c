@@ -23,6 +23,7 @@
 
 #include "core/buffers.h"
 #include "core/internal.h"
+#include "dev/nullb.h"
 #include "util/cpsys.h"
 #include "util/usercopy.h"
 
@@ -344,6 +345,15 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF; /* no registered files yet */
+	/* a null device's file (dev/nullb.c): served by the model */
+	if (unlikely(atomic_load_explicit(&uu_nullb_active,
+					  memory_order_relaxed))) {
+		int ret;
+
+		if (!(req->rw.rw_flags & ~UU_RWF_SUPPORTED) &&
+		    uu_nullb_rw(req, is_write, &ret))
+			return ret;
+	}
 	if (unlikely(req->ring->setup_flags & IORING_SETUP_IOPOLL))
 		return uu_rw_iopoll_issue(req, is_write, issue_flags);
 	if (req->rw.rw_flags & ~UU_RWF_SUPPORTED)

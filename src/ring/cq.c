@@ -187,6 +187,72 @@ bool uu_cq_flush_overflow_locked(struct uu_ring *r)
 }
 
 /*
+ * The new cq tail (moved), then the ring fd's readiness.  cq_commit's
+ * publication, a function of its own so that the mutant below replaces
+ * exactly this and nothing else.
+ */
+#ifndef UURING_MUTATE_NO_READINESS_FENCE
+static inline void cq_publish(struct uu_ring *r, bool moved)
+{
+	if (moved) {
+		/* release: CQE contents are visible before the new tail
+		 * (pairs with the application's load-acquire of cq tail) */
+		atomic_store_explicit(r->cq_tail, r->cq_cached_tail,
+				      memory_order_release);
+		uu_eventfd_signal_locked(r, r->cq_cached_tail);
+	}
+	/*
+	 * One seq_cst fence between the stores above (cq tail; ovf_pending in
+	 * overflow_append) and the loads after it (here and in cq_commit),
+	 * for two Dekker pairs:
+	 *  - the ring fd's readiness: uu_ring_drain_readiness clears the
+	 *    flag, fences, then reads cq tail; we store cq tail, fence, then
+	 *    read the flag in uu_ring_signal_readiness.  Without this fence
+	 *    the flag load could pass the tail store (x86 store buffer): we
+	 *    saw a stale "sent", the drain saw the old tail, and the CQE sat
+	 *    behind an unreadable fd (libuv's loop asleep in epoll_wait for
+	 *    good, tests/test_run_node, about one run in 150 beside load);
+	 *  - the waiters (wait/cqwait.c, register_waiter): the waiter
+	 *    increments nr_sleepers, fences, then reads cq tail and
+	 *    ovf_pending; cq_commit reads nr_sleepers after us.
+	 * With both sides' fences seq_cst, at least one side sees the other's
+	 * store: no lost readiness, no lost wakeup.
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
+	uu_ring_signal_readiness(r);
+}
+#else
+/*
+ * Deliberately broken build (src/meson.build libuuring_mutant_rdy, used
+ * only by tests/test_readiness_protocol_mutant): the readiness flag is
+ * loaded before the cq tail store, which is what a store buffer did
+ * before the fence above existed (b6b0fdd): the load passed the store.
+ * A busy wait between the two widens that window to tens of
+ * microseconds, and a yield lets a drainer that shares this CPU run in it,
+ * so that a drain (flag cleared, fence, old tail seen) lands there within
+ * a few rounds.  The value loaded first decides: not CLEAR, no signal (a
+ * stale SENT).  The fence stays, for the waiters' Dekker pair: only the
+ * readiness pair is broken.
+ */
+static void cq_publish(struct uu_ring *r, bool moved)
+{
+	uint32_t st = atomic_load_explicit(r->signalled, memory_order_relaxed);
+
+	if (moved) {
+		for (volatile int i = 0; i < 20000; i++)
+			;
+		sched_yield();
+		atomic_store_explicit(r->cq_tail, r->cq_cached_tail,
+				      memory_order_release);
+		uu_eventfd_signal_locked(r, r->cq_cached_tail);
+	}
+	atomic_thread_fence(memory_order_seq_cst);
+	if (st == READY_CLEAR)
+		uu_ring_signal_readiness(r);
+}
+#endif
+
+/*
  * Publishes the CQEs written since the last commit, then wakes waiters
  * whose target was reached.  sq_head (a submission batch's last commit,
  * uu_cq_commit_sq_head_locked): the new SQ head is stored after the CQ
@@ -222,33 +288,9 @@ static void cq_commit(struct uu_ring *r, const uint32_t *sq_head)
 					      memory_order_release);
 		return;
 	}
-	if (moved) {
-		/* release: CQE contents are visible before the new tail
-		 * (pairs with the application's load-acquire of cq tail) */
-		atomic_store_explicit(r->cq_tail, r->cq_cached_tail,
-				      memory_order_release);
-		uu_eventfd_signal_locked(r, r->cq_cached_tail);
-	}
-	/*
-	 * One seq_cst fence between the stores above (cq tail; ovf_pending in
-	 * overflow_append) and the loads below, for two Dekker pairs:
-	 *  - the ring fd's readiness: uu_ring_drain_readiness clears the
-	 *    flag, fences, then reads cq tail; we store cq tail, fence, then
-	 *    read the flag in uu_ring_signal_readiness.  Without this fence
-	 *    the flag load could pass the tail store (x86 store buffer): we
-	 *    saw a stale "sent", the drain saw the old tail, and the CQE sat
-	 *    behind an unreadable fd (libuv's loop asleep in epoll_wait for
-	 *    good, tests/test_run_node, about one run in 150 beside load);
-	 *  - the waiters (wait/cqwait.c, register_waiter): the waiter
-	 *    increments nr_sleepers, fences, then reads cq tail and
-	 *    ovf_pending; we read nr_sleepers below.
-	 * With both sides' fences seq_cst, at least one side sees the other's
-	 * store: no lost readiness, no lost wakeup.
-	 */
-	atomic_thread_fence(memory_order_seq_cst);
 	/* the ring fd's readiness (a byte on its socket) before the SQ head
 	 * and the wakeups: whoever sees either finds the ring readable */
-	uu_ring_signal_readiness(r);
+	cq_publish(r, moved);
 	/* release, after the tail: an application that sees its SQEs
 	 * consumed sees their inline CQEs (as the kernel's io_submit_sqes
 	 * commits the SQ ring after its flush) */

@@ -67,6 +67,13 @@ demo: build
 demo-docker: build
 	demo/docker-demo.sh $(BUILD)
 
+# liburing's test suite on the kernel and on uuring (the routed liburing
+# build), side by side.  LIBURING_VERSION=2.9 (default: Debian trixie's
+# source package) or 2.3 (bookworm's); each has its own pass list,
+# conformance/passlist-VERSION.txt.
+LIBURING_VERSION ?= 2.9
+export LIBURING_VERSION
+
 conformance-api: build
 	conformance/run-conformance.sh api $(BUILD)
 

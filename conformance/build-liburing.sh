@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# Fetches liburing 2.3 (Debian bookworm's source package) and builds it in
+# Fetches liburing (Debian's source package: 2.9 from trixie by default,
+# 2.3 from bookworm with LIBURING_VERSION=2.3) and builds it in
 # conformance/work/ (gitignored): nothing of liburing is kept in the repo.
+# Each version has its own source, build and log directories.
 #
 #   build-liburing.sh source               fetch and unpack the source (once)
 #   build-liburing.sh kernel [TESTS]       unmodified liburing + its tests
@@ -20,22 +22,33 @@
 # enter2/register, __sys_mmap, __sys_munmap and __sys_close call the uuring
 # API.  Tests are linked statically against it and libuuring.a.
 #
-# Environment: WORK (default conformance/work), PREFIX (default
-# $WORK/prefix), JOBS (default nproc), LIBURING_SRC (a liburing checkout to
-# use instead of Debian's 2.3).  Also meant to be sourced: run-
-# conformance.sh and demo/run-demo.sh call the functions below.
+# Environment: LIBURING_VERSION (2.9, the default, or 2.3), WORK (default
+# conformance/work), PREFIX (default $WORK/prefix), JOBS (default nproc),
+# LIBURING_SRC (a liburing checkout to use instead of Debian's).  Also
+# meant to be sourced: run-conformance.sh and demo/run-demo.sh call the
+# functions below.
 
 CONF_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$CONF_DIR/.." && pwd)
 WORK=${WORK:-$CONF_DIR/work}
 PREFIX=${PREFIX:-$WORK/prefix}
 JOBS=${JOBS:-$(nproc)}
-LIBURING_VERSION=2.3
-SRC_DIR=$WORK/src/liburing-$LIBURING_VERSION
+LIBURING_VERSION=${LIBURING_VERSION:-2.9}
+# The Debian release whose source package is that version.  Only deb-src
+# entries are added for it (build-liburing.sh never installs from it), and
+# `apt-get source liburing/SUITE` names it, so bookworm's apt state and
+# package candidates are untouched.
+case $LIBURING_VERSION in
+2.3) DEBIAN_SUITE=bookworm;;
+2.9) DEBIAN_SUITE=trixie;;
+*) echo "build-liburing: error: LIBURING_VERSION=$LIBURING_VERSION: 2.9 or 2.3" \
+	"(or LIBURING_SRC=dir for another liburing)" >&2; exit 2;;
+esac
+SRC_DIR=$WORK/src/$LIBURING_VERSION/liburing-$LIBURING_VERSION
 KERNEL_DIR=$WORK/kernel/liburing-$LIBURING_VERSION
 BIN_DIR=$WORK/bin
 # LIBURING_SRC=dir: a liburing checkout of your own instead of Debian's
-# 2.3 (used as is, never fetched; built in its own work directories).
+# (used as is, never fetched; built in its own work directories).
 if [ -n "${LIBURING_SRC:-}" ]; then
 	SRC_DIR=$(cd "$LIBURING_SRC" && pwd) || exit 1
 	LIBURING_VERSION=$(sed -nE 's/^Version:[[:space:]]*//p' "$SRC_DIR/liburing.spec" 2>/dev/null | head -n1)
@@ -49,29 +62,52 @@ die() { echo "build-liburing: error: $*" >&2; exit 1; }
 # shellcheck source=tools/need-pkgs.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tools/need-pkgs.sh"
 
-# A deb-src entry for the release, on the host (and with the keyring) that
-# the existing deb entries use, in the same format (deb822 or one-line).
-ensure_deb_src() {
-	local d=/etc/apt/sources.list.d uri= signed= opts= f suite
+# has_deb_src SUITE: an enabled deb-src entry for SUITE exists (one-line
+# or deb822 format).
+has_deb_src() {
+	local suite=$1 d=/etc/apt/sources.list.d f
 
-	if grep -rqsE '^[[:space:]]*(deb-src[[:space:]]|Types:.*deb-src)' \
-		/etc/apt/sources.list "$d"/*.list "$d"/*.sources; then
+	{ cat /etc/apt/sources.list "$d"/*.list 2>/dev/null || true; } |
+		grep -qE "^[[:space:]]*deb-src[[:space:]]+(\[[^]]*\][[:space:]]+)?[^[:space:]]+[[:space:]]+$suite[[:space:]]" &&
 		return 0
-	fi
-	suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+	for f in "$d"/*.sources; do
+		[ -f "$f" ] || continue
+		awk -v suite="$suite" '
+			function check() { if (src && has && !off) found = 1; src = has = off = 0 }
+			/^[[:space:]]*$/ { check(); next }
+			/^[[:space:]]*#/ { next }
+			tolower($1) == "types:" { for (i = 2; i <= NF; i++) if ($i == "deb-src") src = 1 }
+			tolower($1) == "suites:" { for (i = 2; i <= NF; i++) if ($i == suite) has = 1 }
+			tolower($1) == "enabled:" && tolower($2) == "no" { off = 1 }
+			END { check(); exit !found }
+		' "$f" && return 0
+	done
+	return 1
+}
+
+# ensure_deb_src SUITE: a deb-src entry for SUITE (main), on the host (and
+# with the keyring) that the existing deb entries use, in the same format
+# (deb822 or one-line), in a file of its own: uuring-src-SUITE.sources or
+# .list.  deb-src entries only bring Sources indexes: no binary package of
+# another release becomes a candidate for apt-get install.  Idempotent.
+ensure_deb_src() {
+	local suite=$1 d=/etc/apt/sources.list.d uri= signed= opts= f name
+
+	has_deb_src "$suite" && return 0
+	name=$d/uuring-src-$suite
 	for f in "$d"/*.sources; do
 		[ -f "$f" ] || continue
 		uri=$(sed -nE 's|^URIs:[[:space:]]*([a-z]+://[^[:space:]]*/debian/?)([[:space:]].*)?$|\1|p' "$f" | head -n1)
 		[ -n "$uri" ] || continue
 		signed=$(sed -nE 's/^Signed-By:[[:space:]]*([^[:space:]]+)[[:space:]]*$/\1/p' "$f" | head -n1)
-		log "adding $d/uuring-src.sources (deb-src $uri $suite main)"
+		log "adding $name.sources (deb-src $uri $suite main)"
 		{
 			echo "Types: deb-src"
 			echo "URIs: $uri"
 			echo "Suites: $suite"
 			echo "Components: main"
 			[ -z "$signed" ] || echo "Signed-By: $signed"
-		} > "$d/uuring-src.sources"
+		} > "$name.sources"
 		break
 	done
 	if [ -z "$uri" ]; then
@@ -83,17 +119,17 @@ ensure_deb_src() {
 			uri=${uri#*] }
 		fi
 		uri=${uri:-http://deb.debian.org/debian}
-		log "adding $d/uuring-src.list (deb-src $opts$uri $suite main)"
-		echo "deb-src $opts$uri $suite main" > "$d/uuring-src.list"
+		log "adding $name.list (deb-src $opts$uri $suite main)"
+		echo "deb-src $opts$uri $suite main" > "$name.list"
 	fi
 	if ! apt-get update -qq >/dev/null; then
-		rm -f "$d/uuring-src.sources" "$d/uuring-src.list"
-		die "apt-get update failed with the deb-src entry added (removed it again)"
+		rm -f "$name.sources" "$name.list"
+		die "apt-get update failed with the deb-src entry for $suite added (removed it again)"
 	fi
 }
 
 fetch_source() {
-	local dl=$WORK/src
+	local dl=$WORK/src/$LIBURING_VERSION pkg=liburing/$DEBIAN_SUITE
 
 	if [ -n "${LIBURING_SRC:-}" ]; then
 		[ -f "$SRC_DIR/src/include/liburing.h" ] ||
@@ -102,17 +138,19 @@ fetch_source() {
 	fi
 	[ -f "$SRC_DIR/.uuring-source-ok" ] && return 0
 	need_pkgs gcc g++ make dpkg-dev pkg-config libseccomp-dev python3
-	ensure_deb_src
+	ensure_deb_src "$DEBIAN_SUITE"
 	rm -rf "$dl"
 	mkdir -p "$dl"
-	log "fetching liburing source (apt-get source liburing)"
+	# The release is named: with deb-src entries for both bookworm and
+	# trixie, a plain `apt-get source liburing` takes the newest.
+	log "fetching liburing $LIBURING_VERSION source (apt-get source $pkg)"
 	if ! (cd "$dl" && apt-get source -qq -o APT::Sandbox::User=root \
-			liburing >/dev/null 2>"$dl/apt.log"); then
+			"$pkg" >/dev/null 2>"$dl/apt.log"); then
 		# The Sources index may be stale or missing: refresh once.
 		apt-get update -qq >/dev/null
 		(cd "$dl" && apt-get source -qq -o APT::Sandbox::User=root \
-			liburing >/dev/null 2>"$dl/apt.log") ||
-			{ cat "$dl/apt.log" >&2; die "apt-get source liburing failed"; }
+			"$pkg" >/dev/null 2>"$dl/apt.log") ||
+			{ cat "$dl/apt.log" >&2; die "apt-get source $pkg failed"; }
 	fi
 	[ -f "$SRC_DIR/src/arch/syscall-defs.h" ] ||
 		die "expected liburing $LIBURING_VERSION in $SRC_DIR ($(ls "$dl" | tr '\n' ' '))"
@@ -289,7 +327,10 @@ build_uuring() {
 		echo "$stamp" > "$UURING_DIR/.uuring-configured"
 	fi
 	log "building liburing $LIBURING_VERSION routed to uuring ($build)"
-	make -s -C "$UURING_DIR/src" -j"$JOBS" CPPFLAGS="-I$ROOT/include" \
+	# LINK_FLAGS= drops 2.9's -Wl,-z,defs from its own liburing.so link:
+	# the routed library's uuring_* symbols are only resolved when a
+	# program links libuuring after it (install_uuring links its own .so).
+	make -s -C "$UURING_DIR/src" -j"$JOBS" CPPFLAGS="-I$ROOT/include" LINK_FLAGS= \
 		>"$UURING_DIR/src-build.log" 2>&1 ||
 		{ tail -n 30 "$UURING_DIR/src-build.log" >&2; die "building liburing-uuring failed"; }
 	[[ $(nm -u "$UURING_DIR/src/liburing.a" 2>/dev/null) == *uuring_setup* ]] ||

@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# The external judge: liburing 2.3's own test suite, run on the kernel's
-# io_uring and on uuring.  See conformance/README.md.
+# The external judge: liburing's own test suite (2.9 by default, 2.3 with
+# LIBURING_VERSION=2.3), run on the kernel's io_uring and on uuring.  See
+# conformance/README.md.
 #
 #   run-conformance.sh api BUILD       every test on both; table, skip
 #                                      audit, pass list candidates, counts
-#   run-conformance.sh passlist BUILD  the tests on passlist-api.txt, on
-#                                      uuring only; exit 1 if one fails
+#   run-conformance.sh passlist BUILD  the tests on passlist-VERSION.txt,
+#                                      on uuring only; exit 1 if one fails
 #   run-conformance.sh intercept BUILD  as api, but the uuring column is
 #                                      the UNMODIFIED liburing build run
 #                                      under `BUILD/tools/uuring run
@@ -18,8 +19,12 @@
 # BUILD is uuring's Meson build directory (src/libuuring.a is linked into
 # the tests).  Environment: TIMEOUT (per test, default 60 s), TESTS (api
 # mode: run only these), UURING_NOURING=0 (do not block the kernel's
-# io_uring while the uuring build runs), WORK, PREFIX, JOBS, LIBURING_SRC
-# (see build-liburing.sh).
+# io_uring while the uuring build runs), LIBURING_VERSION (2.9 or 2.3),
+# WORK, PREFIX, JOBS, LIBURING_SRC (see build-liburing.sh).
+#
+# Per version: the pass list passlist-VERSION.txt, its retry list
+# passlist-timing-VERSION.txt and its not-run list passlist-skip-VERSION.txt;
+# logs in WORK/logs/VERSION/, the report in WORK/report-MODE-VERSION.txt.
 set -euo pipefail
 
 MODE=${1:-}
@@ -34,7 +39,12 @@ esac
 . "$(dirname "$0")/build-liburing.sh"
 cd "$ROOT"
 TIMEOUT=${TIMEOUT:-60}
-PASSLIST=$CONF_DIR/passlist-api.txt
+# A LIBURING_SRC checkout of version X (X-srcHASH) is judged by X's lists.
+LIST_VERSION=${LIBURING_VERSION%%-src*}
+PASSLIST=$CONF_DIR/passlist-$LIST_VERSION.txt
+TIMINGLIST=$CONF_DIR/passlist-timing-$LIST_VERSION.txt
+SKIPLIST=$CONF_DIR/passlist-skip-$LIST_VERSION.txt
+LOGS=$WORK/logs/$LIBURING_VERSION
 NOURING=${UURING_NOURING:-1}
 # Lines of a test's output that tell of a part it skipped or a fallback.
 SKIP_RE='skip|not supported|unsupported|not available|unavailable|doesn.t support|does not support|no support|einval|eopnotsupp|invalid argument|operation not supported|not implemented|enosys|too old'
@@ -117,14 +127,18 @@ build_column() {
 }
 
 # The reason a pass-list test is not run in this build (empty: it is
-# run), from conformance/passlist-skip.txt: entries for this
-# sanitizer, and entries marked "all" (a test whose result does not
-# depend on uuring).
+# run), from conformance/passlist-skip-VERSION.txt: entries for this
+# sanitizer, entries for this column ("api": the routed build, where a
+# test's own libc calls on the ring fd are not routed; "intercept"), and
+# entries marked "all" (a test whose result does not depend on uuring).
 passlist_skip() {
-	awk -v san="${FLAVOR_SAN:-none}" -v t="$1" '
+	local col=api
+
+	[ $INTERCEPT = 0 ] || col=intercept
+	awk -v san="${FLAVOR_SAN:-none},$col" -v t="$1" '
 		/^#/ || NF < 3 { next }
 		$1 == t && ($2 == "all" || index(san, $2)) { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }
-	' "$CONF_DIR/passlist-skip.txt" 2>/dev/null
+	' "$SKIPLIST" 2>/dev/null
 }
 
 asan_env() {
@@ -140,10 +154,10 @@ asan_env() {
 	fi
 }
 
-# timing_test NAME: NAME is on passlist-timing.txt (retried once)
+# timing_test NAME: NAME is on passlist-timing-VERSION.txt (retried once)
 timing_test() {
-	[ -f "$CONF_DIR/passlist-timing.txt" ] &&
-		sed -e 's/#.*//' -e 's/[[:space:]]//g' "$CONF_DIR/passlist-timing.txt" |
+	[ -f "$TIMINGLIST" ] &&
+		sed -e 's/#.*//' -e 's/[[:space:]]//g' "$TIMINGLIST" |
 		grep -qxF -- "$1"
 }
 
@@ -169,13 +183,13 @@ mode_passlist() {
 	[[ " ${known[*]} " != *" timeout "* ]] || helpers+=(exec-target)
 	build_column "${known[@]}" "${helpers[@]}" none
 	[ -z "$FLAVOR_SAN" ] || asan_env
-	mkdir -p "$WORK/logs/passlist-$ULOG"
+	mkdir -p "$LOGS/passlist-$ULOG"
 	wrap=$(uuring_wrapper)
-	echo "conformance: ${#names[@]} liburing $LIBURING_VERSION tests of passlist-api.txt on uuring" \
+	echo "conformance: ${#names[@]} liburing $LIBURING_VERSION tests of ${PASSLIST##*/} on uuring" \
 		"(${wrap:+kernel io_uring blocked, }$([ $INTERCEPT = 0 ] || echo "unmodified liburing under uuring run, ")timeout ${TIMEOUT}s)"
 	local skipped=0 reason
 	for name in "${names[@]}"; do
-		local logf=$WORK/logs/passlist-$ULOG/$name.log extra
+		local logf=$LOGS/passlist-$ULOG/$name.log extra
 		reason=$(passlist_skip "$name")
 		if [ -n "$reason" ]; then
 			echo "SKIP $name${FLAVOR_SAN:+ under $FLAVOR_SAN}: $reason"
@@ -191,14 +205,14 @@ mode_passlist() {
 		run_test "$UT_DIR" "$name" "$logf" $wrap
 		extra=$(skip_lines "$logf")
 		if [ "$RESULT" != pass ] && timing_test "$name"; then
-			# passlist-timing.txt: a second run, said aloud
+			# passlist-timing-VERSION.txt: a second run, said aloud
 			local first="$RESULT (exit $RC, ${SECS}s)"
 			mv "$logf" "$logf.first"
 			# shellcheck disable=SC2086
 			run_test "$UT_DIR" "$name" "$logf" $wrap
 			extra=$(skip_lines "$logf")
 			if [ "$RESULT" = pass ] && [ -z "$extra" ]; then
-				echo "PASS $name on retry (${SECS}s; first run: $first, see passlist-timing.txt)"
+				echo "PASS $name on retry (${SECS}s; first run: $first, see ${TIMINGLIST##*/})"
 				tail -n 3 "$logf.first" | sed 's/^/    first run: /'
 				pass=$((pass + 1)); retried=$((retried + 1))
 				continue
@@ -218,8 +232,8 @@ mode_passlist() {
 		fail=$((fail + 1)); failed+=("$name")
 	done
 	[ $fail -eq 0 ] || echo "failed: ${failed[*]}"
-	[ $retried -eq 0 ] || echo "$retried of the passes needed a second run (passlist-timing.txt)"
-	echo "$pass passed, $fail failed, $skipped skipped${FLAVOR_SAN:+ under $FLAVOR_SAN}"
+	[ $retried -eq 0 ] || echo "$retried of the passes needed a second run (${TIMINGLIST##*/})"
+	echo "liburing $LIBURING_VERSION: $pass passed, $fail failed, $skipped skipped${FLAVOR_SAN:+ under $FLAVOR_SAN}"
 	[ $fail -eq 0 ]
 }
 
@@ -248,9 +262,9 @@ mode_api() {
 		mapfile -t names < <(cd "$UT_DIR" && ls -- *.t | sed 's/\.t$//')
 	fi
 	total=${#names[@]}
-	rm -rf "$WORK/logs/kernel" "$WORK/logs/$ULOG"
-	mkdir -p "$WORK/logs/kernel" "$WORK/logs/$ULOG"
-	report=$WORK/report-$MODE.txt
+	rm -rf "$LOGS/kernel" "$LOGS/$ULOG"
+	mkdir -p "$LOGS/kernel" "$LOGS/$ULOG"
+	report=$WORK/report-$MODE-$LIBURING_VERSION.txt
 
 	echo "liburing $LIBURING_VERSION test suite: kernel $(uname -r) vs uuring ($BUILD$([ $INTERCEPT = 0 ] ||
 		echo ": the unmodified liburing build under uuring run --mode=force"))," \
@@ -261,21 +275,21 @@ mode_api() {
 	for name in "${names[@]}"; do
 		n=$((n + 1))
 		if [ $kernel -eq 1 ]; then
-			run_test "$KERNEL_DIR/test" "$name" "$WORK/logs/kernel/$name.log"
+			run_test "$KERNEL_DIR/test" "$name" "$LOGS/kernel/$name.log"
 			K[$name]=$RESULT KSEC[$name]=$SECS
 		else
 			K[$name]=n/a KSEC[$name]=-
 		fi
 		# shellcheck disable=SC2086
-		run_test "$UT_DIR" "$name" "$WORK/logs/$ULOG/$name.log" $wrap
+		run_test "$UT_DIR" "$name" "$LOGS/$ULOG/$name.log" $wrap
 		U[$name]=$RESULT USEC[$name]=$SECS
 		EXTRA[$name]=
 		if [ "$RESULT" = pass ]; then
 			if [ $kernel -eq 1 ]; then
-				EXTRA[$name]=$(comm -13 <(skip_key "$WORK/logs/kernel/$name.log") \
-					<(skip_key "$WORK/logs/$ULOG/$name.log"))
+				EXTRA[$name]=$(comm -13 <(skip_key "$LOGS/kernel/$name.log") \
+					<(skip_key "$LOGS/$ULOG/$name.log"))
 			else
-				EXTRA[$name]=$(skip_key "$WORK/logs/$ULOG/$name.log")
+				EXTRA[$name]=$(skip_key "$LOGS/$ULOG/$name.log")
 			fi
 			[ -z "${EXTRA[$name]}" ] || U[$name]="pass(skipped-parts)"
 		fi
@@ -287,12 +301,12 @@ mode_api() {
 	echo "== Skip audit: lines about skipped parts or fallbacks (+: uuring only) =="
 	for name in "${names[@]}"; do
 		local kl ul kkey line
-		kl=$([ $kernel -eq 0 ] || skip_lines "$WORK/logs/kernel/$name.log")
-		ul=$(skip_lines "$WORK/logs/$ULOG/$name.log")
+		kl=$([ $kernel -eq 0 ] || skip_lines "$LOGS/kernel/$name.log")
+		ul=$(skip_lines "$LOGS/$ULOG/$name.log")
 		[ -n "$kl$ul" ] || continue
 		echo "--- $name [kernel ${K[$name]}, uuring ${U[$name]}]"
 		[ -z "$kl" ] || sed 's/^/      kernel: /' <<< "$kl"
-		kkey=$([ $kernel -eq 0 ] || skip_key "$WORK/logs/kernel/$name.log")
+		kkey=$([ $kernel -eq 0 ] || skip_key "$LOGS/kernel/$name.log")
 		while IFS= read -r line; do
 			[ -n "$line" ] || continue
 			if grep -qxF -- "$(sed -E 's/[0-9]+/N/g' <<< "$line")" <<< "$kkey"; then
@@ -313,8 +327,8 @@ mode_api() {
 		[ "${U[$name]}" = pass ] || continue
 		if [ $kernel -eq 1 ]; then
 			[ "${K[$name]}" = pass ] || continue
-			[ "$(skip_key "$WORK/logs/kernel/$name.log")" = \
-			  "$(skip_key "$WORK/logs/$ULOG/$name.log")" ] || continue
+			[ "$(skip_key "$LOGS/kernel/$name.log")" = \
+			  "$(skip_key "$LOGS/$ULOG/$name.log")" ] || continue
 		fi
 		cands+=("$name")
 	done
@@ -322,9 +336,9 @@ mode_api() {
 	# A test that passes with no io_uring at all proves nothing: run the
 	# candidates once more, unmodified liburing with io_uring blocked.
 	local informative=() blind=()
-	mkdir -p "$WORK/logs/blocked"
+	mkdir -p "$LOGS/blocked"
 	for name in "${cands[@]}"; do
-		run_test "$KERNEL_DIR/test" "$name" "$WORK/logs/blocked/$name.log" "$BIN_DIR/nouring"
+		run_test "$KERNEL_DIR/test" "$name" "$LOGS/blocked/$name.log" "$BIN_DIR/nouring"
 		if [ "$RESULT" = pass ]; then
 			blind+=("$name")
 		else
@@ -339,13 +353,13 @@ mode_api() {
 	printf '%s\n' "${cands[@]}" | fmt -w 100
 	local noisy=()
 	for name in "${cands[@]}"; do
-		[ -z "$(skip_lines "$WORK/logs/$ULOG/$name.log")" ] || noisy+=("$name")
+		[ -z "$(skip_lines "$LOGS/$ULOG/$name.log")" ] || noisy+=("$name")
 	done
 	echo "of which with the same skip lines on both (passlist mode allows none): ${noisy[*]:-none}"
 	echo "not candidates, as they also pass with io_uring blocked (${#blind[@]}): ${blind[*]:-none}"
 	mapfile -t kept < <(passlist_names)
 	echo
-	echo "== Compared with the kept list conformance/passlist-api.txt (${#kept[@]} tests; not edited) =="
+	echo "== Compared with the kept list conformance/${PASSLIST##*/} (${#kept[@]} tests; not edited) =="
 	local add drop
 	add=$(comm -23 <(printf '%s\n' "${cands[@]}" | grep -v '^$' | sort) \
 		<(printf '%s\n' "${kept[@]}" | grep -v '^$' | sort) | fmt -w 100)
@@ -361,7 +375,7 @@ mode_api() {
 		echo "on the list but not candidates now: none"
 	fi
 	echo
-	echo "logs: $WORK/logs/{kernel,$ULOG}/TEST.log; this report: $report"
+	echo "logs: $LOGS/{kernel,$ULOG,blocked}/TEST.log; this report: $report"
 	echo "uuring: $npass passed, $nfail failed, $nskip skipped"
 	# Fail only when a test of the kept list regressed.
 	if [ -n "$drop" ] && [ -z "${TESTS:-}" ]; then
@@ -371,6 +385,6 @@ mode_api() {
 }
 
 case $MODE in
-api|intercept) mkdir -p "$WORK"; mode_api 2>&1 | tee "$WORK/report-$MODE.txt";;
+api|intercept) mkdir -p "$WORK"; mode_api 2>&1 | tee "$WORK/report-$MODE-$LIBURING_VERSION.txt";;
 passlist|intercept-passlist) mode_passlist;;
 esac

@@ -28,19 +28,26 @@ run_one() {
 
 LOGDIR=$BUILD/test-logs
 mkdir -p "$LOGDIR"
+# The liburing versions whose pass lists (conformance/passlist-VERSION.txt)
+# are run, through the API and under `uuring run`.
+CONFORMANCE_VERSIONS=${UURING_CONFORMANCE_VERSIONS:-2.3 2.9}
+
 for t in "$BUILD"/tests/test_*; do
 	[ -x "$t" ] && [ -f "$t" ] || continue
 	case $(basename "$t") in
 	test_run_conformance)
-		# the liburing pass list under `uuring run`: ~100 s on an idle
-		# machine, 120+ s on a loaded one; it has per-test timeouts
-		RUN_LIMIT=${UURING_CONFORMANCE_TIMEOUT:-900};;
+		# the liburing pass lists under `uuring run`, one run per
+		# version: ~100 s each on an idle machine, more on a loaded one;
+		# it has per-test timeouts
+		for v in $CONFORMANCE_VERSIONS; do
+			RUN_LIMIT=${UURING_CONFORMANCE_TIMEOUT:-900} \
+				run_one "test_run_conformance@$v" env LIBURING_VERSION="$v" "$t"
+		done
+		continue;;
 	esac
 	run_one "$(basename "$t")" "$t"
-	unset RUN_LIMIT
 done
 
-# The liburing conformance subset on the named pass list, when built.
 # The differential suite again on COOP_TASKRUN, DEFER_TASKRUN and SQPOLL
 # rings (UURING_TEST_RING_MODE, tests/lib/tring.c: the mode's flags are
 # added to every ring whose scenario chose no mode itself).  A test not
@@ -62,10 +69,14 @@ if [ -z "${UURING_SKIP_RING_MODES:-}" ]; then
 fi
 
 if [ -x conformance/run-conformance.sh ] && [ -z "${UURING_SKIP_CONFORMANCE:-}" ]; then
-	# It builds liburing first, then runs each test with its own timeout.
-	RUN_LIMIT=${UURING_CONFORMANCE_TIMEOUT:-900}
-	run_one conformance-passlist conformance/run-conformance.sh passlist "$BUILD"
-	unset RUN_LIMIT
+	# Each version's pass list through the uuring API (the routed liburing
+	# build).  It builds liburing first, then runs each test with its own
+	# timeout.
+	for v in $CONFORMANCE_VERSIONS; do
+		RUN_LIMIT=${UURING_CONFORMANCE_TIMEOUT:-900} \
+			run_one "conformance-passlist@$v" env LIBURING_VERSION="$v" \
+			conformance/run-conformance.sh passlist "$BUILD"
+	done
 fi
 
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"

@@ -346,7 +346,7 @@ static void edge_again(struct uu_ring *r)
 
 void uu_ring_signal_readiness(struct uu_ring *r)
 {
-	uint32_t clear = READY_CLEAR, st;
+	uint32_t clear = READY_CLEAR, sending = READY_SENDING, st;
 	char b = 1;
 
 	st = atomic_load_explicit(r->signalled, memory_order_relaxed);
@@ -367,8 +367,18 @@ void uu_ring_signal_readiness(struct uu_ring *r)
 	if (uu_fd_ino(r->peer_fd) == r->peer_ino &&
 	    send(r->peer_fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
 		uu_stat_inc(r, readiness_signals);
-	/* release: pairs with the drain's acquire wait for READY_SENT */
-	atomic_store_explicit(r->signalled, READY_SENT, memory_order_release);
+	/*
+	 * release: pairs with the drain's acquire wait for READY_SENT.  Only
+	 * SENDING -> SENT: a drain that gave up waiting for us (a ring
+	 * shared with a process that may have died here) may have cleared
+	 * the flag and another poster taken it since; an unconditional
+	 * store would then leave SENT over a socket that a drain emptied,
+	 * and every later commit would skip its byte (a lost readiness).
+	 */
+	atomic_compare_exchange_strong_explicit(r->signalled, &sending,
+						READY_SENT,
+						memory_order_release,
+						memory_order_relaxed);
 }
 
 /*
@@ -391,19 +401,36 @@ void uu_ring_drain_readiness(struct uu_ring *r, int fd)
 	}
 	/*
 	 * A poster is between its CAS and the end of its send() (a few
-	 * hundred ns): wait for the byte, so the recv below takes it.  A
-	 * poster of another process that died right there leaves SENDING
-	 * for good: after a bounded wait the drain goes on (the byte, if it
-	 * comes, is then a stale readiness, never a lost one).
+	 * hundred ns, or a time slice if it was preempted there): wait for
+	 * the byte, so the recv below takes it.  A poster of another process
+	 * (a ring shared across fork) that died right there leaves SENDING
+	 * for good: on such a ring the drain goes on after a bounded wait
+	 * (the byte, if it comes, is then a stale readiness, never a lost
+	 * one).  A poster of this process is alive and finishes: waiting
+	 * only 1000 yields for it let a second poster signal while the
+	 * first was still in send(), and the first one's late store of SENT
+	 * then stood over a drained socket (tests/test_run_node hung beside
+	 * two CPU hogs with the flag SENT, the socket empty and a CQE in the
+	 * CQ).  It gets a second; the poster's CAS to SENT (above) makes a
+	 * drain that gives up cost at worst a stale byte, not a lost one.
 	 */
 	for (int i = 0; atomic_load_explicit(r->signalled, memory_order_acquire) ==
 			READY_SENDING;
 	     i++) {
-		if (i == 1000) {
+		if ((i >= 1000 && uu_ring_xshared(r)) || i >= 11000) {
+			/* shared ring: the poster may be dead; our own:
+			 * a second (a signal handler of the poster's own
+			 * thread must not wait for it forever) */
 			expect = READY_SENDING;
 			break;
 		}
-		sched_yield();
+		if (i < 1000) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, 100000 }; /* 0.1 ms */
+
+			nanosleep(&ts, NULL);
+		}
 	}
 	/* a stream socket: one recv takes every queued byte up to the
 	 * buffer's size, so a short read means the socket is empty */

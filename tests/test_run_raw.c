@@ -42,7 +42,9 @@
  */
 #include <dlfcn.h>
 #include <poll.h>
+#include <netinet/in.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 
 #include "run_ring.h"
@@ -603,6 +605,139 @@ static int payload_scm(void)
 	return ru_failures ? 1 : 0;
 }
 
+/*
+ * transient: readiness that exists only for a moment.  A POLL_ADD is
+ * armed on a file; the program makes the file ready and takes the data
+ * straight back (or hangs up its other end), then looks at the CQ in
+ * memory without entering.  The kernel runs the poll's wakeup inside the
+ * waker's system call and, on a ring without COOP_TASKRUN or
+ * DEFER_TASKRUN, posts the CQE before that call returns to user space,
+ * with the mask of the wakeup latched: the CQE is there although the data
+ * is gone.  Under uuring run the waker's call (write, eventfd_write,
+ * send, close) passes through the preload library, which waits for the
+ * readiness engine to have seen it (exec/poller.h).  Each kind 20 times:
+ * an eventfd, a pipe, a UNIX socketpair, and the hang-up of a loopback
+ * TCP connection's other end.
+ */
+static int transient_poll(struct ring *r, int fd, unsigned int mask,
+			  uint64_t ud)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+
+	sqe->opcode = IORING_OP_POLL_ADD;
+	sqe->fd = fd;
+	sqe->poll32_events = mask;
+	sqe->user_data = ud;
+	return enter(r->fd, 1, 0, 0, NULL, 0);
+}
+
+static int tcp_pair(int sv[2])
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(l, 1) || getsockname(l, (struct sockaddr *)&a, &len))
+		return -1;
+	sv[1] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sv[1] < 0 || connect(sv[1], (struct sockaddr *)&a, sizeof(a)))
+		return -1;
+	sv[0] = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	close(l);
+	return sv[0] < 0 ? -1 : 0;
+}
+
+static int payload_transient(void)
+{
+	static const char *const kinds[] = { "eventfd", "pipe", "socketpair",
+					     "tcp hang-up" };
+	struct io_uring_cqe cqe;
+	struct ring r;
+	int ret;
+
+	use_raw = false;
+	ret = ring_init(&r, 8);
+	if (ret) {
+		fprintf(stderr, "ring_init: %s\n", strerror(-ret));
+		return 2;
+	}
+	for (int k = 0; k < 4; k++) {
+		int missing = 0, wrong = 0;
+
+		for (int round = 0; round < 20; round++) {
+			uint64_t ud = 1000 * (k + 1) + (uint64_t)round;
+			unsigned int want = POLLIN;
+			int fds[2] = { -1, -1 };
+			char b[8] = "x";
+			eventfd_t v;
+
+			if (k == 0) {
+				fds[0] = fds[1] = eventfd(0, EFD_CLOEXEC);
+			} else if (k == 1) {
+				ret = pipe2(fds, O_CLOEXEC);
+			} else if (k == 2) {
+				ret = socketpair(AF_UNIX, SOCK_STREAM |
+						 SOCK_CLOEXEC, 0, fds);
+			} else {
+				ret = tcp_pair(fds);
+				want = POLLIN | POLLRDHUP;
+			}
+			if (fds[0] < 0 || ret) {
+				fprintf(stderr, "%s: %s\n", kinds[k],
+					strerror(errno));
+				return 2;
+			}
+			RU_CHECK(transient_poll(&r, fds[0], want, ud) == 1,
+				 "%s: submit", kinds[k]);
+			RU_CHECK(pop(&r, &cqe) == -EAGAIN,
+				 "%s: a CQE before the wakeup", kinds[k]);
+			if (k == 0) {
+				eventfd_write(fds[1], 1);
+				eventfd_read(fds[0], &v);
+			} else if (k == 1) {
+				RU_CHECK(write(fds[1], b, 1) == 1 &&
+					 read(fds[0], b, 1) == 1,
+					 "pipe write and read back");
+			} else if (k == 2) {
+				RU_CHECK(send(fds[1], b, 1, 0) == 1 &&
+					 recv(fds[0], b, 1, 0) == 1,
+					 "socketpair send and recv back");
+			} else {
+				close(fds[1]);
+				fds[1] = -1;
+			}
+			if (pop(&r, &cqe)) {
+				/* missed (the readiness is gone for good
+				 * when the data was read back): remove the
+				 * poll and take both CQEs, so the next round
+				 * starts clean */
+				struct io_uring_sqe *sqe = get_sqe(&r);
+
+				missing++;
+				sqe->opcode = IORING_OP_POLL_REMOVE;
+				sqe->addr = ud;
+				sqe->user_data = 1;
+				enter(r.fd, 1, 2, 0, NULL, 0);
+				while (!pop(&r, &cqe))
+					;
+			} else if (cqe.user_data != ud ||
+				   !(cqe.res & POLLIN)) {
+				wrong++;
+			}
+			if (fds[1] >= 0 && fds[1] != fds[0])
+				close(fds[1]);
+			close(fds[0]);
+		}
+		RU_CHECK(!missing && !wrong, "%s: %d of 20 poll CQEs not there "
+			 "when the waking call returned, %d wrong", kinds[k],
+			 missing, wrong);
+	}
+	close(r.fd);
+	return ru_failures ? 1 : 0;
+}
+
 /* a payload on the kernel's io_uring (the reference), then under uuring */
 static void on_both(const char *name)
 {
@@ -632,6 +767,8 @@ int main(int argc, char **argv)
 		return payload_edge();
 	if (argc > 1 && !strcmp(argv[1], "splice"))
 		return payload_splice();
+	if (argc > 1 && !strcmp(argv[1], "transient"))
+		return payload_transient();
 
 	if (argc > 1 && !strcmp(argv[1], "patch"))
 		return payload_patch(!getenv("UURING_PATCH"));
@@ -665,5 +802,6 @@ int main(int argc, char **argv)
 	on_both("edge");
 	on_both("splice");
 	on_both("scm");
+	on_both("transient");
 	return ru_failures ? 1 : 0;
 }

@@ -25,11 +25,14 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "exec/poller.h"
 #include "util/fdutil.h"
 #include "util/rawsys.h"
 
@@ -53,6 +56,7 @@ struct uu_pollfile {
 	struct uu_pollfile *recheck_next;
 	bool on_recheck;
 	bool dead;                     /* deregistered; freed by the poller */
+	bool inproc;                   /* counted in uu_inproc_watched */
 	struct uu_pollfile *close_next; /* on P.closing */
 	struct uu_pollfile *grave_next;
 };
@@ -106,6 +110,9 @@ static atomic_bool started; /* release: pairs with ensure_started's acquire */
  * (a futex word) when the round's completions and task_work are queued.
  */
 static _Atomic uint32_t rounds_begun, rounds_done;
+/* the poller's current wait numbers its round before taking events
+ * (poller_main, while uu_inproc_watched is non-zero) */
+static atomic_bool careful_round;
 static atomic_int sync_waiters;
 static __thread bool in_poller; /* this thread is the poller */
 
@@ -118,6 +125,9 @@ static __thread bool in_poller; /* this thread is the poller */
 static dev_t anon_dev;
 static ino_t anon_ino;
 static pthread_once_t anon_once = PTHREAD_ONCE_INIT;
+
+/* exec/poller.h: watched files a writer of this process could wake */
+atomic_int uu_inproc_watched;
 
 static void anon_probe(void)
 {
@@ -213,6 +223,7 @@ void uu_poller_atfork_child(void)
 	P.recheck = NULL;
 	P.graveyard = NULL;
 	P.kick_pending = false;
+	atomic_store_explicit(&uu_inproc_watched, 0, memory_order_relaxed);
 	P.defer_close = false; /* prepare took P.lock: no poller section */
 	P.closing = NULL;
 	if (P.epfd >= 0)
@@ -368,6 +379,9 @@ static void pollfile_release_locked(struct uu_pollfile *pf)
 		pp = &(*pp)->hnext;
 	*pp = pf->hnext;
 	pf->dead = true;
+	if (pf->inproc)
+		atomic_fetch_sub_explicit(&uu_inproc_watched, 1,
+					  memory_order_relaxed);
 	if (pf->borrowed && !borrowed_deregister(pf)) {
 		/*
 		 * The application's number no longer names the file, so
@@ -396,6 +410,71 @@ static void pollfile_release_locked(struct uu_pollfile *pf)
 	 * current or next round (no kick when that is this thread) */
 	if (!in_poller && kick_needed_locked())
 		kick();
+}
+
+/*
+ * Whether a writer in this process could make the file st describes
+ * ready (exec/poller.h): pipes and FIFOs, character devices (a pty's
+ * other end), anonymous-inode files (an eventfd), UNIX sockets, and IP
+ * sockets bound to a loopback address (a connection within the process,
+ * or a listener it connects to).  A socket bound elsewhere is woken by
+ * the network; writes then need no poller round.
+ */
+static bool inproc_wakeable(int fd, bool anon)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	struct stat st;
+
+	/* once per new registration (arm's fstat may be a cached one
+	 * without the mode) */
+	if (anon || fstat(fd, &st))
+		return true;
+	if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))
+		return true;
+	if (!S_ISSOCK(st.st_mode))
+		return false;
+	if (getsockname(fd, (struct sockaddr *)&ss, &len))
+		return true; /* cannot tell: assume it can */
+	switch (ss.ss_family) {
+	case AF_INET: {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	}
+	case AF_INET6: {
+		const struct sockaddr_in6 *in6 =
+			(const struct sockaddr_in6 *)&ss;
+
+		return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
+		       (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) &&
+			in6->sin6_addr.s6_addr[12] == 127);
+	}
+	default:
+		return true; /* AF_UNIX, netlink, ... */
+	}
+}
+
+/*
+ * The slow half of uu_poller_inproc_wake (exec/poller.h): a call of the
+ * application's own may have woken a watched file; wait for a poller
+ * round that has seen it, as the kernel's wakeup runs before the waker's
+ * call returns.  Not from the engine's own threads or from inside an
+ * execution context (an inline SEND issued by enter: the poller may need
+ * what that context holds; the enter's own end syncs with the poller
+ * where it must).
+ */
+static void poller_sync_exact(int max_ms);
+
+void uu_poller_inproc_wake_slow(void)
+{
+	int saved = errno;
+
+	/* holding nothing of the engine's: up to a second for a round
+	 * (a poller kept off the CPU beside CPU hogs) */
+	if (!uu_engine_thread && !uu_current_exec && !in_poller)
+		poller_sync_exact(1000);
+	errno = saved;
 }
 
 /*
@@ -457,6 +536,7 @@ static int arm(struct uu_req *req)
 		pf->dev = st.st_dev;
 		pf->ino = st.st_ino;
 		pf->accmode = accmode;
+		pf->inproc = inproc_wakeable(req->fd, anon);
 		pf->fd = uu_fd_dup_reserved(req->fd);
 		if ((pf->fd == -EMFILE || pf->fd == -ENFILE) &&
 		    req->opcode == IORING_OP_POLL_ADD && !req->fd_owned) {
@@ -481,6 +561,11 @@ static int arm(struct uu_req *req)
 		}
 		pf->hnext = P.hash[h];
 		P.hash[h] = pf;
+		/* seq_cst: the count's side of the Dekker pair with
+		 * poller_main's mode (careful_round) */
+		if (pf->inproc)
+			atomic_fetch_add_explicit(&uu_inproc_watched, 1,
+						  memory_order_seq_cst);
 		/* EPOLL_CTL_ADD reports the current readiness itself: no
 		 * recheck, or a multishot would see one readiness twice */
 		waiter_append(pf, req);
@@ -817,8 +902,44 @@ static void *poller_main(void *arg)
 			free(grave);
 			grave = next;
 		}
-		n = epoll_wait(P.epfd, evs, 64, -1);
-		atomic_fetch_add_explicit(&rounds_begun, 1, memory_order_seq_cst);
+		bool careful = atomic_load_explicit(&uu_inproc_watched,
+						    memory_order_relaxed);
+
+		/*
+		 * Dekker pair with poller_sync_exact: we store the mode,
+		 * then load the count; a new watch increments the count
+		 * (arm), and its waker loads the mode.  Either we see the
+		 * watch and wait carefully, or the waker sees a plain
+		 * wait and kicks.
+		 */
+		atomic_store_explicit(&careful_round, careful,
+				      memory_order_seq_cst);
+		if (!careful && atomic_load_explicit(&uu_inproc_watched,
+						     memory_order_seq_cst)) {
+			careful = true;
+			atomic_store_explicit(&careful_round, true,
+					      memory_order_seq_cst);
+		}
+		if (careful) {
+			/*
+			 * A waker of this process may be syncing
+			 * (uu_poller_inproc_wake_slow): number the round
+			 * before it takes any event from the instance, so
+			 * that a sync that finds the instance empty knows
+			 * the round that took its event (poller_sync_for).
+			 * Wait for readiness without taking it, then take.
+			 */
+			struct pollfd pfd = { .fd = P.epfd, .events = POLLIN };
+
+			uu_rawsys6(__NR_ppoll, (long)&pfd, 1, 0, 0, 0, 0);
+			atomic_fetch_add_explicit(&rounds_begun, 1,
+						  memory_order_seq_cst);
+			n = epoll_wait(P.epfd, evs, 64, 0);
+		} else {
+			n = epoll_wait(P.epfd, evs, 64, -1);
+			atomic_fetch_add_explicit(&rounds_begun, 1,
+						  memory_order_seq_cst);
+		}
 
 		/*
 		 * The kick is consumed before the recheck list is taken
@@ -877,41 +998,103 @@ static void *poller_main(void *arg)
  * (bounded) for a poller round that began after it looked, so that the
  * readiness has been processed.  Not in the poller itself.
  */
-void uu_poller_sync(void)
+static bool epoll_has_readiness(void)
 {
-	struct pollfd pfd;
-	uint32_t begun, done, target;
+	static const struct timespec no_wait;
+	struct pollfd pfd = { .fd = P.epfd, .events = POLLIN };
+
+	/* the system call itself: poll() would be the preload's wrapper */
+	return uu_rawsys6(__NR_ppoll, (long)&pfd, 1, (long)&no_wait, 0, 0,
+			  0) > 0 &&
+	       (pfd.revents & POLLIN);
+}
+
+/* until round target has ended, or max_ms; false on the timeout */
+static bool await_round(uint32_t target, int *max_ms)
+{
+	for (; *max_ms > 0; (*max_ms)--) {
+		struct timespec ts = { 0, 1000000 }; /* 1 ms per try */
+		uint32_t done = atomic_load_explicit(&rounds_done,
+						     memory_order_seq_cst);
+
+		if ((int32_t)(done - target) >= 0)
+			return true;
+		uu_rawsys6(SYS_futex, (long)&rounds_done, FUTEX_WAIT_PRIVATE,
+			   done, (long)&ts, 0, 0);
+	}
+	return false;
+}
+
+/*
+ * Readiness still in the epoll instance needs a round that takes it;
+ * readiness a round already took (the instance is no longer readable
+ * then) needs that round to end.  While uu_inproc_watched is non-zero the
+ * poller numbers a round before it takes events (poller_main), so the
+ * number read after a look that found the instance empty covers the round
+ * that took the event; otherwise a round is numbered just after its
+ * epoll_wait returned, and a sync that looks in between returns a moment
+ * early.  A look that finds readiness waits for the round in progress,
+ * or for the next one if none is, and looks again; a few rounds at most,
+ * as an instance that other files keep readable would otherwise hold the
+ * caller for max_ms.
+ */
+static void poller_sync_for(int max_ms)
+{
+	if (!atomic_load_explicit(&started, memory_order_acquire) || !P.up ||
+	    in_poller)
+		return;
+	atomic_fetch_add_explicit(&sync_waiters, 1, memory_order_seq_cst);
+	for (int pass = 0; pass < 4; pass++) {
+		uint32_t begun = atomic_load_explicit(&rounds_begun,
+						      memory_order_seq_cst);
+		uint32_t done = atomic_load_explicit(&rounds_done,
+						     memory_order_seq_cst);
+
+		if (epoll_has_readiness()) {
+			if (!await_round(done == begun ? begun + 1 : begun,
+					 &max_ms))
+				break;
+			continue;
+		}
+		begun = atomic_load_explicit(&rounds_begun,
+					     memory_order_seq_cst);
+		await_round(begun, &max_ms);
+		break;
+	}
+	atomic_fetch_sub_explicit(&sync_waiters, 1, memory_order_seq_cst);
+}
+
+/*
+ * For an in-process waker: exact.  If the poller's current wait takes
+ * events before numbering its round (a plain wait, begun when the watch
+ * was new), a look at the instance cannot tell whether a round took the
+ * waker's event a moment ago: kick the poller and wait for a round that
+ * began after the kick instead (every round that took the event before
+ * ends before it; the poller is one thread).  Otherwise the looks of
+ * poller_sync_for are exact.
+ */
+static void poller_sync_exact(int max_ms)
+{
+	uint32_t begun;
 
 	if (!atomic_load_explicit(&started, memory_order_acquire) || !P.up ||
 	    in_poller)
 		return;
-	begun = atomic_load_explicit(&rounds_begun, memory_order_seq_cst);
-	done = atomic_load_explicit(&rounds_done, memory_order_seq_cst);
-	pfd.fd = P.epfd;
-	pfd.events = POLLIN;
-	pfd.revents = 0;
-	/*
-	 * Readiness still in the epoll instance needs a round that begins
-	 * after this look; readiness a running round already took from it
-	 * (the fd is no longer readable then) needs that round to end.
-	 */
-	if (poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN))
-		target = begun + 1;
-	else if (done != begun)
-		target = begun;
-	else
+	if (atomic_load_explicit(&careful_round, memory_order_seq_cst)) {
+		poller_sync_for(max_ms);
 		return;
-	atomic_fetch_add_explicit(&sync_waiters, 1, memory_order_seq_cst);
-	for (int i = 0; i < 50; i++) {
-		struct timespec ts = { 0, 1000000 }; /* 1 ms per try */
-
-		done = atomic_load_explicit(&rounds_done, memory_order_seq_cst);
-		if ((int32_t)(done - target) >= 0)
-			break;
-		syscall(SYS_futex, &rounds_done, FUTEX_WAIT_PRIVATE, done, &ts,
-			NULL, 0);
 	}
+	atomic_fetch_add_explicit(&sync_waiters, 1, memory_order_seq_cst);
+	kick();
+	begun = atomic_load_explicit(&rounds_begun, memory_order_seq_cst);
+	await_round(begun + 1, &max_ms);
 	atomic_fetch_sub_explicit(&sync_waiters, 1, memory_order_seq_cst);
+}
+
+/* 50 ms at most: a caller may hold what a stuck round waits for */
+void uu_poller_sync(void)
+{
+	poller_sync_for(50);
 }
 
 /* ---- IORING_OP_POLL_ADD / POLL_REMOVE ---- */

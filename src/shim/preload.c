@@ -261,6 +261,7 @@ void uu_shim_init(void)
 	}
 	__atomic_store_n(&init_tid, tid, __ATOMIC_RELAXED);
 	resolve_real();
+	uu_shim_wakers_init();
 	v = getenv("UURING_VERBOSE");
 	uu_shim.verbose = v && *v && strcmp(v, "0");
 	if (dladdr((void *)uu_shim_init, &info) && info.dli_fname &&
@@ -341,9 +342,18 @@ EXPORT long syscall(long nr, ...)
 
 EXPORT int close(int fd)
 {
+	bool wake;
+	int ret;
+
 	if (uuring_mode() && maybe_ring(fd))
 		return (int)uu_shim_errno_ret(uu_shim_close(fd));
-	return uu_real.close(fd);
+	/* the last close of a pipe's or socket's end wakes its peer's
+	 * pollers (EOF, POLLHUP): wakers.c */
+	wake = uu_shim_close_may_wake(fd, __builtin_return_address(0));
+	ret = uu_real.close(fd);
+	if (ret == 0 && wake)
+		uu_shim_closed_wake();
+	return ret;
 }
 
 EXPORT int __close(int fd)
@@ -360,6 +370,7 @@ EXPORT int dup(int fd)
 
 EXPORT int dup2(int oldfd, int newfd)
 {
+	uu_shim_fd_forget(newfd);
 	if (uuring_mode() && (maybe_ring(oldfd) || maybe_ring(newfd)))
 		return (int)uu_shim_errno_ret(
 			uu_shim_dup3(oldfd, newfd, 0, true));
@@ -368,6 +379,7 @@ EXPORT int dup2(int oldfd, int newfd)
 
 EXPORT int dup3(int oldfd, int newfd, int flags)
 {
+	uu_shim_fd_forget(newfd);
 	if (uuring_mode() && (maybe_ring(oldfd) || maybe_ring(newfd)))
 		return (int)uu_shim_errno_ret(
 			uu_shim_dup3(oldfd, newfd, flags, false));
@@ -689,11 +701,16 @@ static bool control_passes_ring(const struct msghdr *umsg)
 
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
+	ssize_t ret;
+
 	if (uuring_mode() && msg && control_passes_ring(msg)) {
 		errno = EINVAL;
 		return -1;
 	}
-	return uu_real.sendmsg(fd, msg, flags);
+	ret = uu_real.sendmsg(fd, msg, flags);
+	if (ret >= 0)
+		uu_shim_woke(fd, __builtin_return_address(0));
+	return ret;
 }
 
 /* as the kernel's sendmmsg: the messages before the refused one are
@@ -701,6 +718,7 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
 {
 	unsigned int i;
+	int ret;
 
 	if (uuring_mode() && vec) {
 		for (i = 0; i < vlen; i++)
@@ -712,5 +730,8 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
 		}
 		vlen = i;
 	}
-	return uu_real.sendmmsg(fd, vec, vlen, flags);
+	ret = uu_real.sendmmsg(fd, vec, vlen, flags);
+	if (ret > 0)
+		uu_shim_woke(fd, __builtin_return_address(0));
+	return ret;
 }

@@ -111,6 +111,13 @@ struct uu_real {
 };
 extern struct uu_real uu_real;
 
+/* wakers.c: in-process wakers (exec/poller.h) */
+void uu_shim_wakers_init(void);
+void uu_shim_woke(int fd, const void *caller);
+bool uu_shim_close_may_wake(int fd, const void *caller);
+void uu_shim_closed_wake(void);
+void uu_shim_fd_forget(int fd);
+
 /* ringfd.c: ring-fd aware system calls, shared by the libc interposers
  * and the SIGSYS handler.  All return the raw syscall result (-errno). */
 static inline bool uu_in_ring_range(long fd)

@@ -1038,21 +1038,26 @@ static bool await_round(uint32_t target, int *max_ms)
  * as an instance that other files keep readable would otherwise hold the
  * caller for max_ms.
  */
-static void poller_sync_for(int max_ms)
+static void poller_sync_for(int max_ms, int passes)
 {
 	if (!atomic_load_explicit(&started, memory_order_acquire) || !P.up ||
 	    in_poller)
 		return;
 	atomic_fetch_add_explicit(&sync_waiters, 1, memory_order_seq_cst);
-	for (int pass = 0; pass < 4; pass++) {
+	for (int pass = 0; pass < passes; pass++) {
 		uint32_t begun = atomic_load_explicit(&rounds_begun,
 						      memory_order_seq_cst);
 		uint32_t done = atomic_load_explicit(&rounds_done,
 						     memory_order_seq_cst);
 
 		if (epoll_has_readiness()) {
-			if (!await_round(done == begun ? begun + 1 : begun,
-					 &max_ms))
+			/* one pass: the next round surely took it; more:
+			 * the round in progress may have, look again */
+			uint32_t target = passes == 1 || done == begun ?
+						  begun + 1 :
+						  begun;
+
+			if (!await_round(target, &max_ms))
 				break;
 			continue;
 		}
@@ -1081,7 +1086,7 @@ static void poller_sync_exact(int max_ms)
 	    in_poller)
 		return;
 	if (atomic_load_explicit(&careful_round, memory_order_seq_cst)) {
-		poller_sync_for(max_ms);
+		poller_sync_for(max_ms, 4);
 		return;
 	}
 	atomic_fetch_add_explicit(&sync_waiters, 1, memory_order_seq_cst);
@@ -1091,10 +1096,12 @@ static void poller_sync_exact(int max_ms)
 	atomic_fetch_sub_explicit(&sync_waiters, 1, memory_order_seq_cst);
 }
 
-/* 50 ms at most: a caller may hold what a stuck round waits for */
+/* 50 ms at most: a caller may hold what a stuck round waits for; one
+ * round at most, as before the in-process wakers (an enter that only
+ * reaps must not wait for several rounds of a busy instance) */
 void uu_poller_sync(void)
 {
-	poller_sync_for(50);
+	poller_sync_for(50, 1);
 }
 
 /* ---- IORING_OP_POLL_ADD / POLL_REMOVE ---- */

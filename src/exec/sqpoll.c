@@ -65,7 +65,18 @@ struct uu_sqd {
 	/* the thread's io-wq pool (IOWQ_AFF/MAX_WORKERS act on it), set
 	 * by the thread at start (release; acquire in uu_sqd_iowq) */
 	struct uu_iowq *_Atomic wq;
+	struct uu_sqd *retired_next;  /* on retired_sqds once stopped */
 };
+
+/*
+ * Stopped threads' sqds.  Not freed: the thread may still be leaving its
+ * loop when its last ring detaches, and a ring being torn down may still
+ * read r->sqd (a few hundred bytes per SQPOLL thread a process ever
+ * started).  Kept on this list so the memory stays reachable (and
+ * LeakSanitizer quiet about a leak that is deliberate).
+ */
+static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct uu_sqd *retired_sqds;
 
 static long futex(_Atomic uint32_t *uaddr, int op, uint32_t val,
 		  const struct timespec *ts)
@@ -387,10 +398,16 @@ void uu_sqpoll_detach(struct uu_ring *r)
 		atomic_store(&sqd->stop, true);
 		uu_sqd_wake(sqd);
 	}
+	if (last && found) {
+		/* the sqd itself stays (retired_sqds), listed once: by the
+		 * detach that removed its last ring */
+		pthread_mutex_lock(&retired_lock);
+		sqd->retired_next = retired_sqds;
+		retired_sqds = sqd;
+		pthread_mutex_unlock(&retired_lock);
+	}
 	if (found)
 		uu_ring_put(r);
-	/* the sqd itself is leaked after stop: the thread may still be
-	 * leaving its loop (a few hundred bytes per SQPOLL thread) */
 }
 
 bool uu_sqpoll_dead(struct uu_ring *r)

@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "core/internal.h"
+#include "exec/poller.h"
 
 #define ENTER_VALID_FLAGS                                                   \
 	(IORING_ENTER_GETEVENTS | IORING_ENTER_SQ_WAKEUP |                  \
@@ -103,5 +104,17 @@ out:
 	    !uu_cq_ready(r))
 		uu_ring_drain_readiness(r, app_fd);
 	uu_ring_put(r);
+	/*
+	 * This enter made a ring fd readable (a CQE posted inline): the
+	 * kernel wakes that fd's pollers inside the call, and a POLL_ADD of
+	 * another ring on it posts its CQE before enter returns (liburing's
+	 * poll test_disabled_ring_lazy_polling looks at once).  Let the
+	 * readiness engine see it first, if it watches such a file
+	 * (exec/poller.h; one load otherwise).
+	 */
+	if (uu_readiness_sent) {
+		uu_readiness_sent = false;
+		uu_poller_inproc_wake();
+	}
 	return ret;
 }

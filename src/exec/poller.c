@@ -113,6 +113,15 @@ static _Atomic uint32_t rounds_begun, rounds_done;
 /* the poller's current wait numbers its round before taking events
  * (poller_main, while uu_inproc_watched is non-zero) */
 static atomic_bool careful_round;
+/*
+ * Sync tickets (poller_sync_exact's kick path): a waker takes a ticket
+ * after its waking call and kicks; the poller reads the last ticket
+ * before it takes events and, at the end of that round, stores it in
+ * tickets_served.  A served ticket was taken before the round took its
+ * events, so whatever the waker's call made ready was taken by that
+ * round or an earlier one, all ended.
+ */
+static _Atomic uint32_t tickets_taken, tickets_served;
 static atomic_int sync_waiters;
 static __thread bool in_poller; /* this thread is the poller */
 
@@ -902,6 +911,10 @@ static void *poller_main(void *arg)
 			free(grave);
 			grave = next;
 		}
+		/* seq_cst: before this round takes any event (see
+		 * tickets_taken) */
+		uint32_t ticket = atomic_load_explicit(&tickets_taken,
+						       memory_order_seq_cst);
 		bool careful = atomic_load_explicit(&uu_inproc_watched,
 						    memory_order_relaxed);
 
@@ -931,12 +944,23 @@ static void *poller_main(void *arg)
 			 */
 			struct pollfd pfd = { .fd = P.epfd, .events = POLLIN };
 
-			uu_rawsys6(__NR_ppoll, (long)&pfd, 1, 0, 0, 0, 0);
+			/* no wait with a ticket not yet served (below) */
+			if (ticket == atomic_load_explicit(&tickets_served,
+							   memory_order_relaxed))
+				uu_rawsys6(__NR_ppoll, (long)&pfd, 1, 0, 0, 0,
+					   0);
 			atomic_fetch_add_explicit(&rounds_begun, 1,
 						  memory_order_seq_cst);
 			n = epoll_wait(P.epfd, evs, 64, 0);
 		} else {
-			n = epoll_wait(P.epfd, evs, 64, -1);
+			/* a ticket not yet served: take events without
+			 * waiting, so a round that read it follows soon */
+			n = epoll_wait(P.epfd, evs, 64,
+				       ticket == atomic_load_explicit(
+							 &tickets_served,
+							 memory_order_relaxed) ?
+					       -1 :
+					       0);
 			atomic_fetch_add_explicit(&rounds_begun, 1,
 						  memory_order_seq_cst);
 		}
@@ -977,6 +1001,8 @@ static void *poller_main(void *arg)
 		grave = P.graveyard;
 		P.graveyard = NULL;
 		pthread_mutex_unlock(&P.lock);
+		atomic_store_explicit(&tickets_served, ticket,
+				      memory_order_seq_cst);
 		/* seq_cst: pairs with uu_poller_sync's waiter count */
 		atomic_fetch_add_explicit(&rounds_done, 1, memory_order_seq_cst);
 		if (atomic_load_explicit(&sync_waiters, memory_order_seq_cst))
@@ -1073,14 +1099,15 @@ static void poller_sync_for(int max_ms, int passes)
  * For an in-process waker: exact.  If the poller's current wait takes
  * events before numbering its round (a plain wait, begun when the watch
  * was new), a look at the instance cannot tell whether a round took the
- * waker's event a moment ago: kick the poller and wait for a round that
- * began after the kick instead (every round that took the event before
- * ends before it; the poller is one thread).  Otherwise the looks of
+ * waker's event a moment ago: take a ticket, kick the poller and wait
+ * until a round that read the ticket before taking its events has ended
+ * (tickets_taken; every round that took the event earlier ended before
+ * it, the poller being one thread).  Otherwise the looks of
  * poller_sync_for are exact.
  */
 static void poller_sync_exact(int max_ms)
 {
-	uint32_t begun;
+	uint32_t ticket;
 
 	if (!atomic_load_explicit(&started, memory_order_acquire) || !P.up ||
 	    in_poller)
@@ -1090,9 +1117,21 @@ static void poller_sync_exact(int max_ms)
 		return;
 	}
 	atomic_fetch_add_explicit(&sync_waiters, 1, memory_order_seq_cst);
+	ticket = atomic_fetch_add_explicit(&tickets_taken, 1,
+					   memory_order_seq_cst) + 1;
 	kick();
-	begun = atomic_load_explicit(&rounds_begun, memory_order_seq_cst);
-	await_round(begun + 1, &max_ms);
+	for (; max_ms > 0; max_ms--) {
+		struct timespec ts = { 0, 1000000 }; /* 1 ms per try */
+		uint32_t done = atomic_load_explicit(&rounds_done,
+						     memory_order_seq_cst);
+
+		if ((int32_t)(atomic_load_explicit(&tickets_served,
+						   memory_order_seq_cst) -
+			      ticket) >= 0)
+			break;
+		uu_rawsys6(SYS_futex, (long)&rounds_done, FUTEX_WAIT_PRIVATE,
+			   done, (long)&ts, 0, 0);
+	}
 	atomic_fetch_sub_explicit(&sync_waiters, 1, memory_order_seq_cst);
 }
 

@@ -344,6 +344,9 @@ static void edge_again(struct uu_ring *r)
 		uu_stat_inc(r, readiness_signals);
 }
 
+/* this thread sent a readiness byte since its enter began (core/enter.c) */
+__thread bool uu_readiness_sent;
+
 void uu_ring_signal_readiness(struct uu_ring *r)
 {
 	uint32_t clear = READY_CLEAR, sending = READY_SENDING, st;
@@ -365,8 +368,10 @@ void uu_ring_signal_readiness(struct uu_ring *r)
 	/* the peer number could have been closed and reused by the app:
 	 * then the ring stays "signalled" (readiness degrades, I/O works) */
 	if (uu_fd_ino(r->peer_fd) == r->peer_ino &&
-	    send(r->peer_fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
+	    send(r->peer_fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1) {
 		uu_stat_inc(r, readiness_signals);
+		uu_readiness_sent = true;
+	}
 	/*
 	 * release: pairs with the drain's acquire wait for READY_SENT.  Only
 	 * SENDING -> SENT: a drain that gave up waiting for us (a ring

@@ -25,10 +25,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -422,49 +420,6 @@ static void pollfile_release_locked(struct uu_pollfile *pf)
 }
 
 /*
- * Whether a writer in this process could make the file st describes
- * ready (exec/poller.h): pipes and FIFOs, character devices (a pty's
- * other end), anonymous-inode files (an eventfd), UNIX sockets, and IP
- * sockets bound to a loopback address (a connection within the process,
- * or a listener it connects to).  A socket bound elsewhere is woken by
- * the network; writes then need no poller round.
- */
-static bool inproc_wakeable(int fd, bool anon)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-	struct stat st;
-
-	/* once per new registration (arm's fstat may be a cached one
-	 * without the mode) */
-	if (anon || fstat(fd, &st))
-		return true;
-	if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))
-		return true;
-	if (!S_ISSOCK(st.st_mode))
-		return false;
-	if (getsockname(fd, (struct sockaddr *)&ss, &len))
-		return true; /* cannot tell: assume it can */
-	switch (ss.ss_family) {
-	case AF_INET: {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
-
-		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-	}
-	case AF_INET6: {
-		const struct sockaddr_in6 *in6 =
-			(const struct sockaddr_in6 *)&ss;
-
-		return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
-		       (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) &&
-			in6->sin6_addr.s6_addr[12] == 127);
-	}
-	default:
-		return true; /* AF_UNIX, netlink, ... */
-	}
-}
-
-/*
  * The slow half of uu_poller_inproc_wake (exec/poller.h): a call of the
  * application's own may have woken a watched file; wait for a poller
  * round that has seen it, as the kernel's wakeup runs before the waker's
@@ -545,7 +500,7 @@ static int arm(struct uu_req *req)
 		pf->dev = st.st_dev;
 		pf->ino = st.st_ino;
 		pf->accmode = accmode;
-		pf->inproc = inproc_wakeable(req->fd, anon);
+		pf->inproc = anon || uu_fd_may_wake_inproc(req->fd);
 		pf->fd = uu_fd_dup_reserved(req->fd);
 		if ((pf->fd == -EMFILE || pf->fd == -ENFILE) &&
 		    req->opcode == IORING_OP_POLL_ADD && !req->fd_owned) {
@@ -1035,15 +990,22 @@ static bool epoll_has_readiness(void)
 	       (pfd.revents & POLLIN);
 }
 
-/* until round target has ended, or max_ms; false on the timeout */
-static bool await_round(uint32_t target, int *max_ms)
+/*
+ * Until *count (rounds_done, or tickets_served, which a round advances
+ * before rounds_done) has reached target, or max_ms; false on the
+ * timeout.  Sleeps on rounds_done, which every round's end wakes while
+ * sync_waiters is non-zero (poller_main).
+ */
+static bool await_count(_Atomic uint32_t *count, uint32_t target, int *max_ms)
 {
 	for (; *max_ms > 0; (*max_ms)--) {
 		struct timespec ts = { 0, 1000000 }; /* 1 ms per try */
 		uint32_t done = atomic_load_explicit(&rounds_done,
 						     memory_order_seq_cst);
 
-		if ((int32_t)(done - target) >= 0)
+		if ((int32_t)(atomic_load_explicit(count,
+						   memory_order_seq_cst) -
+			      target) >= 0)
 			return true;
 		uu_rawsys6(SYS_futex, (long)&rounds_done, FUTEX_WAIT_PRIVATE,
 			   done, (long)&ts, 0, 0);
@@ -1083,13 +1045,13 @@ static void poller_sync_for(int max_ms, int passes)
 						  begun + 1 :
 						  begun;
 
-			if (!await_round(target, &max_ms))
+			if (!await_count(&rounds_done, target, &max_ms))
 				break;
 			continue;
 		}
 		begun = atomic_load_explicit(&rounds_begun,
 					     memory_order_seq_cst);
-		await_round(begun, &max_ms);
+		await_count(&rounds_done, begun, &max_ms);
 		break;
 	}
 	atomic_fetch_sub_explicit(&sync_waiters, 1, memory_order_seq_cst);
@@ -1120,18 +1082,7 @@ static void poller_sync_exact(int max_ms)
 	ticket = atomic_fetch_add_explicit(&tickets_taken, 1,
 					   memory_order_seq_cst) + 1;
 	kick();
-	for (; max_ms > 0; max_ms--) {
-		struct timespec ts = { 0, 1000000 }; /* 1 ms per try */
-		uint32_t done = atomic_load_explicit(&rounds_done,
-						     memory_order_seq_cst);
-
-		if ((int32_t)(atomic_load_explicit(&tickets_served,
-						   memory_order_seq_cst) -
-			      ticket) >= 0)
-			break;
-		uu_rawsys6(SYS_futex, (long)&rounds_done, FUTEX_WAIT_PRIVATE,
-			   done, (long)&ts, 0, 0);
-	}
+	await_count(&tickets_served, ticket, &max_ms);
 	atomic_fetch_sub_explicit(&sync_waiters, 1, memory_order_seq_cst);
 }
 

@@ -19,12 +19,10 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
-#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -32,6 +30,7 @@
 
 #include "exec/poller.h"
 #include "shim/shim.h"
+#include "util/fdutil.h"
 #include "util/rawsys.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -89,10 +88,9 @@ void uu_shim_wakers_init(void)
 
 /*
  * What a write to an fd number can wake, learned at its first wrapped
- * call while the engine watches something: FD_QUIET for regular files,
- * directories, block devices, the memory devices (/dev/null, /dev/zero,
- * ...) and IP sockets not bound to a loopback address, which no poll of
- * this process can be waiting on; FD_MAY_WAKE for the rest.  Forgotten
+ * call while the engine watches something (uu_fd_may_wake_inproc,
+ * util/fdutil.h): FD_QUIET for files no poll of this process can be
+ * waiting on, FD_MAY_WAKE for the rest.  Forgotten
  * when the number is closed or a dup2 target (preload.c); a number the
  * program closed with a raw system call keeps its old class until then
  * (a quiet class is then a missed wakeup, the behaviour without this
@@ -102,38 +100,6 @@ void uu_shim_wakers_init(void)
 #define FD_MAP 65536
 enum { FD_UNKNOWN, FD_QUIET, FD_MAY_WAKE };
 static _Atomic unsigned char fd_class[FD_MAP];
-
-static unsigned char classify(int fd)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-	struct stat st;
-
-	if (fstat(fd, &st))
-		return FD_MAY_WAKE;
-	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode) ||
-	    (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1))
-		return FD_QUIET;
-	if (!S_ISSOCK(st.st_mode) ||
-	    getsockname(fd, (struct sockaddr *)&ss, &len))
-		return FD_MAY_WAKE;
-	if (ss.ss_family == AF_INET)
-		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >>
-			24) == 127 ?
-			       FD_MAY_WAKE :
-			       FD_QUIET;
-	if (ss.ss_family == AF_INET6) {
-		const struct in6_addr *a =
-			&((struct sockaddr_in6 *)&ss)->sin6_addr;
-
-		return IN6_IS_ADDR_LOOPBACK(a) ||
-				       (IN6_IS_ADDR_V4MAPPED(a) &&
-					a->s6_addr[12] == 127) ?
-			       FD_MAY_WAKE :
-			       FD_QUIET;
-	}
-	return FD_MAY_WAKE;
-}
 
 /* the class of fd, learned now if unknown (the call's errno is kept by
  * the caller) */
@@ -147,7 +113,7 @@ static unsigned char class_of(int fd)
 	if (c == FD_UNKNOWN) {
 		int saved = errno;
 
-		c = classify(fd);
+		c = uu_fd_may_wake_inproc(fd) ? FD_MAY_WAKE : FD_QUIET;
 		errno = saved;
 		atomic_store_explicit(&fd_class[fd], c, memory_order_relaxed);
 	}

@@ -3,7 +3,11 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -90,4 +94,42 @@ long long uu_eventfd_id(int fd)
 	if (p && sscanf(p + 11, "%lld", &id) != 1)
 		id = -1;
 	return id;
+}
+
+/* an IPv4 address in 127.0.0.0/8 or ::1 or ::ffff:127.x.y.z */
+static bool sockaddr_is_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (ss->ss_family == AF_INET6) {
+		const struct in6_addr *a =
+			&((const struct sockaddr_in6 *)ss)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
+bool uu_fd_may_wake_inproc(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return true;
+	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode) ||
+	    (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1))
+		return false;
+	if (!S_ISSOCK(st.st_mode))
+		return true;
+	if (getsockname(fd, (struct sockaddr *)&ss, &len))
+		return true; /* cannot tell: assume it can */
+	if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6)
+		return true; /* AF_UNIX, netlink, ... */
+	return sockaddr_is_loopback(&ss);
 }

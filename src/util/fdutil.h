@@ -2,6 +2,7 @@
 #ifndef UURING_FDUTIL_H
 #define UURING_FDUTIL_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 /* Moves fd to the engine's reserved range (>= 1024 when RLIMIT_NOFILE
@@ -14,5 +15,17 @@ ino_t uu_fd_ino(int fd);
 /* The eventfd behind fd (its fdinfo "eventfd-id"), or -1 if fd is not an
  * eventfd or the kernel does not say: equal ids, the same eventfd. */
 long long uu_eventfd_id(int fd);
+/*
+ * Whether a call made in this process on fd (a write, a send, a close)
+ * could change the readiness of a file someone polls, and so whether a
+ * polled fd can become ready that way: false for regular files,
+ * directories, block devices, the memory devices (/dev/null, /dev/zero,
+ * ...) and IP sockets bound to an address other than loopback (woken by
+ * the network only); true for the rest (pipes and FIFOs, other character
+ * devices such as a pty's other end, anonymous-inode files such as an
+ * eventfd, UNIX sockets, loopback sockets), and when fd cannot be looked
+ * at.  Costs an fstat and, for a socket, a getsockname.
+ */
+bool uu_fd_may_wake_inproc(int fd);
 
 #endif

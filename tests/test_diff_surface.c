@@ -46,8 +46,7 @@ struct allow {
 #define NOT_USER "docs/compatibility.md #32"
 
 static const struct allow allowlist[] = {
-	/* opcodes: URING_CMD, READ_MULTISHOT not built; RECV_ZC */
-	{ "probe: op 46 supported", 0, NOT_BUILT },
+	/* opcodes: READ_MULTISHOT not built; RECV_ZC */
 	{ "probe: op 49 supported", 0, NOT_BUILT },
 	{ "probe: op 58 supported", 0, NOT_USER },
 	/* FEAT bits of features not built */
@@ -66,22 +65,6 @@ static const struct allow allowlist[] = {
 	{ "register: 28 UNREGISTER_NAPI (NULL,1)", -EINVAL, NOT_USER },
 	{ "register: 28 UNREGISTER_NAPI (unmapped,1)", -EINVAL, NOT_USER },
 	{ "register: 28 UNREGISTER_NAPI (zeros,1)", -EINVAL, NOT_USER },
-	/* URING_CMD is refused as an unknown opcode, whatever cmd_op */
-	{ "sock_cmd: SIOCINQ empty: res", -EINVAL, NOT_BUILT },
-	{ "sock_cmd: SIOCINQ one datagram: res", -EINVAL, NOT_BUILT },
-	{ "sock_cmd: SIOCOUTQ: res", -EINVAL, NOT_BUILT },
-	{ "sock_cmd: SIOCINQ unix: res", -EINVAL, NOT_BUILT },
-	{ "sock_cmd: SIOCINQ pipe: res", -EINVAL, NOT_BUILT },
-	{ "sock_cmd: GETSOCKOPT SO_TYPE: res", -EINVAL, NOT_BUILT },
-	/* the option buffer keeps its -1 */
-	{ "sock_cmd: GETSOCKOPT SO_TYPE: option", -1, NOT_BUILT },
-	{ "sock_cmd: GETSOCKOPT IP_TTL: res", -EINVAL, NOT_BUILT },
-	{ "sock_cmd: SETSOCKOPT SO_PRIORITY: res", -EINVAL, NOT_BUILT },
-	/* the option keeps its default (v: 1 if it is now 3) */
-	{ "sock_cmd: SETSOCKOPT SO_PRIORITY: option", 0, NOT_BUILT },
-	{ "sock_cmd: SETSOCKOPT IP_TTL: res", -EINVAL, NOT_BUILT },
-	{ "sock_cmd: SETSOCKOPT IP_TTL: option", 0, NOT_BUILT },
-	{ "sock_cmd: cmd_op 99: res", -EINVAL, NOT_BUILT },
 };
 
 #define NALLOW (sizeof(allowlist) / sizeof(allowlist[0]))

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "core/internal.h"
+#include "ops/uring_cmd.h"
 
 void uu_park_list_add(struct uu_req *req)
 {
@@ -149,6 +150,7 @@ bool uu_cancel_still_parked(struct uu_ring *r, const struct uu_cancel_match *m)
 	for (req = r->parked; req && !found; req = req->park_next)
 		found = req->parked_on != UU_PARKED_TIMEOUT &&
 			req->parked_on != UU_PARKED_DONE &&
+			req->parked_on != UU_PARKED_CMD &&
 			!(sqwq && req->parked_on == UU_PARKED_IOWQ &&
 			  req->wq == sqwq) &&
 			matches_any(req, m);
@@ -289,7 +291,10 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 		bool in_sq = iowq && sqwq && req->wq == sqwq;
 		unsigned int t;
 
-		if (req->parked_on == UU_PARKED_TIMEOUT || !matches(req, m))
+		/* a URING_CMD its handler holds is not on any list the
+		 * kernel's io_try_cancel walks: only ring exit reaches it */
+		if (req->parked_on == UU_PARKED_TIMEOUT ||
+		    req->parked_on == UU_PARKED_CMD || !matches(req, m))
 			continue;
 		if (in_sq && !sq_own)
 			continue;	/* not on the tctx_list (sq_pool) */
@@ -464,4 +469,6 @@ void uu_cancel_ring_all(struct uu_ring *r)
 	};
 
 	uu_cancel(r, &m);
+	/* io_uring_try_cancel_requests: then the cancelable URING_CMDs */
+	uu_uring_cmd_cancel_ring(r);
 }

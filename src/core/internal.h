@@ -549,12 +549,15 @@ enum {
 				* task_work, after the batch (NOP_TW) */
 	UU_ISSUE_PARK_DEV,     /* to a device of the block-queue model
 				* (dev/blkq.h: uu_blkq_prepare first) */
+	UU_ISSUE_PARK_CMD,     /* URING_CMD kept by its file type's handler
+				* (ops/uring_cmd.h) */
 };
 
 /* where a parked request waits (req->parked_on) */
 enum { UU_PARKED_NONE, UU_PARKED_IOWQ, UU_PARKED_POLL, UU_PARKED_TIMEOUT,
        UU_PARKED_AIO, UU_PARKED_TW,
        UU_PARKED_DEV, /* on a device of the block-queue model (dev/) */
+       UU_PARKED_CMD, /* a URING_CMD its handler holds (ops/uring_cmd.c) */
        UU_PARKED_DONE /* finished: its completion waits in the DEFER_TASKRUN
 		       * task_work queue (nothing left to cancel) */ };
 

@@ -11,6 +11,7 @@
 #include "core/internal.h"
 #include "core/buffers.h"
 #include "ops/ops.h"
+#include "ops/uring_cmd.h"
 
 #define OP(code, nm) [code] = { .name = nm }
 
@@ -381,7 +382,17 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 		.prep = uu_socket_prep,
 		.issue = uu_socket_issue,
 	},
-	OP(IORING_OP_URING_CMD, "URING_CMD"),
+	[IORING_OP_URING_CMD] = {
+		.name = "URING_CMD",
+		.supported = true,
+		.needs_file = true,
+		/* the multishot form takes provided buffers */
+		.buffer_select = true,
+		/* accepted at init; io_uring_cmd refuses it at issue */
+		.iopoll = true,
+		.prep = uu_uring_cmd_prep,
+		.issue = uu_uring_cmd_issue,
+	},
 	[IORING_OP_SEND_ZC] = {
 		.name = "SEND_ZC",
 		.supported = true,

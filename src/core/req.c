@@ -20,6 +20,7 @@
 
 #include "core/internal.h"
 #include "dev/blkq.h"
+#include "ops/uring_cmd.h"
 #include "util/fdutil.h"
 #include "util/rawsys.h"
 
@@ -375,6 +376,8 @@ static uint8_t park_place(int how)
 		return UU_PARKED_TW;
 	case UU_ISSUE_PARK_DEV:
 		return UU_PARKED_DEV;
+	case UU_ISSUE_PARK_CMD:
+		return UU_PARKED_CMD;
 	default:
 		return UU_PARKED_POLL;
 	}
@@ -466,6 +469,10 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 	case UU_ISSUE_PARK_DEV:
 		/* the device ends it (its route counted at issue) */
 		uu_blkq_park(req);
+		return true;
+	case UU_ISSUE_PARK_CMD:
+		/* the file type's handler, now with a stable request */
+		uu_uring_cmd_park(req);
 		return true;
 	case UU_ISSUE_PARK_TW:
 		/* finished already: the kernel's io_req_task_work_add, so

@@ -23,6 +23,9 @@
 
 #define UU_XATTR_NAME_LEN 256 /* XATTR_NAME_MAX + 1 */
 
+struct uu_cmd_file_type;
+struct uu_req;
+
 struct uu_os_hdr {
 	void *mem, *mem2;
 	uint64_t tag;            /* uu_os_tag() of the SQE prep ran for */
@@ -153,6 +156,23 @@ union uu_op_state {
 		uint8_t st;              /* UU_NET_* (ops/net.c) */
 		int8_t kind;             /* socket kind cache (ops/net.c) */
 	} net;
+
+	/* URING_CMD (ops/uring_cmd.c): no heap blocks, no hdr.  The
+	 * cancel fields are guarded by the ring's park_lock. */
+	struct {
+		const struct uu_cmd_file_type *type; /* set at issue */
+		struct uu_req *cancel_next; /* ring exit's cancel pass */
+		uint64_t done_res2;         /* a done held back by a cancel */
+		uint64_t pdu[4];            /* the handler's (uu_cmd_pdu) */
+		uint32_t cmd_op;
+		int32_t done_res;
+		uint16_t flags;             /* sqe->uring_cmd_flags */
+		uint16_t buf_index;
+		uint16_t issue_flags;       /* UU_CMD_F_* of the ring */
+		bool cancelable;            /* marked, not done */
+		bool in_cancel;             /* the handler's cancel call runs */
+		bool done_held;             /* done during that call */
+	} cmd;
 
 	uint64_t raw[10];
 };

@@ -14,6 +14,7 @@
 
 #include "core/buffers.h"
 #include "core/internal.h"
+#include "core/memregion.h"
 #include "util/rawsys.h"
 
 struct uu_config uu_config;
@@ -116,6 +117,11 @@ UU_EXPORT void *uuring_mmap(void *addr, size_t length, int prot, int flags,
 	if (off == IORING_OFF_PBUF_RING) {
 		int err = uu_kbuf_mmap(r, (uint64_t)offset, addr, length, prot,
 				       flags, &p); /* IOU_PBUF_RING_MMAP */
+
+		if (err)
+			p = mmap_err(err);
+	} else if (off == UU_MAP_OFF_PARAM_REGION) {
+		int err = uu_mem_region_mmap(r, addr, length, prot, flags, &p);
 
 		if (err)
 			p = mmap_err(err);

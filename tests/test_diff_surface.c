@@ -52,13 +52,6 @@ static const struct allow allowlist[] = {
 	/* FEAT bits of features not built */
 	{ "feat: bit 14 RECVSEND_BUNDLE", 0, NOT_BUILT },
 	{ "feat: bit 16 RW_ATTR", 0, NOT_BUILT },
-	{ "feat: bit 17 NO_IOWAIT", 0, NOT_BUILT },
-	/* register opcodes not built: the kernel copies the argument first */
-	{ "register: 34 MEM_REGION (unmapped,1)", -EINVAL, NOT_BUILT },
-	{ "register: 34 MEM_REGION (zeros,1)", -EINVAL, NOT_BUILT },
-	{ "register: 35 QUERY (NULL,0)", -EINVAL, NOT_BUILT },
-	{ "register: 35 QUERY (zeros,0)", -EINVAL, NOT_BUILT },
-	{ "register: 35 QUERY (fd -1)", -EINVAL, NOT_BUILT },
 	/* NAPI busy polling */
 	{ "register: 27 NAPI (unmapped,1)", -EINVAL, NOT_USER },
 	{ "register: 27 NAPI (zeros,1)", -EINVAL, NOT_USER },

@@ -6,12 +6,6 @@
 #include "core/internal.h"
 #include "exec/poller.h"
 
-#define ENTER_VALID_FLAGS                                                   \
-	(IORING_ENTER_GETEVENTS | IORING_ENTER_SQ_WAKEUP |                  \
-	 IORING_ENTER_SQ_WAIT | IORING_ENTER_EXT_ARG |                      \
-	 IORING_ENTER_REGISTERED_RING | IORING_ENTER_ABS_TIMER |            \
-	 IORING_ENTER_EXT_ARG_REG | IORING_ENTER_NO_IOWAIT)
-
 UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 			   unsigned int min_complete, unsigned int flags,
 			   const void *argp, size_t argsz)
@@ -19,7 +13,7 @@ UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 	struct uu_ring *r;
 	int app_fd = -1, err, ret = 0;
 
-	if (unlikely(flags & ~ENTER_VALID_FLAGS))
+	if (unlikely(flags & ~UU_ENTER_FLAGS))
 		return -EINVAL;
 	if (flags & IORING_ENTER_REGISTERED_RING) {
 		r = uu_regring_get(fd, &err);

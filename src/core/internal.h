@@ -58,7 +58,19 @@
 	 IORING_FEAT_MIN_TIMEOUT | IORING_FEAT_FAST_POLL |                  \
 	 IORING_FEAT_NATIVE_WORKERS | IORING_FEAT_SQPOLL_NONFIXED |         \
 	 IORING_FEAT_RSRC_TAGS | IORING_FEAT_CUR_PERSONALITY |            \
-	 IORING_FEAT_POLL_32BITS)
+	 IORING_FEAT_POLL_32BITS | IORING_FEAT_NO_IOWAIT)
+
+/* IORING_ENTER_* flags enter accepts (core/enter.c), and SQE flags a
+ * submission accepts (core/submit.c); REGISTER_QUERY reports both */
+#define UU_ENTER_FLAGS                                                      \
+	(IORING_ENTER_GETEVENTS | IORING_ENTER_SQ_WAKEUP |                  \
+	 IORING_ENTER_SQ_WAIT | IORING_ENTER_EXT_ARG |                      \
+	 IORING_ENTER_REGISTERED_RING | IORING_ENTER_ABS_TIMER |            \
+	 IORING_ENTER_EXT_ARG_REG | IORING_ENTER_NO_IOWAIT)
+#define UU_SQE_FLAGS                                                        \
+	(IOSQE_FIXED_FILE | IOSQE_IO_DRAIN | IOSQE_IO_LINK |                \
+	 IOSQE_IO_HARDLINK | IOSQE_ASYNC | IOSQE_BUFFER_SELECT |            \
+	 IOSQE_CQE_SKIP_SUCCESS)
 
 struct uu_ring;
 struct uu_req;
@@ -257,6 +269,13 @@ struct uu_ring {
 	 * eventfd tells the ring's own wakeups (EPOLL_URING_WAKE) apart */
 	atomic_uint evfd_signals;
 	int clockid;                   /* REGISTER_CLOCK: wait timeouts */
+	/* REGISTER_MEM_REGION (core/memregion.c): the ring's one parameter
+	 * region, set once under uring_lock; wait_args_size is non-zero
+	 * once it holds the registered wait arguments */
+	void *param_region;            /* user memory, or param_owned */
+	size_t param_region_size;
+	bool param_owned;              /* engine-allocated (mmap offset) */
+	size_t wait_args_size;
 	bool evfd_async;
 	uint32_t evfd_last_tail;       /* completion_lock */
 	/* SQPOLL + EVENTFD_ASYNC: io-wq completions handed to the SQ

@@ -11,6 +11,7 @@
 
 #include "core/buffers.h"
 #include "core/internal.h"
+#include "core/memregion.h"
 #include "util/usercopy.h"
 
 /* element i of a user array; plain integer arithmetic, since the
@@ -565,6 +566,10 @@ int uu_do_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		return uu_register_personality(r, arg, nr_args);
 	case IORING_UNREGISTER_PERSONALITY:
 		return uu_unregister_personality(r, arg, nr_args);
+	case IORING_REGISTER_MEM_REGION:
+		return uu_register_mem_region(r, arg, nr_args);
+	case IORING_REGISTER_QUERY:
+		return uu_register_query(arg, nr_args);
 	case IORING_REGISTER_SYNC_CANCEL:
 		/* a NULL arg is -EINVAL before any copy, as the kernel's */
 		if (!arg || nr_args != 1)
@@ -587,8 +592,11 @@ UU_EXPORT int uuring_register(unsigned int fd, unsigned int opcode, void *arg,
 	/* unknown to the emulated kernel: -EINVAL before the fd is looked at */
 	if (opcode >= UU_REGISTER_LAST)
 		return -EINVAL;
+	/* io_uring_register_blind: the opcodes that need no ring */
 	if (fd == -1U)
-		return -EINVAL; /* no "blind" register opcodes yet */
+		return opcode == IORING_REGISTER_QUERY ?
+			       uu_register_query(arg, nr_args) :
+			       -EINVAL;
 	if (use_reg) {
 		r = uu_regring_get(fd, &err);
 	} else {

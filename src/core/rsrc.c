@@ -31,6 +31,7 @@
 
 #include "core/buffers.h"
 #include "core/internal.h"
+#include "core/memregion.h"
 #include "util/fdutil.h"
 #include "util/rawsys.h"
 #include "util/usercopy.h"
@@ -670,6 +671,7 @@ void uu_rsrc_free(struct uu_ring *r)
 	int fd = atomic_exchange(&r->evfd, -1);
 
 	uu_rsrc_buf_free(r); /* registered and provided buffers */
+	uu_mem_region_free(r); /* REGISTER_MEM_REGION */
 
 	if (fd >= 0)
 		uu_sys_close(fd);

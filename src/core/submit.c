@@ -9,11 +9,6 @@
 
 #include "core/internal.h"
 
-#define SQE_VALID_FLAGS                                                     \
-	(IOSQE_FIXED_FILE | IOSQE_IO_DRAIN | IOSQE_IO_LINK |                \
-	 IOSQE_IO_HARDLINK | IOSQE_ASYNC | IOSQE_BUFFER_SELECT |            \
-	 IOSQE_CQE_SKIP_SUCCESS)
-
 /*
  * io_init_req: validate the private copy and prep.  0 or -errno.
  * in_chain: a chain is being built (req would be a member, not a head).
@@ -74,7 +69,7 @@ static int init_req(struct uu_ring *r, struct uu_req *req, bool in_chain)
 	def = &uu_opdefs[req->opcode];
 	if (unlikely(sqe_flags & ~(IOSQE_FIXED_FILE | IOSQE_IO_LINK |
 				   IOSQE_IO_HARDLINK | IOSQE_ASYNC))) {
-		if (sqe_flags & ~SQE_VALID_FLAGS)
+		if (sqe_flags & ~UU_SQE_FLAGS)
 			return -EINVAL;
 		if (sqe_flags & IOSQE_BUFFER_SELECT) {
 			if (!def->buffer_select)

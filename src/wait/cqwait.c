@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "core/memregion.h"
 #include "util/fdutil.h"
 #include "util/usercopy.h"
 
@@ -185,8 +186,35 @@ struct wait_args {
 	uint64_t min_wait_ns;
 };
 
-static int parse_args(unsigned int flags, const void *argp, size_t argsz,
-		      struct wait_args *a)
+/*
+ * IORING_ENTER_EXT_ARG_REG: argp is a byte offset into the ring's
+ * registered wait region (core/memregion.c), whose entry is read once
+ */
+static int parse_reg_arg(struct uu_ring *r, const void *argp, size_t argsz,
+			 struct wait_args *a)
+{
+	struct io_uring_reg_wait w;
+	int ret;
+
+	if (argsz != sizeof(w))
+		return -EINVAL;
+	ret = uu_wait_arg_reg(r, (uintptr_t)argp, &w);
+	if (ret)
+		return ret;
+	if (w.flags & ~(uint32_t)IORING_REG_WAIT_TS)
+		return -EINVAL;
+	a->min_wait_ns = (uint64_t)w.min_wait_usec * 1000ull;
+	a->sig = (const void *)(uintptr_t)w.sigmask;
+	a->sigsz = w.sigmask_sz;
+	if (w.flags & IORING_REG_WAIT_TS) {
+		a->ts_ns = ts_to_ns(w.ts.tv_sec, w.ts.tv_nsec);
+		a->ts_set = true;
+	}
+	return 0;
+}
+
+static int parse_args(struct uu_ring *r, unsigned int flags, const void *argp,
+		      size_t argsz, struct wait_args *a)
 {
 	const void *sig = argp;
 	size_t sigsz = argsz;
@@ -194,11 +222,13 @@ static int parse_args(unsigned int flags, const void *argp, size_t argsz,
 
 	a->ts_set = false;
 	a->min_wait_ns = 0;
+	/* without EXT_ARG, argp is the signal mask whatever EXT_ARG_REG
+	 * says (io_get_ext_arg) */
+	if ((flags & IORING_ENTER_EXT_ARG) && (flags & IORING_ENTER_EXT_ARG_REG))
+		return parse_reg_arg(r, argp, argsz, a);
 	if (flags & IORING_ENTER_EXT_ARG) {
 		struct io_uring_getevents_arg arg;
 
-		if (flags & IORING_ENTER_EXT_ARG_REG)
-			return -EINVAL; /* no registered wait regions yet */
 		if (argsz != sizeof(arg))
 			return -EINVAL;
 		ret = uu_copy_from_user(&arg, argp, sizeof(arg));
@@ -587,7 +617,7 @@ int uu_cq_wait(struct uu_ring *r, unsigned int min_events, unsigned int flags,
 
 	cw.r = r;
 	cw.defer = r->setup_flags & IORING_SETUP_DEFER_TASKRUN;
-	ret = parse_args(flags, argp, argsz, &cw.a);
+	ret = parse_args(r, flags, argp, argsz, &cw.a);
 	if (ret)
 		return ret;
 	if (cw.defer) {

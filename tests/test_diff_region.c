@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Differential tests: IORING_REGISTER_QUERY (with a ring and with fd -1),
+ * IORING_REGISTER_MEM_REGION (the application's memory and a region to
+ * map through the ring fd) and the registered wait arguments a region
+ * carries (IORING_ENTER_EXT_ARG_REG).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "dtest.h"
+#include "tprep.h"
+
+#define MAP_OFF_PARAM_REGION 0x20000000ULL
+
+struct qhdr {
+	uint64_t next, data;
+	uint32_t op, size;
+	int32_t result;
+	uint32_t resv[3];
+};
+
+struct qopcodes {
+	uint32_t nr_request_opcodes, nr_register_opcodes;
+	uint64_t feature_flags, ring_setup_flags, enter_flags, sqe_flags;
+	uint32_t nr_query_opcodes, pad;
+};
+
+static int query(struct dctx *c, int fd, struct qhdr *h, unsigned int nr)
+{
+	return c->be->reg((unsigned int)fd, IORING_REGISTER_QUERY, h, nr);
+}
+
+static void qhdr_init(struct qhdr *h, void *buf, uint32_t op, uint32_t size)
+{
+	memset(h, 0, sizeof(*h));
+	h->data = (uintptr_t)buf;
+	h->op = op;
+	h->size = size;
+}
+
+/* the answers to IO_URING_QUERY_OPCODES, and whether they describe the
+ * same backend's rings (FEAT bits as setup reports them) */
+static void query_opcodes(struct dctx *c, int fd, const char *how)
+{
+	struct io_uring_params p;
+	struct tring r;
+	unsigned char buf[200];
+	struct qopcodes *q = (struct qopcodes *)buf;
+	struct qhdr h;
+
+	memset(buf, 0xaa, sizeof(buf));
+	qhdr_init(&h, buf, 0, sizeof(buf));
+	drec_int(c, query(c, fd, &h, 0), "%s: query", how);
+	drec_int(c, h.result, "%s: result", how);
+	drec_int(c, h.size, "%s: size", how);
+	drec_int(c, q->nr_request_opcodes, "%s: request opcodes", how);
+	drec_int(c, q->nr_register_opcodes, "%s: register opcodes", how);
+	drec_int(c, q->nr_query_opcodes, "%s: query opcodes", how);
+	drec_int(c, (long)q->ring_setup_flags, "%s: setup flags", how);
+	drec_int(c, (long)q->enter_flags, "%s: enter flags", how);
+	drec_int(c, (long)q->sqe_flags, "%s: sqe flags", how);
+	drec_int(c, q->pad, "%s: pad", how);
+	drec_int(c, buf[sizeof(*q)] == 0 && buf[sizeof(buf) - 1] == 0,
+		 "%s: the rest of the buffer zeroed", how);
+	memset(&p, 0, sizeof(p));
+	if (dring(c, &r, 4, &p, "ring for features"))
+		return;
+	dcheck(c, q->feature_flags == p.features,
+	       "%s: feature flags %#llx, setup reports %#x", how,
+	       (unsigned long long)q->feature_flags, p.features);
+	tring_exit(&r);
+}
+
+static void sc_query(struct dctx *c)
+{
+	unsigned char buf[64], buf2[64];
+	struct qhdr h, h2;
+	struct tring r;
+
+	query_opcodes(c, -1, "fd -1");
+	if (dring_flags(c, &r, 4, 0))
+		return;
+	query_opcodes(c, r.fd, "ring");
+
+	qhdr_init(&h, buf, 0, 8);
+	drec_int(c, query(c, -1, &h, 1), "nr_args 1");
+	drec_int(c, query(c, -1, NULL, 0), "no header");
+	/* a short buffer gets what fits, nothing beyond */
+	memset(buf, 0xaa, sizeof(buf));
+	drec_int(c, query(c, r.fd, &h, 0), "size 8");
+	drec_int(c, h.size, "size 8: size");
+	drec_int(c, buf[8], "size 8: byte 8 untouched");
+	/* each header's own errors are in its result */
+	qhdr_init(&h, buf, 0, 8);
+	h.result = 5;
+	drec_int(c, query(c, -1, &h, 0), "result set");
+	drec_int(c, h.result, "result set: result");
+	drec_int(c, h.size, "result set: size");
+	qhdr_init(&h, buf, 0, 0);
+	query(c, -1, &h, 0);
+	drec_int(c, h.result, "size 0: result");
+	qhdr_init(&h, buf, 0, 8);
+	h.resv[2] = 1;
+	query(c, -1, &h, 0);
+	drec_int(c, h.result, "reserved word: result");
+	memset(buf, 0xaa, sizeof(buf));
+	qhdr_init(&h, buf, 7, 16);
+	drec_int(c, query(c, -1, &h, 0), "unknown query");
+	drec_int(c, h.result, "unknown query: result");
+	drec_int(c, h.size, "unknown query: size");
+	drec_int(c, buf[0] == 0 && buf[15] == 0 && buf[16] == 0xaa,
+		 "unknown query: its buffer zeroed, no more");
+	/* a chain */
+	qhdr_init(&h, buf, 0, sizeof(buf));
+	qhdr_init(&h2, buf2, 0, 4);
+	h.next = (uintptr_t)&h2;
+	drec_int(c, query(c, r.fd, &h, 0), "chain of two");
+	drec_int(c, h.result == 0 && h2.result == 0 && h2.size == 4,
+		 "chain of two: both answered");
+	/* faults: the call fails */
+	qhdr_init(&h, dunmapped_addr(), 0, 8);
+	drec_int(c, query(c, -1, &h, 0), "unmapped answer buffer");
+	drec_int(c, query(c, -1, dunmapped_addr(), 0), "unmapped header");
+	qhdr_init(&h, buf, 0, 8);
+	h.next = (uintptr_t)dunmapped_addr();
+	drec_int(c, query(c, -1, &h, 0), "unmapped next header");
+	drec_int(c, h.result, "unmapped next header: first answered");
+	/* a cycle ends at the bound */
+	qhdr_init(&h, buf, 0, 8);
+	h.next = (uintptr_t)&h;
+	drec_int(c, query(c, -1, &h, 0), "cycle");
+	tring_exit(&r);
+}
+
+struct rdesc {
+	uint64_t user_addr, size;
+	uint32_t flags, id;
+	uint64_t mmap_offset;
+	uint64_t resv[4];
+};
+
+struct mreg {
+	uint64_t region_uptr, flags, resv[2];
+};
+
+static int mem_region(struct dctx *c, int fd, struct rdesc *d, uint64_t flags)
+{
+	struct mreg m = { .region_uptr = (uintptr_t)d, .flags = flags };
+
+	return c->be->reg((unsigned int)fd, IORING_REGISTER_MEM_REGION, &m, 1);
+}
+
+static void *map_anon(size_t len, int prot)
+{
+	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void sc_mem_region_errors(struct dctx *c)
+{
+	struct rdesc d, *ro;
+	struct mreg m;
+	struct tring r;
+	void *mem = map_anon(8192, PROT_READ | PROT_WRITE);
+	void *rom = map_anon(8192, PROT_READ);
+
+	if (!mem || !rom || dring_flags(c, &r, 4, IORING_SETUP_R_DISABLED))
+		return;
+	memset(&d, 0, sizeof(d));
+	memset(&m, 0, sizeof(m));
+	m.region_uptr = (uintptr_t)&d;
+	drec_int(c, c->be->reg(r.fd, IORING_REGISTER_MEM_REGION, &m, 0),
+		 "nr_args 0");
+	drec_int(c, c->be->reg(r.fd, IORING_REGISTER_MEM_REGION, &m, 2),
+		 "nr_args 2");
+	drec_int(c, c->be->reg(r.fd, IORING_REGISTER_MEM_REGION, NULL, 1),
+		 "no argument");
+	drec_int(c, mem_region(c, r.fd, &d, 0), "all zero");
+	d.user_addr = (uintptr_t)mem;
+	d.size = 8192;
+	d.flags = IORING_MEM_REGION_TYPE_USER;
+	drec_int(c, mem_region(c, r.fd, &d, 2), "unknown flag");
+	m.flags = 0;
+	m.resv[1] = 1;
+	drec_int(c, c->be->reg(r.fd, IORING_REGISTER_MEM_REGION, &m, 1),
+		 "reserved word");
+#define TRY(field, bad, label)                                       \
+	do {                                                         \
+		__typeof__(d.field) keep = d.field;                  \
+		d.field = bad;                                       \
+		drec_int(c, mem_region(c, r.fd, &d, 0), label);      \
+		d.field = keep;                                      \
+	} while (0)
+	TRY(resv[3], 1, "region reserved word");
+	TRY(flags, 3, "region flag 2");
+	TRY(size, 100, "size 100");
+	TRY(size, 0, "size 0");
+	TRY(user_addr, (uintptr_t)mem + 8, "address not page aligned");
+	TRY(id, 1, "id");
+	TRY(mmap_offset, 4096, "mmap offset");
+	TRY(user_addr, 0, "user memory without an address");
+	TRY(flags, 0, "engine memory with an address");
+	TRY(user_addr, 0xfffffffffffff000ull, "address + size overflows");
+	TRY(size, (1ull << 31) * 4096, "size beyond INT_MAX pages");
+	TRY(user_addr, (uintptr_t)dunmapped_addr() & ~4095ul,
+	    "unmapped memory");
+	TRY(user_addr, (uintptr_t)rom, "read-only memory");
+#undef TRY
+	drec_int(c, mem_region(c, r.fd, dunmapped_addr(), 0),
+		 "unmapped descriptor");
+	/* a descriptor that cannot be written back: nothing stays */
+	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ro != MAP_FAILED) {
+		*ro = d;
+		mprotect(ro, 4096, PROT_READ);
+		drec_int(c, mem_region(c, r.fd, ro, 0),
+			 "read-only descriptor");
+		munmap(ro, 4096);
+	}
+	drec_int(c, mem_region(c, r.fd, &d, 0), "user memory");
+	drec_int(c, (long)d.mmap_offset, "user memory: mmap offset");
+	drec_int(c, mem_region(c, r.fd, &d, 0), "a second region");
+	tring_exit(&r);
+	/* wait arguments only before the ring is enabled */
+	if (dring_flags(c, &r, 4, 0))
+		return;
+	drec_int(c, mem_region(c, r.fd, &d, IORING_MEM_REGION_REG_WAIT_ARG),
+		 "wait arguments on an enabled ring");
+	tring_exit(&r);
+	munmap(mem, 8192);
+	munmap(rom, 8192);
+}
+
+static int wait_reg(struct dctx *c, struct tring *r, unsigned int to_submit,
+		    unsigned int min, uint64_t offset, size_t argsz)
+{
+	return c->be->enter((unsigned int)r->fd, to_submit, min,
+			    IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG |
+				    IORING_ENTER_EXT_ARG_REG,
+			    (void *)(uintptr_t)offset, argsz);
+}
+
+/* the waits of one ring whose wait arguments are w (8 entries) */
+static void waits(struct dctx *c, struct tring *r, struct io_uring_reg_wait *w,
+		  size_t region, const char *how)
+{
+	size_t sz = sizeof(*w);
+
+	memset(w, 0, 8 * sz);
+	w[1].ts.tv_nsec = 1000000;
+	w[1].flags = IORING_REG_WAIT_TS;
+	drec_int(c, wait_reg(c, r, 0, 1, sz, sz), "%s: 1 ms, nothing", how);
+	drec_int(c, wait_reg(c, r, 0, 1, sz, 8), "%s: argsz 8", how);
+	drec_int(c, wait_reg(c, r, 0, 1, 4, sz), "%s: offset 4", how);
+	drec_int(c, wait_reg(c, r, 0, 1, region - 32, sz),
+		 "%s: entry past the end", how);
+	drec_int(c, wait_reg(c, r, 0, 1, region, sz), "%s: just past the end",
+		 how);
+	drec_int(c, wait_reg(c, r, 0, 1, -8ull, sz), "%s: offset wraps", how);
+	w[2].flags = 4;
+	drec_int(c, wait_reg(c, r, 0, 1, 2 * sz, sz), "%s: unknown flag", how);
+	w[3] = w[1];
+	w[3].sigmask = (uintptr_t)&w[7];
+	w[3].sigmask_sz = 7;
+	drec_int(c, wait_reg(c, r, 0, 1, 3 * sz, sz), "%s: sigmask size 7",
+		 how);
+	/* a wait that a completion satisfies */
+	tring_prep_nop(tring_get_sqe(r), 0x11);
+	tring_flush(r);
+	drec_int(c, wait_reg(c, r, 1, 1, sz, sz), "%s: NOP and wait", how);
+	dreap(c, r, 1, true, how);
+}
+
+static void sc_mem_region_wait(struct dctx *c)
+{
+	struct io_uring_reg_wait *w = map_anon(8192, PROT_READ | PROT_WRITE);
+	struct rdesc d;
+	struct tring r;
+
+	if (!w || dring_flags(c, &r, 4, IORING_SETUP_R_DISABLED))
+		return;
+	memset(&d, 0, sizeof(d));
+	d.user_addr = (uintptr_t)w;
+	d.size = 8 * sizeof(*w); /* 512: not a page */
+	d.flags = IORING_MEM_REGION_TYPE_USER;
+	drec_int(c, mem_region(c, r.fd, &d, IORING_MEM_REGION_REG_WAIT_ARG),
+		 "512 bytes");
+	d.size = 4096;
+	drec_int(c, mem_region(c, r.fd, &d, IORING_MEM_REGION_REG_WAIT_ARG),
+		 "user memory with wait arguments");
+	drec_int(c, c->be->reg(r.fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0),
+		 "enable");
+	waits(c, &r, w, 4096, "user memory");
+	tring_exit(&r);
+	/* no region: every offset is past its end */
+	if (dring_flags(c, &r, 4, 0))
+		return;
+	drec_int(c, wait_reg(c, &r, 0, 1, 64, 64), "no region");
+	tring_exit(&r);
+	munmap(w, 8192);
+}
+
+static void sc_mem_region_mmap(struct dctx *c)
+{
+	struct io_uring_reg_wait *w;
+	struct rdesc d;
+	struct tring r;
+	void *p, *mem = map_anon(4096, PROT_READ | PROT_WRITE);
+
+	if (!mem || dring_flags(c, &r, 4, IORING_SETUP_R_DISABLED))
+		return;
+	p = c->be->mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd,
+			MAP_OFF_PARAM_REGION);
+	drec_int(c, BACKEND_MMAP_FAILED(p) ? BACKEND_MMAP_ERR(p) : 0,
+		 "mmap before a region");
+	memset(&d, 0, sizeof(d));
+	d.size = 8192;
+	drec_int(c, mem_region(c, r.fd, &d, IORING_MEM_REGION_REG_WAIT_ARG),
+		 "a region to map, with wait arguments");
+	drec_int(c, (long)d.mmap_offset, "its mmap offset");
+	w = c->be->mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd,
+			d.mmap_offset);
+	drec_int(c, BACKEND_MMAP_FAILED(w) ? BACKEND_MMAP_ERR(w) : 0, "mmap");
+	if (BACKEND_MMAP_FAILED(w)) {
+		tring_exit(&r);
+		return;
+	}
+	drec_int(c, ((unsigned char *)w)[100] == 0, "zeroed");
+	drec_int(c, c->be->reg(r.fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0),
+		 "enable");
+	waits(c, &r, w, 8192, "mapped region");
+	c->be->munmap(w, 8192);
+	tring_exit(&r);
+	/* a region of the application's memory is not mapped again */
+	if (dring_flags(c, &r, 4, 0))
+		return;
+	d.flags = IORING_MEM_REGION_TYPE_USER;
+	d.user_addr = (uintptr_t)mem;
+	d.size = 4096;
+	d.mmap_offset = 0;
+	drec_int(c, mem_region(c, r.fd, &d, 0), "user memory");
+	p = c->be->mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd,
+			MAP_OFF_PARAM_REGION);
+	drec_int(c, BACKEND_MMAP_FAILED(p) ? BACKEND_MMAP_ERR(p) : 0,
+		 "mmap of user memory");
+	tring_exit(&r);
+	munmap(mem, 4096);
+}
+
+static const struct dscenario scenarios[] = {
+	{ "query", sc_query, NULL },
+	{ "mem_region_errors", sc_mem_region_errors, NULL },
+	{ "mem_region_wait", sc_mem_region_wait, NULL },
+	{ "mem_region_mmap", sc_mem_region_mmap, NULL },
+};
+
+DTEST_MAIN(scenarios)

@@ -145,6 +145,38 @@ struct uuring_nullb_stats {
 int uuring_nullb_stats(const char *path, struct uuring_nullb_stats *st,
 		       size_t size);
 
+/*
+ * Knobs through the API: name is the environment variable's
+ * ("UURING_PRIO_TW", ...; README "Configuration knobs" lists which the
+ * API takes), value what it would hold.  The environment is read once at
+ * load; this overrides it for decisions made from then on (rings set up,
+ * SQPOLL threads and io-wq pools started, CQ commits made after the
+ * call).  0, or -EINVAL for an unknown name or a bad value (the knob is
+ * then unchanged).
+ */
+int uuring_set_knob(const char *name, const char *value);
+
+/*
+ * Lock statistics (UURING_LOCKSTAT=1, or uuring_set_knob): process-wide,
+ * per class of engine lock.  A contended acquisition is one whose first
+ * try found the lock held; its taker then slept (the engine's locks are
+ * futex mutexes) for wait_ns in all.  wall_ns: time since counting was
+ * switched on.  Copies min(size, sizeof) bytes and returns that count.
+ */
+#define UURING_LOCK_CLASSES 8
+struct uuring_lockstat {
+	uint64_t enabled;
+	uint64_t wall_ns;
+	struct {
+		char name[16]; /* "sq", "cq", "cq_waiters", "task_work",
+				* "sqpoll", "iowq_work", "iowq_workers",
+				* "iowq_global" */
+		uint64_t acquired, contended, wait_ns;
+	} lock[UURING_LOCK_CLASSES];
+};
+
+int uuring_get_lockstat(struct uuring_lockstat *st, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,7 +17,75 @@
 #include "core/memregion.h"
 #include "util/rawsys.h"
 
-struct uu_config uu_config;
+struct uu_config uu_config = { .sqpoll_tw_cap = 32 };
+
+/* "0"/"1" (as the other on/off knobs: anything but "0" is on) */
+static int knob_bool(atomic_bool *knob, const char *v)
+{
+	atomic_store_explicit(knob, *v && strcmp(v, "0"), memory_order_relaxed);
+	return 0;
+}
+
+static int knob_choice(atomic_bool *knob, const char *v, const char *off,
+		       const char *on)
+{
+	if (strcmp(v, off) && strcmp(v, on))
+		return -EINVAL;
+	atomic_store_explicit(knob, !strcmp(v, on), memory_order_relaxed);
+	return 0;
+}
+
+static int knob_set(const char *name, const char *v)
+{
+	if (!strcmp(name, "UURING_SQPOLL_TW_CAP")) {
+		char *end;
+		long n = strtol(v, &end, 10);
+
+		if (*end || end == v || n < 1 || n > INT32_MAX)
+			return -EINVAL;
+		atomic_store_explicit(&uu_config.sqpoll_tw_cap, (unsigned int)n,
+				      memory_order_relaxed);
+		return 0;
+	}
+	if (!strcmp(name, "UURING_PRIO_TW"))
+		return knob_bool(&uu_config.prio_tw, v);
+	if (!strcmp(name, "UURING_ISSUE_VIA_TW"))
+		return knob_bool(&uu_config.issue_via_tw, v);
+	if (!strcmp(name, "UURING_WAKE"))
+		return knob_choice(&uu_config.wake_every, v, "threshold", "every");
+	if (!strcmp(name, "UURING_IOWQ_LOCK"))
+		return knob_choice(&uu_config.iowq_global, v, "split", "global");
+	if (!strcmp(name, "UURING_LOCKSTAT")) {
+		uu_lockstat_enable(*v && strcmp(v, "0"));
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* The knobs uuring_set_knob also takes, from the environment; a bad
+ * value leaves the default, after one line on stderr. */
+static void knobs_load(void)
+{
+	static const char *const names[] = {
+		"UURING_SQPOLL_TW_CAP", "UURING_PRIO_TW", "UURING_ISSUE_VIA_TW",
+		"UURING_WAKE",		"UURING_IOWQ_LOCK", "UURING_LOCKSTAT",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *v = getenv(names[i]);
+
+		if (v && *v && knob_set(names[i], v))
+			fprintf(stderr, "uuring: %s=%s: bad value, ignored\n",
+				names[i], v);
+	}
+}
+
+UU_EXPORT int uuring_set_knob(const char *name, const char *value)
+{
+	if (!name || !value)
+		return -EINVAL;
+	return knob_set(name, value);
+}
 
 void uu_config_load(void)
 {
@@ -36,6 +104,7 @@ void uu_config_load(void)
 	uu_config.stats_path = v && *v ? v : NULL;
 	v = getenv("UURING_RING_FD_EDGES");
 	uu_config.ring_fd_edges = v && *v && strcmp(v, "0");
+	knobs_load();
 }
 
 static void *mmap_err(int err)
@@ -266,6 +335,23 @@ UU_EXPORT int uuring_get_stats(int ring_fd, struct uuring_stats *st,
 	return (int)size;
 }
 
+/* UURING_LOCKSTAT: its lines after the counters (process-wide, so not
+ * in struct uuring_stats: uuring_get_lockstat) */
+static int dump_lockstat(int out_fd, const char *prefix)
+{
+	char buf[2048];
+	int n;
+
+	if (!atomic_load_explicit(&uu_lockstat_on, memory_order_relaxed))
+		return 0;
+	n = uu_lockstat_format(buf, sizeof(buf), prefix);
+	if (n < 0)
+		return -ENOBUFS;
+	if (n && write(out_fd, buf, (size_t)n) != n)
+		return -EIO;
+	return 0;
+}
+
 UU_EXPORT int uuring_dump_stats(int ring_fd, int out_fd)
 {
 	struct uuring_stats s;
@@ -280,7 +366,7 @@ UU_EXPORT int uuring_dump_stats(int ring_fd, int out_fd)
 		return -ENOBUFS;
 	if (write(out_fd, buf, (size_t)n) != n)
 		return -EIO;
-	return 0;
+	return dump_lockstat(out_fd, "");
 }
 
 /*
@@ -319,5 +405,8 @@ void uu_stats_report(struct uu_ring *r, const char *when)
 	if (write(fd, buf, (size_t)n) != n) {
 		/* nothing to do: statistics are best effort */
 	}
+	snprintf(buf, sizeof(buf), "uuring-lockstat pid=%d at=%s ",
+		 (int)getpid(), when);
+	dump_lockstat(fd, buf);
 	uu_sys_close(fd);
 }

@@ -12,11 +12,13 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
 #include "abi/io_uring_abi.h"
+#include "core/lockstat.h"
 #include "core/task_work.h"
 #include "ops/opstate.h"
 #include "util/mpscq.h"
@@ -253,6 +255,10 @@ struct uu_ring {
 	pthread_mutex_t tw_lock;       /* the queue's one consumer at a time */
 	atomic_bool tw_dead;           /* last fd closed: whoever queues an
 					* item runs the queue (uu_tw_ring_dead) */
+	/* UURING_PRIO_TW (SQPOLL): completion-only items, run before
+	 * defer_tw's; counted in tw_prio_pending and in tw_pending too */
+	struct uu_mpscq prio_tw;
+	atomic_uint tw_prio_pending;
 
 	/* ---- registered resources (core/rsrc.c) ---- */
 	pthread_mutex_t files_lock;    /* the table pointer, for lookups */
@@ -370,6 +376,8 @@ enum {
 	UU_REQ_TW_CONT = 1u << 17,   /* DEFER_TASKRUN task_work item: a link
 				      * continuation to issue (or, with
 				      * tw_cancel, a chain rest to cancel) */
+	UU_REQ_TW_ISSUE = 1u << 18,  /* UURING_ISSUE_VIA_TW: a chain head
+				      * the SQPOLL thread's task_work issues */
 };
 
 #define UU_INLINE_IOVS 8
@@ -853,7 +861,17 @@ static inline bool uu_ring_xshared(const struct uu_ring *ring)
  */
 static inline void uu_shared_lock(pthread_mutex_t *m)
 {
-	if (unlikely(pthread_mutex_lock(m) == EOWNERDEAD))
+	int ret;
+
+	if (likely(!atomic_load_explicit(&uu_lockstat_on, memory_order_relaxed)))
+		ret = pthread_mutex_lock(m);
+	else /* both live at the start of a page-aligned uu_xshared */
+		ret = uu_lock_counted(m, ((uintptr_t)m & 4095) ==
+						 offsetof(struct uu_xshared,
+							  uring_lock) ?
+						 UU_LOCK_SQ :
+						 UU_LOCK_CQ);
+	if (unlikely(ret == EOWNERDEAD))
 		pthread_mutex_consistent(m);
 }
 void uu_registry_for_each(void (*fn)(struct uu_ring *ring));
@@ -982,7 +1000,19 @@ struct uu_config {
 	const char *stats_path; /* UURING_STATS: per-ring lines appended */
 	bool ring_fd_edges;     /* UURING_RING_FD_EDGES: every ring's fd
 				 * gets an edge per CQ commit */
+	/*
+	 * Experiment switches (README "Configuration knobs"), the kernel's
+	 * behaviour before a seed patch; defaults are Linux 6.18's.  Read
+	 * relaxed where decided: uuring_set_knob may change them at any
+	 * time, and they order nothing.
+	 */
+	atomic_uint sqpoll_tw_cap; /* UURING_SQPOLL_TW_CAP (seed 000) */
+	atomic_bool prio_tw;       /* UURING_PRIO_TW (seed 002) */
+	atomic_bool issue_via_tw;  /* UURING_ISSUE_VIA_TW (seed 002's test) */
+	atomic_bool wake_every;    /* UURING_WAKE=every (seed 003) */
+	atomic_bool iowq_global;   /* UURING_IOWQ_LOCK=global (seed 001) */
 };
+#define uu_knob(f) atomic_load_explicit(&uu_config.f, memory_order_relaxed)
 extern struct uu_config uu_config;
 void uu_config_load(void);
 void uu_stats_report(struct uu_ring *ring, const char *when);

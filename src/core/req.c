@@ -774,13 +774,40 @@ static void process_defer(struct uu_ring *r, struct uu_exec *s)
 	pthread_mutex_unlock(&r->drain_lock);
 }
 
+/*
+ * UURING_ISSUE_VIA_TW on an SQPOLL ring: the head goes to the SQPOLL
+ * thread's task_work queue (uu_tw_queue_issue) and is issued when that
+ * runs (uu_req_tw_issue drops what is taken here: a ring reference, and
+ * the in-flight count IO_DRAIN waits for).
+ */
+static void queue_head_via_tw(struct uu_exec *s, struct uu_req *req,
+			      bool heap)
+{
+	/* the file as of submission (T4), as the kernel's SQPOLL thread
+	 * took it issuing inline: a close right after changes nothing.  A
+	 * number that cannot be duplicated is issued at once, to fail as
+	 * it would have. */
+	if (!(req->flags & UU_REQ_FIXED_FILE) && take_file_ref(req)) {
+		queue_req(s, req, heap, 0);
+		return;
+	}
+	if (!heap && !(req = uu_req_to_heap(req)))
+		return; /* out of memory: the request is lost, like a drop */
+	atomic_fetch_add_explicit(&s->ring->refs, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->ring->inflight, 1, memory_order_relaxed);
+	uu_tw_queue_issue(req);
+}
+
 void uu_req_queue_head(struct uu_exec *s, struct uu_req *req, bool heap)
 {
 	struct uu_ring *r = s->ring;
 
 	if (likely(!(req->flags & UU_REQ_DRAIN)) &&
 	    likely(!atomic_load_explicit(&r->drain_active, memory_order_acquire))) {
-		queue_req(s, req, heap, 0);
+		if (unlikely(r->sqd) && unlikely(uu_knob(issue_via_tw)))
+			queue_head_via_tw(s, req, heap);
+		else
+			queue_req(s, req, heap, 0);
 		return;
 	}
 	if (!heap && !(req = uu_req_to_heap(req)))
@@ -880,6 +907,23 @@ void uu_req_tw_cont(struct uu_ring *r, struct uu_req *req, bool dead)
 	s.inflight_puts++; /* after its CQEs are posted: inflight_put */
 	s.ring_puts++; /* tw_push's reference, after the last CQE */
 	uu_exec_end(&s);
+}
+
+/*
+ * UURING_ISSUE_VIA_TW: the task_work runner issues a chain head queued by
+ * queue_head_via_tw, in a context it shares with the heads it runs next
+ * (core/task_work.c): their CQEs go out together and their chains go on
+ * after all of them, as they would have after the submission batch.
+ */
+void uu_req_tw_issue(struct uu_exec *s, struct uu_req *req, bool dead)
+{
+	req->flags &= ~UU_REQ_TW_ISSUE;
+	if (dead)
+		cancel_chain(s, req);
+	else
+		queue_req(s, req, true, 0);
+	s->inflight_puts++; /* after its CQEs are posted: inflight_put */
+	s->ring_puts++; /* queue_head_via_tw's reference, after the last CQE */
 }
 
 /*

@@ -14,6 +14,30 @@
 
 #include "core/internal.h"
 
+#ifdef UURING_TEST_HOOKS
+/*
+ * Test build only (libuuring_hooks, tests/test_tw_prio): the SQPOLL
+ * thread runs no task_work while uu_test_tw_hold is set, so a test can
+ * queue an item that issues and a completion behind it and then see
+ * which runs first; the counters say when each was queued.  Relaxed:
+ * they order nothing of the protocol.
+ */
+_Atomic bool uu_test_tw_hold;
+_Atomic unsigned int uu_test_tw_prio_queued, uu_test_tw_issue_queued;
+#define TEST_TW_HELD()                                                       \
+	atomic_load_explicit(&uu_test_tw_hold, memory_order_relaxed)
+#define TEST_PRIO_QUEUED()                                                   \
+	atomic_fetch_add_explicit(&uu_test_tw_prio_queued, 1,                 \
+				  memory_order_relaxed)
+#define TEST_ISSUE_QUEUED()                                                  \
+	atomic_fetch_add_explicit(&uu_test_tw_issue_queued, 1,                \
+				  memory_order_relaxed)
+#else
+#define TEST_TW_HELD() false
+#define TEST_PRIO_QUEUED() do { } while (0)
+#define TEST_ISSUE_QUEUED() do { } while (0)
+#endif
+
 int uu_tw_reissue(struct uu_req *req)
 {
 	/*
@@ -132,6 +156,10 @@ void uu_req_finish_async(struct uu_req *req)
 		 * loop (exec/sqpoll.c).  Once pushed, req belongs to that thread:
 		 * read nothing from it afterwards. */
 		struct uu_ring *r = req->ring;
+		/* UURING_PRIO_TW: a completion that only posts (no chain to
+		 * issue behind it) overtakes queued items that issue I/O */
+		bool prio = unlikely(uu_knob(prio_tw)) && !req->link &&
+			    !(req->flags & UU_REQ_TW_REISSUE);
 
 		/* an io-wq completion counts for EVENTFD_ASYNC when its
 		 * CQE is committed (uu_eventfd_signal_locked); release:
@@ -141,7 +169,15 @@ void uu_req_finish_async(struct uu_req *req)
 			atomic_fetch_add_explicit(&r->evfd_async_due, 1,
 						  memory_order_release);
 		atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
-		uu_mpscq_push(&r->defer_tw, &req->tw_node);
+		if (prio) {
+			uu_mpscq_push(&r->prio_tw, &req->tw_node);
+			/* before tw_pending: see tw_pop */
+			atomic_fetch_add_explicit(&r->tw_prio_pending, 1,
+						  memory_order_seq_cst);
+			TEST_PRIO_QUEUED();
+		} else {
+			uu_mpscq_push(&r->defer_tw, &req->tw_node);
+		}
 		atomic_fetch_add_explicit(&r->tw_pending, 1, memory_order_seq_cst);
 		uu_sqd_wake(r->sqd);
 		/* pairs with uu_tw_ring_dead, as in uu_tw_queue */
@@ -153,14 +189,50 @@ void uu_req_finish_async(struct uu_req *req)
 	uu_req_finish_now(req, false);
 }
 
-/* Pops the oldest task_work item of r (there is one: tw_pending says so). */
+/*
+ * Pops the oldest task_work item of r (there is one: tw_pending says so),
+ * from the priority queue first.  A producer of a priority item counts it
+ * in tw_prio_pending before tw_pending (both seq_cst): a runner that saw
+ * tw_pending count an item and then reads tw_prio_pending 0 knows every
+ * item counted is in defer_tw.  The runner is alone (tw_lock), so a
+ * priority item counted is still there.
+ */
 static struct uu_req *tw_pop(struct uu_ring *r)
 {
+	struct uu_mpscq *q = &r->defer_tw;
 	struct uu_mpsc_node *n;
 
-	while (!(n = uu_mpscq_pop(&r->defer_tw)))
+	if (unlikely(atomic_load_explicit(&r->tw_prio_pending,
+					  memory_order_seq_cst))) {
+		atomic_fetch_sub_explicit(&r->tw_prio_pending, 1,
+					  memory_order_relaxed);
+		q = &r->prio_tw;
+	}
+	while (!(n = uu_mpscq_pop(q)))
 		sched_yield(); /* a producer is mid-push */
 	return (struct uu_req *)((char *)n - offsetof(struct uu_req, tw_node));
+}
+
+/*
+ * UURING_ISSUE_VIA_TW, SQPOLL rings: a chain head is not issued where it
+ * was submitted but queued for the SQPOLL thread's task_work run, as on
+ * the kernel the seed 002 author modified (io_queue_sqe through
+ * io_req_task_queue).  It runs as a link continuation does
+ * (uu_req_tw_cont), holding the ring reference and the in-flight count
+ * the caller (core/req.c) took.  Only the SQPOLL thread submits on such
+ * a ring and it runs task_work right after its submission: no wake.
+ */
+void uu_tw_queue_issue(struct uu_req *req)
+{
+	struct uu_ring *r = req->ring;
+
+	req->flags |= UU_REQ_TW_ISSUE;
+	uu_mpscq_push(&r->defer_tw, &req->tw_node);
+	atomic_fetch_add_explicit(&r->tw_pending, 1, memory_order_seq_cst);
+	TEST_ISSUE_QUEUED();
+	/* pairs with uu_tw_ring_dead, as in uu_tw_queue */
+	if (atomic_load_explicit(&r->tw_dead, memory_order_seq_cst))
+		tw_exit_drain(r);
 }
 
 static void tw_run_item(struct uu_ring *r, struct uu_req *req)
@@ -169,6 +241,14 @@ static void tw_run_item(struct uu_ring *r, struct uu_req *req)
 	 * kernel's tw.cancel, io_should_terminate_tw) */
 	bool dead = atomic_load_explicit(&r->tw_dead, memory_order_relaxed);
 
+	if (unlikely(req->flags & UU_REQ_TW_ISSUE)) {
+		struct uu_exec s;
+
+		uu_exec_init(&s, r, true);
+		uu_req_tw_issue(&s, req, dead);
+		uu_exec_end(&s);
+		return;
+	}
 	if (req->opcode == IORING_OP_POLL_ADD && req->poll_tw) {
 		/* an armed multishot poll's wakeup: no ring reference of
 		 * its own (the parked request holds one) */
@@ -202,8 +282,13 @@ static void tw_count_run(struct uu_ring *r, unsigned int items)
 unsigned int uu_tw_run_deferred(struct uu_ring *r, unsigned int max)
 {
 	unsigned int done = 0;
+	/* UURING_ISSUE_VIA_TW: consecutive heads share one context */
+	struct uu_exec issue;
+	bool issuing = false;
 
-	pthread_mutex_lock(&r->tw_lock);
+	if (TEST_TW_HELD())
+		return 0;
+	uu_lock_cls(&r->tw_lock, UU_LOCK_TW);
 	while (done < max &&
 	       atomic_load_explicit(&r->tw_pending, memory_order_acquire)) {
 		struct uu_req *req = tw_pop(r);
@@ -220,9 +305,23 @@ unsigned int uu_tw_run_deferred(struct uu_ring *r, unsigned int max)
 							 IORING_SQ_TASKRUN,
 							 memory_order_release);
 		}
-		tw_run_item(r, req);
+		if (req->flags & UU_REQ_TW_ISSUE) {
+			if (!issuing)
+				uu_exec_init(&issue, r, true);
+			issuing = true;
+			uu_req_tw_issue(&issue, req,
+					atomic_load_explicit(&r->tw_dead,
+							     memory_order_relaxed));
+		} else {
+			if (issuing)
+				uu_exec_end(&issue);
+			issuing = false;
+			tw_run_item(r, req);
+		}
 		done++;
 	}
+	if (issuing)
+		uu_exec_end(&issue);
 	pthread_mutex_unlock(&r->tw_lock);
 	tw_count_run(r, done);
 	if (atomic_load_explicit(&r->tw_dead, memory_order_seq_cst))
@@ -247,7 +346,7 @@ int uu_tw_run_local(struct uu_ring *r, int min_events, int max_events)
 		return 0;
 	if (max_events < 1)
 		max_events = 1;
-	pthread_mutex_lock(&r->tw_lock);
+	uu_lock_cls(&r->tw_lock, UU_LOCK_TW);
 	if (flag)
 		atomic_fetch_and_explicit(r->sq_flags,
 					  ~(uint32_t)IORING_SQ_TASKRUN,

@@ -29,6 +29,9 @@ void uu_tw_queue_poll_shot(struct uu_req *req);
  */
 int uu_tw_reissue(struct uu_req *req);
 void uu_tw_reissue_commit(struct uu_req *req);
+/* UURING_ISSUE_VIA_TW: an SQPOLL ring's chain head, issued by the
+ * SQPOLL thread's task_work run */
+void uu_tw_queue_issue(struct uu_req *req);
 unsigned int uu_tw_run_deferred(struct uu_ring *ring, unsigned int max);
 /* DEFER_TASKRUN: the submitter runs its task_work (__io_run_local_work) */
 int uu_tw_run_local(struct uu_ring *ring, int min_events, int max_events);
@@ -44,5 +47,7 @@ static inline int uu_tw_max_events(int min_events)
 /* what the task_work runner calls in the request lifecycle (core/req.c) */
 void uu_req_finish_now(struct uu_req *req, bool submitter);
 void uu_req_tw_cont(struct uu_ring *ring, struct uu_req *req, bool dead);
+struct uu_exec;
+void uu_req_tw_issue(struct uu_exec *s, struct uu_req *req, bool dead);
 
 #endif

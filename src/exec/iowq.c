@@ -87,6 +87,10 @@ struct uu_iowq {
 	atomic_bool exiting;      /* the owner thread is gone */
 	pid_t owner_tid;
 	struct uu_wq_acct acct[2]; /* [0] bounded, [1] unbounded */
+	/* UURING_IOWQ_LOCK=global, fixed at creation (wl_lock) */
+	bool global;
+	pthread_mutex_t global_lock;
+	struct uu_worker *shared_free; /* both classes' free workers */
 	/* IORING_REGISTER_IOWQ_AFF: CPUs of workers created from now on */
 	pthread_mutex_t aff_lock;
 	bool aff_set;
@@ -110,6 +114,46 @@ static long futex(_Atomic uint32_t *uaddr, int op, uint32_t val,
 	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
 }
 
+/*
+ * UURING_IOWQ_LOCK=global models io-wq before seed 001's series: the free
+ * and all-worker bookkeeping of both classes under one pool-wide lock
+ * (the kernel's wq->lock), with one free list that a waker walks past the
+ * other class's workers, and that lock also taken on every enqueue and
+ * dequeue, nested inside the work-list lock (order: acct lock, global
+ * lock, a worker's cur_lock).  split (the default) is today's io-wq: a
+ * workers_lock and a free list per class.
+ */
+static void wl_lock(struct uu_wq_acct *a)
+{
+	if (unlikely(a->wq->global))
+		uu_lock_cls(&a->wq->global_lock, UU_LOCK_IOWQ_GLOBAL);
+	else
+		uu_lock_cls(&a->workers_lock, UU_LOCK_IOWQ_WORKERS);
+}
+
+static void wl_unlock(struct uu_wq_acct *a)
+{
+	pthread_mutex_unlock(unlikely(a->wq->global) ? &a->wq->global_lock :
+						       &a->workers_lock);
+}
+
+static struct uu_worker **free_head(struct uu_wq_acct *a)
+{
+	return unlikely(a->wq->global) ? &a->wq->shared_free : &a->free_list;
+}
+
+/* global mode: the pool-wide lock around a work-list change (the
+ * caller holds the class's work-list lock) */
+static void global_hold(struct uu_wq_acct *a, bool take)
+{
+	if (likely(!a->wq->global))
+		return;
+	if (take)
+		uu_lock_cls(&a->wq->global_lock, UU_LOCK_IOWQ_GLOBAL);
+	else
+		pthread_mutex_unlock(&a->wq->global_lock);
+}
+
 void uu_iowq_put(struct uu_iowq *wq)
 {
 	if (atomic_fetch_sub_explicit(&wq->refs, 1, memory_order_acq_rel) == 1) {
@@ -117,6 +161,7 @@ void uu_iowq_put(struct uu_iowq *wq)
 			pthread_mutex_destroy(&wq->acct[i].lock);
 			pthread_mutex_destroy(&wq->acct[i].workers_lock);
 		}
+		pthread_mutex_destroy(&wq->global_lock);
 		free(wq);
 	}
 }
@@ -141,8 +186,10 @@ static void wq_thread_exit(void *arg)
 			r->res = -ECANCELED;
 			uu_req_finish_async(r);
 		}
-		pthread_mutex_lock(&a->workers_lock);
-		for (struct uu_worker *w = a->free_list; w; w = w->next_free) {
+		wl_lock(a);
+		for (struct uu_worker *w = *free_head(a); w; w = w->next_free) {
+			if (w->acct != a)
+				continue; /* global: the other class's */
 			atomic_fetch_add_explicit(&w->wake, 1,
 						  memory_order_release);
 			futex(&w->wake, FUTEX_WAKE_PRIVATE, 1, NULL);
@@ -153,7 +200,7 @@ static void wq_thread_exit(void *arg)
 				interrupt_locked(w);
 			pthread_mutex_unlock(&w->cur_lock);
 		}
-		pthread_mutex_unlock(&a->workers_lock);
+		wl_unlock(a);
 	}
 	/* the kernel's task exit waits for its io-wq to go away: so that no
 	 * iou-wrk thread outlives the thread that owned it, wait (bounded:
@@ -163,9 +210,9 @@ static void wq_thread_exit(void *arg)
 		unsigned int left = 0;
 
 		for (int c = 0; c < 2; c++) {
-			pthread_mutex_lock(&wq->acct[c].workers_lock);
+			wl_lock(&wq->acct[c]);
 			left += wq->acct[c].nr_workers;
-			pthread_mutex_unlock(&wq->acct[c].workers_lock);
+			wl_unlock(&wq->acct[c]);
 		}
 		if (!left)
 			break;
@@ -249,6 +296,8 @@ static struct uu_iowq *current_wq(struct uu_ring *ring)
 	atomic_init(&wq->refs, 1);
 	wq->owner_tid = uu_gettid();
 	pthread_mutex_init(&wq->aff_lock, NULL);
+	pthread_mutex_init(&wq->global_lock, NULL);
+	wq->global = uu_knob(iowq_global);
 	for (int i = 0; i < 2; i++) {
 		pthread_mutex_init(&wq->acct[i].lock, NULL);
 		pthread_mutex_init(&wq->acct[i].workers_lock, NULL);
@@ -270,7 +319,8 @@ static struct uu_req *pop_work(struct uu_wq_acct *a)
 {
 	struct uu_req *req;
 
-	pthread_mutex_lock(&a->lock);
+	uu_lock_cls(&a->lock, UU_LOCK_IOWQ_WORK);
+	global_hold(a, true);
 	req = a->head;
 	if (req) {
 		a->head = req->wq_next;
@@ -278,6 +328,7 @@ static struct uu_req *pop_work(struct uu_wq_acct *a)
 			a->tail = NULL;
 		a->queued--;
 	}
+	global_hold(a, false);
 	pthread_mutex_unlock(&a->lock);
 	return req;
 }
@@ -293,7 +344,7 @@ static struct uu_req *pop_batch(struct uu_wq_acct *a, struct uu_worker *w)
 	struct uu_req *head, *req;
 	unsigned int n = 1;
 
-	pthread_mutex_lock(&a->lock);
+	uu_lock_cls(&a->lock, UU_LOCK_IOWQ_WORK);
 	head = a->head;
 	if (!head) {
 		pthread_mutex_unlock(&a->lock);
@@ -307,11 +358,13 @@ static struct uu_req *pop_batch(struct uu_wq_acct *a, struct uu_worker *w)
 			n++;
 		}
 	}
+	global_hold(a, true);
 	a->head = req->wq_next;
 	if (!a->head)
 		a->tail = NULL;
 	req->wq_next = NULL;
 	a->queued -= n;
+	global_hold(a, false);
 	if (!uu_opdefs[head->opcode].quick) {
 		/* off the list and current in one step: a cancel that no
 		 * longer finds it queued finds it here (T7) */
@@ -327,7 +380,7 @@ static bool has_work(struct uu_wq_acct *a)
 {
 	bool r;
 
-	pthread_mutex_lock(&a->lock);
+	uu_lock_cls(&a->lock, UU_LOCK_IOWQ_WORK);
 	r = a->head != NULL;
 	pthread_mutex_unlock(&a->lock);
 	return r;
@@ -417,7 +470,7 @@ bool uu_iowq_cancel_running(struct uu_req *req)
 	for (int i = 0; i < 2 && !found; i++) {
 		struct uu_wq_acct *a = &wq->acct[i];
 
-		pthread_mutex_lock(&a->workers_lock);
+		wl_lock(a);
 		for (struct uu_worker *w = a->all; w && !found; w = w->all_next) {
 			pthread_mutex_lock(&w->cur_lock);
 			if (w->cur == req) {
@@ -426,7 +479,7 @@ bool uu_iowq_cancel_running(struct uu_req *req)
 			}
 			pthread_mutex_unlock(&w->cur_lock);
 		}
-		pthread_mutex_unlock(&a->workers_lock);
+		wl_unlock(a);
 	}
 	return found;
 }
@@ -440,7 +493,7 @@ struct uu_iowq *uu_iowq_current(void)
 /* With workers_lock held: takes w (which is on it) off the free list. */
 static void free_unlink(struct uu_wq_acct *a, struct uu_worker *w)
 {
-	struct uu_worker **pp = &a->free_list;
+	struct uu_worker **pp = free_head(a);
 
 	while (*pp != w)
 		pp = &(*pp)->next_free;
@@ -488,9 +541,9 @@ static bool test_hold(struct uu_wq_acct *a, struct uu_worker *w, bool on,
 	bool now;
 
 	for (;;) {
-		pthread_mutex_lock(&a->workers_lock);
+		wl_lock(a);
 		now = w->on_free_list;
-		pthread_mutex_unlock(&a->workers_lock);
+		wl_unlock(a);
 		if (now == on)
 			return true;
 		if (test_now_us() >= end)
@@ -509,8 +562,8 @@ static void test_pushing(struct uu_wq_acct *a, struct uu_worker *w)
 		fprintf(stderr, "uuring io-wq: worker %d pushed twice\n", w->tid);
 		abort();
 	}
-	for (struct uu_worker *p = a->free_list; p; p = p->next_free) {
-		if (p == w || ++n > a->nr_workers) {
+	for (struct uu_worker *p = *free_head(a); p; p = p->next_free) {
+		if (p == w || (p->acct == a && ++n > a->nr_workers)) {
 			fprintf(stderr, "uuring io-wq: free list broken\n");
 			abort();
 		}
@@ -527,9 +580,9 @@ static void test_push_hold(struct uu_wq_acct *a, struct uu_worker *w)
 
 	if (us > 0)
 		test_hold(a, w, false, us);
-	pthread_mutex_lock(&a->workers_lock);
+	wl_lock(a);
 	w->test_holding = false;
-	pthread_mutex_unlock(&a->workers_lock);
+	wl_unlock(a);
 }
 
 /* A waker, workers_lock dropped; held: w was in its push hold when the
@@ -575,18 +628,18 @@ static bool idle_wait(struct uu_wq_acct *a, struct uu_worker *w, int ms)
 						     memory_order_acquire);
 		bool popped;
 
-		pthread_mutex_lock(&a->workers_lock);
+		wl_lock(a);
 		popped = !w->on_free_list;
-		pthread_mutex_unlock(&a->workers_lock);
+		wl_unlock(a);
 		if (popped)
 			return true;
 		if (has_work(a)) {
-			pthread_mutex_lock(&a->workers_lock);
+			wl_lock(a);
 			if (w->on_free_list) {
 				free_unlink(a, w);
 				atomic_fetch_add(&a->nr_running, 1);
 			}
-			pthread_mutex_unlock(&a->workers_lock);
+			wl_unlock(a);
 			return true;
 		}
 		if (atomic_load(&a->wq->exiting))
@@ -612,7 +665,7 @@ static bool idle_until_leaving(struct uu_wq_acct *a, struct uu_worker *w,
 	while (!idle_wait(a, w, ms)) {
 		bool running, leave = false;
 
-		pthread_mutex_lock(&a->workers_lock);
+		wl_lock(a);
 		running = !w->on_free_list; /* a waker popped it meanwhile */
 		if (!running &&
 		    (a->nr_workers > 1 || atomic_load(&a->wq->exiting))) {
@@ -621,7 +674,7 @@ static bool idle_until_leaving(struct uu_wq_acct *a, struct uu_worker *w,
 			all_del(a, w);
 			leave = true;
 		}
-		pthread_mutex_unlock(&a->workers_lock);
+		wl_unlock(a);
 		if (running)
 			return true;
 		if (leave)
@@ -690,13 +743,13 @@ static void *worker_main(void *arg)
 		 * is still on the list, under workers_lock, is the truth; the
 		 * futex word only says when to look again.
 		 */
-		pthread_mutex_lock(&a->workers_lock);
+		wl_lock(a);
 		TEST_PUSHING(a, w);
 		atomic_fetch_sub_explicit(&a->nr_running, 1, memory_order_relaxed);
-		w->next_free = a->free_list;
-		a->free_list = w;
+		w->next_free = *free_head(a);
+		*free_head(a) = w;
 		w->on_free_list = true;
-		pthread_mutex_unlock(&a->workers_lock);
+		wl_unlock(a);
 		TEST_PUSH_HOLD(a, w);
 		if (!idle_until_leaving(a, w, ms))
 			break;
@@ -749,9 +802,9 @@ static int create_worker(struct uu_wq_acct *a)
 	w->acct = a;
 	pthread_mutex_init(&w->cur_lock, NULL);
 	(void)uu_cp_signal(); /* the handler is in place before any cancel */
-	pthread_mutex_lock(&a->workers_lock);
+	wl_lock(a);
 	all_add(a, w);
-	pthread_mutex_unlock(&a->workers_lock);
+	wl_unlock(a);
 	atomic_fetch_add(&a->wq->refs, 1);
 	worker_attr_init(&attr);
 	pthread_mutex_lock(&a->wq->aff_lock);
@@ -775,9 +828,9 @@ static int create_worker(struct uu_wq_acct *a)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (ret) {
-		pthread_mutex_lock(&a->workers_lock);
+		wl_lock(a);
 		all_del(a, w);
-		pthread_mutex_unlock(&a->workers_lock);
+		wl_unlock(a);
 		pthread_mutex_destroy(&w->cur_lock);
 		free(w);
 		uu_iowq_put(a->wq);
@@ -798,7 +851,7 @@ bool uu_iowq_cancel_pending(struct uu_req *req)
 		struct uu_wq_acct *a = &wq->acct[i];
 		struct uu_req *r, *prev = NULL;
 
-		pthread_mutex_lock(&a->lock);
+		uu_lock_cls(&a->lock, UU_LOCK_IOWQ_WORK);
 		for (r = a->head; r; prev = r, r = r->wq_next) {
 			if (r != req)
 				continue;
@@ -832,16 +885,19 @@ bool uu_iowq_cancel_pending(struct uu_req *req)
  */
 static int wake_one(struct uu_wq_acct *a)
 {
-	struct uu_worker *w;
+	struct uu_worker *w, **pp;
 	bool create = false, none;
 #ifdef UURING_TEST_HOOKS
 	bool held = false;
 #endif
 
-	pthread_mutex_lock(&a->workers_lock);
-	w = a->free_list;
+	wl_lock(a);
+	pp = free_head(a);
+	while (*pp && (*pp)->acct != a)
+		pp = &(*pp)->next_free; /* global: the other class's */
+	w = *pp;
 	if (w) {
-		a->free_list = w->next_free;
+		*pp = w->next_free;
 		w->on_free_list = false;
 		TEST_POPPED(w, held);
 		atomic_fetch_add(&a->nr_running, 1);
@@ -857,7 +913,7 @@ static int wake_one(struct uu_wq_acct *a)
 		atomic_fetch_add(&a->nr_running, 1);
 		create = true;
 	}
-	pthread_mutex_unlock(&a->workers_lock);
+	wl_unlock(a);
 	if (w) {
 		TEST_WAKE_HOLD(a, w, held);
 		/* a private futex is keyed by its address alone: this reads
@@ -874,10 +930,10 @@ static int wake_one(struct uu_wq_acct *a)
 
 		if (!err)
 			return 1;
-		pthread_mutex_lock(&a->workers_lock);
+		wl_lock(a);
 		/* counted ourselves in: another worker is one besides us */
 		none = a->nr_workers == 1;
-		pthread_mutex_unlock(&a->workers_lock);
+		wl_unlock(a);
 		/*
 		 * The kernel retries an EAGAIN (RLIMIT_NPROC, a transient
 		 * condition) up to WORKER_INIT_LIMIT = 3 times, 5, 10 and
@@ -892,11 +948,11 @@ static int wake_one(struct uu_wq_acct *a)
 			break;
 		nanosleep(&backoff, NULL);
 	}
-	pthread_mutex_lock(&a->workers_lock);
+	wl_lock(a);
 	a->nr_workers--;
 	atomic_fetch_sub(&a->nr_running, 1);
 	none = a->nr_workers == 0;
-	pthread_mutex_unlock(&a->workers_lock);
+	wl_unlock(a);
 	return none ? -1 : 0;
 }
 
@@ -962,11 +1018,11 @@ void uu_iowq_max_workers(struct uu_ring *ring, uint32_t vals[2])
 		struct uu_wq_acct *a = &wq->acct[i];
 		uint32_t old;
 
-		pthread_mutex_lock(&a->workers_lock);
+		wl_lock(a);
 		old = a->max_workers;
 		if (vals[i])
 			a->max_workers = vals[i] > lim ? lim : vals[i];
-		pthread_mutex_unlock(&a->workers_lock);
+		wl_unlock(a);
 		vals[i] = old;
 	}
 }
@@ -1071,13 +1127,15 @@ void uu_iowq_enqueue_list(struct uu_req *list)
 		if (!head[c])
 			continue;
 		a = &head[c]->wq->acct[c];
-		pthread_mutex_lock(&a->lock);
+		uu_lock_cls(&a->lock, UU_LOCK_IOWQ_WORK);
+		global_hold(a, true);
 		if (a->tail)
 			a->tail->wq_next = head[c];
 		else
 			a->head = head[c];
 		a->tail = tail[c];
 		a->queued += n[c];
+		global_hold(a, false);
 		pthread_mutex_unlock(&a->lock);
 		activate(a, n[c]);
 	}

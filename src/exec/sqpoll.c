@@ -128,7 +128,7 @@ static unsigned int sqpoll_pass(struct uu_sqd *sqd)
 {
 	unsigned int work = 0;
 
-	pthread_mutex_lock(&sqd->lock);
+	uu_lock_cls(&sqd->lock, UU_LOCK_SQPOLL);
 	for (unsigned int i = 0; i < sqd->nr; i++) {
 		struct uu_ring *r = sqd->rings[i];
 		unsigned int n;
@@ -174,7 +174,7 @@ static bool anything_pending(struct uu_sqd *sqd)
 {
 	bool any = false;
 
-	pthread_mutex_lock(&sqd->lock);
+	uu_lock_cls(&sqd->lock, UU_LOCK_SQPOLL);
 	for (unsigned int i = 0; i < sqd->nr && !any; i++) {
 		struct uu_ring *r = sqd->rings[i];
 
@@ -272,14 +272,6 @@ static void *sqpoll_main(void *arg)
 	return NULL;
 }
 
-static unsigned int tw_cap(void)
-{
-	const char *v = getenv("UURING_SQPOLL_TW_CAP");
-	int n = v ? atoi(v) : 0;
-
-	return n > 0 ? (unsigned int)n : 32;
-}
-
 static int sqd_add_ring(struct uu_sqd *sqd, struct uu_ring *r)
 {
 	pthread_mutex_lock(&sqd->lock);
@@ -357,7 +349,7 @@ int uu_sqpoll_setup(struct uu_ring *r, struct io_uring_params *p)
 	sqd->idle_ns = idle;
 	sqd->cpu = (p->flags & IORING_SETUP_SQ_AFF) ? (int)p->sq_thread_cpu : -1;
 	sqd->tgid = getpid();
-	sqd->tw_cap = tw_cap();
+	sqd->tw_cap = uu_knob(sqpoll_tw_cap); /* api.c: at least 1 */
 	/* before the thread starts (pthread_create orders it): its work
 	 * reaches io-wq workers that read it */
 	r->sqd = sqd;

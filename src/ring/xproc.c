@@ -276,7 +276,9 @@ static void reset_engine_state(struct uu_ring *r)
 	r->tmo_head = r->tmo_tail = NULL;
 	r->lt_head = NULL;
 	uu_mpscq_init(&r->defer_tw);
+	uu_mpscq_init(&r->prio_tw);
 	atomic_store(&r->tw_pending, 0);
+	atomic_store(&r->tw_prio_pending, 0);
 	atomic_store(&r->tw_wait_nr, 0);
 	atomic_store(&r->tw_waiter_efd, -1);
 	atomic_store(&r->tw_dead, false);

@@ -93,17 +93,24 @@ static inline bool waiter_satisfied(struct uu_ring *r, struct uu_waiter *w,
 	       atomic_load_explicit(&r->cq_dropped, memory_order_relaxed);
 }
 
-/* Poster side, after the seq_cst fence in uu_cq_commit_locked. */
+/*
+ * Poster side, after the seq_cst fence in uu_cq_commit_locked.  Wakes the
+ * waiters whose target the CQ reached (seed 003's wait threshold), or,
+ * with UURING_WAKE=every, every sleeping waiter on each commit: as before
+ * that patch, each looks at the CQ and sleeps again if it is short
+ * (counted as spurious_wakeups).
+ */
 void uu_wake_waiters(struct uu_ring *r)
 {
 	uint32_t tail = atomic_load_explicit(r->cq_tail, memory_order_relaxed);
+	bool every = uu_knob(wake_every);
 	struct uu_waiter *w;
 	uint64_t one = 1;
 
-	pthread_mutex_lock(&r->wait_lock);
+	uu_lock_cls(&r->wait_lock, UU_LOCK_CQ_WAITERS);
 	for (w = r->waiters; w; w = w->next) {
 		if (atomic_load_explicit(&w->woken, memory_order_relaxed) ||
-		    !waiter_satisfied(r, w, tail))
+		    (!every && !waiter_satisfied(r, w, tail)))
 			continue;
 		atomic_store_explicit(&w->woken, true, memory_order_relaxed);
 		if (write(w->efd, &one, sizeof(one)) < 0) {
@@ -120,7 +127,7 @@ void uu_wake_all_waiters(struct uu_ring *r)
 	struct uu_waiter *w;
 	uint64_t one = 1;
 
-	pthread_mutex_lock(&r->wait_lock);
+	uu_lock_cls(&r->wait_lock, UU_LOCK_CQ_WAITERS);
 	for (w = r->waiters; w; w = w->next) {
 		atomic_store_explicit(&w->woken, true, memory_order_relaxed);
 		if (write(w->efd, &one, sizeof(one)) < 0) {
@@ -304,7 +311,7 @@ static void waiter_link(struct uu_ring *r, struct uu_waiter *w)
 {
 	atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
 	w->ring = r;
-	pthread_mutex_lock(&r->wait_lock);
+	uu_lock_cls(&r->wait_lock, UU_LOCK_CQ_WAITERS);
 	w->prev = NULL;
 	w->next = r->waiters;
 	if (r->waiters)
@@ -370,7 +377,7 @@ static void waiter_del(struct uu_ring *r, struct uu_waiter *w)
 	if (w->ring != r)
 		return;
 	atomic_fetch_sub_explicit(&r->nr_sleepers, 1, memory_order_relaxed);
-	pthread_mutex_lock(&r->wait_lock);
+	uu_lock_cls(&r->wait_lock, UU_LOCK_CQ_WAITERS);
 	if (w->prev)
 		w->prev->next = w->next;
 	else
@@ -578,7 +585,7 @@ static int wait_timeout(struct cq_wait *cw)
 	    cw->min_tail != atomic_load_explicit(r->cq_head,
 						 memory_order_acquire))
 		return -ETIME;
-	pthread_mutex_lock(&r->wait_lock);
+	uu_lock_cls(&r->wait_lock, UU_LOCK_CQ_WAITERS);
 	cw->w->target = cw->min_tail + 1;
 	pthread_mutex_unlock(&r->wait_lock);
 	return WAIT_AGAIN;

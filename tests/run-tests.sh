@@ -53,9 +53,9 @@ done
 # added to every ring whose scenario chose no mode itself).  A test not
 # listed for a mode still diverges there: docs/compatibility.md row 20.
 RING_MODE_TESTS=(
-	"coop:async buffers cancel_running epoll fault fork fsops futex fuzz lifecycle link msgring net netbuf nop overflow personality pipe poll region register rsrc rw setup sqpoll timeout wait"
-	"defer:async buffers epoll fault fork fsops futex fuzz lifecycle link msgring net netbuf nop overflow pipe poll region register rsrc rw setup sqpoll timeout wait"
-	"sqpoll:async buffers cancel_running epoll fault fork fsops futex fuzz lifecycle link msgring net netbuf nop overflow personality pipe poll region register rsrc rw setup sqpoll timeout wait"
+	"coop:async buffers cancel_running epoll fault fork fsops futex fuzz lifecycle link msgring net netbuf nop overflow personality pipe poll region register rsrc rw setup sqpoll timeout uring_cmd wait"
+	"defer:async buffers epoll fault fork fsops futex fuzz lifecycle link msgring net netbuf nop overflow pipe poll region register rsrc rw setup sqpoll timeout uring_cmd wait"
+	"sqpoll:async buffers cancel_running epoll fault fork fsops futex fuzz lifecycle link msgring net netbuf nop overflow personality pipe poll region register rsrc rw setup sqpoll timeout uring_cmd wait"
 )
 if [ -z "${UURING_SKIP_RING_MODES:-}" ]; then
 	for entry in "${RING_MODE_TESTS[@]}"; do

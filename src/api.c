@@ -15,6 +15,7 @@
 #include "core/buffers.h"
 #include "core/internal.h"
 #include "core/memregion.h"
+#include "ublk/ublk.h"
 #include "util/rawsys.h"
 
 struct uu_config uu_config = { .sqpoll_tw_cap = 32 };
@@ -178,8 +179,13 @@ UU_EXPORT void *uuring_mmap(void *addr, size_t length, int prot, int flags,
 		int err;
 
 		if (fd < 0 || (flags & MAP_ANONYMOUS) ||
-		    !(r = uu_ring_get(fd, &err)))
-			return raw_mmap(addr, length, prot, flags, fd, offset);
+		    !(r = uu_ring_get(fd, &err))) {
+			/* a ublk char device's descriptors (ublk/) */
+			p = uu_ublk_try_mmap(addr, length, prot, flags, fd,
+					     offset);
+			return p ? p : raw_mmap(addr, length, prot, flags, fd,
+						offset);
+		}
 	}
 	/* the kernel's offset validation fails in get_unmapped_area, so
 	 * mmap(2) reports ENOMEM for all of these */

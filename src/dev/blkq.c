@@ -28,6 +28,7 @@
 struct blkq_waiter {
 	struct blkq_waiter *next;
 	struct uu_req *req;
+	void *raw;               /* uu_blkq_submit_raw's (req NULL) */
 	uint8_t op;
 	uint64_t pos, len;
 };
@@ -148,6 +149,7 @@ static struct uu_blkq_rq *fill_rq(struct uu_blkq *q, struct uu_blkq_hctx *h,
 	rq->q = q;
 	rq->hctx = h;
 	rq->req = req;
+	rq->raw = NULL;
 	rq->tag = tag;
 	rq->op = op;
 	rq->pos = pos;
@@ -308,6 +310,7 @@ void uu_blkq_park(struct uu_req *req)
 	} else {
 		w->next = NULL;
 		w->req = req;
+		w->raw = NULL;
 		w->op = T.op;
 		w->pos = T.pos;
 		w->len = T.len;
@@ -321,6 +324,55 @@ void uu_blkq_park(struct uu_req *req)
 					  memory_order_relaxed);
 	}
 	uu_blkq_section_end();
+}
+
+static struct uu_blkq_hctx *cpu_hctx(struct uu_blkq *q, int cpu)
+{
+	if (q->nr_hw_queues == 1 || cpu < 0 || (unsigned int)cpu >= q->nr_cpus)
+		return &q->hctx[0];
+	return &q->hctx[q->cpu_map[cpu]];
+}
+
+int uu_blkq_submit_raw(struct uu_blkq *q, int cpu, uint8_t op, uint64_t pos,
+		       uint64_t len, void *raw)
+{
+	struct uu_blkq_hctx *h = cpu_hctx(q, cpu);
+	struct blkq_waiter *w;
+	int tag, ret = 0;
+
+	uu_blkq_get(q); /* the request's, dropped by uu_blkq_end */
+	uu_blkq_section_begin();
+	pthread_mutex_lock(&h->lock);
+	tag = get_tag_locked(q, h);
+	if (tag >= 0) {
+		struct uu_blkq_rq *rq;
+
+		pthread_mutex_unlock(&h->lock);
+		rq = fill_rq(q, h, (unsigned int)tag, NULL, op, pos, len);
+		rq->raw = raw;
+		disp_append(rq);
+	} else if (!(w = malloc(sizeof(*w)))) {
+		pthread_mutex_unlock(&h->lock);
+		uu_blkq_put(q);
+		ret = -ENOMEM;
+	} else {
+		w->next = NULL;
+		w->req = NULL;
+		w->raw = raw;
+		w->op = op;
+		w->pos = pos;
+		w->len = len;
+		if (h->wait_tail)
+			((struct blkq_waiter *)h->wait_tail)->next = w;
+		else
+			h->wait_head = (struct uu_req *)w;
+		h->wait_tail = (struct uu_req *)w;
+		pthread_mutex_unlock(&h->lock);
+		atomic_fetch_add_explicit(&q->tag_waits, 1,
+					  memory_order_relaxed);
+	}
+	uu_blkq_section_end();
+	return ret;
 }
 
 bool uu_blkq_run_inline(struct uu_blkq *q, struct uu_req *req, uint8_t op,
@@ -359,7 +411,9 @@ void uu_blkq_end(struct uu_blkq_rq *rq, int res)
 	atomic_fetch_add_explicit(&q->lat[uu_blkq_lat_bucket(d > 0 ? (uint64_t)d : 0)],
 				  1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&q->completed, 1, memory_order_relaxed);
-	if (rq->inl) {
+	if (rq->raw) {
+		q->ops->end_raw(rq, res);
+	} else if (rq->inl) {
 		T.inl_res = res;
 	} else {
 		req->res = res;
@@ -383,8 +437,11 @@ void uu_blkq_end(struct uu_blkq_rq *rq, int res)
 	}
 	pthread_mutex_unlock(&h->lock);
 	if (w) {
-		disp_append(fill_rq(q, h, rq->tag, w->req, w->op, w->pos,
-				    w->len));
+		struct uu_blkq_rq *next = fill_rq(q, h, rq->tag, w->req,
+						  w->op, w->pos, w->len);
+
+		next->raw = w->raw;
+		disp_append(next);
 		free(w);
 	}
 	uu_blkq_put(q); /* the ended request's (a waiter holds its own) */

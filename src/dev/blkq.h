@@ -46,6 +46,8 @@ struct uu_blkq_rq {
 	struct uu_blkq *q;
 	struct uu_blkq_hctx *hctx;
 	struct uu_req *req;      /* the io_uring request it serves */
+	void *raw;               /* or, from uu_blkq_submit_raw, the
+				  * submitter's (req is NULL then) */
 	unsigned int tag;
 	uint8_t op;              /* UU_BLKQ_* */
 	uint64_t pos;            /* bytes */
@@ -65,6 +67,9 @@ struct uu_blkq_ops {
 	void (*queue_rq)(struct uu_blkq_rq *rq);
 	/* the last reference to the queue is gone: free the target */
 	void (*release)(struct uu_blkq *q);
+	/* a request of uu_blkq_submit_raw ends with res (called by
+	 * uu_blkq_end while rq and its tag are still the request's) */
+	void (*end_raw)(struct uu_blkq_rq *rq, int res);
 };
 
 struct uu_blkq_hctx {
@@ -119,6 +124,16 @@ void uu_blkq_park(struct uu_req *req);
  */
 bool uu_blkq_run_inline(struct uu_blkq *q, struct uu_req *req, uint8_t op,
 			uint64_t pos, uint64_t len, int *res);
+
+/*
+ * A request that is not an io_uring request of this process (the ublk
+ * driver's block side, src/ublk/ublkd_io.c): it goes to the hardware
+ * queue of cpu (the submitter's, as blk-mq's map sends it), takes a tag
+ * or waits in the FIFO, and ends through ops->end_raw with raw set.  0,
+ * or -ENOMEM (no tag free and no memory to wait).
+ */
+int uu_blkq_submit_raw(struct uu_blkq *q, int cpu, uint8_t op, uint64_t pos,
+		       uint64_t len, void *raw);
 
 /* The target completes rq with res (bytes, or -errno). */
 void uu_blkq_end(struct uu_blkq_rq *rq, int res);

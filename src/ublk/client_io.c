@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The data plane in the server's process: FETCH_REQ, COMMIT_AND_FETCH_REQ
+ * and NEED_GET_DATA of a /dev/ublkcN file go to uublkd over the engine's
+ * data connection, and a receiver thread (one per open char file) takes
+ * the driver's answers and slot events.
+ *
+ * A command that arms a slot is installed in the engine's copy of the
+ * slot by the receiver when the driver's answer says "queued", before
+ * the receiver reads the next message: the driver sends any event for
+ * that slot after the answer (ublkd_io.c), so the event finds it.  The
+ * submitter then marks it cancelable; an event that arrives before the
+ * mark is kept in the slot (pending) and delivered by the submitter
+ * right after the mark, since a command may be marked only until it is
+ * done (ops/uring_cmd.h).
+ *
+ * Default copy mode, done here because only this process can reach the
+ * server's buffers: a write's data is copied from the slot's shared
+ * buffer to the command's addr before its CQE; a read's data from the
+ * COMMIT's addr to the slot's buffer before the COMMIT goes out.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "ublk/client.h"
+#include "util/usercopy.h"
+
+static uu_ublk_done_fn done_fn;
+static uu_ublk_mark_fn mark_fn;
+
+void uu_ublk_set_ops(uu_ublk_done_fn done, uu_ublk_mark_fn mark)
+{
+	done_fn = done;
+	mark_fn = mark;
+}
+
+static const struct ublksrv_io_desc *iod_of(struct ufile *f, unsigned int idx)
+{
+	unsigned int q = idx / f->info.queue_depth;
+	unsigned int tag = idx % f->info.queue_depth;
+
+	return (const struct ublksrv_io_desc *)(f->desc_map +
+						(size_t)q * UBLKD_DESC_STRIDE) +
+	       tag;
+}
+
+static uint8_t *slot_buf(struct ufile *f, unsigned int idx)
+{
+	return f->data_map + (size_t)idx * f->slot_bytes;
+}
+
+static size_t io_bytes(struct ufile *f, const struct ublksrv_io_desc *iod)
+{
+	size_t n = (size_t)iod->nr_sectors << 9;
+
+	return n < f->slot_bytes ? n : f->slot_bytes;
+}
+
+/* A slot's command ends with the driver's res. */
+static void deliver(struct ufile *f, unsigned int idx, struct uu_req *req,
+		    int res)
+{
+	struct ucslot *s = &f->slots[idx];
+	const struct ublksrv_io_desc *iod = iod_of(f, idx);
+
+	/* ublk_map_io: a write's data reaches the server's buffer before
+	 * the server hears of the request (a fault leaves it short, as the
+	 * kernel's copy does) */
+	if (res == UBLK_IO_RES_OK && (iod->op_flags & 0xff) == UBLK_IO_OP_WRITE)
+		uu_copy_to_user((void *)(uintptr_t)s->addr, slot_buf(f, idx),
+				io_bytes(f, iod));
+	pthread_mutex_lock(&f->lock);
+	s->owned = res == UBLK_IO_RES_OK || res == UBLK_IO_RES_NEED_GET_DATA;
+	pthread_mutex_unlock(&f->lock);
+	done_fn(req, res);
+}
+
+/* the driver's answer to w (called with f->lock held) */
+static void answered(struct ufile *f, uint64_t seq, int res, pid_t tid)
+{
+	struct ucwait **pp, *w;
+
+	for (pp = &f->waiters; (w = *pp); pp = &w->next)
+		if (w->seq == seq)
+			break;
+	if (!w)
+		return;
+	*pp = w->next;
+	if (res == UM_QUEUED && w->req) {
+		struct ucslot *s = &f->slots[w->idx];
+
+		s->req = w->req;
+		s->addr = w->addr;
+		s->marked = false;
+		s->pending = false;
+		s->owned = false;
+		s->task = tid;
+	}
+	w->res = res;
+	w->done = true;
+	pthread_cond_broadcast(&f->cond);
+}
+
+static void slot_event(struct ufile *f, const struct um_slot *ev)
+{
+	unsigned int idx = (unsigned int)ev->q_id * f->info.queue_depth +
+			   ev->tag;
+	struct ucslot *s;
+	struct uu_req *req;
+
+	if (ev->q_id >= f->info.nr_hw_queues || ev->tag >= f->info.queue_depth)
+		return;
+	s = &f->slots[idx];
+	pthread_mutex_lock(&f->lock);
+	req = s->req;
+	if (req && !s->marked) {
+		s->pending = true;
+		s->pending_res = ev->h.res;
+		req = NULL;
+	} else {
+		s->req = NULL;
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (req)
+		deliver(f, idx, req, ev->h.res);
+}
+
+/* The driver closed the data connection (the char file's release, or
+ * the driver is gone): every command still queued ends aborted. */
+static void receiver_end(struct ufile *f)
+{
+	size_t n = (size_t)f->info.nr_hw_queues * f->info.queue_depth;
+
+	pthread_mutex_lock(&f->lock);
+	f->dead = true;
+	pthread_cond_broadcast(&f->cond);
+	pthread_mutex_unlock(&f->lock);
+	for (size_t i = 0; i < n; i++) {
+		struct ucslot *s = &f->slots[i];
+		struct uu_req *req;
+
+		pthread_mutex_lock(&f->lock);
+		req = s->marked ? s->req : NULL;
+		if (req)
+			s->req = NULL;
+		else if (s->req)
+			s->pending = true, s->pending_res = UBLK_IO_RES_ABORT;
+		pthread_mutex_unlock(&f->lock);
+		if (req)
+			done_fn(req, UBLK_IO_RES_ABORT);
+	}
+}
+
+static void *receiver_main(void *arg)
+{
+	struct ufile *f = arg;
+	union {
+		struct um_hdr h;
+		struct um_slot slot;
+		uint8_t raw[256];
+	} m;
+
+	uu_thread_ready();
+	for (;;) {
+		ssize_t n = recv(f->data_conn, &m, sizeof(m), 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < (ssize_t)sizeof(m.h))
+			break;
+		if (m.h.type == UM_SLOT && n >= (ssize_t)sizeof(m.slot)) {
+			slot_event(f, &m.slot);
+		} else if (m.h.type == UM_IO_RES || m.h.type == UM_MMAP) {
+			pthread_mutex_lock(&f->lock);
+			answered(f, m.h.seq, m.h.res, 0);
+			pthread_mutex_unlock(&f->lock);
+		}
+	}
+	receiver_end(f);
+	return NULL;
+}
+
+int uu_ublk_start_receiver(struct ufile *f)
+{
+	return uu_thread_start(receiver_main, f);
+}
+
+/* Sends m (its seq set here) and waits for the receiver's answer. */
+static int call(struct ufile *f, struct um_hdr *m, size_t len,
+		struct ucwait *w)
+{
+	int res;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->dead) {
+		pthread_mutex_unlock(&f->lock);
+		return -ENODEV;
+	}
+	m->seq = w->seq = ++f->seq;
+	w->next = f->waiters;
+	f->waiters = w;
+	pthread_mutex_unlock(&f->lock);
+	res = (int)um_send(f->data_conn, m, len, NULL, 0, NULL, 0);
+	pthread_mutex_lock(&f->lock);
+	while (res >= 0 && !w->done && !f->dead)
+		pthread_cond_wait(&f->cond, &f->lock);
+	if (!w->done) {
+		struct ucwait **pp;
+
+		for (pp = &f->waiters; *pp; pp = &(*pp)->next)
+			if (*pp == w) {
+				*pp = w->next;
+				break;
+			}
+		res = -ENODEV;
+	} else {
+		res = w->res;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return res;
+}
+
+int uu_ublk_mmap_check(struct ufile *f)
+{
+	struct um_hdr m = { .type = UM_MMAP };
+	struct ucwait w = { 0 };
+
+	return call(f, &m, sizeof(m), &w);
+}
+
+/* A READ's data, from the COMMIT's buffer to the slot's (ublk_unmap_io),
+ * when this task owns the slot's request. */
+static void commit_copy(struct ufile *f, unsigned int idx,
+			const struct ublksrv_io_cmd *cmd, pid_t tid)
+{
+	const struct ublksrv_io_desc *iod = iod_of(f, idx);
+	size_t n;
+	bool mine;
+
+	pthread_mutex_lock(&f->lock);
+	mine = f->slots[idx].owned && f->slots[idx].task == tid;
+	pthread_mutex_unlock(&f->lock);
+	if (!mine || (iod->op_flags & 0xff) != UBLK_IO_OP_READ ||
+	    cmd->result <= 0 || !cmd->addr)
+		return;
+	n = io_bytes(f, iod);
+	if ((size_t)cmd->result < n)
+		n = (size_t)cmd->result;
+	uu_copy_from_user(slot_buf(f, idx), (const void *)(uintptr_t)cmd->addr,
+			  n);
+}
+
+int uu_ublk_io(struct ufile *f, uint32_t cmd_op,
+	       const struct ublksrv_io_cmd *cmd, pid_t tid, struct uu_req *req,
+	       unsigned int mark_arg)
+{
+	uint32_t nr = cmd_op & 0xff;
+	bool in_range = cmd->q_id < f->info.nr_hw_queues &&
+			cmd->tag < f->info.queue_depth;
+	unsigned int idx = in_range ? (unsigned int)cmd->q_id *
+						  f->info.queue_depth +
+					      cmd->tag : 0;
+	struct um_io m = { .h = { .type = UM_IO }, .cmd_op = cmd_op,
+			   .tid = tid, .cmd = *cmd };
+	struct ucwait w = { .addr = cmd->addr, .idx = idx };
+	struct ucslot *s = &f->slots[idx];
+	int res, pending_res = 0;
+	bool pending;
+
+	if (in_range && (nr == UBLK_IO_FETCH_REQ ||
+			 nr == UBLK_IO_COMMIT_AND_FETCH_REQ))
+		w.req = req;
+	if (in_range && nr == UBLK_IO_COMMIT_AND_FETCH_REQ)
+		commit_copy(f, idx, cmd, tid);
+	res = call(f, &m.h, sizeof(m), &w);
+	if (res == UM_QUEUED && w.req) {
+		pthread_mutex_lock(&f->lock);
+		s->task = tid;
+		pthread_mutex_unlock(&f->lock);
+		mark_fn(req, mark_arg);
+		pthread_mutex_lock(&f->lock);
+		s->marked = true;
+		pending = s->pending && s->req == req;
+		if (pending) {
+			pending_res = s->pending_res;
+			s->pending = false;
+			s->req = NULL;
+		}
+		pthread_mutex_unlock(&f->lock);
+		if (pending)
+			deliver(f, idx, req, pending_res);
+		return UM_QUEUED;
+	}
+	if (res == UBLK_IO_RES_OK && nr == UBLK_IO_NEED_GET_DATA && in_range) {
+		/* ublk_get_data: the write's data into the new buffer */
+		uu_copy_to_user((void *)(uintptr_t)cmd->addr, slot_buf(f, idx),
+				io_bytes(f, iod_of(f, idx)));
+		pthread_mutex_lock(&f->lock);
+		s->addr = cmd->addr;
+		s->owned = true;
+		pthread_mutex_unlock(&f->lock);
+	}
+	return res;
+}
+
+bool uu_ublk_io_cancel(struct ufile *f, struct uu_req *req, unsigned int q,
+		       unsigned int tag)
+{
+	struct um_io m = { .h = { .type = UM_CANCEL } };
+	unsigned int idx;
+	bool mine;
+
+	if (q >= f->info.nr_hw_queues || tag >= f->info.queue_depth)
+		return false;
+	idx = q * f->info.queue_depth + tag;
+	pthread_mutex_lock(&f->lock);
+	mine = f->slots[idx].req == req;
+	if (mine)
+		f->slots[idx].req = NULL;
+	pthread_mutex_unlock(&f->lock);
+	if (!mine)
+		return false;
+	m.cmd.q_id = (uint16_t)q;
+	m.cmd.tag = (uint16_t)tag;
+	um_send(f->data_conn, &m, sizeof(m), NULL, 0, NULL, 0);
+	return true;
+}

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ublk files as a URING_CMD file type (ops/uring_cmd.h): the
+ * kernel's ublk_ctrl_uring_cmd (/dev/ublk-control) and ublk_ch_uring_cmd
+ * (/dev/ublkcN), and the public calls that open them and submit block
+ * I/O to a device.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "core/internal.h"
+#include "ops/uring_cmd.h"
+#include "ublk/client.h"
+#include "ublk/ublk.h"
+
+/* what a ublk command keeps in its pdu */
+struct ublk_pdu {
+	struct ufile *f;
+	uint16_t q_id, tag;
+};
+
+_Static_assert(sizeof(struct ublk_pdu) <= UU_CMD_PDU_SIZE, "pdu size");
+
+static bool ublk_match(int fd, const struct stat *st)
+{
+	(void)fd;
+	return uu_ublk_file_st(st) != NULL;
+}
+
+/* ublk_ctrl_uring_cmd's checks before the command reaches the driver */
+static int ctrl_issue(struct uu_req *req, unsigned int flags)
+{
+	struct ublksrv_ctrl_cmd hdr;
+	size_t len;
+	const void *p;
+
+	/* IO_URING_F_NONBLOCK: control commands run in io-wq */
+	if (!(flags & UU_ISSUE_F_WORKER))
+		return -EAGAIN;
+	if (!(flags & UU_CMD_F_SQE128))
+		return -EINVAL;
+	p = uu_cmd_payload(req, &len);
+	memcpy(&hdr, p, sizeof(hdr));
+	return uu_ublk_ctrl(uu_cmd_op(req), &hdr);
+}
+
+static int ublk_issue(struct uu_req *req, unsigned int flags)
+{
+	struct ublk_pdu *pdu = uu_cmd_pdu(req);
+	struct ublksrv_io_cmd cmd;
+	size_t len;
+
+	if (!pdu->f)
+		pdu->f = uu_ublk_file(uu_cmd_fd(req));
+	if (!pdu->f)
+		return -EOPNOTSUPP;
+	if (pdu->f->kind == UK_CTRL)
+		return ctrl_issue(req, flags);
+	if (flags & UU_CMD_F_CANCEL) {
+		/* ublk_uring_cmd_cancel_fn */
+		if (uu_ublk_io_cancel(pdu->f, req, pdu->q_id, pdu->tag))
+			uu_uring_cmd_done(req, UBLK_IO_RES_ABORT, 0, flags);
+		return 0;
+	}
+	/* every I/O command may be queued: it needs a stable request */
+	if (!(flags & UU_CMD_F_STABLE))
+		return UU_CMD_PARK;
+	memcpy(&cmd, uu_cmd_payload(req, &len), sizeof(cmd));
+	pdu->q_id = cmd.q_id;
+	pdu->tag = cmd.tag;
+	return uu_ublk_io(pdu->f, uu_cmd_op(req), &cmd, uu_cmd_task(req), req,
+			  flags);
+}
+
+static const struct uu_cmd_file_type ublk_type = {
+	.name = "ublk",
+	.match = ublk_match,
+	.issue = ublk_issue,
+};
+
+static void cmd_done(struct uu_req *req, int res)
+{
+	uu_uring_cmd_done(req, res, 0, 0);
+}
+
+static void cmd_mark(struct uu_req *req, unsigned int flags)
+{
+	uu_uring_cmd_mark_cancelable(req, flags);
+}
+
+static pthread_once_t type_once = PTHREAD_ONCE_INIT;
+
+static void type_register(void)
+{
+	uu_ublk_set_ops(cmd_done, cmd_mark);
+	uu_cmd_register_file_type(&ublk_type);
+}
+
+/* open(2) of /dev/ublk-control or /dev/ublkcN through the driver */
+UU_EXPORT int uuring_ublk_open(const char *path, int flags)
+{
+	pthread_once(&type_once, type_register);
+	if (!path)
+		return -EFAULT;
+	return uu_ublk_open(path, flags);
+}
+
+UU_EXPORT int uuring_ublk_bdev_io(int dev_id, int op, void *buf, size_t len,
+				  uint64_t pos)
+{
+	return uu_ublk_bdev_io(dev_id, op, buf, len, pos);
+}
+
+/* uuring_mmap's case for a /dev/ublkcN fd (NULL: not one) */
+void *uu_ublk_try_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		       off_t off)
+{
+	struct ufile *f;
+
+	if (fd < 0 || (flags & MAP_ANONYMOUS))
+		return NULL;
+	f = uu_ublk_file(fd);
+	if (!f || f->kind != UK_CHAR)
+		return NULL;
+	return uu_ublk_mmap(f, addr, len, prot, flags, off);
+}

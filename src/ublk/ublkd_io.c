@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uublkd's data plane: the (queue, tag) slots, the I/O commands of
+ * /dev/ublkcN (ublk_drv's ublk_ch_uring_cmd_local, ublk_fetch), the
+ * block side (requests from BDEV connections through the block-queue
+ * model, dev/blkq.c, into the slots: ublk_queue_rq), and what the char
+ * device's release does (ublk_ch_release_work_fn).
+ *
+ * Ordering with the client (client_cmd.c): a command's answer
+ * (UM_IO_RES) is sent before any slot event its effect may cause (a
+ * COMMIT that ends a request can hand the freed tag, the same slot, to
+ * a waiting request at once), so the engine has installed the command
+ * in its slot when the event arrives.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "ublk/ublkd.h"
+
+static struct uslot *slot_of(struct udev *d, unsigned int q, unsigned int tag)
+{
+	return &d->slots[(size_t)q * d->info.queue_depth + tag];
+}
+
+static uint8_t *slot_buf(struct udev *d, unsigned int q, unsigned int tag)
+{
+	return d->data_map +
+	       ((size_t)q * d->info.queue_depth + tag) * d->slot_bytes;
+}
+
+static struct ublksrv_io_desc *iod_of(struct udev *d, unsigned int q,
+				      unsigned int tag)
+{
+	return (struct ublksrv_io_desc *)(d->desc_map +
+					  (size_t)q * UBLKD_DESC_STRIDE) +
+	       tag;
+}
+
+static bool need_get_data(const struct udev *d)
+{
+	return d->info.flags & UBLK_F_NEED_GET_DATA;
+}
+
+static void io_answer(struct uconn *c, uint64_t seq, int res)
+{
+	struct um_hdr h = { .type = UM_IO_RES, .res = res, .seq = seq };
+
+	ublkd_reply(c, &h, sizeof(h), NULL, 0);
+}
+
+void ublkd_slot_event(struct udev *d, unsigned int q, unsigned int tag,
+		      int res)
+{
+	struct um_slot ev = {
+		.h = { .type = UM_SLOT, .res = res },
+		.q_id = (uint16_t)q,
+		.tag = (uint16_t)tag,
+	};
+
+	ublkd_reply(slot_of(d, q, tag)->data, &ev, sizeof(ev), NULL, 0);
+}
+
+/* ublk_cancel_dev: every command still waiting for a request ends with
+ * UBLK_IO_RES_ABORT, once */
+void ublkd_abort_active(struct udev *d)
+{
+	for (unsigned int q = 0; q < d->info.nr_hw_queues; q++)
+		for (unsigned int t = 0; t < d->info.queue_depth; t++) {
+			struct uslot *s = slot_of(d, q, t);
+
+			if (!(s->flags & US_ACTIVE) ||
+			    (s->flags & US_CANCELED))
+				continue;
+			s->flags |= US_CANCELED;
+			ublkd_slot_event(d, q, t, UBLK_IO_RES_ABORT);
+		}
+}
+
+/* errno_to_blk_status then blk_status_to_errno: what a block user sees */
+static int blk_errno(int res)
+{
+	switch (res) {
+	case -ENOSPC: case -EOPNOTSUPP: case -ETIMEDOUT: case -EAGAIN:
+	case -EREMOTEIO: case -ENOMEM: case -ENOLINK: case -EBADE:
+	case -ENODATA: case -EILSEQ:
+		return res;
+	default:
+		return -EIO;
+	}
+}
+
+/* __ublk_complete_rq: the server's result becomes the request's */
+static void complete_rq(struct udev *d, struct uu_blkq_rq *rq,
+			unsigned int q, int res)
+{
+	struct breq *b = rq->raw;
+
+	if (!res && b->op == UBLK_IO_OP_READ)
+		res = -EIO;
+	if (res < 0) {
+		res = blk_errno(res);
+	} else if (b->op == UBLK_IO_OP_READ || b->op == UBLK_IO_OP_WRITE) {
+		/* a short count ends the request short (the kernel requeues
+		 * the rest: docs/ublk.md) */
+		if ((uint32_t)res > b->len)
+			res = (int)b->len;
+		if (b->op == UBLK_IO_OP_READ)
+			memcpy(b->data, slot_buf(d, q, rq->tag), (size_t)res);
+	} else {
+		res = 0;
+	}
+	uu_blkq_section_begin();
+	uu_blkq_end(rq, res);
+	uu_blkq_section_end();
+}
+
+/* ublk_queue_rq and ublk_dispatch_req for one request given a tag */
+static void ublk_queue_rq(struct uu_blkq_rq *rq)
+{
+	struct udev *d = rq->q->priv;
+	unsigned int q = (unsigned int)(rq->hctx - rq->q->hctx);
+	struct uslot *s = slot_of(d, q, rq->tag);
+	struct ublksrv_io_desc *iod = iod_of(d, q, rq->tag);
+	struct breq *b = rq->raw;
+
+	if (d->fail_io) {
+		uu_blkq_end(rq, -EREMOTEIO);  /* BLK_STS_TARGET */
+		return;
+	}
+	if (!d->disk || d->canceling || !(s->flags & US_ACTIVE) ||
+	    (s->flags & US_CANCELED)) {
+		uu_blkq_end(rq, -EIO);
+		return;
+	}
+	iod->op_flags = b->op;
+	iod->nr_sectors = b->len >> 9;
+	iod->start_sector = b->pos >> 9;
+	iod->addr = s->addr;
+	s->rq = rq;
+	s->flags &= ~US_ACTIVE;
+	s->flags |= US_OWNED;
+	if (b->op == UBLK_IO_OP_WRITE && need_get_data(d)) {
+		s->flags |= US_NEED_GET_DATA;
+		ublkd_slot_event(d, q, rq->tag, UBLK_IO_RES_NEED_GET_DATA);
+		return;
+	}
+	if (b->op == UBLK_IO_OP_WRITE)
+		memcpy(slot_buf(d, q, rq->tag), b->data, b->len);
+	ublkd_slot_event(d, q, rq->tag, UBLK_IO_RES_OK);
+}
+
+/* The request's end: its answer to the submitter. */
+static void ublk_end_raw(struct uu_blkq_rq *rq, int res)
+{
+	struct breq *b = rq->raw;
+	struct udev *d = b->dev;
+	struct um_hdr h = { .type = UM_BDEV, .res = res, .seq = b->seq };
+
+	ublkd_reply(b->conn, &h, sizeof(h), b->data,
+		    b->op == UBLK_IO_OP_READ && res > 0 ? (size_t)res : 0);
+	b->conn->refs--;
+	d->inflight--;
+	free(b->data);
+	free(b);
+	ublkd_dev_maybe_free(d);
+}
+
+static void ublk_blk_release(struct uu_blkq *q)
+{
+	free(q);
+}
+
+static const struct uu_blkq_ops ublk_blk_ops = {
+	.queue_rq = ublk_queue_rq,
+	.release = ublk_blk_release,
+	.end_raw = ublk_end_raw,
+};
+
+int ublkd_start_blk(struct udev *d)
+{
+	struct uu_blkq *q;
+
+	if (d->q)
+		return 0;
+	q = malloc(sizeof(*q));
+	if (!q || uu_blkq_init(q, &ublk_blk_ops, d, d->info.nr_hw_queues,
+			       d->info.queue_depth)) {
+		free(q);
+		return -ENOMEM;
+	}
+	d->q = q;
+	return 0;
+}
+
+static int bdev_check(struct udev *d, const struct um_bdev *m, uint32_t *len)
+{
+	uint64_t size = d->params.basic.dev_sectors << 9;
+
+	if (!d->disk || d->info.state == UBLK_S_DEV_DEAD)
+		return -ENODEV;
+	if (m->op != UBLK_IO_OP_READ && m->op != UBLK_IO_OP_WRITE &&
+	    m->op != UBLK_IO_OP_FLUSH)
+		return -EOPNOTSUPP;
+	if ((m->pos | m->len) & 511 || m->len > UM_BDEV_MAX ||
+	    m->len > d->info.max_io_buf_bytes)
+		return -EINVAL;
+	*len = m->len;
+	if (m->op == UBLK_IO_OP_FLUSH)
+		return 0;
+	/* a block device's ends: a read is cut, a write is refused */
+	if (m->pos >= size)
+		return m->op == UBLK_IO_OP_READ ? 0 : -ENOSPC;
+	if (m->pos + m->len > size) {
+		if (m->op == UBLK_IO_OP_WRITE)
+			return -ENOSPC;
+		*len = (uint32_t)(size - m->pos);
+	}
+	return *len ? 1 : 0;
+}
+
+void ublkd_bdev(struct uconn *c, const struct um_bdev *m, size_t n)
+{
+	struct udev *d = ublkd_dev_find((int)m->dev_id);
+	struct um_hdr h = { .type = UM_BDEV, .seq = m->h.seq };
+	struct breq *b;
+	uint32_t len = 0;
+	int ret;
+
+	ret = d ? bdev_check(d, m, &len) : -ENODEV;
+	if (ret == 0 && m->op == UBLK_IO_OP_FLUSH)
+		ret = 1;
+	if (ret <= 0)
+		goto answer;
+	if (m->op == UBLK_IO_OP_WRITE && n < sizeof(*m) + m->len) {
+		ret = -EINVAL;
+		goto answer;
+	}
+	b = calloc(1, sizeof(*b));
+	if (b)
+		b->data = malloc(len ? len : 1);
+	if (!b || !b->data) {
+		free(b);
+		ret = -ENOMEM;
+		goto answer;
+	}
+	b->conn = c;
+	b->seq = m->h.seq;
+	b->op = m->op;
+	b->pos = m->pos;
+	b->len = len;
+	b->dev = d;
+	if (m->op == UBLK_IO_OP_WRITE)
+		memcpy(b->data, m + 1, len);
+	c->refs++;
+	d->inflight++;
+	ret = uu_blkq_submit_raw(d->q, m->cpu,
+				 m->op == UBLK_IO_OP_READ ? UU_BLKQ_READ :
+				 m->op == UBLK_IO_OP_WRITE ? UU_BLKQ_WRITE :
+							     UU_BLKQ_FLUSH,
+				 m->pos, len, b);
+	if (!ret)
+		return;
+	c->refs--;
+	d->inflight--;
+	free(b->data);
+	free(b);
+answer:
+	h.res = ret;
+	ublkd_reply(c, &h, sizeof(h), NULL, 0);
+}
+
+void ublkd_bdev_gone(struct uconn *c)
+{
+	/* its requests finish in the device; their answers go nowhere
+	 * (ublkd_reply checks dead) and the last one lets c be freed */
+	(void)c;
+}
+
+/* ublk_fetch: FETCH_REQ, on any task; that task becomes the daemon */
+static int fetch(struct udev *d, struct uconn *c, struct uslot *s,
+		 const struct um_io *m)
+{
+	if (!m->cmd.addr && !need_get_data(d))
+		return -EINVAL;
+	if (ublkd_dev_ready(d))
+		return -EBUSY;
+	if (s->flags & US_ACTIVE)
+		return -EINVAL;
+	s->flags |= US_ACTIVE;
+	s->flags &= ~US_OWNED;
+	s->addr = m->cmd.addr;
+	s->task = m->tid;
+	s->data = c;
+	d->nr_io_ready++;
+	return UM_QUEUED;
+}
+
+/* ublk_ch_uring_cmd_local (its COMMIT part in commit() below) */
+void ublkd_io(struct uconn *c, const struct um_io *m)
+{
+	struct udev *d = c->dev;
+	uint32_t nr = m->cmd_op & 0xff, type = (m->cmd_op >> 8) & 0xff;
+	unsigned int q = m->cmd.q_id, tag = m->cmd.tag;
+	struct uu_blkq_rq *rq;
+	struct uslot *s;
+	int ret = -EOPNOTSUPP;
+
+	if (type != 'u' && type != 0)
+		goto out;
+	ret = -EINVAL; /* no zero copy: UNREGISTER_IO_BUF has no buffer */
+	if (nr == UBLK_IO_UNREGISTER_IO_BUF)
+		goto out;
+	if (q >= d->info.nr_hw_queues || tag >= d->info.queue_depth)
+		goto out;
+	s = slot_of(d, q, tag);
+	if (nr == UBLK_IO_FETCH_REQ) {
+		ret = fetch(d, c, s, m);
+		io_answer(c, m->h.seq, ret);
+		if (ret == UM_QUEUED && ublkd_dev_ready(d)) {
+			/* ublk_mark_io_ready -> ublk_reset_io_flags */
+			for (size_t i = 0; i < (size_t)d->info.nr_hw_queues *
+						     d->info.queue_depth; i++)
+				d->slots[i].flags &= ~US_CANCELED;
+			d->canceling = false;
+			d->fail_io = false;
+			ublkd_ctrl_rewait(d);
+		}
+		return;
+	}
+	if (s->task != m->tid)
+		goto out;
+	ret = -EBUSY;
+	if (!(s->flags & US_OWNED))
+		goto out;
+	ret = -EINVAL;
+	if (!!(s->flags & US_NEED_GET_DATA) ^ (nr == UBLK_IO_NEED_GET_DATA))
+		goto out;
+	rq = s->rq;
+	if (nr == UBLK_IO_COMMIT_AND_FETCH_REQ) {
+		const struct breq *b = rq->raw;
+
+		if (!m->cmd.addr &&
+		    (!need_get_data(d) || b->op == UBLK_IO_OP_READ))
+			goto out;
+		s->flags |= US_ACTIVE;
+		s->flags &= ~US_OWNED;
+		s->addr = m->cmd.addr;
+		s->data = c;
+		s->rq = NULL;
+		io_answer(c, m->h.seq, UM_QUEUED);
+		complete_rq(d, rq, q, m->cmd.result);
+		/* stopping: the re-armed command is cancelled at once, as
+		 * the ring's exit would cancel it (docs/ublk.md) */
+		if (d->canceling && (s->flags & US_ACTIVE) &&
+		    !(s->flags & US_CANCELED)) {
+			s->flags |= US_CANCELED;
+			ublkd_slot_event(d, q, tag, UBLK_IO_RES_ABORT);
+		}
+		return;
+	}
+	if (nr == UBLK_IO_NEED_GET_DATA) {
+		const struct breq *b = rq->raw;
+
+		/* ublk_get_data: the write's data to the new buffer, and
+		 * the command completes at once */
+		s->flags &= ~US_NEED_GET_DATA;
+		s->addr = m->cmd.addr;
+		s->data = c;
+		iod_of(d, q, tag)->addr = m->cmd.addr;
+		memcpy(slot_buf(d, q, tag), b->data, b->len);
+		ret = UBLK_IO_RES_OK;
+	}
+out:
+	io_answer(c, m->h.seq, ret);
+}
+
+void ublkd_cancel(struct uconn *c, const struct um_io *m)
+{
+	struct udev *d = c->dev;
+	unsigned int q = m->cmd.q_id, tag = m->cmd.tag;
+	struct uslot *s;
+
+	if (q >= d->info.nr_hw_queues || tag >= d->info.queue_depth)
+		return;
+	s = slot_of(d, q, tag);
+	/* ublk_uring_cmd_cancel_fn: the device starts canceling; the
+	 * engine has ended the command with UBLK_IO_RES_ABORT itself */
+	d->canceling = true;
+	if ((s->flags & US_ACTIVE) && s->data == c)
+		s->flags |= US_CANCELED;
+}
+
+void ublkd_data_gone(struct uconn *c)
+{
+	struct udev *d = c->dev;
+
+	if (!d)
+		return;
+	for (size_t i = 0;
+	     i < (size_t)d->info.nr_hw_queues * d->info.queue_depth; i++)
+		if (d->slots[i].data == c)
+			d->slots[i].data = NULL;
+}
+
+/*
+ * ublk_ch_release_work_fn: the server's last reference to /dev/ublkcN is
+ * gone.  Its requests fail, and the device goes DEAD (no recovery flag),
+ * QUIESCED or FAIL_IO; the slots forget their daemons.
+ */
+void ublkd_char_release(struct udev *d)
+{
+	size_t n = (size_t)d->info.nr_hw_queues * d->info.queue_depth;
+
+	d->chr = NULL;
+	/* commands still parked (the application closed the fd under
+	 * them): the kernel's file reference would have kept it open */
+	ublkd_abort_active(d);
+	if (d->disk) {
+		d->canceling = true;
+		for (size_t i = 0; i < n; i++) {
+			struct uslot *s = &d->slots[i];
+			struct uu_blkq_rq *rq = s->rq;
+
+			if (!(s->flags & US_OWNED) || !rq)
+				continue;
+			s->rq = NULL;
+			s->flags &= ~(US_OWNED | US_NEED_GET_DATA);
+			uu_blkq_section_begin();
+			uu_blkq_end(rq, -EIO);
+			uu_blkq_section_end();
+		}
+		if (!(d->info.flags & UBLK_F_USER_RECOVERY)) {
+			d->force_abort = true;
+			ublkd_stop_dev(d);
+		} else if (!(d->info.flags & UBLK_F_USER_RECOVERY_FAIL_IO)) {
+			d->info.state = UBLK_S_DEV_QUIESCED;
+		} else {
+			d->info.state = UBLK_S_DEV_FAIL_IO;
+			d->fail_io = true;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		d->slots[i].flags &= US_CANCELED;
+		d->slots[i].task = 0;
+		d->slots[i].addr = 0;
+		d->slots[i].rq = NULL;
+	}
+	d->mm_tgid = 0;
+	d->nr_io_ready = 0;
+	d->srv_tgid = -1;
+	/* the engine's data connections of this open end: its receiver
+	 * aborts what is still queued (after the events sent above) */
+	for (struct uconn *c = ublkd_conns; c; c = c->next)
+		if (c->kind == UK_DATA && c->dev == d && !c->dead)
+			shutdown(c->fd, SHUT_RDWR);
+	ublkd_dev_maybe_free(d);
+}

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ublk driver in user space (src/ublk/, docs/ublk.md), through the
+ * API: control commands on /dev/ublk-control (IORING_OP_URING_CMD on an
+ * SQE128 ring) with ublk_drv's errnos, each check naming the ublk_drv.c
+ * function whose rule it mirrors; a small server (one thread and ring
+ * per queue, memory-backed) serving block I/O submitted to the device
+ * (uuring_ublk_bdev_io, through the block-queue model into the slots);
+ * per-io daemons (two threads fetching tags of one queue); and the state
+ * a device takes when its server process dies.
+ *
+ * Scenarios (arguments select some): ctrl io perio exit.  The driver
+ * runs under a name of this test's own (UURING_UBLKD_NAME), so another
+ * test's devices are not seen; it exits by itself once idle.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sysinfo.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "abi/io_uring_abi.h"
+#include "abi/ublk_abi.h"
+#include "uuring.h"
+#include "uuring_ublk.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                               \
+	do {                                                           \
+		if (!(cond)) {                                         \
+			failures++;                                    \
+			fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                  \
+			fputc('\n', stderr);                           \
+		}                                                      \
+	} while (0)
+#define EQ(got, want, rule)                                              \
+	CHECK((long long)(got) == (long long)(want), "%s: got %lld want %lld", \
+	      rule, (long long)(got), (long long)(want))
+
+/* ---- a minimal ring through the API ---- */
+struct tr {
+	int fd;
+	unsigned char *rings, *sqes;
+	_Atomic unsigned int *sq_tail, *cq_head, *cq_tail;
+	unsigned int sq_mask, cq_mask, sqe_size;
+	struct io_uring_cqe *cqes;
+};
+
+static int tr_init(struct tr *r, unsigned int entries, unsigned int flags)
+{
+	struct io_uring_params p;
+	size_t rsz, ssz;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_NO_SQARRAY | flags;
+	r->fd = uuring_setup(entries, &p);
+	if (r->fd < 0)
+		return r->fd;
+	r->sqe_size = (flags & IORING_SETUP_SQE128) ? 128 : 64;
+	rsz = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	ssz = p.sq_entries * r->sqe_size;
+	r->rings = uuring_mmap(NULL, rsz, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       r->fd, IORING_OFF_SQ_RING);
+	r->sqes = uuring_mmap(NULL, ssz, PROT_READ | PROT_WRITE, MAP_SHARED,
+			      r->fd, IORING_OFF_SQES);
+	if ((intptr_t)r->rings < 0 || (intptr_t)r->sqes < 0)
+		return -ENOMEM;
+	r->sq_tail = (_Atomic unsigned int *)(r->rings + p.sq_off.tail);
+	r->cq_head = (_Atomic unsigned int *)(r->rings + p.cq_off.head);
+	r->cq_tail = (_Atomic unsigned int *)(r->rings + p.cq_off.tail);
+	r->sq_mask = *(unsigned int *)(r->rings + p.sq_off.ring_mask);
+	r->cq_mask = *(unsigned int *)(r->rings + p.cq_off.ring_mask);
+	r->cqes = (struct io_uring_cqe *)(r->rings + p.cq_off.cqes);
+	return 0;
+}
+
+/* queues one URING_CMD (not submitted yet) */
+static void tr_cmd(struct tr *r, int fd, uint32_t op, const void *cmd,
+		   size_t len, uint64_t ud)
+{
+	unsigned int t = atomic_load_explicit(r->sq_tail, memory_order_relaxed);
+	struct io_uring_sqe *sqe =
+		(struct io_uring_sqe *)(r->sqes + (t & r->sq_mask) * r->sqe_size);
+
+	memset(sqe, 0, r->sqe_size);
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = fd;
+	sqe->cmd_op = op;
+	sqe->user_data = ud;
+	memcpy(sqe->cmd, cmd, len);
+	atomic_store_explicit(r->sq_tail, t + 1, memory_order_release);
+}
+
+static int tr_submit(struct tr *r, unsigned int n)
+{
+	return uuring_enter((unsigned int)r->fd, n, 0, 0, NULL, 0);
+}
+
+static struct io_uring_cqe tr_wait(struct tr *r)
+{
+	struct io_uring_cqe c;
+	unsigned int h;
+
+	for (;;) {
+		h = atomic_load_explicit(r->cq_head, memory_order_relaxed);
+		if (h != atomic_load_explicit(r->cq_tail, memory_order_acquire))
+			break;
+		uuring_enter((unsigned int)r->fd, 0, 1, IORING_ENTER_GETEVENTS,
+			     NULL, 0);
+	}
+	c = r->cqes[h & r->cq_mask];
+	atomic_store_explicit(r->cq_head, h + 1, memory_order_release);
+	return c;
+}
+
+static void tr_exit(struct tr *r)
+{
+	uuring_close(r->fd);
+}
+
+/* one control command on an SQE128 ring, waited for */
+static int ctrl(struct tr *r, int cfd, uint32_t op, uint32_t dev_id,
+		uint16_t queue_id, void *buf, uint16_t len, uint64_t data0)
+{
+	struct ublksrv_ctrl_cmd c = { .dev_id = dev_id, .queue_id = queue_id,
+				      .len = len, .addr = (uintptr_t)buf,
+				      .data = { data0 } };
+
+	tr_cmd(r, cfd, op, &c, sizeof(c), op);
+	tr_submit(r, 1);
+	return tr_wait(r).res;
+}
+
+static int add_dev(struct tr *r, int cfd, struct ublksrv_ctrl_dev_info *info)
+{
+	return ctrl(r, cfd, UBLK_U_CMD_ADD_DEV, info->dev_id, 0xffff, info,
+		    sizeof(*info), 0);
+}
+
+static void info_init(struct ublksrv_ctrl_dev_info *i, uint16_t nq,
+		      uint16_t depth, uint64_t flags)
+{
+	memset(i, 0, sizeof(*i));
+	i->nr_hw_queues = nq;
+	i->queue_depth = depth;
+	i->max_io_buf_bytes = 64 << 10;
+	i->dev_id = UINT32_MAX;
+	i->flags = flags;
+}
+
+static int set_basic(struct tr *r, int cfd, int id, uint64_t sectors)
+{
+	struct ublk_params p = { .len = sizeof(p),
+				 .types = UBLK_PARAM_TYPE_BASIC };
+
+	p.basic.logical_bs_shift = 9;
+	p.basic.physical_bs_shift = 12;
+	p.basic.max_sectors = 128;
+	p.basic.dev_sectors = sectors;
+	return ctrl(r, cfd, UBLK_U_CMD_SET_PARAMS, (uint32_t)id, 0xffff, &p,
+		    sizeof(p), 0);
+}
+
+static void ctrl_add_dev_rules(struct tr *r, int cfd)
+{
+	struct ublksrv_ctrl_dev_info i;
+
+	info_init(&i, 1, 4, 0);
+	EQ(ctrl(r, cfd, UBLK_U_CMD_ADD_DEV, i.dev_id, 0xffff, &i, 63, 0),
+	   -EINVAL, "ublk_ctrl_add_dev: len < sizeof(info)");
+	EQ(ctrl(r, cfd, UBLK_U_CMD_ADD_DEV, i.dev_id, 0, &i, sizeof(i), 0),
+	   -EINVAL, "ublk_ctrl_add_dev: queue_id != -1");
+	EQ(ctrl(r, cfd, UBLK_U_CMD_ADD_DEV, i.dev_id, 0xffff, (void *)8,
+		sizeof(i), 0), -EFAULT, "ublk_ctrl_add_dev: copy_from_user");
+	info_init(&i, 1, 0, 0);
+	EQ(add_dev(r, cfd, &i), -EINVAL, "ublk_ctrl_add_dev: depth 0");
+	info_init(&i, 1, UBLK_MAX_QUEUE_DEPTH + 1, 0);
+	EQ(add_dev(r, cfd, &i), -EINVAL, "ublk_ctrl_add_dev: depth > 4096");
+	info_init(&i, 0, 4, 0);
+	EQ(add_dev(r, cfd, &i), -EINVAL, "ublk_ctrl_add_dev: no queue");
+	info_init(&i, 1, 4, UBLK_F_USER_RECOVERY_REISSUE);
+	EQ(add_dev(r, cfd, &i), -EINVAL,
+	   "ublk_ctrl_add_dev: recovery flags combination");
+	info_init(&i, 1, 4, UBLK_F_QUIESCE);
+	EQ(add_dev(r, cfd, &i), -EINVAL,
+	   "ublk_ctrl_add_dev: QUIESCE needs USER_RECOVERY");
+	info_init(&i, 1, 4, 0);
+	i.dev_id = 3;
+	EQ(ctrl(r, cfd, UBLK_U_CMD_ADD_DEV, 4, 0xffff, &i, sizeof(i), 0),
+	   -EINVAL, "ublk_ctrl_add_dev: header dev_id != info dev_id");
+	i.dev_id = 1u << 20;
+	EQ(add_dev(r, cfd, &i), -EINVAL, "ublk_ctrl_add_dev: dev_id >= UBLK_MINORS");
+	info_init(&i, 1, 4, UBLK_F_ZONED);
+	EQ(add_dev(r, cfd, &i), -EINVAL,
+	   "ublk_ctrl_add_dev: zoned without CONFIG_BLK_DEV_ZONED");
+}
+
+static void ctrl_params_rules(struct tr *r, int cfd, int id)
+{
+	struct ublk_params p;
+
+	memset(&p, 0, sizeof(p));
+	p.len = sizeof(p);
+	EQ(ctrl(r, cfd, UBLK_U_CMD_GET_PARAMS, (uint32_t)id, 0xffff, &p, 8, 0),
+	   -EINVAL, "ublk_ctrl_get_params: len <= header");
+	p.len = 0;
+	EQ(ctrl(r, cfd, UBLK_U_CMD_GET_PARAMS, (uint32_t)id, 0xffff, &p,
+		sizeof(p), 0), -EINVAL, "ublk_ctrl_get_params: ph.len 0");
+	p.len = sizeof(p) + 8;
+	EQ(ctrl(r, cfd, UBLK_U_CMD_GET_PARAMS, (uint32_t)id, 0xffff, &p,
+		sizeof(p), 0), -EINVAL, "ublk_ctrl_get_params: ph.len > len");
+	p.len = sizeof(p);
+	p.types = 0;
+	EQ(ctrl(r, cfd, UBLK_U_CMD_SET_PARAMS, (uint32_t)id, 0xffff, &p,
+		sizeof(p), 0), -EINVAL, "ublk_ctrl_set_params: no types");
+	p.types = UBLK_PARAM_TYPE_BASIC;
+	p.basic.logical_bs_shift = 8;
+	p.basic.physical_bs_shift = 12;
+	EQ(ctrl(r, cfd, UBLK_U_CMD_SET_PARAMS, (uint32_t)id, 0xffff, &p,
+		sizeof(p), 0), -EINVAL, "ublk_validate_params: lbs < 512");
+	p.basic.logical_bs_shift = 9;
+	p.basic.max_sectors = 129; /* max_io_buf_bytes 64 KiB */
+	EQ(ctrl(r, cfd, UBLK_U_CMD_SET_PARAMS, (uint32_t)id, 0xffff, &p,
+		sizeof(p), 0), -EINVAL,
+	   "ublk_validate_params: max_sectors > max_io_buf_bytes");
+	p.basic.max_sectors = 128;
+	p.types |= UBLK_PARAM_TYPE_DEVT;
+	EQ(ctrl(r, cfd, UBLK_U_CMD_SET_PARAMS, (uint32_t)id, 0xffff, &p,
+		sizeof(p), 0), -EINVAL, "ublk_validate_params: devt read-only");
+	EQ(set_basic(r, cfd, id, 2048), 0, "ublk_ctrl_set_params");
+	memset(&p, 0, sizeof(p));
+	p.len = sizeof(p);
+	EQ(ctrl(r, cfd, UBLK_U_CMD_GET_PARAMS, (uint32_t)id, 0xffff, &p,
+		sizeof(p), 0), 0, "ublk_ctrl_get_params");
+	CHECK(p.types == (UBLK_PARAM_TYPE_BASIC | UBLK_PARAM_TYPE_DEVT) &&
+	      p.basic.dev_sectors == 2048 && p.devt.char_minor == (unsigned)id,
+	      "GET_PARAMS: types %#x sectors %llu minor %u", p.types,
+	      (unsigned long long)p.basic.dev_sectors, p.devt.char_minor);
+}
+
+static void ctrl_queue_rules(struct tr *r, int cfd, int id, int nq)
+{
+	uint64_t mask[2] = { 0, 0 };
+
+	EQ(ctrl(r, cfd, UBLK_U_CMD_GET_QUEUE_AFFINITY, (uint32_t)id, 0xffff,
+		mask, 7, 0), -EINVAL,
+	   "ublk_ctrl_get_queue_affinity: len not of longs");
+	EQ(ctrl(r, cfd, UBLK_U_CMD_GET_QUEUE_AFFINITY, (uint32_t)id, 0xffff,
+		mask, 8, (uint64_t)nq), -EINVAL,
+	   "ublk_ctrl_get_queue_affinity: queue >= nr_hw_queues");
+	EQ(ctrl(r, cfd, UBLK_U_CMD_GET_QUEUE_AFFINITY, (uint32_t)id, 0xffff,
+		mask, 16, 0), 0, "ublk_ctrl_get_queue_affinity");
+	CHECK(mask[0] & 1, "queue 0's CPUs %#llx lack CPU 0",
+	      (unsigned long long)mask[0]);
+	EQ(ctrl(r, cfd, UBLK_U_CMD_START_DEV, (uint32_t)id, 0xffff, NULL, 0, 0),
+	   -EINVAL, "ublk_ctrl_start_dev: pid <= 0");
+	EQ(ctrl(r, cfd, _IOWR('u', 0x30, struct ublksrv_ctrl_cmd), (uint32_t)id,
+		0xffff, NULL, 0, 0), -EOPNOTSUPP,
+	   "ublk_ctrl_uring_cmd: unknown command");
+}
+
+/* ublkcN: open, mmap and I/O command rules on a device nobody serves */
+static void char_rules(struct tr *r, int id, int depth, int nq)
+{
+	char path[32];
+	size_t qlen = ((size_t)depth * 24 + 4095) & ~(size_t)4095;
+	struct ublksrv_io_cmd io = { 0 };
+	struct io_uring_cqe c;
+	int fd, fd2;
+	void *p;
+
+	snprintf(path, sizeof(path), "/dev/ublkc%d", id);
+	fd = uuring_ublk_open(path, O_RDWR);
+	CHECK(fd >= 0, "open %s: %d", path, fd);
+	fd2 = uuring_ublk_open(path, O_RDWR);
+	EQ(fd2, -EBUSY, "ublk_ch_open: one opener");
+	p = uuring_mmap(NULL, qlen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	EQ((intptr_t)p, -EPERM, "ublk_ch_mmap: VM_WRITE");
+	p = uuring_mmap(NULL, qlen * 2, PROT_READ, MAP_SHARED, fd, 0);
+	EQ((intptr_t)p, -EINVAL, "ublk_ch_mmap: size != queue's");
+	p = uuring_mmap(NULL, qlen, PROT_READ, MAP_SHARED, fd,
+			(off_t)nq * (96 << 10));
+	EQ((intptr_t)p, -EINVAL, "ublk_ch_mmap: queue beyond nr_hw_queues");
+	p = uuring_mmap(NULL, qlen, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK((intptr_t)p > 0, "ublk_ch_mmap: %ld", (long)(intptr_t)p);
+	io.q_id = (uint16_t)nq;
+	io.addr = 4096;
+	tr_cmd(r, fd, UBLK_U_IO_FETCH_REQ, &io, sizeof(io), 1);
+	tr_submit(r, 1);
+	EQ(tr_wait(r).res, -EINVAL, "ublk_ch_uring_cmd_local: q_id range");
+	io.q_id = 0;
+	io.tag = (uint16_t)depth;
+	tr_cmd(r, fd, UBLK_U_IO_FETCH_REQ, &io, sizeof(io), 1);
+	tr_submit(r, 1);
+	EQ(tr_wait(r).res, -EINVAL, "ublk_ch_uring_cmd_local: tag range");
+	io.tag = 0;
+	io.addr = 0;
+	tr_cmd(r, fd, UBLK_U_IO_FETCH_REQ, &io, sizeof(io), 1);
+	tr_submit(r, 1);
+	EQ(tr_wait(r).res, -EINVAL, "ublk_check_fetch_buf: no buffer");
+	io.addr = 4096;
+	tr_cmd(r, fd, UBLK_U_IO_COMMIT_AND_FETCH_REQ, &io, sizeof(io), 1);
+	tr_submit(r, 1);
+	EQ(tr_wait(r).res, -EINVAL,
+	   "ublk_ch_uring_cmd_local: io->task != current");
+	/* a FETCH is queued; a second one on its tag is refused; the
+	 * ring's exit cancels the first (ublk_uring_cmd_cancel_fn) */
+	tr_cmd(r, fd, UBLK_U_IO_FETCH_REQ, &io, sizeof(io), 2);
+	tr_submit(r, 1);
+	tr_cmd(r, fd, UBLK_U_IO_FETCH_REQ, &io, sizeof(io), 3);
+	tr_submit(r, 1);
+	c = tr_wait(r);
+	EQ(c.user_data, 3, "the refused FETCH completes first");
+	EQ(c.res, -EINVAL, "ublk_fetch: FETCH of an active tag");
+	munmap(p, qlen);
+	uuring_close(fd);
+}
+
+static void scenario_ctrl(void)
+{
+	struct tr r, small;
+	struct ublksrv_ctrl_dev_info i, got;
+	uint64_t feat = 0;
+	int cfd, id, ncpu = get_nprocs_conf();
+
+	cfd = uuring_ublk_open("/dev/ublk-control", O_RDWR);
+	CHECK(cfd >= 0, "open ublk-control: %d", cfd);
+	if (cfd < 0 || tr_init(&r, 8, IORING_SETUP_SQE128) ||
+	    tr_init(&small, 8, 0))
+		return;
+	EQ(ctrl(&small, cfd, UBLK_U_CMD_GET_FEATURES, 0, 0xffff, &feat, 8, 0),
+	   -EINVAL, "ublk_ctrl_uring_cmd: not SQE128");
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_GET_FEATURES, 0, 0xffff, &feat, 4, 0),
+	   -EINVAL, "ublk_ctrl_get_features: len != 8");
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_GET_FEATURES, 0, 0xffff, &feat, 8, 0), 0,
+	   "ublk_ctrl_get_features");
+	CHECK((feat & (UBLK_F_PER_IO_DAEMON | UBLK_F_CMD_IOCTL_ENCODE)) ==
+		      (UBLK_F_PER_IO_DAEMON | UBLK_F_CMD_IOCTL_ENCODE),
+	      "features %#llx", (unsigned long long)feat);
+	EQ(ctrl(&r, cfd, _IOR('x', UBLK_CMD_GET_DEV_INFO,
+			      struct ublksrv_ctrl_cmd), 0, 0xffff, &got,
+		sizeof(got), 0), -EOPNOTSUPP, "ublk_check_cmd_op: type");
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_GET_DEV_INFO, 9999, 0xffff, &got,
+		sizeof(got), 0), -ENODEV, "ublk_get_device_from_id");
+	ctrl_add_dev_rules(&r, cfd);
+	info_init(&i, 64, 4, UBLK_F_USER_RECOVERY | (1ULL << 40));
+	i.max_io_buf_bytes = (64 << 10) + 1;
+	EQ(add_dev(&r, cfd, &i), 0, "ublk_ctrl_add_dev");
+	id = (int)i.dev_id;
+	CHECK(i.nr_hw_queues == ncpu, "queues capped at nr_cpu_ids: %u",
+	      i.nr_hw_queues);
+	EQ(i.max_io_buf_bytes, 64 << 10, "ublk_align_max_io_size");
+	EQ(i.flags, UBLK_F_USER_RECOVERY | UBLK_F_CMD_IOCTL_ENCODE |
+			    UBLK_F_URING_CMD_COMP_IN_TASK |
+			    UBLK_F_PER_IO_DAEMON | UBLK_F_BUF_REG_OFF_DAEMON,
+	   "ublk_ctrl_add_dev: flags negotiated");
+	i.dev_id = (uint32_t)id;
+	EQ(add_dev(&r, cfd, &i), -EEXIST, "ublk_alloc_dev_number: taken");
+	/* the legacy number (CONFIG_BLKDEV_UBLK_LEGACY_OPCODES) */
+	EQ(ctrl(&r, cfd, UBLK_CMD_GET_DEV_INFO, (uint32_t)id, 0xffff, &got,
+		sizeof(got), 0), 0, "ublk_ctrl_get_dev_info (legacy op)");
+	EQ(got.dev_id, (unsigned)id, "GET_DEV_INFO dev_id");
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_GET_DEV_INFO, (uint32_t)id, 0xffff, &got,
+		sizeof(got) - 1, 0), -EINVAL, "ublk_ctrl_get_dev_info: len");
+	ctrl_params_rules(&r, cfd, id);
+	ctrl_queue_rules(&r, cfd, id, i.nr_hw_queues);
+	char_rules(&small, id, i.queue_depth, i.nr_hw_queues);
+	tr_exit(&small);
+	/* DEL_DEV waits for the char device's release: closed above */
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_DEL_DEV, (uint32_t)id, 0xffff, NULL, 0, 0),
+	   0, "ublk_ctrl_del_dev");
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_GET_DEV_INFO, (uint32_t)id, 0xffff, &got,
+		sizeof(got), 0), -ENODEV, "deleted device");
+	tr_exit(&r);
+	uuring_close(cfd);
+}
+
+#include "test_ublk_srv.h"
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(void);
+	} sc[] = {
+		{ "ctrl", scenario_ctrl },
+		{ "io", scenario_io },
+		{ "perio", scenario_perio },
+		{ "exit", scenario_exit },
+	};
+	char name[64];
+
+	snprintf(name, sizeof(name), "uuring-ublkd-test-%d", (int)getpid());
+	setenv("UURING_UBLKD_NAME", name, 0);
+	for (size_t k = 0; k < sizeof(sc) / sizeof(sc[0]); k++) {
+		bool run = argc < 2;
+
+		for (int a = 1; a < argc; a++)
+			run |= !strcmp(argv[a], sc[k].name);
+		if (!run)
+			continue;
+		fprintf(stderr, "scenario %s\n", sc[k].name);
+		sc[k].fn();
+	}
+	if (failures) {
+		fprintf(stderr, "%d failures\n", failures);
+		return 1;
+	}
+	fprintf(stderr, "all passed\n");
+	return 0;
+}

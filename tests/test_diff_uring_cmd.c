@@ -902,6 +902,29 @@ static void tt_mode(const char *mode, unsigned int flags, int fd)
 	      "%s: chain after -5: %d CQEs, %d %d", mode, n, q[0].res,
 	      q[1].res);
 
+	/* a LINK_TIMEOUT does not cancel it either: -ENOENT, and the
+	 * command ends when its handler says (io_req_task_link_timeout;
+	 * uuring posts the timeout's CQE with the command's, where the
+	 * kernel posts it when it fires: docs/compatibility.md #34) */
+	{
+		struct __kernel_timespec ts = { 0, 10 * MS };
+		struct uu_req *lt_cmd;
+
+		ttp(&r, fd, TT_QUEUE, 6, 1, 1, 25, IOSQE_IO_LINK);
+		tprep(&r, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 26, 0);
+		tt_submit(&r);
+		lt_cmd = tt_take(6);
+		tring_wait(&r, 1, 30 * MS); /* the timeout fires meanwhile */
+		tt_end(lt_cmd, 6, 0);
+		n = tt_reap(&r, q, 2);
+		CHECK(n == 2 && q[0].user_data + q[1].user_data == 51 &&
+			      (q[0].user_data == 26 ? q[0].res : q[1].res) ==
+				      -ENOENT &&
+			      (q[0].user_data == 25 ? q[0].res : q[1].res) == 6,
+		      "%s: LINK_TIMEOUT on a queued command: %d CQEs, %d %d",
+		      mode, n, q[0].res, q[1].res);
+	}
+
 	/* ring exit: the cancel call for the cancelable ones only */
 	atomic_store(&tt_cancel_calls, 0);
 	atomic_store(&tt_cancel_mask, 0);

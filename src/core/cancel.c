@@ -191,6 +191,10 @@ static int try_remove(struct uu_req *req)
 			return -EALREADY;
 		uu_req_mark_cancelled(req);
 		return 1;
+	case UU_PARKED_CMD:
+		/* its handler holds it: like the kernel's io_try_cancel,
+		 * a LINK_TIMEOUT finds nothing to cancel (ops/uring_cmd.h) */
+		return -ENOENT;
 	default:
 		return -EALREADY;
 	}

@@ -68,6 +68,27 @@ if [ -z "${UURING_SKIP_RING_MODES:-}" ]; then
 	done
 fi
 
+# The seed switches (README "Configuration knobs") change timing, never a
+# CQE: io-wq's tests with the lock layout before seed 001's series, the
+# wait tests with a wake per CQ commit (seed 003's "before"), and SQPOLL
+# runs with the priority task_work list (seed 002).  "VAR=VAL ...:tests".
+SWITCH_RUNS=(
+	"UURING_IOWQ_LOCK=global:test_iowq_idle test_iowq_create_fail test_iowq_stale_wake test_diff_async test_diff_cancel_running"
+	"UURING_WAKE=every:test_diff_wait test_diff_timeout test_wake_protocol"
+	"UURING_PRIO_TW=1 UURING_TEST_RING_MODE=sqpoll:test_diff_async test_diff_poll test_diff_rw test_diff_link"
+)
+if [ -z "${UURING_SKIP_SWITCH_RUNS:-}" ]; then
+	for entry in "${SWITCH_RUNS[@]}"; do
+		vars=${entry%%:*}
+		for t in ${entry#*:}; do
+			exe=$BUILD/tests/$t
+			[ -x "$exe" ] || continue
+			# shellcheck disable=SC2086 # vars is a list of VAR=VAL
+			run_one "$t@${vars// /,}" env $vars "$exe"
+		done
+	done
+fi
+
 if [ -x conformance/run-conformance.sh ] && [ -z "${UURING_SKIP_CONFORMANCE:-}" ]; then
 	# Each version's pass list through the uuring API (the routed liburing
 	# build).  It builds liburing first, then runs each test with its own

@@ -333,6 +333,9 @@ static long body_not_sock(struct dctx *c, void *arg)
 	dnow_sqp(c, &r, "eventfd: -EOPNOTSUPP");
 	cmdp(&r, r.fd, SOCK_SIOCINQ, 5, 0);
 	dnow_sqp(c, &r, "the ring itself: -EOPNOTSUPP");
+	optp(&r, r.fd, SOCK_GETSOCKOPT, SOL_SOCKET, SO_TYPE, &v, sizeof(v), 9,
+	     0);
+	dnow_sqp(c, &r, "GETSOCKOPT on the ring itself: -EOPNOTSUPP");
 	cmdp(&r, 9999, SOCK_SIOCINQ, 6, 0);
 	dnow_sqp(c, &r, "bad fd: -EBADF");
 	cmdp(&r, -1, SOCK_SIOCINQ, 7, 0);

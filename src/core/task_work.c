@@ -19,22 +19,23 @@
  * Test build only (libuuring_hooks, tests/test_tw_prio): the SQPOLL
  * thread runs no task_work while uu_test_tw_hold is set, so a test can
  * queue an item that issues and a completion behind it and then see
- * which runs first; the counters say when each was queued.  Relaxed:
+ * which runs first; the counters say when each was queued (a completion
+ * counts once it is visible to the runner).  Relaxed:
  * they order nothing of the protocol.
  */
 _Atomic bool uu_test_tw_hold;
-_Atomic unsigned int uu_test_tw_prio_queued, uu_test_tw_issue_queued;
+_Atomic unsigned int uu_test_tw_done_queued, uu_test_tw_issue_queued;
 #define TEST_TW_HELD()                                                       \
 	atomic_load_explicit(&uu_test_tw_hold, memory_order_relaxed)
-#define TEST_PRIO_QUEUED()                                                   \
-	atomic_fetch_add_explicit(&uu_test_tw_prio_queued, 1,                 \
+#define TEST_DONE_QUEUED()                                                   \
+	atomic_fetch_add_explicit(&uu_test_tw_done_queued, 1,                 \
 				  memory_order_relaxed)
 #define TEST_ISSUE_QUEUED()                                                  \
 	atomic_fetch_add_explicit(&uu_test_tw_issue_queued, 1,                \
 				  memory_order_relaxed)
 #else
 #define TEST_TW_HELD() false
-#define TEST_PRIO_QUEUED() do { } while (0)
+#define TEST_DONE_QUEUED() do { } while (0)
 #define TEST_ISSUE_QUEUED() do { } while (0)
 #endif
 
@@ -174,11 +175,11 @@ void uu_req_finish_async(struct uu_req *req)
 			/* before tw_pending: see tw_pop */
 			atomic_fetch_add_explicit(&r->tw_prio_pending, 1,
 						  memory_order_seq_cst);
-			TEST_PRIO_QUEUED();
 		} else {
 			uu_mpscq_push(&r->defer_tw, &req->tw_node);
 		}
 		atomic_fetch_add_explicit(&r->tw_pending, 1, memory_order_seq_cst);
+		TEST_DONE_QUEUED();
 		uu_sqd_wake(r->sqd);
 		/* pairs with uu_tw_ring_dead, as in uu_tw_queue */
 		if (atomic_load_explicit(&r->tw_dead, memory_order_seq_cst))

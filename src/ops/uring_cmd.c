@@ -95,7 +95,7 @@ static const struct uu_cmd_file_type *find_type(int fd, const struct stat *st)
 	for (i = 0; i < n; i++)
 		if (types[i]->match(fd, st))
 			return types[i];
-	if (S_ISSOCK(st->st_mode))
+	if (sock_type.match(fd, st))
 		return &sock_type;
 	if (null_type.match(fd, st))
 		return &null_type;
@@ -428,10 +428,11 @@ static int sock_issue(struct uu_req *req, unsigned int issue_flags)
 	}
 }
 
+/* a uuring ring fd is a socket too (ring/ring.c), but an io_uring
+ * instance has no ->uring_cmd */
 static bool sock_match(int fd, const struct stat *st)
 {
-	(void)fd;
-	return S_ISSOCK(st->st_mode);
+	return S_ISSOCK(st->st_mode) && !uu_is_ring_fd(fd, st);
 }
 
 static const struct uu_cmd_file_type sock_type = {

@@ -34,13 +34,14 @@
  *   the same request: a done from another thread meanwhile is held back
  *   and takes effect when the cancel call returns.  The handler then ends
  *   the command itself (typically uu_uring_cmd_done(req, -ECANCELED, 0,
- *   flags)), in that call or later.  As in the kernel, ASYNC_CANCEL and
- *   REGISTER_SYNC_CANCEL do not reach a queued command (io_try_cancel
- *   has no uring_cmd case): they answer -ENOENT for it.
+ *   flags)), in that call or later.  As in the kernel, ASYNC_CANCEL,
+ *   REGISTER_SYNC_CANCEL and a firing LINK_TIMEOUT do not reach a queued
+ *   command (io_try_cancel has no uring_cmd case): they answer -ENOENT.
  *
- * A file no registered type matches, that is no socket either, gets the
- * kernel's -EOPNOTSUPP.  On an IOPOLL ring every command is -EOPNOTSUPP
- * (no type here has the kernel's ->uring_cmd_iopoll).
+ * A file no registered type matches, and that is neither a socket (other
+ * than a ring fd) nor /dev/null (the built-in types), gets the kernel's
+ * -EOPNOTSUPP.  On an IOPOLL ring every command is -EOPNOTSUPP (no type
+ * here has the kernel's ->uring_cmd_iopoll).
  */
 #ifndef UURING_OPS_URING_CMD_H
 #define UURING_OPS_URING_CMD_H

@@ -9,7 +9,7 @@
  * per-io daemons (two threads fetching tags of one queue); and the state
  * a device takes when its server process dies.
  *
- * Scenarios (arguments select some): ctrl io perio exit.  The driver
+ * Scenarios (arguments select some): ctrl io perio getdata exit.  The driver
  * runs under a name of this test's own (UURING_UBLKD_NAME), so another
  * test's devices are not seen; it exits by itself once idle.
  */
@@ -396,6 +396,7 @@ int main(int argc, char **argv)
 		{ "ctrl", scenario_ctrl },
 		{ "io", scenario_io },
 		{ "perio", scenario_perio },
+		{ "getdata", scenario_getdata },
 		{ "exit", scenario_exit },
 	};
 	char name[64];

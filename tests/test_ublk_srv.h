@@ -31,6 +31,9 @@ struct srv_thread {
 	int foreign_commit_res;     /* perio: COMMIT of another's tag */
 	bool try_foreign;
 	bool die_on_request;        /* exit: the server dies */
+	bool get_data;              /* getdata: FETCH without a buffer */
+	int get_data_seen;          /* UBLK_IO_RES_NEED_GET_DATA CQEs */
+	int bad_get_data_res;       /* NEED_GET_DATA on a read's slot */
 	int fetched_pipe;
 	uint8_t *bufs[SRV_MAX_TAGS];
 };
@@ -97,7 +100,8 @@ static void *srv_main(void *arg)
 	for (unsigned int i = 0; i < t->nslots; i++) {
 		io = (struct ublksrv_io_cmd){ .q_id = (uint16_t)(t->slots[i] >> 16),
 					      .tag = (uint16_t)t->slots[i],
-					      .addr = (uintptr_t)t->bufs[i] };
+					      .addr = t->get_data ? 0 :
+						      (uintptr_t)t->bufs[i] };
 		tr_cmd(&r, t->s->chfd, UBLK_U_IO_FETCH_REQ, &io, sizeof(io), i);
 	}
 	tr_submit(&r, t->nslots);
@@ -119,6 +123,10 @@ static void *srv_main(void *arg)
 			t->foreign_commit_res = c.res;
 			continue;
 		}
+		if (c.user_data == 0xbeef) {
+			t->bad_get_data_res = c.res;
+			continue;
+		}
 		if (c.res == UBLK_IO_RES_ABORT || c.res < 0) {
 			if (c.res != UBLK_IO_RES_ABORT)
 				t->errors++;
@@ -129,6 +137,30 @@ static void *srv_main(void *arg)
 			_exit(0);
 		q = t->slots[i] >> 16;
 		tag = t->slots[i] & 0xffff;
+		if (c.res == UBLK_IO_RES_NEED_GET_DATA) {
+			/* a write without its data yet: give the buffer */
+			t->get_data_seen++;
+			io = (struct ublksrv_io_cmd){ .q_id = (uint16_t)q,
+						      .tag = (uint16_t)tag,
+						      .addr = (uintptr_t)t->bufs[i] };
+			tr_cmd(&r, t->s->chfd, UBLK_U_IO_NEED_GET_DATA, &io,
+			       sizeof(io), i);
+			tr_submit(&r, 1);
+			continue;
+		}
+		if (t->get_data && !t->bad_get_data_res &&
+		    (t->s->iod[q][tag].op_flags & 0xff) == UBLK_IO_OP_READ) {
+			/* NEED_GET_DATA where the driver did not ask for it;
+			 * the only command in flight, so its CQE is next */
+			io = (struct ublksrv_io_cmd){ .q_id = (uint16_t)q,
+						      .tag = (uint16_t)tag,
+						      .addr = (uintptr_t)t->bufs[i] };
+			tr_cmd(&r, t->s->chfd, UBLK_U_IO_NEED_GET_DATA, &io,
+			       sizeof(io), 0xbeef);
+			tr_submit(&r, 1);
+			c = tr_wait(&r);
+			t->bad_get_data_res = c.user_data == 0xbeef ? c.res : 1;
+		}
 		if (t->wait_for_b && !t->served)
 			while (!atomic_load(&t->s->b_served))
 				sched_yield();
@@ -340,6 +372,47 @@ static void scenario_perio(void)
 	EQ(th[0].foreign_commit_res, -EINVAL,
 	   "ublk_ch_uring_cmd_local: another task's tag");
 	EQ(th[0].errors + th[1].errors, 0, "server thread errors");
+	srv_close(&s);
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_DEL_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
+		0), 0, "ublk_ctrl_del_dev");
+	free(s.disk);
+	tr_exit(&r);
+	uuring_close(cfd);
+}
+
+/* UBLK_F_NEED_GET_DATA: writes arrive without data first */
+static void scenario_getdata(void)
+{
+	struct srv_thread t;
+	struct client cl;
+	struct srv s;
+	struct tr r;
+	int cfd = uuring_ublk_open("/dev/ublk-control", O_RDWR);
+
+	if (cfd < 0 || tr_init(&r, 8, IORING_SETUP_SQE128) ||
+	    dev_setup(&r, cfd, &s, 1, 2, UBLK_F_NEED_GET_DATA) ||
+	    srv_open(&s)) {
+		CHECK(0, "setup");
+		return;
+	}
+	memset(&t, 0, sizeof(t));
+	t.fetched_pipe = -1;
+	t.get_data = true;
+	t.slots[t.nslots++] = 0;
+	t.slots[t.nslots++] = 1;
+	srv_thread_start(&t, &s);
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_START_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
+		(uint64_t)getpid()), 0, "ublk_ctrl_start_dev");
+	cl = (struct client){ .cpu = 0, .dev = s.id, .n = 10 };
+	client_main(&cl);
+	EQ(cl.errors, 0, "read back what was written");
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_STOP_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
+		0), 0, "ublk_ctrl_stop_dev");
+	srv_thread_join(&t);
+	EQ(t.get_data_seen, 10, "ublk_dispatch_req: one NEED_GET_DATA a write");
+	EQ(t.bad_get_data_res, -EINVAL,
+	   "ublk_ch_uring_cmd_local: NEED_GET_DATA not asked for");
+	EQ(t.errors, 0, "server thread errors");
 	srv_close(&s);
 	EQ(ctrl(&r, cfd, UBLK_U_CMD_DEL_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
 		0), 0, "ublk_ctrl_del_dev");

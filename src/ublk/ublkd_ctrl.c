@@ -454,8 +454,45 @@ static void wait_on(struct ctrl *x, struct udev *d)
 }
 
 /*
+ * The commands that only move the device's state: STOP_DEV
+ * (ublk_ctrl_stop_dev), START_USER_RECOVERY (ublk_ctrl_start_recovery),
+ * UPDATE_SIZE (ublk_ctrl_set_size), QUIESCE_DEV (ublk_ctrl_quiesce_dev,
+ * without its wait for idle tags), and the unknown ones.
+ */
+static int state_cmd(const struct ctrl *x, struct udev *d, uint32_t nr)
+{
+	switch (nr) {
+	case UBLK_CMD_STOP_DEV:
+		ublkd_stop_dev(d);
+		return 0;
+	case UBLK_CMD_START_USER_RECOVERY:
+		if (nosrv_should_stop(d))
+			return -EINVAL;
+		if (d->chr || (d->info.state != UBLK_S_DEV_QUIESCED &&
+			       d->info.state != UBLK_S_DEV_FAIL_IO))
+			return -EBUSY;
+		return 0;
+	case UBLK_CMD_UPDATE_SIZE:
+		d->params.basic.dev_sectors = x->hdr.data[0];
+		return 0;
+	case UBLK_CMD_QUIESCE_DEV:
+		if (!(d->info.flags & UBLK_F_QUIESCE))
+			return -EOPNOTSUPP;
+		if (!d->disk || d->info.state == UBLK_S_DEV_DEAD)
+			return -ENODEV;
+		if (d->info.state != UBLK_S_DEV_LIVE)
+			return 0;
+		d->canceling = true;
+		ublkd_abort_active(d);
+		return 0;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+/*
  * ublk_ctrl_uring_cmd after its SQE128 check: the command's dispatch.
- * 99 lines: one switch, the kernel's.
+ * 111 lines: the kernel's one switch, kept whole.
  */
 void ublkd_ctrl(struct uconn *c, struct um_ctrl *msg, size_t len)
 {
@@ -523,10 +560,6 @@ void ublkd_ctrl(struct uconn *c, struct um_ctrl *msg, size_t len)
 		}
 		ret = start_ready(d, x.m);
 		break;
-	case UBLK_CMD_STOP_DEV:
-		ublkd_stop_dev(d);
-		ret = 0;
-		break;
 	case UBLK_CMD_GET_DEV_INFO:
 	case UBLK_CMD_GET_DEV_INFO2:
 		ret = -EINVAL;
@@ -563,35 +596,8 @@ void ublkd_ctrl(struct uconn *c, struct um_ctrl *msg, size_t len)
 		ret = params_cmd(&x, d, nr == UBLK_CMD_SET_PARAMS, &out.params,
 				 &out_len);
 		break;
-	case UBLK_CMD_START_USER_RECOVERY:
-		ret = -EINVAL;
-		if (nosrv_should_stop(d))
-			break;
-		ret = -EBUSY;
-		if (d->chr || (d->info.state != UBLK_S_DEV_QUIESCED &&
-			       d->info.state != UBLK_S_DEV_FAIL_IO))
-			break;
-		ret = 0;
-		break;
-	case UBLK_CMD_UPDATE_SIZE:
-		d->params.basic.dev_sectors = x.hdr.data[0];
-		ret = 0;
-		break;
-	case UBLK_CMD_QUIESCE_DEV:
-		ret = -EOPNOTSUPP;
-		if (!(d->info.flags & UBLK_F_QUIESCE))
-			break;
-		ret = -ENODEV;
-		if (!d->disk || d->info.state == UBLK_S_DEV_DEAD)
-			break;
-		ret = 0;
-		if (d->info.state != UBLK_S_DEV_LIVE)
-			break;
-		d->canceling = true;
-		ublkd_abort_active(d);
-		break;
 	default:
-		ret = -EOPNOTSUPP;
+		ret = state_cmd(&x, d, nr);
 		break;
 	}
 out:

@@ -832,6 +832,23 @@ static int tt_reap(struct tring *r, struct tcqe *q, unsigned int n)
 	return (int)tring_reap_wait(r, q, n, 2000 * MS);
 }
 
+struct tt_thread_sub {
+	struct tring *r;
+	int fd;
+};
+
+/* another thread submits a cancelable command, then exits */
+static void *tt_thread_submit(void *arg)
+{
+	struct tt_thread_sub *ts = arg;
+
+	ttp(ts->r, ts->fd, TT_QUEUE, 7, 1, 1, 27, 0);
+	tt_submit(ts->r);
+	if (!(ts->r->flags & IORING_SETUP_SQPOLL))
+		atomic_store(&tt_slot[7], NULL); /* ended by the exit */
+	return NULL;
+}
+
 static void tt_mode(const char *mode, unsigned int flags, int fd)
 {
 	struct tring r;
@@ -926,6 +943,31 @@ static void tt_mode(const char *mode, unsigned int flags, int fd)
 			      (q[0].user_data == 25 ? q[0].res : q[1].res) == 6,
 		      "%s: LINK_TIMEOUT on a queued command: %d CQEs, %d %d",
 		      mode, n, q[0].res, q[1].res);
+	}
+
+	/* a task's exit: the cancelable commands it submitted (on an
+	 * SQPOLL ring the SQ thread submits them: not cancelled) */
+	{
+		struct tt_thread_sub ts = { &r, fd };
+		bool sq = flags & IORING_SETUP_SQPOLL;
+		pthread_t t;
+
+		atomic_store(&tt_cancel_calls, 0);
+		if (!(flags & IORING_SETUP_SINGLE_ISSUER)) {
+			pthread_create(&t, NULL, tt_thread_submit, &ts);
+			pthread_join(t, NULL);
+			CHECK(atomic_load(&tt_cancel_calls) == !sq,
+			      "%s: cancel calls at a thread's exit: %d", mode,
+			      atomic_load(&tt_cancel_calls));
+			if (sq)
+				tt_end(tt_take(7), -ECANCELED, 0xcc);
+			n = tt_reap(&r, q, 1);
+			CHECK(n == 1 && q[0].user_data == 27 &&
+				      q[0].res == -ECANCELED &&
+				      q[0].big[0] == 0xcc,
+			      "%s: the exited thread's command: %d CQEs, %d",
+			      mode, n, q[0].res);
+		}
 	}
 
 	/* ring exit: the cancel call for the cancelable ones only */

@@ -152,6 +152,8 @@ void *uu_cmd_pdu(struct uu_req *req)
 
 /* ---- prep and issue ---- */
 
+static void task_note(void);
+
 /* io_uring_cmd_prep: the SQE's own checks, in the kernel's order */
 int uu_uring_cmd_prep(struct uu_req *req)
 {
@@ -160,6 +162,7 @@ int uu_uring_cmd_prep(struct uu_req *req)
 	bool multishot = flags & IORING_URING_CMD_MULTISHOT;
 
 	memset(&req->os.cmd, 0, sizeof(req->os.cmd));
+	task_note(); /* the submitting task: its exit cancels */
 	if (sqe->__pad1)
 		return -EINVAL;
 	if (flags & ~IORING_URING_CMD_MASK)
@@ -286,19 +289,21 @@ void uu_uring_cmd_done(struct uu_req *req, int32_t res, uint64_t res2,
 }
 
 /*
- * io_uring_try_cancel_uring_cmd at the ring's exit: every command still
- * marked cancelable gets its handler's cancel call.  The calls run
- * without park_lock (a handler may end the command inside its call,
- * which takes it); in_cancel keeps each request alive meanwhile.
+ * io_uring_try_cancel_uring_cmd: every command still marked cancelable
+ * (of task tid only, unless tid is 0) gets its handler's cancel call.
+ * The calls run without park_lock (a handler may end the command inside
+ * its call, which takes it); in_cancel keeps each request alive
+ * meanwhile.
  */
-void uu_uring_cmd_cancel_ring(struct uu_ring *r)
+static void cancel_pass(struct uu_ring *r, pid_t tid)
 {
 	struct uu_req *req, *list = NULL;
 
 	pthread_mutex_lock(&r->park_lock);
 	for (req = r->parked; req; req = req->park_next) {
 		if (req->parked_on != UU_PARKED_CMD ||
-		    !req->os.cmd.cancelable || req->os.cmd.in_cancel)
+		    !req->os.cmd.cancelable || req->os.cmd.in_cancel ||
+		    (tid && req->submit_tid != tid))
 			continue;
 		req->os.cmd.cancelable = false;
 		req->os.cmd.in_cancel = true;
@@ -323,6 +328,50 @@ void uu_uring_cmd_cancel_ring(struct uu_ring *r)
 			cmd_finish(req, req->os.cmd.done_res,
 				   req->os.cmd.done_res2);
 	}
+}
+
+/* the ring's exit (io_ring_exit_work): all of them */
+void uu_uring_cmd_cancel_ring(struct uu_ring *r)
+{
+	cancel_pass(r, 0);
+}
+
+/*
+ * A task's exit (the kernel's io_uring_cancel_generic from do_exit): the
+ * cancelable commands it submitted, on every ring of the process.  A
+ * thread that preps a URING_CMD gets a key whose destructor runs when
+ * it exits; the commands an SQ thread submitted are its own, as the
+ * kernel's requests on an SQPOLL ring belong to the SQ task.
+ */
+static pthread_key_t task_key;
+static pthread_once_t task_key_once = PTHREAD_ONCE_INIT;
+static __thread bool task_noted;
+static __thread pid_t exiting_tid;
+
+static void cancel_exiting_task(struct uu_ring *r)
+{
+	cancel_pass(r, exiting_tid);
+}
+
+static void task_exit(void *arg)
+{
+	(void)arg;
+	exiting_tid = uu_gettid();
+	uu_registry_for_each(cancel_exiting_task);
+}
+
+static void task_key_init(void)
+{
+	pthread_key_create(&task_key, task_exit);
+}
+
+static void task_note(void)
+{
+	if (likely(task_noted))
+		return;
+	task_noted = true;
+	pthread_once(&task_key_once, task_key_init);
+	pthread_setspecific(task_key, (void *)1);
 }
 
 /* ---- sockets: the kernel's io_uring_cmd_sock ---- */

@@ -29,8 +29,9 @@
  *
  *   A queued command marked cancelable (uu_uring_cmd_mark_cancelable) is
  *   cancelled where the kernel's io_uring_try_cancel_uring_cmd does it:
- *   at the ring's exit (its last fd closed), by calling ->issue once more
- *   with UU_CMD_F_CANCEL.  That call never overlaps uu_uring_cmd_done of
+ *   at the ring's exit (its last fd closed) and at the exit of the thread
+ *   that submitted it, by calling ->issue once more with
+ *   UU_CMD_F_CANCEL.  That call never overlaps uu_uring_cmd_done of
  *   the same request: a done from another thread meanwhile is held back
  *   and takes effect when the cancel call returns.  The handler then ends
  *   the command itself (typically uu_uring_cmd_done(req, -ECANCELED, 0,

@@ -1007,6 +1007,8 @@ static int tt_main(const char *only)
 	struct stat st;
 	int fd;
 
+	/* each mode is run here: no flags added by the ring-mode reruns */
+	unsetenv("UURING_TEST_RING_MODE");
 	fd = memfd_create("uu-test-cmd", MFD_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st))
 		return 1;

@@ -2,8 +2,8 @@
 /*
  * Differential tests: IORING_REGISTER_QUERY (with a ring and with fd -1),
  * IORING_REGISTER_MEM_REGION (the application's memory and a region to
- * map through the ring fd) and the registered wait arguments a region
- * carries (IORING_ENTER_EXT_ARG_REG).
+ * map through the ring fd), the registered wait arguments a region
+ * carries (IORING_ENTER_EXT_ARG_REG), and IORING_REGISTER_RESIZE_RINGS.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -353,11 +353,171 @@ static void sc_mem_region_mmap(struct dctx *c)
 	munmap(mem, 4096);
 }
 
+/* ---- REGISTER_RESIZE_RINGS ---- */
+
+#define DEFER (IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SINGLE_ISSUER)
+
+static void rec_params(struct dctx *c, const struct io_uring_params *p,
+		       const char *how)
+{
+	drec_int(c, p->sq_entries, "%s: sq_entries", how);
+	drec_int(c, p->cq_entries, "%s: cq_entries", how);
+	drec_int(c, p->flags, "%s: flags", how);
+	drec_int(c, p->features, "%s: features (as passed)", how);
+	drec_int(c, p->sq_thread_idle, "%s: sq_thread_idle", how);
+	drec_int(c, p->sq_off.head == 0 && p->sq_off.tail == 4 &&
+			    p->cq_off.head == 8 && p->cq_off.tail == 12,
+		 "%s: head and tail offsets", how);
+	drec_int(c, p->sq_off.array, "%s: sq array offset", how);
+	drec_int(c, p->cq_off.cqes, "%s: cqes offset", how);
+	drec_int(c, p->cq_off.flags, "%s: cq flags offset", how);
+	drec_int(c, (long)p->cq_off.user_addr, "%s: cq user_addr", how);
+}
+
+static int resize(struct dctx *c, int fd, unsigned int sq, unsigned int cq,
+		  unsigned int flags, struct io_uring_params *out)
+{
+	struct io_uring_params p;
+	int ret;
+
+	memset(&p, 0, sizeof(p));
+	p.sq_entries = sq;
+	p.cq_entries = cq;
+	p.flags = flags;
+	p.features = 0x5a5a; /* echoed back, as the kernel does */
+	ret = c->be->reg((unsigned int)fd, IORING_REGISTER_RESIZE_RINGS, &p,
+			 1);
+	if (out)
+		*out = p;
+	return ret;
+}
+
+static void sc_resize_errors(struct dctx *c)
+{
+	struct io_uring_params p;
+	struct tring r;
+
+	if (dring_flags(c, &r, 8, IORING_SETUP_SINGLE_ISSUER))
+		return;
+	drec_int(c, resize(c, r.fd, 16, 0, 0, NULL), "not DEFER_TASKRUN");
+	tring_exit(&r);
+	if (dring_flags(c, &r, 8, DEFER))
+		return;
+	memset(&p, 0, sizeof(p));
+	p.sq_entries = 16;
+	drec_int(c, c->be->reg(r.fd, IORING_REGISTER_RESIZE_RINGS, NULL, 1),
+		 "no argument");
+	drec_int(c, c->be->reg(r.fd, IORING_REGISTER_RESIZE_RINGS, &p, 0),
+		 "nr_args 0");
+	drec_int(c, c->be->reg(r.fd, IORING_REGISTER_RESIZE_RINGS, &p, 2),
+		 "nr_args 2");
+	drec_int(c, c->be->reg(r.fd, IORING_REGISTER_RESIZE_RINGS,
+			       dunmapped_addr(), 1),
+		 "unmapped argument");
+	drec_int(c, resize(c, r.fd, 16, 0, IORING_SETUP_SQPOLL, NULL),
+		 "flag SQPOLL");
+	drec_int(c, resize(c, r.fd, 16, 0, IORING_SETUP_NO_SQARRAY, NULL),
+		 "flag NO_SQARRAY");
+	drec_int(c, resize(c, r.fd, 0, 0, 0, NULL), "0 entries");
+	drec_int(c, resize(c, r.fd, 1u << 20, 0, 0, NULL), "2^20 entries");
+	drec_int(c, resize(c, r.fd, 16, 0, IORING_SETUP_CQSIZE, NULL),
+		 "CQSIZE 0");
+	drec_int(c, resize(c, r.fd, 16, 4, IORING_SETUP_CQSIZE, NULL),
+		 "CQSIZE below the SQ");
+	drec_int(c, resize(c, r.fd, 16, 1u << 24, IORING_SETUP_CQSIZE, NULL),
+		 "CQSIZE 2^24");
+	drec_int(c, resize(c, r.fd, 5, 0, 0, &p), "5 entries");
+	rec_params(c, &p, "5 entries");
+	drec_int(c, resize(c, r.fd, 1u << 20, 1u << 24,
+			   IORING_SETUP_CLAMP | IORING_SETUP_CQSIZE, &p),
+		 "clamped");
+	rec_params(c, &p, "clamped");
+	drec_int(c, resize(c, r.fd, 4, 100, IORING_SETUP_CQSIZE, &p),
+		 "CQSIZE 100");
+	rec_params(c, &p, "CQSIZE 100");
+	tring_exit(&r);
+	/* inherited layout flags */
+	if (dring_flags(c, &r, 8, DEFER | IORING_SETUP_NO_SQARRAY |
+					 IORING_SETUP_CQE32))
+		return;
+	drec_int(c, resize(c, r.fd, 16, 0, 0, &p), "NO_SQARRAY|CQE32 ring");
+	rec_params(c, &p, "NO_SQARRAY|CQE32 ring");
+	tring_exit(&r);
+}
+
+static void nops(struct tring *r, unsigned int n, uint64_t ud)
+{
+	for (unsigned int i = 0; i < n; i++)
+		tring_prep_nop(tring_get_sqe(r), ud + i);
+}
+
+static void sc_resize_contents(struct dctx *c)
+{
+	struct io_uring_params p;
+	struct tring r;
+
+	/* without an SQ array, as liburing sets up rings it may resize (the
+	 * kernel reports no array offset after a resize) */
+	if (dring_flags(c, &r, 8, DEFER | IORING_SETUP_NO_SQARRAY))
+		return;
+	/* 6 CQEs waiting and 2 SQEs published, not yet submitted */
+	nops(&r, 6, 100);
+	drec_int(c, tring_submit(&r), "6 NOPs");
+	nops(&r, 2, 200);
+	tring_flush(&r);
+	memset(&p, 0, sizeof(p));
+	p.sq_entries = 32;
+	p.cq_entries = 64;
+	p.flags = IORING_SETUP_CQSIZE;
+	drec_int(c, tring_resize(&r, &p), "resize to 32/64");
+	drec_int(c, r.sq_entries, "new sq entries");
+	drec_int(c, r.cq_entries, "new cq entries");
+	drec_int(c, *r.sq_tail - *r.sq_head, "SQEs still published");
+	drec_int(c, *r.cq_tail - *r.cq_head, "CQEs still waiting");
+	drec_int(c, tring_enter(&r, 2, 0, 0, NULL, 0), "submit the two");
+	dreap(c, &r, 8, true, "the 8 CQEs");
+	/* 40 more fit without overflow now */
+	nops(&r, 30, 300);
+	drec_int(c, tring_submit(&r), "30 NOPs");
+	nops(&r, 10, 400);
+	drec_int(c, tring_submit(&r), "10 NOPs");
+	drec_int(c, *r.cq_overflow, "no overflow");
+	dreap(c, &r, 40, true, "the 40 CQEs");
+	/* too many CQEs for the size asked: nothing changes */
+	nops(&r, 20, 500);
+	drec_int(c, tring_submit(&r), "20 NOPs");
+	drec_int(c, resize(c, r.fd, 8, 16, IORING_SETUP_CQSIZE, NULL),
+		 "resize below the waiting CQEs");
+	dreap(c, &r, 20, true, "the 20 CQEs, old rings");
+	/* too many published SQEs */
+	nops(&r, 12, 600);
+	tring_flush(&r);
+	drec_int(c, resize(c, r.fd, 8, 0, 0, NULL),
+		 "resize below the published SQEs");
+	drec_int(c, tring_enter(&r, 12, 12, IORING_ENTER_GETEVENTS, NULL, 0),
+		 "submit the 12");
+	dreap(c, &r, 12, true, "the 12 CQEs");
+	/* shrink, then grow again */
+	memset(&p, 0, sizeof(p));
+	p.sq_entries = 2;
+	drec_int(c, tring_resize(&r, &p), "resize to 2");
+	nops(&r, 2, 700);
+	drec_int(c, tring_submit(&r), "2 NOPs");
+	drec_int(c, tring_get_sqe(&r) != NULL, "a third SQE");
+	memset(&p, 0, sizeof(p));
+	p.sq_entries = 16;
+	drec_int(c, tring_resize(&r, &p), "resize to 16");
+	dreap(c, &r, 2, true, "the 2 CQEs");
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "query", sc_query, NULL },
 	{ "mem_region_errors", sc_mem_region_errors, NULL },
 	{ "mem_region_wait", sc_mem_region_wait, NULL },
 	{ "mem_region_mmap", sc_mem_region_mmap, NULL },
+	{ "resize_errors", sc_resize_errors, NULL },
+	{ "resize_contents", sc_resize_contents, NULL },
 };
 
 DTEST_MAIN(scenarios)

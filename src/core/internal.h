@@ -181,6 +181,10 @@ struct uu_ring {
 	size_t sqes_size;
 	bool user_mem;           /* NO_MMAP: the application's memory */
 	bool rings_owned, sqes_owned; /* engine mapping to unmap at free */
+	/* memory REGISTER_RESIZE_RINGS replaced (core/resize.c): kept
+	 * mapped until the ring is freed, as threads that read the rings
+	 * without the CQ lock (a ring fd's readiness) may still look */
+	struct uu_ring_mem *retired_mem;
 
 	_Atomic uint32_t *sq_head, *sq_tail, *sq_flags, *sq_dropped;
 	uint32_t *sq_array;      /* NULL with NO_SQARRAY */
@@ -796,7 +800,28 @@ void uu_aio_atfork_child(void);
 void uu_iowq_atfork_child(void);
 void uu_wait_atfork_child(void);
 
+/* io_uring_fill_params's sizes: 0 or -EINVAL (core/setup.c) */
+int uu_setup_fill_sizes(unsigned int *entries, struct io_uring_params *p);
+/* REGISTER_RESIZE_RINGS (core/resize.c) */
+int uu_register_resize_rings(struct uu_ring *ring, void *arg,
+			     unsigned int nr_args);
+void uu_resize_free_retired(struct uu_ring *ring);
+
 /* ---- ring memory and fd (ring/ring.c) ---- */
+/* One set of ring memory: the rings (with the SQ array) and the SQEs */
+struct uu_ring_mem {
+	void *rings, *sqes;
+	size_t rings_size, sqes_size, array_off;
+	bool rings_owned, sqes_owned;  /* engine mappings to unmap */
+	unsigned int sq_entries, cq_entries;
+	struct uu_ring_mem *next;      /* a ring's retired list */
+};
+int uu_ring_mem_create(struct uu_ring_mem *m, unsigned int setup_flags,
+		       unsigned int sq_entries, unsigned int cq_entries,
+		       struct io_uring_params *p);
+void uu_ring_mem_free(struct uu_ring_mem *m);
+void uu_ring_mem_install(struct uu_ring *ring, const struct uu_ring_mem *m);
+void uu_ring_mem_of(const struct uu_ring *ring, struct uu_ring_mem *m);
 int uu_ring_create(struct uu_ring **out, unsigned int entries,
 		   struct io_uring_params *p);
 void uu_ring_free(struct uu_ring *ring);

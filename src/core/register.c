@@ -566,6 +566,8 @@ int uu_do_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		return uu_register_personality(r, arg, nr_args);
 	case IORING_UNREGISTER_PERSONALITY:
 		return uu_unregister_personality(r, arg, nr_args);
+	case IORING_REGISTER_RESIZE_RINGS:
+		return uu_register_resize_rings(r, arg, nr_args);
 	case IORING_REGISTER_MEM_REGION:
 		return uu_register_mem_region(r, arg, nr_args);
 	case IORING_REGISTER_QUERY:

@@ -60,8 +60,8 @@ static int sanitise_flags(unsigned int flags)
 	return 0;
 }
 
-/* io_uring_fill_params: sizes */
-static int fill_sizes(unsigned int *entries, struct io_uring_params *p)
+/* io_uring_fill_params: sizes (also for REGISTER_RESIZE_RINGS) */
+int uu_setup_fill_sizes(unsigned int *entries, struct io_uring_params *p)
 {
 	if (!*entries)
 		return -EINVAL;
@@ -103,7 +103,7 @@ UU_EXPORT int uuring_setup(unsigned int entries, struct io_uring_params *up)
 	ret = sanitise_flags(p.flags);
 	if (ret)
 		return ret;
-	ret = fill_sizes(&entries, &p);
+	ret = uu_setup_fill_sizes(&entries, &p);
 	if (ret)
 		return ret;
 	/* a bad UURING_NULLB refuses every ring rather than let it serve

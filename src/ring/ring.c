@@ -59,14 +59,16 @@ static size_t page_round(size_t n)
 	return (n + page_size() - 1) & ~(page_size() - 1);
 }
 
-static size_t rings_bytes(const struct uu_ring *r, size_t *array_off)
+static size_t rings_bytes(unsigned int setup_flags, unsigned int sq_entries,
+			  unsigned int cq_entries, unsigned int cqe_shift,
+			  size_t *array_off)
 {
-	size_t off = OFF_CQES + ((size_t)r->cq_entries << r->cqe_shift);
+	size_t off = OFF_CQES + ((size_t)cq_entries << cqe_shift);
 
 	off = (off + 63) & ~(size_t)63;
 	*array_off = off;
-	if (!(r->setup_flags & IORING_SETUP_NO_SQARRAY))
-		off += (size_t)r->sq_entries * sizeof(uint32_t);
+	if (!(setup_flags & IORING_SETUP_NO_SQARRAY))
+		off += (size_t)sq_entries * sizeof(uint32_t);
 	return off;
 }
 
@@ -154,6 +156,97 @@ static void set_pointers(struct uu_ring *r, size_t array_off)
 }
 
 /*
+ * Ring memory for sq_entries/cq_entries (powers of two, checked) with the
+ * layout setup_flags gives: the engine's shared mappings, or with NO_MMAP
+ * the application's memory at p's user_addr fields.  The masks and entry
+ * counts are written, the rest is zero; p's offsets are filled.  Used by
+ * setup and by REGISTER_RESIZE_RINGS (core/resize.c).
+ */
+int uu_ring_mem_create(struct uu_ring_mem *m, unsigned int setup_flags,
+		       unsigned int sq_entries, unsigned int cq_entries,
+		       struct io_uring_params *p)
+{
+	unsigned int cqe_shift = (setup_flags & IORING_SETUP_CQE32) ? 5 : 4;
+	unsigned int sqe_shift = (setup_flags & IORING_SETUP_SQE128) ? 7 : 6;
+	unsigned char *b;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	m->sq_entries = sq_entries;
+	m->cq_entries = cq_entries;
+	m->rings_size = page_round(rings_bytes(setup_flags, sq_entries,
+					       cq_entries, cqe_shift,
+					       &m->array_off));
+	m->sqes_size = page_round((size_t)sq_entries << sqe_shift);
+	if (setup_flags & IORING_SETUP_NO_MMAP) {
+		ret = adopt_user_mem(p->cq_off.user_addr, m->rings_size,
+				     &m->rings, &m->rings_owned);
+		if (!ret)
+			ret = adopt_user_mem(p->sq_off.user_addr, m->sqes_size,
+					     &m->sqes, &m->sqes_owned);
+		if (ret) {
+			uu_ring_mem_free(m);
+			return ret;
+		}
+		memset(m->rings, 0, OFF_CQES);
+	} else {
+		m->rings = map_shared(m->rings_size);
+		m->sqes = m->rings ? map_shared(m->sqes_size) : NULL;
+		m->rings_owned = m->sqes_owned = true;
+		if (!m->sqes) {
+			uu_ring_mem_free(m);
+			return -ENOMEM;
+		}
+	}
+	b = m->rings;
+	*(uint32_t *)(b + OFF_SQ_MASK) = sq_entries - 1;
+	*(uint32_t *)(b + OFF_CQ_MASK) = cq_entries - 1;
+	*(uint32_t *)(b + OFF_SQ_ENTRIES) = sq_entries;
+	*(uint32_t *)(b + OFF_CQ_ENTRIES) = cq_entries;
+	fill_offsets(p, m->array_off);
+	return 0;
+}
+
+void uu_ring_mem_free(struct uu_ring_mem *m)
+{
+	if (m->rings && m->rings_owned)
+		munmap(m->rings, m->rings_size);
+	if (m->sqes && m->sqes_owned)
+		munmap(m->sqes, m->sqes_size);
+	m->rings = m->sqes = NULL;
+}
+
+/* r uses m from now on (its previous memory is the caller's) */
+void uu_ring_mem_install(struct uu_ring *r, const struct uu_ring_mem *m)
+{
+	r->sq_entries = m->sq_entries;
+	r->cq_entries = m->cq_entries;
+	r->sq_mask = m->sq_entries - 1;
+	r->cq_mask = m->cq_entries - 1;
+	r->rings_mem = m->rings;
+	r->rings_size = m->rings_size;
+	r->rings_owned = m->rings_owned;
+	r->sqes_mem = m->sqes;
+	r->sqes_size = m->sqes_size;
+	r->sqes_owned = m->sqes_owned;
+	set_pointers(r, m->array_off);
+}
+
+/* the ring's memory as a uu_ring_mem (to retire it after a resize) */
+void uu_ring_mem_of(const struct uu_ring *r, struct uu_ring_mem *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->sq_entries = r->sq_entries;
+	m->cq_entries = r->cq_entries;
+	m->rings = r->rings_mem;
+	m->rings_size = r->rings_size;
+	m->rings_owned = r->rings_owned;
+	m->sqes = r->sqes_mem;
+	m->sqes_size = r->sqes_size;
+	m->sqes_owned = r->sqes_owned;
+}
+
+/*
  * The locks of this process's engine state of the ring (the shared ones
  * are in ring->xs): at creation, and again when a forked child adopts
  * the ring (ring/xproc.c), since a parent thread may have held one at the
@@ -178,8 +271,8 @@ void uu_ring_init_private_locks(struct uu_ring *r)
 int uu_ring_create(struct uu_ring **out, unsigned int entries,
 		   struct io_uring_params *p)
 {
+	struct uu_ring_mem mem;
 	struct uu_ring *r;
-	size_t array_off, sqes_bytes;
 	int sv[2], ret;
 	struct stat st;
 
@@ -192,40 +285,14 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 		return ret;
 	}
 	r->setup_flags = p->flags;
-	r->sq_entries = entries; /* already rounded by setup */
-	r->cq_entries = p->cq_entries;
-	r->sq_mask = r->sq_entries - 1;
-	r->cq_mask = r->cq_entries - 1;
 	r->sqe_shift = (p->flags & IORING_SETUP_SQE128) ? 7 : 6;
 	r->cqe_shift = (p->flags & IORING_SETUP_CQE32) ? 5 : 4;
-	r->rings_size = page_round(rings_bytes(r, &array_off));
-	sqes_bytes = (size_t)r->sq_entries << r->sqe_shift;
-	r->sqes_size = page_round(sqes_bytes);
-
-	if (p->flags & IORING_SETUP_NO_MMAP) {
-		r->user_mem = true;
-		ret = adopt_user_mem(p->cq_off.user_addr, r->rings_size,
-				     &r->rings_mem, &r->rings_owned);
-		if (!ret)
-			ret = adopt_user_mem(p->sq_off.user_addr, r->sqes_size,
-					     &r->sqes_mem, &r->sqes_owned);
-		if (ret)
-			goto err;
-		memset(r->rings_mem, 0, OFF_CQES);
-	} else {
-		r->rings_mem = map_shared(r->rings_size);
-		r->sqes_mem = r->rings_mem ? map_shared(r->sqes_size) : NULL;
-		r->rings_owned = r->sqes_owned = true;
-		if (!r->sqes_mem) {
-			ret = -ENOMEM;
-			goto err;
-		}
-	}
-	set_pointers(r, array_off);
-	*(uint32_t *)((char *)r->rings_mem + OFF_SQ_MASK) = r->sq_mask;
-	*(uint32_t *)((char *)r->rings_mem + OFF_CQ_MASK) = r->cq_mask;
-	*(uint32_t *)((char *)r->rings_mem + OFF_SQ_ENTRIES) = r->sq_entries;
-	*(uint32_t *)((char *)r->rings_mem + OFF_CQ_ENTRIES) = r->cq_entries;
+	/* entries already rounded by setup */
+	ret = uu_ring_mem_create(&mem, p->flags, entries, p->cq_entries, p);
+	if (ret)
+		goto err;
+	uu_ring_mem_install(r, &mem);
+	r->user_mem = p->flags & IORING_SETUP_NO_MMAP;
 
 	/* The ring fd: one end of a socketpair; the engine keeps the peer. */
 	/* non-blocking: a read(2) of the ring fd must not hang (the kernel
@@ -264,7 +331,6 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 
 	p->sq_entries = r->sq_entries;
 	p->features = UU_FEATURES;
-	fill_offsets(p, array_off);
 	*out = r;
 	return sv[0];
 err:
@@ -282,6 +348,7 @@ void uu_ring_free(struct uu_ring *r)
 		munmap(r->rings_mem, r->rings_size);
 	if (r->sqes_mem && r->sqes_owned)
 		munmap(r->sqes_mem, r->sqes_size);
+	uu_resize_free_retired(r);
 	if (r->peer_fd > 0 && uu_fd_ino(r->peer_fd) == r->peer_ino)
 		uu_sys_close(r->peer_fd);
 	if (r->wq_default)

@@ -288,6 +288,39 @@ void tring_exit(struct tring *r)
 	r->fd = -1;
 }
 
+int tring_resize(struct tring *r, struct io_uring_params *p)
+{
+	struct tring old = *r;
+	int ret;
+
+	if (r->user_mem || r->ext_mem)
+		return -EOPNOTSUPP;
+	tring_flush(r);
+	ret = r->be->reg((unsigned int)r->fd, IORING_REGISTER_RESIZE_RINGS, p,
+			 1);
+	if (ret)
+		return ret;
+	/* the new rings at the usual offsets; the old mappings go */
+	r->p.sq_entries = p->sq_entries;
+	r->p.cq_entries = p->cq_entries;
+	r->p.sq_off = p->sq_off;
+	r->p.cq_off = p->cq_off;
+	ret = map_rings(r);
+	if (old.sqes)
+		r->be->munmap(old.sqes, old.sqes_sz);
+	if (old.cq_ring && old.cq_ring != old.sq_ring)
+		r->be->munmap(old.cq_ring, old.cq_ring_sz);
+	if (old.sq_ring)
+		r->be->munmap(old.sq_ring, old.sq_ring_sz);
+	if (ret) {
+		r->sqes = NULL;
+		r->sq_ring = r->cq_ring = NULL;
+		return ret;
+	}
+	setup_pointers(r);
+	return 0;
+}
+
 struct io_uring_sqe *tring_get_sqe(struct tring *r)
 {
 	unsigned int head = __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE);

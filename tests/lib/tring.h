@@ -71,6 +71,13 @@ int tring_init(struct tring *r, const struct backend *be,
 	       unsigned int entries, unsigned int flags);
 /* Unmaps and closes the ring (safe on a zeroed or exited tring). */
 void tring_exit(struct tring *r);
+/*
+ * IORING_REGISTER_RESIZE_RINGS with p (published SQEs flushed first), then
+ * the new rings mapped in place of the old ones, as liburing's
+ * io_uring_resize_rings.  0 or the negative errno; -EOPNOTSUPP for a
+ * NO_MMAP ring.
+ */
+int tring_resize(struct tring *r, struct io_uring_params *p);
 
 /*
  * Next free SQE (zeroed, 64 or 128 bytes), or NULL if the SQ is full.

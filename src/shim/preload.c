@@ -44,6 +44,7 @@
 #include "abi/io_uring_abi.h"
 #include "core/internal.h"
 #include "shim/shim.h"
+#include "ublk/ublk.h"
 #include "util/cpsys.h"
 #include "util/rawsys.h"
 #include "util/usercopy.h"
@@ -420,16 +421,22 @@ EXPORT int fcntl64(int fd, int cmd, ...)
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 		  off_t off)
 {
-	if (uuring_mode() && !(flags & MAP_ANONYMOUS) && maybe_ring(fd)) {
-		long ret = uu_shim_mmap(addr, len, prot, flags, fd, off);
+	long ret = 0;
 
-		if (ret < 0 && ret >= -4095) {
-			errno = (int)-ret;
-			return MAP_FAILED;
-		}
-		return (void *)ret;
+	if (uuring_mode() && !(flags & MAP_ANONYMOUS)) {
+		if (maybe_ring(fd))
+			ret = uu_shim_mmap(addr, len, prot, flags, fd, off);
+		else /* a ublk char device's descriptors (shim/ublkfiles.c) */
+			ret = (long)uu_ublk_try_mmap(addr, len, prot, flags,
+						     fd, off);
 	}
-	return uu_real.mmap(addr, len, prot, flags, fd, off);
+	if (!ret)
+		return uu_real.mmap(addr, len, prot, flags, fd, off);
+	if (ret < 0 && ret >= -4095) {
+		errno = (int)-ret;
+		return MAP_FAILED;
+	}
+	return (void *)ret;
 }
 
 EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,

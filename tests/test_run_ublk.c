@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ublk driver under `uuring run` (src/shim/ublkfiles.c): a program
+ * that knows nothing of uuring opens /dev/ublk-control and /dev/ublkc0
+ * with open(2), maps the descriptors with mmap(2) and drives them with
+ * raw io_uring system calls, as a ublk server on ublk_drv does.  Block
+ * I/O reaches the device through the preload's uuring_ublk_bdev_io
+ * (looked up with dlsym: there is no block node).  Not linked to
+ * libuuring: the preload's engine is the only one in the process.
+ *
+ * Driver (no argument): runs the payload "server" under uuring run
+ * --block-kernel-uring, with a driver name of its own.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+
+#include "abi/io_uring_abi.h"
+#include "abi/ublk_abi.h"
+#include "run_util.h"
+
+struct rr {
+	int fd;
+	unsigned char *rings, *sqes;
+	_Atomic unsigned int *sq_tail, *cq_head, *cq_tail;
+	unsigned int sq_mask, cq_mask, sqe_size;
+	struct io_uring_cqe *cqes;
+};
+
+static int rr_init(struct rr *r, unsigned int flags)
+{
+	struct io_uring_params p;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_NO_SQARRAY | flags;
+	r->fd = (int)syscall(__NR_io_uring_setup, 16, &p);
+	if (r->fd < 0)
+		return -errno;
+	r->sqe_size = (flags & IORING_SETUP_SQE128) ? 128 : 64;
+	r->rings = mmap(NULL, p.cq_off.cqes + p.cq_entries * 16,
+			PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
+			IORING_OFF_SQ_RING);
+	r->sqes = mmap(NULL, p.sq_entries * r->sqe_size,
+		       PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
+		       IORING_OFF_SQES);
+	if (r->rings == MAP_FAILED || r->sqes == MAP_FAILED)
+		return -ENOMEM;
+	r->sq_tail = (_Atomic unsigned int *)(r->rings + p.sq_off.tail);
+	r->cq_head = (_Atomic unsigned int *)(r->rings + p.cq_off.head);
+	r->cq_tail = (_Atomic unsigned int *)(r->rings + p.cq_off.tail);
+	r->sq_mask = *(unsigned int *)(r->rings + p.sq_off.ring_mask);
+	r->cq_mask = *(unsigned int *)(r->rings + p.cq_off.ring_mask);
+	r->cqes = (struct io_uring_cqe *)(r->rings + p.cq_off.cqes);
+	return 0;
+}
+
+static void rr_cmd(struct rr *r, int fd, uint32_t op, const void *cmd,
+		   size_t len, uint64_t ud)
+{
+	unsigned int t = atomic_load_explicit(r->sq_tail, memory_order_relaxed);
+	struct io_uring_sqe *sqe =
+		(struct io_uring_sqe *)(r->sqes + (t & r->sq_mask) * r->sqe_size);
+
+	memset(sqe, 0, r->sqe_size);
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = fd;
+	sqe->cmd_op = op;
+	sqe->user_data = ud;
+	memcpy(sqe->cmd, cmd, len);
+	atomic_store_explicit(r->sq_tail, t + 1, memory_order_release);
+	syscall(__NR_io_uring_enter, r->fd, 1, 0, 0, NULL, 0);
+}
+
+static struct io_uring_cqe rr_wait(struct rr *r)
+{
+	struct io_uring_cqe c;
+	unsigned int h;
+
+	for (;;) {
+		h = atomic_load_explicit(r->cq_head, memory_order_relaxed);
+		if (h != atomic_load_explicit(r->cq_tail, memory_order_acquire))
+			break;
+		syscall(__NR_io_uring_enter, r->fd, 0, 1,
+			IORING_ENTER_GETEVENTS, NULL, 0);
+	}
+	c = r->cqes[h & r->cq_mask];
+	atomic_store_explicit(r->cq_head, h + 1, memory_order_release);
+	return c;
+}
+
+static int ctrl(struct rr *r, int cfd, uint32_t op, uint32_t id, void *buf,
+		uint16_t len, uint64_t data0)
+{
+	struct ublksrv_ctrl_cmd c = { .dev_id = id, .queue_id = 0xffff,
+				      .len = len, .addr = (uintptr_t)buf,
+				      .data = { data0 } };
+
+	rr_cmd(r, cfd, op, &c, sizeof(c), op);
+	return rr_wait(r).res;
+}
+
+#define DEPTH 2
+#define DISK (1 << 20)
+static uint8_t disk[DISK];
+static int chfd;
+static const struct ublksrv_io_desc *iods;
+static int served;
+
+/* one queue, both tags, until the device stops */
+static void *server(void *arg)
+{
+	static uint8_t bufs[DEPTH][64 << 10];
+	struct ublksrv_io_cmd io = { 0 };
+	unsigned int live = DEPTH;
+	struct rr r;
+
+	(void)arg;
+	if (rr_init(&r, 0))
+		return NULL;
+	for (unsigned int t = 0; t < DEPTH; t++) {
+		io = (struct ublksrv_io_cmd){ .tag = (uint16_t)t,
+					      .addr = (uintptr_t)bufs[t] };
+		rr_cmd(&r, chfd, UBLK_U_IO_FETCH_REQ, &io, sizeof(io), t);
+	}
+	while (live) {
+		struct io_uring_cqe c = rr_wait(&r);
+		unsigned int t = (unsigned int)c.user_data;
+		const struct ublksrv_io_desc *d = &iods[t];
+		size_t off = d->start_sector << 9, len = d->nr_sectors << 9;
+
+		if (c.res < 0) {
+			live--;
+			continue;
+		}
+		if ((d->op_flags & 0xff) == UBLK_IO_OP_WRITE)
+			memcpy(disk + off, bufs[t], len);
+		else if ((d->op_flags & 0xff) == UBLK_IO_OP_READ)
+			memcpy(bufs[t], disk + off, len);
+		io = (struct ublksrv_io_cmd){ .tag = (uint16_t)t,
+					      .result = (int32_t)len,
+					      .addr = (uintptr_t)bufs[t] };
+		served++;
+		rr_cmd(&r, chfd, UBLK_U_IO_COMMIT_AND_FETCH_REQ, &io,
+		       sizeof(io), t);
+	}
+	close(r.fd);
+	return NULL;
+}
+
+static int payload(void)
+{
+	int (*bdev_io)(int, int, void *, size_t, uint64_t) =
+		(int (*)(int, int, void *, size_t, uint64_t))dlsym(
+			RTLD_DEFAULT, "uuring_ublk_bdev_io");
+	struct ublksrv_ctrl_dev_info info = {
+		.nr_hw_queues = 1, .queue_depth = DEPTH,
+		.max_io_buf_bytes = 64 << 10, .dev_id = UINT32_MAX };
+	struct ublk_params p = { .len = sizeof(p),
+				 .types = UBLK_PARAM_TYPE_BASIC };
+	static uint8_t w[8192], rd[8192];
+	char path[32];
+	pthread_t th;
+	struct rr r;
+	int cfd;
+
+	RU_CHECK(bdev_io, "uuring_ublk_bdev_io in the preload");
+	cfd = open("/dev/ublk-control", O_RDWR);
+	RU_CHECK(cfd >= 0, "open /dev/ublk-control: %s", strerror(errno));
+	if (!bdev_io || cfd < 0 || rr_init(&r, IORING_SETUP_SQE128))
+		return 1;
+	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_ADD_DEV, UINT32_MAX, &info,
+		      sizeof(info), 0) == 0, "ADD_DEV");
+	p.basic.logical_bs_shift = 9;
+	p.basic.physical_bs_shift = 12;
+	p.basic.max_sectors = 128;
+	p.basic.dev_sectors = DISK >> 9;
+	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_SET_PARAMS, info.dev_id, &p,
+		      sizeof(p), 0) == 0, "SET_PARAMS");
+	snprintf(path, sizeof(path), "/dev/ublkc%u", info.dev_id);
+	chfd = open(path, O_RDWR);
+	RU_CHECK(chfd >= 0, "open %s: %s", path, strerror(errno));
+	RU_CHECK(open(path, O_RDWR) < 0 && errno == EBUSY,
+		 "a second open: EBUSY (ublk_ch_open)");
+	iods = mmap(NULL, 4096, PROT_READ, MAP_SHARED, chfd, 0);
+	RU_CHECK(iods != MAP_FAILED, "mmap descriptors: %s", strerror(errno));
+	RU_CHECK(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, chfd, 0) ==
+			 MAP_FAILED && errno == EPERM,
+		 "a writable mapping: EPERM (ublk_ch_mmap)");
+	if (chfd < 0 || iods == MAP_FAILED)
+		return 1;
+	pthread_create(&th, NULL, server, NULL);
+	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_START_DEV, info.dev_id, NULL, 0,
+		      (uint64_t)getpid()) == 0, "START_DEV");
+	for (int k = 0; k < 20; k++) {
+		for (size_t b = 0; b < sizeof(w); b++)
+			w[b] = (uint8_t)(b + (size_t)k * 13);
+		RU_CHECK(bdev_io((int)info.dev_id, UBLK_IO_OP_WRITE, w,
+				 sizeof(w), (uint64_t)k * 8192) == 8192,
+			 "write %d", k);
+		RU_CHECK(bdev_io((int)info.dev_id, UBLK_IO_OP_READ, rd,
+				 sizeof(rd), (uint64_t)k * 8192) == 8192 &&
+				 !memcmp(w, rd, sizeof(w)),
+			 "read back %d", k);
+	}
+	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_STOP_DEV, info.dev_id, NULL, 0, 0) ==
+			 0, "STOP_DEV");
+	pthread_join(th, NULL);
+	RU_CHECK(served == 40, "served %d of 40", served);
+	munmap((void *)iods, 4096);
+	close(chfd);
+	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_DEL_DEV, info.dev_id, NULL, 0, 0) ==
+			 0, "DEL_DEV after the char device's release");
+	close(r.fd);
+	close(cfd);
+	return ru_failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	char name[64];
+	int st;
+
+	if (argc > 1 && !strcmp(argv[1], "server"))
+		return payload();
+	if (!ru_tool()) {
+		fprintf(stderr, "skip: no usable uuring tool (not built, or a sanitizer build)\n");
+		return RU_SKIP;
+	}
+	if (!access("/dev/ublk-control", F_OK)) {
+		fprintf(stderr, "skip: the kernel has ublk (UURING_UBLK=force not tried)\n");
+		return RU_SKIP;
+	}
+	snprintf(name, sizeof(name), "uuring-ublkd-runtest-%d", (int)getpid());
+	setenv("UURING_UBLKD_NAME", name, 1);
+	st = ru_payload("server", "--mode=auto", 30);
+	if (st)
+		ru_describe("server", st);
+	RU_CHECK(st == 0, "server payload");
+	if (ru_failures)
+		return 1;
+	fprintf(stderr, "all passed\n");
+	return 0;
+}

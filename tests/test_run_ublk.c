@@ -60,7 +60,8 @@ static void rr_cmd(struct rr *r, int fd, uint32_t op, const void *cmd,
 {
 	unsigned int t = atomic_load_explicit(r->sq_tail, memory_order_relaxed);
 	struct io_uring_sqe *sqe =
-		(struct io_uring_sqe *)(r->sqes + (t & r->sq_mask) * r->sqe_size);
+		(struct io_uring_sqe *)(r->sqes +
+					(t & r->sq_mask) * r->sqe_size);
 
 	memset(sqe, 0, r->sqe_size);
 	sqe->opcode = IORING_OP_URING_CMD;
@@ -184,8 +185,8 @@ static int payload(void)
 		 "a second open: EBUSY (ublk_ch_open)");
 	iods = mmap(NULL, 4096, PROT_READ, MAP_SHARED, chfd, 0);
 	RU_CHECK(iods != MAP_FAILED, "mmap descriptors: %s", strerror(errno));
-	RU_CHECK(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, chfd, 0) ==
-			 MAP_FAILED && errno == EPERM,
+	RU_CHECK(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, chfd,
+		      0) == MAP_FAILED && errno == EPERM,
 		 "a writable mapping: EPERM (ublk_ch_mmap)");
 	if (chfd < 0 || iods == MAP_FAILED)
 		return 1;
@@ -224,11 +225,13 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "server"))
 		return payload();
 	if (!ru_tool()) {
-		fprintf(stderr, "skip: no usable uuring tool (not built, or a sanitizer build)\n");
+		fprintf(stderr, "skip: no usable uuring tool (not built, "
+				"or a sanitizer build)\n");
 		return RU_SKIP;
 	}
 	if (!access("/dev/ublk-control", F_OK)) {
-		fprintf(stderr, "skip: the kernel has ublk (UURING_UBLK=force not tried)\n");
+		fprintf(stderr, "skip: the kernel has ublk "
+				"(UURING_UBLK=force not tried)\n");
 		return RU_SKIP;
 	}
 	snprintf(name, sizeof(name), "uuring-ublkd-runtest-%d", (int)getpid());

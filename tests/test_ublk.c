@@ -90,7 +90,8 @@ static void tr_cmd(struct tr *r, int fd, uint32_t op, const void *cmd,
 {
 	unsigned int t = atomic_load_explicit(r->sq_tail, memory_order_relaxed);
 	struct io_uring_sqe *sqe =
-		(struct io_uring_sqe *)(r->sqes + (t & r->sq_mask) * r->sqe_size);
+		(struct io_uring_sqe *)(r->sqes +
+					(t & r->sq_mask) * r->sqe_size);
 
 	memset(sqe, 0, r->sqe_size);
 	sqe->opcode = IORING_OP_URING_CMD;
@@ -199,7 +200,8 @@ static void ctrl_add_dev_rules(struct tr *r, int cfd)
 	EQ(ctrl(r, cfd, UBLK_U_CMD_ADD_DEV, 4, 0xffff, &i, sizeof(i), 0),
 	   -EINVAL, "ublk_ctrl_add_dev: header dev_id != info dev_id");
 	i.dev_id = 1u << 20;
-	EQ(add_dev(r, cfd, &i), -EINVAL, "ublk_ctrl_add_dev: dev_id >= UBLK_MINORS");
+	EQ(add_dev(r, cfd, &i), -EINVAL,
+	   "ublk_ctrl_add_dev: dev_id >= UBLK_MINORS");
 	info_init(&i, 1, 4, UBLK_F_ZONED);
 	EQ(add_dev(r, cfd, &i), -EINVAL,
 	   "ublk_ctrl_add_dev: zoned without CONFIG_BLK_DEV_ZONED");

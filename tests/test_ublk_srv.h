@@ -98,10 +98,11 @@ static void *srv_main(void *arg)
 		return NULL;
 	}
 	for (unsigned int i = 0; i < t->nslots; i++) {
-		io = (struct ublksrv_io_cmd){ .q_id = (uint16_t)(t->slots[i] >> 16),
-					      .tag = (uint16_t)t->slots[i],
-					      .addr = t->get_data ? 0 :
-						      (uintptr_t)t->bufs[i] };
+		io = (struct ublksrv_io_cmd){
+			.q_id = (uint16_t)(t->slots[i] >> 16),
+			.tag = (uint16_t)t->slots[i],
+			.addr = t->get_data ? 0 : (uintptr_t)t->bufs[i],
+		};
 		tr_cmd(&r, t->s->chfd, UBLK_U_IO_FETCH_REQ, &io, sizeof(io), i);
 	}
 	tr_submit(&r, t->nslots);
@@ -140,9 +141,11 @@ static void *srv_main(void *arg)
 		if (c.res == UBLK_IO_RES_NEED_GET_DATA) {
 			/* a write without its data yet: give the buffer */
 			t->get_data_seen++;
-			io = (struct ublksrv_io_cmd){ .q_id = (uint16_t)q,
-						      .tag = (uint16_t)tag,
-						      .addr = (uintptr_t)t->bufs[i] };
+			io = (struct ublksrv_io_cmd){
+				.q_id = (uint16_t)q,
+				.tag = (uint16_t)tag,
+				.addr = (uintptr_t)t->bufs[i],
+			};
 			tr_cmd(&r, t->s->chfd, UBLK_U_IO_NEED_GET_DATA, &io,
 			       sizeof(io), i);
 			tr_submit(&r, 1);
@@ -152,9 +155,11 @@ static void *srv_main(void *arg)
 		    (t->s->iod[q][tag].op_flags & 0xff) == UBLK_IO_OP_READ) {
 			/* NEED_GET_DATA where the driver did not ask for it;
 			 * the only command in flight, so its CQE is next */
-			io = (struct ublksrv_io_cmd){ .q_id = (uint16_t)q,
-						      .tag = (uint16_t)tag,
-						      .addr = (uintptr_t)t->bufs[i] };
+			io = (struct ublksrv_io_cmd){
+				.q_id = (uint16_t)q,
+				.tag = (uint16_t)tag,
+				.addr = (uintptr_t)t->bufs[i],
+			};
 			tr_cmd(&r, t->s->chfd, UBLK_U_IO_NEED_GET_DATA, &io,
 			       sizeof(io), 0xbeef);
 			tr_submit(&r, 1);
@@ -235,14 +240,16 @@ static void *client_main(void *arg)
 
 		for (size_t b = 0; b < len; b++)
 			w[b] = (uint8_t)(b * 7 + (size_t)k + c->base);
-		ret = uuring_ublk_bdev_io(c->dev, UBLK_IO_OP_WRITE, w, len, off);
+		ret = uuring_ublk_bdev_io(c->dev, UBLK_IO_OP_WRITE, w, len,
+					  off);
 		if (ret != (int)len) {
 			fprintf(stderr, "write %zu@%zu: %d\n", len, off, ret);
 			c->errors++;
 			continue;
 		}
 		memset(rd, 0, len);
-		ret = uuring_ublk_bdev_io(c->dev, UBLK_IO_OP_READ, rd, len, off);
+		ret = uuring_ublk_bdev_io(c->dev, UBLK_IO_OP_READ, rd, len,
+					  off);
 		if (ret != (int)len || memcmp(rd, w, len)) {
 			fprintf(stderr, "read %zu@%zu: %d\n", len, off, ret);
 			c->errors++;

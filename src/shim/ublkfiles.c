@@ -70,28 +70,45 @@ static mode_t open_mode(int flags, va_list ap)
 	return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
 }
 
-static int open_common(const char *name, const char *path, int flags,
-		       mode_t mode)
+/* libc's function behind one of ours, looked up once (a racing first
+ * call looks it up twice and stores the same pointer: relaxed is
+ * enough, the pointer is all that is published) */
+static void *real_fn(void **slot, const char *name)
+{
+	void *p = __atomic_load_n(slot, __ATOMIC_RELAXED);
+
+	if (!p) {
+		p = dlsym(RTLD_NEXT, name);
+		__atomic_store_n(slot, p, __ATOMIC_RELAXED);
+	}
+	return p;
+}
+
+static int open_common(void **slot, const char *name, const char *path,
+		       int flags, mode_t mode)
 {
 	open_fn real;
 
 	if (ublk_path(path))
 		return ublk_open_errno(path, flags);
-	real = (open_fn)dlsym(RTLD_NEXT, name);
+	real = (open_fn)real_fn(slot, name);
 	return real(path, flags, mode);
 }
 
-static int openat_common(const char *name, int dirfd, const char *path,
-			 int flags, mode_t mode)
+static int openat_common(void **slot, const char *name, int dirfd,
+			 const char *path, int flags, mode_t mode)
 {
 	openat_fn real;
 
 	/* only absolute paths can name the driver's files */
 	if (ublk_path(path))
 		return ublk_open_errno(path, flags);
-	real = (openat_fn)dlsym(RTLD_NEXT, name);
+	real = (openat_fn)real_fn(slot, name);
 	return real(dirfd, path, flags, mode);
 }
+
+static void *real_open, *real_open64, *real_openat, *real_openat64,
+	*real_open_2, *real_open64_2;
 
 EXPORT int open(const char *path, int flags, ...)
 {
@@ -101,7 +118,7 @@ EXPORT int open(const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = open_mode(flags, ap);
 	va_end(ap);
-	return open_common("open", path, flags, mode);
+	return open_common(&real_open, "open", path, flags, mode);
 }
 
 EXPORT int open64(const char *path, int flags, ...)
@@ -112,7 +129,7 @@ EXPORT int open64(const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = open_mode(flags, ap);
 	va_end(ap);
-	return open_common("open64", path, flags, mode);
+	return open_common(&real_open64, "open64", path, flags, mode);
 }
 
 EXPORT int openat(int dirfd, const char *path, int flags, ...)
@@ -123,7 +140,8 @@ EXPORT int openat(int dirfd, const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = open_mode(flags, ap);
 	va_end(ap);
-	return openat_common("openat", dirfd, path, flags, mode);
+	return openat_common(&real_openat, "openat", dirfd, path, flags,
+			     mode);
 }
 
 EXPORT int openat64(int dirfd, const char *path, int flags, ...)
@@ -134,16 +152,17 @@ EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 	va_start(ap, flags);
 	mode = open_mode(flags, ap);
 	va_end(ap);
-	return openat_common("openat64", dirfd, path, flags, mode);
+	return openat_common(&real_openat64, "openat64", dirfd, path, flags,
+			     mode);
 }
 
 /* _FORTIFY_SOURCE's checked forms */
 EXPORT int __open_2(const char *path, int flags)
 {
-	return open_common("__open_2", path, flags, 0);
+	return open_common(&real_open_2, "__open_2", path, flags, 0);
 }
 
 EXPORT int __open64_2(const char *path, int flags)
 {
-	return open_common("__open64_2", path, flags, 0);
+	return open_common(&real_open64_2, "__open64_2", path, flags, 0);
 }

@@ -81,7 +81,8 @@ ssize_t um_recv(int fd, void *buf, size_t len, int *fds, int maxfds,
 
 		*nfds = 0;
 		if (cm && cm->cmsg_type == SCM_RIGHTS) {
-			int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			int k = (int)((cm->cmsg_len - CMSG_LEN(0)) /
+				      sizeof(int));
 
 			if (k > maxfds)
 				k = maxfds;

@@ -9,7 +9,8 @@
  * per-io daemons (two threads fetching tags of one queue); and the state
  * a device takes when its server process dies.
  *
- * Scenarios (arguments select some): ctrl io perio getdata exit.  The driver
+ * Scenarios (arguments select some): ctrl io perio getdata exit, and
+ * bench, a measurement run only when named.  The driver
  * runs under a name of this test's own (UURING_UBLKD_NAME), so another
  * test's devices are not seen; it exits by itself once idle.
  */
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -400,13 +402,14 @@ int main(int argc, char **argv)
 		{ "perio", scenario_perio },
 		{ "getdata", scenario_getdata },
 		{ "exit", scenario_exit },
+		{ "bench", scenario_bench }, /* named only */
 	};
 	char name[64];
 
 	snprintf(name, sizeof(name), "uuring-ublkd-test-%d", (int)getpid());
 	setenv("UURING_UBLKD_NAME", name, 0);
 	for (size_t k = 0; k < sizeof(sc) / sizeof(sc[0]); k++) {
-		bool run = argc < 2;
+		bool run = argc < 2 && strcmp(sc[k].name, "bench");
 
 		for (int a = 1; a < argc; a++)
 			run |= !strcmp(argv[a], sc[k].name);

@@ -387,6 +387,85 @@ static void scenario_perio(void)
 	uuring_close(cfd);
 }
 
+struct bench_client {
+	pthread_t th;
+	int dev, n, errors;
+};
+
+static void *bench_main(void *arg)
+{
+	struct bench_client *b = arg;
+	uint8_t *buf = aligned_alloc(4096, 4096);
+
+	for (int k = 0; k < b->n; k++)
+		if (uuring_ublk_bdev_io(b->dev, UBLK_IO_OP_READ, buf, 4096,
+					(uint64_t)(k % 2048) * 4096) != 4096)
+			b->errors++;
+	free(buf);
+	return NULL;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * A measurement, run only when named ("bench"): 4 KiB reads through the
+ * driver from 1 and 4 submitting threads (one request each at a time),
+ * served by one thread on one queue of depth 8.
+ */
+static void scenario_bench(void)
+{
+	struct bench_client b[4];
+	struct srv_thread t;
+	struct srv s;
+	struct tr r;
+	int cfd = uuring_ublk_open("/dev/ublk-control", O_RDWR);
+
+	if (cfd < 0 || tr_init(&r, 8, IORING_SETUP_SQE128) ||
+	    dev_setup(&r, cfd, &s, 1, 8, 0) || srv_open(&s)) {
+		CHECK(0, "setup");
+		return;
+	}
+	memset(&t, 0, sizeof(t));
+	t.fetched_pipe = -1;
+	for (unsigned int k = 0; k < 8; k++)
+		t.slots[t.nslots++] = k;
+	srv_thread_start(&t, &s);
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_START_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
+		(uint64_t)getpid()), 0, "ublk_ctrl_start_dev");
+	for (int nthr = 1; nthr <= 4; nthr *= 4) {
+		int n = 20000 / nthr;
+		double t0 = now_s(), dt;
+
+		for (int k = 0; k < nthr; k++) {
+			b[k] = (struct bench_client){ .dev = s.id, .n = n };
+			pthread_create(&b[k].th, NULL, bench_main, &b[k]);
+		}
+		for (int k = 0; k < nthr; k++) {
+			pthread_join(b[k].th, NULL);
+			EQ(b[k].errors, 0, "bench reads");
+		}
+		dt = now_s() - t0;
+		fprintf(stderr, "bench: %d thread(s), %d reads of 4 KiB: "
+				"%.0f IOPS, %.1f us each\n",
+			nthr, n * nthr, n * nthr / dt, dt * 1e6 / n);
+	}
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_STOP_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
+		0), 0, "ublk_ctrl_stop_dev");
+	srv_thread_join(&t);
+	srv_close(&s);
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_DEL_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
+		0), 0, "ublk_ctrl_del_dev");
+	free(s.disk);
+	tr_exit(&r);
+	uuring_close(cfd);
+}
+
 /* UBLK_F_NEED_GET_DATA: writes arrive without data first */
 static void scenario_getdata(void)
 {

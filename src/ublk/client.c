@@ -436,6 +436,48 @@ void *uu_ublk_mmap(struct ufile *f, void *addr, size_t len, int prot,
 	return addr == MAP_FAILED ? (void *)(intptr_t)-errno : addr;
 }
 
+/*
+ * Each thread keeps its BDEV connection (closed by the key's destructor
+ * at the thread's exit; a forked child, which shares its parent's,
+ * starts its own).
+ */
+static pthread_key_t bdev_key;
+static pthread_once_t bdev_once = PTHREAD_ONCE_INIT;
+static __thread int bdev_fd = -1;
+static __thread pid_t bdev_pid;
+
+static void bdev_close(void *p)
+{
+	close((int)(intptr_t)p - 1);
+}
+
+static void bdev_key_init(void)
+{
+	pthread_key_create(&bdev_key, bdev_close);
+}
+
+static int bdev_conn(bool fresh)
+{
+	pid_t pid = getpid();
+
+	pthread_once(&bdev_once, bdev_key_init);
+	if (bdev_fd >= 0 && (fresh || bdev_pid != pid)) {
+		if (bdev_pid == pid)
+			close(bdev_fd);
+		bdev_fd = -1;
+	}
+	if (bdev_fd < 0) {
+		int fd = um_connect_driver();
+
+		if (fd < 0)
+			return fd;
+		bdev_fd = uu_fd_to_reserved(fd);
+		bdev_pid = pid;
+		pthread_setspecific(bdev_key, (void *)(intptr_t)(bdev_fd + 1));
+	}
+	return bdev_fd;
+}
+
 /* Block I/O on device dev_id: bytes or -errno (blocking). */
 int uu_ublk_bdev_io(int dev_id, int op, void *buf, size_t len, uint64_t pos)
 {
@@ -445,21 +487,23 @@ int uu_ublk_bdev_io(int dev_id, int op, void *buf, size_t len, uint64_t pos)
 	size_t alen = sizeof(struct um_hdr) + len;
 	struct um_hdr *a;
 	int fd, ret;
-	ssize_t n;
+	ssize_t n = -EPIPE;
 
 	if (len > UM_BDEV_MAX || dev_id < 0)
 		return -EINVAL;
 	a = malloc(alen);
 	if (!a)
 		return -ENOMEM;
-	fd = um_connect_driver();
-	if (fd < 0) {
-		free(a);
-		return fd;
+	/* a driver that left since the last request: once more, fresh */
+	for (int tries = 0; tries < 2 && n == -EPIPE; tries++) {
+		fd = bdev_conn(tries > 0);
+		if (fd < 0) {
+			free(a);
+			return fd;
+		}
+		n = ask(fd, &m, sizeof(m), op == UBLK_IO_OP_WRITE ? buf : NULL,
+			op == UBLK_IO_OP_WRITE ? len : 0, a, alen, NULL, NULL);
 	}
-	n = ask(fd, &m, sizeof(m), op == UBLK_IO_OP_WRITE ? buf : NULL,
-		op == UBLK_IO_OP_WRITE ? len : 0, a, alen, NULL, NULL);
-	close(fd);
 	if (n < (ssize_t)sizeof(*a)) {
 		free(a);
 		return n < 0 ? (int)n : -EIO;

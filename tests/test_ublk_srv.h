@@ -567,6 +567,123 @@ static void exit_case(struct tr *r, int cfd, uint64_t flags, int want_state)
 	free(s.disk);
 }
 
+struct held_write {
+	pthread_t th;
+	int dev, res;
+	uint64_t pos;
+	uint8_t buf[4096];
+};
+
+static void *held_write_main(void *arg)
+{
+	struct held_write *h = arg;
+
+	h->res = uuring_ublk_bdev_io(h->dev, UBLK_IO_OP_WRITE, h->buf, 4096,
+				     h->pos);
+	return NULL;
+}
+
+/* a server process serving every tag of queue 0 until the device stops */
+static pid_t fork_server(struct srv *s, bool die_on_request)
+{
+	struct srv_thread t;
+	int pfd[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		if (srv_open(s))
+			_exit(2);
+		memset(&t, 0, sizeof(t));
+		for (unsigned int k = 0; k < s->depth; k++) {
+			t.slots[t.nslots] = k;
+			t.bufs[t.nslots++] = aligned_alloc(4096, SRV_BUF);
+		}
+		t.die_on_request = die_on_request;
+		t.fetched_pipe = pfd[1];
+		t.s = s;
+		srv_main(&t);
+		_exit(t.errors ? 4 : 0);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &c, 1) != 1)
+		pid = -1;
+	close(pfd[0]);
+	return pid;
+}
+
+/*
+ * USER_RECOVERY: the server dies, the device waits QUIESCED with the
+ * requests that arrive meanwhile, a new server process recovers it
+ * (START_USER_RECOVERY, fetches, END_USER_RECOVERY) and serves them.
+ * With REISSUE the request the dead server held is served again, else
+ * it fails (__ublk_fail_req).
+ */
+static void recover_case(struct tr *r, int cfd, uint64_t flags)
+{
+	bool reissue = flags & UBLK_F_USER_RECOVERY_REISSUE;
+	struct held_write a, b;
+	struct ublksrv_ctrl_dev_info got;
+	struct srv s;
+	pid_t p1, p2;
+	int status;
+
+	if (dev_setup(r, cfd, &s, 1, 2, flags)) {
+		CHECK(0, "setup");
+		return;
+	}
+	/* shared with the server processes, to look at what they wrote */
+	free(s.disk);
+	s.disk = mmap(NULL, s.disk_bytes, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	p1 = fork_server(&s, true);
+	EQ(ctrl(r, cfd, UBLK_U_CMD_START_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
+		(uint64_t)p1), 0, "ublk_ctrl_start_dev");
+	a = (struct held_write){ .dev = s.id, .pos = 0 };
+	memset(a.buf, 0xa1, sizeof(a.buf));
+	pthread_create(&a.th, NULL, held_write_main, &a);
+	waitpid(p1, &status, 0);
+	EQ(ctrl(r, cfd, UBLK_U_CMD_GET_DEV_INFO, (uint32_t)s.id, 0xffff, &got,
+		sizeof(got), 0), 0, "GET_DEV_INFO");
+	EQ(got.state, UBLK_S_DEV_QUIESCED, "the server died: QUIESCED");
+	if (!reissue) {
+		pthread_join(a.th, NULL);
+		EQ(a.res, -EIO, "__ublk_fail_req: the held request fails");
+	}
+	b = (struct held_write){ .dev = s.id, .pos = 8192 };
+	memset(b.buf, 0xb2, sizeof(b.buf));
+	pthread_create(&b.th, NULL, held_write_main, &b);
+	EQ(ctrl(r, cfd, UBLK_U_CMD_START_USER_RECOVERY, (uint32_t)s.id, 0xffff,
+		NULL, 0, 0), 0, "ublk_ctrl_start_recovery");
+	p2 = fork_server(&s, false);
+	EQ(ctrl(r, cfd, UBLK_U_CMD_END_USER_RECOVERY, (uint32_t)s.id, 0xffff,
+		NULL, 0, (uint64_t)p2), 0, "ublk_ctrl_end_recovery");
+	pthread_join(b.th, NULL);
+	EQ(b.res, 4096, "a request of the QUIESCED time: the new server's");
+	CHECK(s.disk[8192] == 0xb2 && s.disk[8192 + 4095] == 0xb2,
+	      "its data reached the new server");
+	if (reissue) {
+		pthread_join(a.th, NULL);
+		EQ(a.res, 4096, "REISSUE: the dead server's request again");
+		CHECK(s.disk[0] == 0xa1, "its data reached the new server");
+	}
+	EQ(ctrl(r, cfd, UBLK_U_CMD_GET_DEV_INFO, (uint32_t)s.id, 0xffff, &got,
+		sizeof(got), 0), 0, "GET_DEV_INFO");
+	EQ(got.state, UBLK_S_DEV_LIVE, "recovered: LIVE");
+	EQ(got.ublksrv_pid, p2, "recovered: the new server's pid");
+	EQ(ctrl(r, cfd, UBLK_U_CMD_STOP_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
+		0), 0, "ublk_ctrl_stop_dev");
+	waitpid(p2, &status, 0);
+	EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0, "new server");
+	EQ(ctrl(r, cfd, UBLK_U_CMD_DEL_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
+		0), 0, "ublk_ctrl_del_dev");
+	munmap(s.disk, s.disk_bytes);
+}
+
 static void scenario_exit(void)
 {
 	struct tr r;
@@ -580,6 +697,9 @@ static void scenario_exit(void)
 	exit_case(&r, cfd, UBLK_F_USER_RECOVERY, UBLK_S_DEV_QUIESCED);
 	exit_case(&r, cfd, UBLK_F_USER_RECOVERY | UBLK_F_USER_RECOVERY_FAIL_IO,
 		  UBLK_S_DEV_FAIL_IO);
+	recover_case(&r, cfd, UBLK_F_USER_RECOVERY);
+	recover_case(&r, cfd,
+		     UBLK_F_USER_RECOVERY | UBLK_F_USER_RECOVERY_REISSUE);
 	tr_exit(&r);
 	uuring_close(cfd);
 }

@@ -75,6 +75,9 @@ struct udev {
 	uint8_t *desc_map, *data_map;
 	size_t desc_len, data_len, slot_bytes;
 	struct uu_blkq *q;      /* the block side, from START_DEV on */
+	/* requests waiting for a server (blk-mq's requeue list: each keeps
+	 * its tag), linked by tnext */
+	struct uu_blkq_rq *requeue_head, *requeue_tail;
 	unsigned int inflight;  /* breqs not answered */
 	struct udev *next;
 };
@@ -105,5 +108,9 @@ int ublkd_start_blk(struct udev *d);
 void ublkd_abort_active(struct udev *d);
 void ublkd_slot_event(struct udev *d, unsigned int q, unsigned int tag,
 		      int res);
+/* END_USER_RECOVERY: the requests kept meanwhile go to the new server */
+void ublkd_kick_requeue(struct udev *d);
+/* the device stops: the requests kept fail */
+void ublkd_fail_requeue(struct udev *d);
 
 #endif

@@ -396,6 +396,7 @@ static int start_ready(struct udev *d, const struct um_ctrl *m)
 		d->info.ublksrv_pid = pid;
 		d->info.state = UBLK_S_DEV_LIVE;
 		d->fail_io = false;
+		ublkd_kick_requeue(d); /* blk_mq_kick_requeue_list */
 		return 0;
 	}
 	if (d->info.state == UBLK_S_DEV_LIVE || d->used)
@@ -442,6 +443,8 @@ void ublkd_stop_dev(struct udev *d)
 		d->info.ublksrv_pid = -1;
 		d->canceling = true;
 	}
+	/* ublk_force_abort_dev: what waited for a server fails now */
+	ublkd_fail_requeue(d);
 	ublkd_abort_active(d);
 }
 

@@ -116,6 +116,58 @@ static void complete_rq(struct udev *d, struct uu_blkq_rq *rq,
 	uu_blkq_section_end();
 }
 
+/* ublk_nosrv_dev_should_queue_io: USER_RECOVERY without FAIL_IO */
+static bool should_queue(const struct udev *d)
+{
+	return (d->info.flags & UBLK_F_USER_RECOVERY) &&
+	       !(d->info.flags & UBLK_F_USER_RECOVERY_FAIL_IO);
+}
+
+/* blk_mq_requeue_request: rq keeps its tag and waits for a server */
+static void requeue(struct udev *d, struct uu_blkq_rq *rq)
+{
+	rq->tnext = NULL;
+	if (d->requeue_tail)
+		d->requeue_tail->tnext = rq;
+	else
+		d->requeue_head = rq;
+	d->requeue_tail = rq;
+}
+
+static struct uu_blkq_rq *requeue_take(struct udev *d)
+{
+	struct uu_blkq_rq *list = d->requeue_head;
+
+	d->requeue_head = d->requeue_tail = NULL;
+	return list;
+}
+
+void ublkd_fail_requeue(struct udev *d)
+{
+	struct uu_blkq_rq *rq = requeue_take(d), *next;
+
+	uu_blkq_section_begin();
+	for (; rq; rq = next) {
+		next = rq->tnext;
+		uu_blkq_end(rq, -EIO);
+	}
+	uu_blkq_section_end();
+}
+
+static void ublk_queue_rq(struct uu_blkq_rq *rq);
+
+void ublkd_kick_requeue(struct udev *d)
+{
+	struct uu_blkq_rq *rq = requeue_take(d), *next;
+
+	uu_blkq_section_begin();
+	for (; rq; rq = next) {
+		next = rq->tnext;
+		ublk_queue_rq(rq);
+	}
+	uu_blkq_section_end();
+}
+
 /* ublk_queue_rq and ublk_dispatch_req for one request given a tag */
 static void ublk_queue_rq(struct uu_blkq_rq *rq)
 {
@@ -129,9 +181,17 @@ static void ublk_queue_rq(struct uu_blkq_rq *rq)
 		uu_blkq_end(rq, -EREMOTEIO);  /* BLK_STS_TARGET */
 		return;
 	}
-	if (!d->disk || d->canceling || !(s->flags & US_ACTIVE) ||
-	    (s->flags & US_CANCELED)) {
+	if (!d->disk || d->force_abort) {
 		uu_blkq_end(rq, -EIO);
+		return;
+	}
+	if (d->canceling || !(s->flags & US_ACTIVE) ||
+	    (s->flags & US_CANCELED)) {
+		/* __ublk_abort_rq: no server to take it */
+		if (should_queue(d))
+			requeue(d, rq);
+		else
+			uu_blkq_end(rq, -EIO);
 		return;
 	}
 	iod->op_flags = b->op;
@@ -427,6 +487,13 @@ void ublkd_char_release(struct udev *d)
 				continue;
 			s->rq = NULL;
 			s->flags &= ~(US_OWNED | US_NEED_GET_DATA);
+			/* __ublk_fail_req: reissued to the next server, or
+			 * failed */
+			if ((d->info.flags & UBLK_F_USER_RECOVERY) &&
+			    (d->info.flags & UBLK_F_USER_RECOVERY_REISSUE)) {
+				requeue(d, rq);
+				continue;
+			}
 			uu_blkq_section_begin();
 			uu_blkq_end(rq, -EIO);
 			uu_blkq_section_end();

@@ -280,7 +280,8 @@ static void char_rules(struct tr *r, int id, int depth, int nq)
 	size_t qlen = ((size_t)depth * 24 + 4095) & ~(size_t)4095;
 	struct ublksrv_io_cmd io = { 0 };
 	struct io_uring_cqe c;
-	int fd, fd2;
+	int fd, fd2, status;
+	pid_t pid;
 	void *p;
 
 	snprintf(path, sizeof(path), "/dev/ublkc%d", id);
@@ -326,6 +327,22 @@ static void char_rules(struct tr *r, int id, int depth, int nq)
 	c = tr_wait(r);
 	EQ(c.user_data, 3, "the refused FETCH completes first");
 	EQ(c.res, -EINVAL, "ublk_fetch: FETCH of an active tag");
+	/* a forked child's commands on the inherited fd (docs/ublk.md,
+	 * "Fork") */
+	pid = fork();
+	if (pid == 0) {
+		struct tr cr;
+
+		io.tag = 1;
+		if (tr_init(&cr, 8, 0))
+			_exit(2);
+		tr_cmd(&cr, fd, UBLK_U_IO_FETCH_REQ, &io, sizeof(io), 1);
+		tr_submit(&cr, 1);
+		_exit(tr_wait(&cr).res == -EINVAL ? 0 : 1);
+	}
+	waitpid(pid, &status, 0);
+	EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0,
+	   "a forked child's FETCH: -EINVAL");
 	munmap(p, qlen);
 	uuring_close(fd);
 }

@@ -198,6 +198,7 @@ static int char_setup(struct ufile *f, const struct um_hello_rep *rep,
 
 	f->info = rep->info;
 	f->slot_bytes = rep->slot_bytes;
+	f->pid = getpid();
 	f->desc_fd = uu_fd_to_reserved(fds[0]);
 	f->data_fd = uu_fd_to_reserved(fds[1]);
 	f->desc_len = (size_t)f->info.nr_hw_queues * UBLKD_DESC_STRIDE;

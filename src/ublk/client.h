@@ -56,6 +56,7 @@ struct ufile {
 	struct ucwait *waiters;
 	uint64_t seq;
 	bool dead;             /* the driver closed the data connection */
+	pid_t pid;             /* the process whose engine connection it is */
 };
 
 /* client.c */

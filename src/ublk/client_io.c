@@ -229,6 +229,10 @@ int uu_ublk_mmap_check(struct ufile *f)
 	struct um_hdr m = { .type = UM_MMAP };
 	struct ucwait w = { 0 };
 
+	/* ublk_ch_mmap: another mm than the first mapper's (a forked
+	 * child's, which also has no receiver here) */
+	if (f->pid != getpid())
+		return -EINVAL;
 	return call(f, &m, sizeof(m), &w);
 }
 
@@ -271,6 +275,10 @@ int uu_ublk_io(struct ufile *f, uint32_t cmd_op,
 	int res, pending_res = 0;
 	bool pending;
 
+	/* a forked child has no receiver for the parent's data connection
+	 * (docs/ublk.md): its commands are another task's, -EINVAL */
+	if (f->pid != getpid())
+		return -EINVAL;
 	if (in_range && (nr == UBLK_IO_FETCH_REQ ||
 			 nr == UBLK_IO_COMMIT_AND_FETCH_REQ))
 		w.req = req;

@@ -403,7 +403,8 @@ struct uu_req {
 	struct uu_file_tag *file_tag; /* tagged fixed file in use (ref) */
 	struct uu_req *ud_next, **ud_pprev; /* armed POLL_ADD by user_data */
 	bool tw_reissue_req;      /* uu_tw_reissue noted, not committed */
-	bool cq_uncommitted;      /* the poller posted shots, not committed */
+	bool cq_uncommitted;      /* the poller posted shots, not committed
+				   * (core/cq_post.c uu_req_post_cqe) */
 	uint32_t park_events;     /* EPOLL* a parked read/write waits for */
 	bool poll_fresh;          /* added since the file's last edge */
 	bool poll_tw;             /* DEFER_TASKRUN multishot POLL_ADD: a
@@ -560,6 +561,11 @@ extern const struct uu_opdef uu_opdefs[IORING_OP_LAST];
 /* issue_flags */
 #define UU_ISSUE_F_WORKER 1u /* in an io-wq worker: blocking is allowed */
 #define UU_ISSUE_F_CONT 2u   /* a link continuation (core-internal) */
+/* inside an execution context of the request's ring (core/req.c
+ * issue_one): an extra CQE joins its batch (core/cq_post.h) */
+#define UU_ISSUE_F_BATCH 4u
+/* on the readiness engine's thread, after a wakeup (exec/poller.c) */
+#define UU_ISSUE_F_POLLER 8u
 
 /*
  * An issue function that would block parks the request instead of
@@ -724,8 +730,6 @@ struct uu_exec {
 };
 
 void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter);
-void uu_exec_post(struct uu_exec *s, uint64_t user_data, int32_t res,
-		  uint32_t cflags, const uint64_t *big);
 void uu_exec_flush(struct uu_exec *s);
 void uu_exec_flush_direct(struct uu_exec *s);
 void uu_exec_end(struct uu_exec *s);
@@ -941,9 +945,6 @@ void uu_cq_post_locked(struct uu_ring *ring, uint64_t user_data, int32_t res,
 		       uint32_t cflags, const uint64_t *big);
 void uu_cq_commit_locked(struct uu_ring *ring);
 bool uu_cq_has_room_locked(struct uu_ring *ring, uint32_t pending);
-/* One CQE posted and committed on its own (takes completion_lock). */
-void uu_cq_post_one(struct uu_ring *ring, uint64_t user_data, int32_t res,
-		    uint32_t cflags);
 void uu_cq_commit_sq_head_locked(struct uu_ring *ring, uint32_t sq_head);
 bool uu_cq_flush_overflow_locked(struct uu_ring *ring);
 void uu_cq_flush_overflow(struct uu_ring *ring);
@@ -1000,10 +1001,6 @@ void uu_cred_put(struct uu_cred *c);
 int uu_pers_issue(struct uu_req *req, unsigned int issue_flags);
 void uu_personalities_free(struct uu_ring *r);
 extern __thread bool uu_in_iowq_worker;
-/* the poller thread (exec/poller.c): a multishot shot it posts is
- * committed when the request waits again or finishes, with the others of
- * the same wakeup (uu_poller_shot_posted) */
-bool uu_poller_shot_posted(struct uu_req *req);
 
 /* ---- SQPOLL (exec/sqpoll.c) ---- */
 int uu_sqpoll_setup(struct uu_ring *ring, struct io_uring_params *p);

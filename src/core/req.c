@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cq_post.h"
 #include "core/internal.h"
 #include "dev/blkq.h"
 #include "ops/uring_cmd.h"
@@ -88,33 +89,6 @@ void uu_exec_finish_late(struct uu_req *req)
 	s->late_tail = req;
 }
 
-static void compl_flush(struct uu_exec *s)
-{
-	struct uu_ring *r = s->ring;
-	unsigned int i;
-
-	if (!s->cb.nr)
-		return;
-	uu_shared_lock(r->completion_lock);
-	for (i = 0; i < s->cb.nr; i++) {
-		uu_cq_post_locked(r, s->cb.e[i].user_data, s->cb.e[i].res,
-				  s->cb.e[i].cflags, s->cb.e[i].big);
-		/* under the CQ lock, with the post: a survivor posting this
-		 * process's orphans (ring/xlife.c) sees one or the other */
-		if (unlikely(s->cb.e[i].xj))
-			uu_xj_release(r, s->cb.e[i].xj);
-	}
-	if (s->publish_sq_head) {
-		s->publish_sq_head = false;
-		s->sq_head_published = true;
-		uu_cq_commit_sq_head_locked(r, r->sq_cached_head);
-	} else {
-		uu_cq_commit_locked(r);
-	}
-	pthread_mutex_unlock(r->completion_lock);
-	s->cb.nr = 0;
-}
-
 void uu_req_set_fail(struct uu_req *req)
 {
 	req->flags |= UU_REQ_FAIL;
@@ -122,20 +96,6 @@ void uu_req_set_fail(struct uu_req *req)
 		req->flags &= ~UU_REQ_CQE_SKIP;
 		req->flags |= UU_REQ_SKIP_LINK_CQES;
 	}
-}
-
-void uu_exec_post(struct uu_exec *s, uint64_t user_data, int32_t res,
-		  uint32_t cflags, const uint64_t *big)
-{
-	if (s->cb.nr == UU_COMPL_BATCH)
-		compl_flush(s);
-	s->cb.e[s->cb.nr].user_data = user_data;
-	s->cb.e[s->cb.nr].res = res;
-	s->cb.e[s->cb.nr].cflags = cflags;
-	s->cb.e[s->cb.nr].big[0] = big ? big[0] : 0;
-	s->cb.e[s->cb.nr].big[1] = big ? big[1] : 0;
-	s->cb.e[s->cb.nr].xj = 0;
-	s->cb.nr++;
 }
 
 static void req_complete(struct uu_exec *s, struct uu_req *req)
@@ -152,7 +112,7 @@ static void req_complete(struct uu_exec *s, struct uu_req *req)
 		return;
 	}
 	uu_exec_post(s, req->user_data, req->res, req->cflags, req->big);
-	/* the journal slot is freed with the post (compl_flush) */
+	/* the journal slot is freed with the post (uu_exec_flush_cqes) */
 	s->cb.e[s->cb.nr - 1].xj = req->xj;
 	req->xj = 0;
 }
@@ -550,6 +510,9 @@ static bool issue_one(struct uu_exec *s, struct uu_req **reqp, bool *heap,
 		req->fd = fd;
 		req->flags &= ~UU_REQ_FIXED_FILE;
 	}
+	/* inside s: an extra CQE the op posts joins s's batch
+	 * (core/cq_post.c) */
+	issue_flags |= UU_ISSUE_F_BATCH;
 	if ((req->flags & UU_REQ_ASYNC) && !(issue_flags & UU_ISSUE_F_WORKER))
 		res = uu_park(req, UU_ISSUE_PUNT);
 	else if (unlikely(req->cred))
@@ -561,7 +524,7 @@ static bool issue_one(struct uu_exec *s, struct uu_req **reqp, bool *heap,
 		 * it must be out first, since it may complete on another
 		 * thread at once (CQE order within a chain) */
 		if (issue_flags & UU_ISSUE_F_CONT)
-			compl_flush(s);
+			uu_exec_flush_cqes(s);
 		if (park(s, reqp, heap, req->park, &res))
 			return false;
 		req = *reqp;
@@ -684,7 +647,7 @@ void uu_exec_flush_direct(struct uu_exec *s)
 	aio_flush(s);
 	punt_flush(s);
 	s->publish_sq_head = publish;
-	compl_flush(s);
+	uu_exec_flush_cqes(s);
 	s->publish_sq_head = false;
 	inflight_put(s);
 }
@@ -722,7 +685,7 @@ void uu_exec_flush(struct uu_exec *s)
 		}
 		aio_flush(s);
 		punt_flush(s);
-		compl_flush(s);
+		uu_exec_flush_cqes(s);
 		inflight_put(s);
 	}
 }

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "core/buffers.h"
+#include "core/cq_post.h"
 #include "core/internal.h"
 #include "util/usercopy.h"
 
@@ -327,7 +328,7 @@ void uu_rsrc_post_tag(struct uu_ring *r, uint64_t tag)
 	struct uu_req *req = calloc(1, sizeof(*req));
 
 	if (!req) {
-		uu_cq_post_one(r, tag, 0, 0);
+		uu_post_aux_cqe(r, tag, 0, 0);
 		return;
 	}
 	req->ring = r;

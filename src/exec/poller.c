@@ -29,6 +29,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/cq_post.h"
 #include "core/internal.h"
 #include "exec/poller.h"
 #include "util/fdutil.h"
@@ -596,45 +597,6 @@ static bool uu_poll_uring_wake(struct uu_req *req)
 	return true;
 }
 
-/* Post an extra CQE of a multishot request; false if the CQ is full (the
- * request must then end, T14). */
-static bool post_more(struct uu_req *req, int32_t res)
-{
-	struct uu_ring *r = req->ring;
-	bool ok;
-
-	uu_shared_lock(r->completion_lock);
-	ok = uu_cq_has_room_locked(r, 0);
-	if (ok) {
-		uu_cq_post_locked(r, req->user_data, res, IORING_CQE_F_MORE,
-				  NULL);
-		uu_cq_commit_locked(r);
-	}
-	pthread_mutex_unlock(r->completion_lock);
-	return ok;
-}
-
-/*
- * A multishot receive or accept issued by process() fills its shots'
- * CQEs without committing them (ops/net.c post_more): true if this is
- * the poller, which then commits them itself, once the request waits
- * again (process) or after its final CQE (finish_list).
- */
-bool uu_poller_shot_posted(struct uu_req *req)
-{
-	if (!in_poller || uu_current_exec)
-		return false;
-	req->cq_uncommitted = true;
-	return true;
-}
-
-static void commit_cq(struct uu_ring *r)
-{
-	uu_shared_lock(r->completion_lock);
-	uu_cq_commit_locked(r);
-	pthread_mutex_unlock(r->completion_lock);
-}
-
 /*
  * Examine the waiters of pf against revents.  fresh_only: a recheck after
  * an arm, for the waiters that may have missed the last edge.  Finished
@@ -686,7 +648,7 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 				continue;
 			}
 			if (req->poll.multishot && !uu_poll_uring_wake(req) &&
-			    post_more(req, (int32_t)m)) {
+			    uu_req_post_cqe(req, (int32_t)m, 0, 0)) {
 				continue;
 			}
 			req->res = (int32_t)m;
@@ -699,11 +661,12 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 				continue;
 			}
 			req->park = UU_ISSUE_DONE;
-			res = uu_opdefs[req->opcode].issue(req, 0);
+			res = uu_opdefs[req->opcode].issue(req,
+							   UU_ISSUE_F_POLLER);
 			if (req->park && req->cq_uncommitted) {
 				/* waits again: no final CQE yet */
 				req->cq_uncommitted = false;
-				commit_cq(req->ring);
+				uu_cq_commit(req->ring);
 			}
 			if (req->park) {
 				/* still not ready: later waiters in the same
@@ -767,7 +730,7 @@ static void finish_list(struct uu_req *done)
 			atomic_fetch_add_explicit(&r->refs, 1,
 						  memory_order_relaxed);
 			uu_req_finish_async(rev);
-			commit_cq(r);
+			uu_cq_commit(r);
 			uu_ring_put(r);
 			continue;
 		}
@@ -1393,7 +1356,7 @@ bool uu_poll_tw_shot(struct uu_req *req)
 	/* nothing ready: armed still (a one-shot poll is re-armed,
 	 * IOU_POLL_REISSUE) */
 	if (!m || (req->poll.multishot && !req->poll.tw_uring &&
-		   post_more(req, (int32_t)m))) {
+		   uu_req_post_cqe(req, (int32_t)m, 0, 0))) {
 		pthread_mutex_unlock(&P.lock);
 		return false;
 	}

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 
+#include "core/cq_post.h"
 #include "core/internal.h"
 #include "util/fdutil.h"
 #include "util/rawsys.h"
@@ -42,7 +43,7 @@ static int msg_data(struct uu_req *req, struct uu_ring *t)
 		return -EBADFD;
 	if (req->msg.flags & IORING_MSG_RING_FLAGS_PASS)
 		cflags = req->msg.dst_fd;
-	uu_cq_post_one(t, req->msg.user_data, (int32_t)req->msg.len, cflags);
+	uu_post_aux_cqe(t, req->msg.user_data, (int32_t)req->msg.len, cflags);
 	return 0;
 }
 
@@ -68,7 +69,7 @@ static int msg_send_fd(struct uu_req *req, struct uu_ring *t)
 	if (ret < 0)
 		return ret;
 	if (!(req->msg.flags & IORING_MSG_RING_CQE_SKIP))
-		uu_cq_post_one(t, req->msg.user_data, ret, 0);
+		uu_post_aux_cqe(t, req->msg.user_data, ret, 0);
 	return ret;
 }
 

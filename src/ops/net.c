@@ -61,6 +61,7 @@
 #include <unistd.h>
 
 #include "core/buffers.h"
+#include "core/cq_post.h"
 #include "core/internal.h"
 #include "ops/ops.h"
 #include "util/cpsys.h"
@@ -375,44 +376,12 @@ static int sr_finish(struct uu_req *req, ssize_t n, size_t min, int how,
 }
 
 /*
- * A CQE with IORING_CQE_F_MORE for a multishot request, now.  False if
- * the CQ has no room (or a backlog): the request must then end (T14), as
- * the kernel's io_req_post_cqe.  From a thread inside an execution context
- * of the same ring (the submitter, an io-wq worker) the CQE goes through
- * its batch, behind the completions already batched; elsewhere (the
- * poller) it is filled at once and committed when the request waits
- * again or finishes: the shots of one wakeup, and the final CQE, appear
- * together, as the kernel's task_work run fills its aux CQEs and commits
- * them once at the end (io_req_post_cqe sets cq_flush).  An application
- * woken by the first shot does not find the rest missing.
+ * On the readiness engine's thread, retrying a request after a wakeup (a
+ * multishot receive's shots, an accept on a blocking listener).
  */
-static bool post_more(struct uu_req *req, int32_t res, uint32_t cflags)
-{
-	struct uu_ring *r = req->ring;
-	struct uu_exec *s = uu_current_exec;
-	bool batch = s && s->ring == r;
-	uint32_t pending = batch ? s->cb.nr : 0;
-	bool ok;
-
-	uu_shared_lock(r->completion_lock);
-	ok = uu_cq_has_room_locked(r, pending);
-	if (ok && !batch) {
-		uu_cq_post_locked(r, req->user_data, res,
-				  cflags | IORING_CQE_F_MORE, NULL);
-		if (!uu_poller_shot_posted(req))
-			uu_cq_commit_locked(r);
-	}
-	pthread_mutex_unlock(r->completion_lock);
-	if (ok && batch)
-		uu_exec_post(s, req->user_data, res, cflags | IORING_CQE_F_MORE,
-			     NULL);
-	return ok;
-}
-
 static bool in_poller(unsigned int issue_flags)
 {
-	return !(issue_flags & UU_ISSUE_F_WORKER) && !uu_current_exec &&
-	       uu_engine_thread && !uu_in_iowq_worker;
+	return issue_flags & UU_ISSUE_F_POLLER;
 }
 
 /* ---- SEND, SENDMSG ---- */
@@ -894,23 +863,13 @@ int uu_send_zc_issue(struct uu_req *req, unsigned int issue_flags)
  */
 void uu_send_zc_cleanup(struct uu_req *req)
 {
-	struct uu_ring *r = req->ring;
-	struct uu_exec *s = uu_current_exec;
 	int32_t res = req->res;
 	uint32_t cflags = req->cflags | IORING_CQE_F_MORE;
 
 	if (res < 0 && req->os.net.done)
 		res = (int32_t)req->os.net.done;
-	if (!(req->flags & UU_REQ_CQE_SKIP)) {
-		if (s && s->ring == r) {
-			uu_exec_post(s, req->user_data, res, cflags, NULL);
-		} else {
-			uu_shared_lock(r->completion_lock);
-			uu_cq_post_locked(r, req->user_data, res, cflags, NULL);
-			uu_cq_commit_locked(r);
-			pthread_mutex_unlock(r->completion_lock);
-		}
-	}
+	if (!(req->flags & UU_REQ_CQE_SKIP))
+		uu_req_post_extra_cqe(req, res, cflags);
 	req->res = (req->os.net.st & NET_ZC_REPORT) &&
 			   (req->os.net.st & NET_SENT) ?
 		   (int32_t)IORING_NOTIF_USAGE_ZC_COPIED : 0;
@@ -1211,7 +1170,7 @@ static int recv_select_issue(struct uu_req *req, unsigned int issue_flags)
 				finished = true;
 		}
 		if (mshot && !finished &&
-		    post_more(req, res, cflags)) {
+		    uu_req_post_cqe(req, res, cflags, issue_flags)) {
 			/* later shots: RECV's len again, RECVMSG's iovec
 			 * only capped the first one */
 			if (msg)
@@ -1457,7 +1416,9 @@ int uu_accept_issue(struct uu_req *req, unsigned int issue_flags)
 		}
 		ret = accept_one(req, &nonempty);
 		if (ret >= 0 && multishot &&
-		    post_more(req, ret, nonempty ? IORING_CQE_F_SOCK_NONEMPTY : 0)) {
+		    uu_req_post_cqe(req, ret,
+				    nonempty ? IORING_CQE_F_SOCK_NONEMPTY : 0,
+				    issue_flags)) {
 			/* unknown emptiness (not TCP): try again at once */
 			if (nonempty || sock_kind(req) != KIND_TCP)
 				continue;

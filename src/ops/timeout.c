@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "core/cq_post.h"
 #include "core/internal.h"
 #include "util/usercopy.h"
 
@@ -223,16 +224,6 @@ void uu_timeout_arm(struct uu_req *req)
 	}
 }
 
-/* Post an extra CQE of a multishot timeout; false if the CQ is full. */
-static bool post_more_locked(struct uu_ring *r, struct uu_req *req)
-{
-	if (!uu_cq_has_room_locked(r, 0))
-		return false;
-	uu_cq_post_locked(r, req->user_data, -ETIME, IORING_CQE_F_MORE, NULL);
-	uu_cq_commit_locked(r);
-	return true;
-}
-
 static void timeout_fired(struct uu_timer *t)
 {
 	struct uu_req *req = (struct uu_req *)((char *)t -
@@ -247,7 +238,8 @@ static void timeout_fired(struct uu_timer *t)
 	}
 	atomic_fetch_add_explicit(&r->cq_timeouts, 1, memory_order_relaxed);
 	if ((req->tmo.flags & IORING_TIMEOUT_MULTISHOT) &&
-	    req->tmo.repeats != 1 && post_more_locked(r, req)) {
+	    req->tmo.repeats != 1 &&
+	    uu_req_post_cqe_locked(req, -ETIME, 0)) {
 		if (req->tmo.repeats)
 			req->tmo.repeats--;
 		pthread_mutex_unlock(r->completion_lock);

@@ -115,20 +115,6 @@ static inline void cq_sync_tail(struct uu_ring *r)
 }
 
 /*
- * A CQE that belongs to no request of this ring's batches (a message from
- * another ring, a buffer tag whose request could not be allocated): its
- * own commit, which also signals and wakes.
- */
-void uu_cq_post_one(struct uu_ring *r, uint64_t user_data, int32_t res,
-		    uint32_t cflags)
-{
-	uu_shared_lock(r->completion_lock);
-	uu_cq_post_locked(r, user_data, res, cflags, NULL);
-	uu_cq_commit_locked(r);
-	pthread_mutex_unlock(r->completion_lock);
-}
-
-/*
  * Whether one more CQE fits in the CQ, besides `pending` ones the caller
  * has reserved but not posted yet: no overflow backlog, and a free slot
  * between the tail and the head the application last published.  A

@@ -51,6 +51,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/cq_post.h"
 #include "core/internal.h"
 #include "util/fdutil.h"
 #include "util/rawsys.h"
@@ -365,7 +366,7 @@ static void post_orphans(struct uu_ring *r, pid_t pid, bool graceful)
 
 	if (!j)
 		return;
-	uu_shared_lock(r->completion_lock);
+	uu_cq_lock(r);
 	/* the TIMEOUTs first: their members go with them */
 	for (unsigned int i = 0; graceful && i < XJ_ENTRIES; i++)
 		if (slot_of_pid(j, i, pid) &&
@@ -400,8 +401,9 @@ static void post_orphans(struct uu_ring *r, pid_t pid, bool graceful)
 		atomic_store_explicit(&j->e[i].pid, 0, memory_order_release);
 	}
 	if (any)
-		uu_cq_commit_locked(r);
-	pthread_mutex_unlock(r->completion_lock);
+		uu_cq_unlock_post(r);
+	else
+		uu_cq_unlock(r);
 }
 
 /*
@@ -419,10 +421,10 @@ static void fire_adopted(const struct adopted_timeout *t)
 	unsigned int slot = t->slot;
 	bool post = !atomic_load(&r->dead);
 
-	uu_shared_lock(r->completion_lock);
+	uu_cq_lock(r);
 	if (atomic_load_explicit(&j->e[slot].pid, memory_order_acquire) !=
 	    mine) {
-		pthread_mutex_unlock(r->completion_lock);
+		uu_cq_unlock(r);
 		return;
 	}
 	if (post) {
@@ -451,8 +453,9 @@ static void fire_adopted(const struct adopted_timeout *t)
 		atomic_store_explicit(&j->e[k].pid, 0, memory_order_release);
 	}
 	if (post)
-		uu_cq_commit_locked(r);
-	pthread_mutex_unlock(r->completion_lock);
+		uu_cq_unlock_post(r);
+	else
+		uu_cq_unlock(r);
 }
 
 /*

@@ -10,7 +10,7 @@ DEB_PKGS := meson ninja-build gcc clang pkg-config libseccomp-dev liburing-dev \
 	    fio dpkg-dev libclang-rt-14-dev
 DEPS_STAMP := .deps-installed
 
-.PHONY: all deps build test test-asan test-tsan demo demo-docker bench conformance-api \
+.PHONY: all deps build test test-asan test-tsan demo demo-docker bench bench-seeds conformance-api \
 	conformance check-clang clean format soak
 
 all: build
@@ -81,6 +81,15 @@ soak: build | $(SOAK_STAMP)
 
 bench: build
 	bench/run-bench.sh $(BUILD)
+
+# The seed patches' experiments as interleaved A/Bs of their switches
+# (bench/seeds.sh): bench/results/seeds.md, and PNG plots with Debian's
+# python3-matplotlib (installed here if missing; the report is written
+# without plots if that fails).
+bench-seeds: build
+	@dpkg-query -W -f='$${Status}' python3-matplotlib 2>/dev/null | grep -q 'install ok installed' || \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-matplotlib >/dev/null || true
+	bench/seeds.sh $(BUILD)
 
 demo: build
 	demo/run-demo.sh $(BUILD)

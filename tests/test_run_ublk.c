@@ -5,7 +5,8 @@
  * with open(2), maps the descriptors with mmap(2) and drives them with
  * raw io_uring system calls, as a ublk server on ublk_drv does.  Block
  * I/O reaches the device through the preload's uuring_ublk_bdev_io
- * (looked up with dlsym: there is no block node).  Not linked to
+ * (looked up with dlsym: there is no block node), and stat/statx/access
+ * see the driver's files.  Not linked to
  * libuuring: the preload's engine is the only one in the process.
  *
  * Driver (no argument): runs the payload "server" under uuring run
@@ -160,12 +161,18 @@ static int payload(void)
 	struct ublk_params p = { .len = sizeof(p),
 				 .types = UBLK_PARAM_TYPE_BASIC };
 	static uint8_t w[8192], rd[8192];
+	struct statx sx;
+	struct stat st;
 	char path[32];
 	pthread_t th;
 	struct rr r;
 	int cfd;
 
 	RU_CHECK(bdev_io, "uuring_ublk_bdev_io in the preload");
+	RU_CHECK(!stat("/dev/ublk-control", &st) && S_ISCHR(st.st_mode),
+		 "stat /dev/ublk-control: a character device");
+	RU_CHECK(!access("/dev/ublk-control", R_OK | W_OK),
+		 "access /dev/ublk-control");
 	cfd = open("/dev/ublk-control", O_RDWR);
 	RU_CHECK(cfd >= 0, "open /dev/ublk-control: %s", strerror(errno));
 	if (!bdev_io || cfd < 0 || rr_init(&r, IORING_SETUP_SQE128))
@@ -179,6 +186,9 @@ static int payload(void)
 	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_SET_PARAMS, info.dev_id, &p,
 		      sizeof(p), 0) == 0, "SET_PARAMS");
 	snprintf(path, sizeof(path), "/dev/ublkc%u", info.dev_id);
+	RU_CHECK(!statx(AT_FDCWD, path, 0, STATX_BASIC_STATS, &sx) &&
+			 S_ISCHR(sx.stx_mode),
+		 "statx %s: a character device", path);
 	chfd = open(path, O_RDWR);
 	RU_CHECK(chfd >= 0, "open %s: %s", path, strerror(errno));
 	RU_CHECK(open(path, O_RDWR) < 0 && errno == EBUSY,
@@ -212,6 +222,8 @@ static int payload(void)
 	close(chfd);
 	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_DEL_DEV, info.dev_id, NULL, 0, 0) ==
 			 0, "DEL_DEV after the char device's release");
+	RU_CHECK(stat(path, &st) < 0 && errno == ENOENT,
+		 "stat %s after DEL_DEV: ENOENT", path);
 	close(r.fd);
 	close(cfd);
 	return ru_failures ? 1 : 0;

@@ -6,6 +6,11 @@
  * then; =off: never).  Every other path goes to libc's open untouched;
  * the cost for them is one compare of the path's first bytes.  The
  * mapping of a char device's descriptors is preload.c's mmap.
+ *
+ * stat, lstat, fstatat, statx, access and faccessat answer for the same
+ * paths as for character devices with made-up numbers (root's, mode
+ * 0600): the control file always, /dev/ublkcN while device N exists
+ * (libublk looks with statx before it opens).
  */
 /* Meson's _FILE_OFFSET_BITS=64 renames open to open64 in glibc's
  * headers; both names are defined here (the same on x86-64). */
@@ -18,10 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "shim/shim.h"
+#include "ublk/client.h"
 #include "uuring_ublk.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -165,4 +172,123 @@ EXPORT int __open_2(const char *path, int flags)
 EXPORT int __open64_2(const char *path, int flags)
 {
 	return open_common(&real_open64_2, "__open64_2", path, flags, 0);
+}
+
+/* ---- the stat family ---- */
+
+typedef int (*fstatat_fn)(int, const char *, struct stat *, int);
+typedef int (*statx_fn)(int, const char *, int, unsigned int,
+			struct statx *);
+typedef int (*faccessat_fn)(int, const char *, int, int);
+
+static void *real_fstatat, *real_statx, *real_faccessat;
+
+/* 0 with *rdev set, or -errno (-ENOENT: no such device) */
+static int ublk_node(const char *path, dev_t *rdev)
+{
+	int ret = uu_ublk_probe(path, rdev);
+
+	return ret == -EINVAL ? -ENOENT : ret;
+}
+
+static int fail(int err)
+{
+	errno = -err;
+	return -1;
+}
+
+static int ublk_fill_stat(const char *path, struct stat *st)
+{
+	dev_t rdev;
+	int ret = ublk_node(path, &rdev);
+
+	if (ret)
+		return fail(ret);
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFCHR | 0600;
+	st->st_rdev = rdev;
+	st->st_nlink = 1;
+	st->st_blksize = 4096;
+	st->st_dev = makedev(0, 5); /* devtmpfs's */
+	st->st_ino = 1000 + minor(rdev);
+	return 0;
+}
+
+EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+	if (ublk_path(path))
+		return ublk_fill_stat(path, st);
+	return ((fstatat_fn)real_fn(&real_fstatat, "fstatat"))(dirfd, path, st,
+							       flags);
+}
+
+EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st,
+		     int flags)
+{
+	return fstatat(dirfd, path, (struct stat *)st, flags);
+}
+
+EXPORT int stat(const char *path, struct stat *st)
+{
+	return fstatat(AT_FDCWD, path, st, 0);
+}
+
+EXPORT int stat64(const char *path, struct stat64 *st)
+{
+	return fstatat(AT_FDCWD, path, (struct stat *)st, 0);
+}
+
+EXPORT int lstat(const char *path, struct stat *st)
+{
+	return fstatat(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+}
+
+EXPORT int lstat64(const char *path, struct stat64 *st)
+{
+	return fstatat(AT_FDCWD, path, (struct stat *)st, AT_SYMLINK_NOFOLLOW);
+}
+
+EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask,
+		 struct statx *sx)
+{
+	struct stat st;
+
+	if (!ublk_path(path))
+		return ((statx_fn)real_fn(&real_statx, "statx"))(dirfd, path,
+								 flags, mask,
+								 sx);
+	if (ublk_fill_stat(path, &st))
+		return -1;
+	memset(sx, 0, sizeof(*sx));
+	sx->stx_mask = STATX_BASIC_STATS;
+	sx->stx_mode = (uint16_t)st.st_mode;
+	sx->stx_nlink = 1;
+	sx->stx_blksize = 4096;
+	sx->stx_ino = st.st_ino;
+	sx->stx_rdev_major = major(st.st_rdev);
+	sx->stx_rdev_minor = minor(st.st_rdev);
+	sx->stx_dev_minor = 5;
+	return 0;
+}
+
+EXPORT int faccessat(int dirfd, const char *path, int mode, int flags)
+{
+	dev_t rdev;
+	int ret;
+
+	if (!ublk_path(path))
+		return ((faccessat_fn)real_fn(&real_faccessat, "faccessat"))(
+			dirfd, path, mode, flags);
+	ret = ublk_node(path, &rdev);
+	if (ret)
+		return fail(ret);
+	/* root's, mode 0600 */
+	if ((mode & X_OK) || (mode && geteuid() != 0))
+		return fail(-EACCES);
+	return 0;
+}
+
+EXPORT int access(const char *path, int mode)
+{
+	return faccessat(AT_FDCWD, path, mode, 0);
 }

@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -296,6 +297,36 @@ static int open_once(uint32_t kind, uint32_t dev_id, int flags)
 	if (!(flags & O_CLOEXEC))
 		fcntl(fd, F_SETFD, 0);
 	return fd;
+}
+
+int uu_ublk_probe(const char *path, dev_t *rdev)
+{
+	struct um_hello h = { .h = { .type = UM_HELLO }, .kind = UK_PROBE };
+	struct um_hello_rep rep;
+	uint32_t id;
+	char tail;
+	ssize_t n = -EPIPE;
+	int fd;
+
+	if (!strcmp(path, "/dev/ublk-control")) {
+		*rdev = makedev(10, UBLKD_CTRL_MINOR);
+		return 0;
+	}
+	if (sscanf(path, "/dev/ublkc%u%c", &id, &tail) != 1)
+		return -EINVAL;
+	*rdev = makedev(UBLKD_CHAR_MAJOR, id);
+	h.dev_id = id;
+	for (int tries = 0; tries < 20 && n == -EPIPE; tries++) {
+		fd = um_connect_driver();
+		if (fd < 0)
+			return fd;
+		n = ask(fd, &h, sizeof(h), NULL, 0, &rep, sizeof(rep), NULL,
+			NULL);
+		close(fd);
+	}
+	if (n < (ssize_t)sizeof(rep.h))
+		return n < 0 ? (int)n : -EIO;
+	return rep.h.res ? -ENOENT : 0;
 }
 
 /* open(2) of /dev/ublk-control or /dev/ublkcN: the fd or -errno. */

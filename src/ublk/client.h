@@ -65,6 +65,9 @@ struct ufile *uu_ublk_file(int fd);
 struct ufile *uu_ublk_file_st(const struct stat *st);
 extern atomic_uint uu_ublk_nfiles;
 int uu_ublk_open(const char *path, int flags);
+/* 0 if path is the control file or an existing device's char file,
+ * -ENOENT if not, -EINVAL if it names neither; *rdev its made-up number */
+int uu_ublk_probe(const char *path, dev_t *rdev);
 int uu_ublk_ctrl(uint32_t cmd_op, const struct ublksrv_ctrl_cmd *hdr);
 void *uu_ublk_mmap(struct ufile *f, void *addr, size_t len, int prot,
 		   int flags, off_t off);

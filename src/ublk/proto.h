@@ -36,7 +36,8 @@ enum {
 	UM_BDEV,     /* BDEV: one block request */
 };
 
-enum { UK_CTRL = 1, UK_CHAR, UK_DATA, UK_CMD, UK_BDEV };
+/* UK_PROBE: does device dev_id exist (a stat of /dev/ublkcN)? */
+enum { UK_CTRL = 1, UK_CHAR, UK_DATA, UK_CMD, UK_BDEV, UK_PROBE };
 
 /* UM_IO_RES.res: the command is queued (the kernel's -EIOCBQUEUED) */
 #define UM_QUEUED (-529)
@@ -114,6 +115,13 @@ struct um_bdev {
 };
 
 #define UM_MSG_MAX (sizeof(struct um_bdev) + UM_BDEV_MAX)
+
+/* made-up device numbers (docs/ublk.md, "What servers look for"): the
+ * char devices' major (GET_PARAMS's devt), the block side's, and the
+ * control file's misc minor */
+#define UBLKD_CHAR_MAJOR 511u
+#define UBLKD_DISK_MAJOR 259u
+#define UBLKD_CTRL_MINOR 120u
 
 /* The descriptor memfd holds each queue at this stride (ublk_drv's
  * ublk_max_cmd_buf_size: the largest depth's array, page-rounded). */

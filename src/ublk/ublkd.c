@@ -132,6 +132,10 @@ static void hello(struct uconn *c, const struct um_hello *m)
 		fds[1] = d->data_fd;
 		um_send(c->fd, &rep, sizeof(rep), NULL, 0, fds, 2);
 		return;
+	case UK_PROBE:
+		d = ublkd_dev_find((int)m->dev_id);
+		rep.h.res = d && !d->deleted ? 0 : -ENODEV;
+		break;
 	case UK_DATA:
 		for (d = ublkd_devs; d; d = d->next)
 			if (d->chr && d->token == m->token)

@@ -38,9 +38,6 @@
 	 UBLK_PARAM_TYPE_DMA_ALIGN | UBLK_PARAM_TYPE_SEGMENT)
 #define UBLK_MINORS (1u << 20)
 #define UNPRIV_MAX 64u
-/* made-up device numbers (docs/ublk.md, "What servers look for") */
-#define UBLKD_CHAR_MAJOR 511u
-#define UBLKD_DISK_MAJOR 259u
 #define PAGE_SHIFT_ 12
 
 /* One command being answered: its input and where its output goes. */

@@ -117,10 +117,13 @@ static int dev_create(const struct ublksrv_ctrl_dev_info *info, int id)
 	d->id = id;
 	d->info.dev_id = (uint32_t)id;
 	d->srv_tgid = -1;
-	/* one buffer per (queue, tag) for the default copy mode, at least
-	 * a page so that a zero max_io_buf_bytes still maps */
-	d->slot_bytes = info->max_io_buf_bytes ? info->max_io_buf_bytes
-					       : UBLKD_PAGE;
+	/* one buffer per (queue, tag) for the default copy mode: as large
+	 * as a request can be (max_io_buf_bytes, but no block request is
+	 * larger than UM_BDEV_MAX), at least a page */
+	d->slot_bytes = info->max_io_buf_bytes < UM_BDEV_MAX ?
+				info->max_io_buf_bytes : UM_BDEV_MAX;
+	if (!d->slot_bytes)
+		d->slot_bytes = UBLKD_PAGE;
 	d->desc_len = (size_t)nq * UBLKD_DESC_STRIDE;
 	d->data_len = (size_t)nq * depth * d->slot_bytes;
 	d->slots = calloc((size_t)nq * depth, sizeof(*d->slots));

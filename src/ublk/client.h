@@ -35,6 +35,7 @@ struct ucwait {
 	struct uu_req *req;   /* an arming command (FETCH, COMMIT) */
 	unsigned int idx;     /* its slot */
 	uint64_t addr;
+	pid_t tid;            /* the submitting task: the slot's daemon */
 	int res;
 	bool done;
 };

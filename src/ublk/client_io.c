@@ -80,7 +80,7 @@ static void deliver(struct ufile *f, unsigned int idx, struct uu_req *req,
 }
 
 /* the driver's answer to w (called with f->lock held) */
-static void answered(struct ufile *f, uint64_t seq, int res, pid_t tid)
+static void answered(struct ufile *f, uint64_t seq, int res)
 {
 	struct ucwait **pp, *w;
 
@@ -98,7 +98,7 @@ static void answered(struct ufile *f, uint64_t seq, int res, pid_t tid)
 		s->marked = false;
 		s->pending = false;
 		s->owned = false;
-		s->task = tid;
+		s->task = w->tid;
 	}
 	w->res = res;
 	w->done = true;
@@ -176,7 +176,7 @@ static void *receiver_main(void *arg)
 			slot_event(f, &m.slot);
 		} else if (m.h.type == UM_IO_RES || m.h.type == UM_MMAP) {
 			pthread_mutex_lock(&f->lock);
-			answered(f, m.h.seq, m.h.res, 0);
+			answered(f, m.h.seq, m.h.res);
 			pthread_mutex_unlock(&f->lock);
 		}
 	}
@@ -270,7 +270,7 @@ int uu_ublk_io(struct ufile *f, uint32_t cmd_op,
 					      cmd->tag : 0;
 	struct um_io m = { .h = { .type = UM_IO }, .cmd_op = cmd_op,
 			   .tid = tid, .cmd = *cmd };
-	struct ucwait w = { .addr = cmd->addr, .idx = idx };
+	struct ucwait w = { .addr = cmd->addr, .idx = idx, .tid = tid };
 	struct ucslot *s = &f->slots[idx];
 	int res, pending_res = 0;
 	bool pending;
@@ -286,9 +286,6 @@ int uu_ublk_io(struct ufile *f, uint32_t cmd_op,
 		commit_copy(f, idx, cmd, tid);
 	res = call(f, &m.h, sizeof(m), &w);
 	if (res == UM_QUEUED && w.req) {
-		pthread_mutex_lock(&f->lock);
-		s->task = tid;
-		pthread_mutex_unlock(&f->lock);
 		mark_fn(req, mark_arg);
 		pthread_mutex_lock(&f->lock);
 		s->marked = true;

@@ -77,7 +77,7 @@ $(SOAK_STAMP): | $(DEPS_STAMP)
 	@touch $@
 
 soak: build | $(SOAK_STAMP)
-	python3 tests/soak/soak.py $(BUILD) --minutes $(SOAK_MINUTES)
+	/usr/bin/python3 tests/soak/soak.py $(BUILD) --minutes $(SOAK_MINUTES)
 
 bench: build
 	bench/run-bench.sh $(BUILD)

@@ -209,6 +209,49 @@ static void ctrl_add_dev_rules(struct tr *r, int cfd)
 	   "ublk_ctrl_add_dev: zoned without CONFIG_BLK_DEV_ZONED");
 }
 
+/* GET_DEV_INFO2 names the char device by path, even on a privileged
+ * device (ublk_ctrl_uring_cmd_permission) */
+static int dev_info2(struct tr *r, int cfd, int id, const char *path,
+		     uint16_t path_len, struct ublksrv_ctrl_dev_info *out)
+{
+	struct {
+		char path[32];
+		struct ublksrv_ctrl_dev_info info;
+	} __attribute__((packed)) b;
+	struct ublksrv_ctrl_cmd c = { .dev_id = (uint32_t)id,
+				      .queue_id = 0xffff,
+				      .len = (uint16_t)(path_len + sizeof(*out)),
+				      .addr = (uintptr_t)b.path + 32 - path_len,
+				      .dev_path_len = path_len };
+	int ret;
+
+	memset(&b, 0, sizeof(b));
+	memcpy(b.path + 32 - path_len, path, path_len);
+	tr_cmd(r, cfd, UBLK_U_CMD_GET_DEV_INFO2, &c, sizeof(c), 2);
+	tr_submit(r, 1);
+	ret = tr_wait(r).res;
+	memcpy(out, &b.info, sizeof(*out));
+	return ret;
+}
+
+static void dev_info2_rules(struct tr *r, int cfd, int id)
+{
+	struct ublksrv_ctrl_dev_info got;
+	char path[32], other[32];
+	uint16_t n;
+
+	snprintf(path, sizeof(path), "/dev/ublkc%d", id);
+	snprintf(other, sizeof(other), "/dev/ublkc%d", id + 1);
+	n = (uint16_t)(strlen(path) + 1);
+	EQ(dev_info2(r, cfd, id, path, 0, &got), -EINVAL,
+	   "ublk_ctrl_uring_cmd_permission: no dev_path_len");
+	EQ(dev_info2(r, cfd, id, other, (uint16_t)(strlen(other) + 1), &got),
+	   -EPERM, "ublk_char_dev_permission: another device's node");
+	memset(&got, 0xff, sizeof(got));
+	EQ(dev_info2(r, cfd, id, path, n, &got), 0, "GET_DEV_INFO2");
+	EQ(got.dev_id, (unsigned)id, "GET_DEV_INFO2: info after the path");
+}
+
 static void ctrl_params_rules(struct tr *r, int cfd, int id)
 {
 	struct ublk_params p;
@@ -393,6 +436,7 @@ static void scenario_ctrl(void)
 	EQ(got.dev_id, (unsigned)id, "GET_DEV_INFO dev_id");
 	EQ(ctrl(&r, cfd, UBLK_U_CMD_GET_DEV_INFO, (uint32_t)id, 0xffff, &got,
 		sizeof(got) - 1, 0), -EINVAL, "ublk_ctrl_get_dev_info: len");
+	dev_info2_rules(&r, cfd, id);
 	ctrl_params_rules(&r, cfd, id);
 	ctrl_queue_rules(&r, cfd, id, i.nr_hw_queues);
 	char_rules(&small, id, i.queue_depth, i.nr_hw_queues);

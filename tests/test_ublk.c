@@ -220,7 +220,8 @@ static int dev_info2(struct tr *r, int cfd, int id, const char *path,
 	} __attribute__((packed)) b;
 	struct ublksrv_ctrl_cmd c = { .dev_id = (uint32_t)id,
 				      .queue_id = 0xffff,
-				      .len = (uint16_t)(path_len + sizeof(*out)),
+				      .len = (uint16_t)(path_len +
+						 sizeof(*out)),
 				      .addr = (uintptr_t)b.path + 32 - path_len,
 				      .dev_path_len = path_len };
 	int ret;

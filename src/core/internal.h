@@ -904,6 +904,8 @@ static inline void uu_shared_lock(pthread_mutex_t *m)
 		pthread_mutex_consistent(m);
 }
 void uu_registry_for_each(void (*fn)(struct uu_ring *ring));
+/* the same inside the fork window (util/forkhook.h), this engine's rings */
+void uu_registry_fork_each(void (*fn)(struct uu_ring *ring));
 void uu_xproc_atfork_prepare(void);
 void uu_xproc_atfork_parent(void);
 void uu_xproc_atfork_child(void);

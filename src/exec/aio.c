@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "util/forkhook.h"
 
 #define AIO_NR 1024
 
@@ -146,6 +147,9 @@ void uu_aio_atfork_child(void)
 	aio_up = false;
 	atomic_store_explicit(&started, false, memory_order_relaxed);
 }
+
+UU_FORK_HOOK(aio_fork_hook, UU_FORK_RANK_AIO, uu_aio_atfork_prepare,
+	     uu_aio_atfork_parent, uu_aio_atfork_child)
 
 /* req (parked, O_DIRECT) can go to AIO: it is up, and the offset is
  * explicit */

@@ -46,6 +46,7 @@
 
 #include "core/internal.h"
 #include "util/cpsys.h"
+#include "util/forkhook.h"
 
 struct uu_worker {
 	struct uu_worker *next_free;
@@ -246,6 +247,9 @@ void uu_iowq_atfork_child(void)
 	thread_wq = NULL;
 	cur_acct = NULL;
 }
+
+UU_FORK_HOOK(iowq_fork_hook, UU_FORK_RANK_IOWQ, NULL, NULL,
+	     uu_iowq_atfork_child)
 
 /*
  * Online CPUs, read once.  glibc's sysconf opens a /sys file: done from

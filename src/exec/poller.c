@@ -33,6 +33,7 @@
 #include "core/internal.h"
 #include "exec/poller.h"
 #include "util/fdutil.h"
+#include "util/forkhook.h"
 #include "util/rawsys.h"
 
 #define HASH_SIZE 4096 /* registered files: a program may poll thousands */
@@ -243,6 +244,9 @@ void uu_poller_atfork_child(void)
 	P.up = false;
 	atomic_store_explicit(&started, false, memory_order_relaxed);
 }
+
+UU_FORK_HOOK(poller_fork_hook, UU_FORK_RANK_POLLER, uu_poller_atfork_prepare,
+	     uu_poller_atfork_parent, uu_poller_atfork_child)
 
 static void kick(void)
 {

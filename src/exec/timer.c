@@ -25,6 +25,7 @@
 
 #include "core/internal.h"
 #include "util/fdutil.h"
+#include "util/forkhook.h"
 #include "util/rawsys.h"
 
 #define NCLOCKS 3
@@ -237,6 +238,9 @@ void uu_timer_atfork_child(void)
 	T.up = false;
 	atomic_store_explicit(&started, false, memory_order_relaxed);
 }
+
+UU_FORK_HOOK(timer_fork_hook, UU_FORK_RANK_TIMER, uu_timer_atfork_prepare,
+	     uu_timer_atfork_parent, uu_timer_atfork_child)
 
 int uu_timer_arm(struct uu_timer *t)
 {

@@ -23,6 +23,7 @@
 
 #include "core/internal.h"
 #include "util/fdutil.h"
+#include "util/forkhook.h"
 #include "util/rawsys.h"
 
 #define L1_BITS 10
@@ -130,53 +131,47 @@ int uu_thread_start(void *(*fn)(void *), void *arg)
 }
 
 /*
- * The engine's threads (poller, timer, AIO reaper, io-wq workers) do not
- * exist in a forked child, and the fds they use are shared with the
- * parent: each part starts afresh in the child.  Lock order: live_lock,
- * then the parts' locks (none of them takes live_lock).
+ * fork: the live-ring list is consistent in the child (the forking thread
+ * holds its lock across the fork).  Each mechanism forgets its own state
+ * in its own hook (util/forkhook.h); the shared-ring machinery looks at
+ * the live rings from its hook, ranked inside this one
+ * (uu_registry_fork_each).
  */
-static void atfork_prepare(void)
+static void registry_atfork_prepare(void)
 {
-	struct live_node *n;
-
-	uu_xproc_atfork_prepare();
 	pthread_mutex_lock(&live_lock);
-	/* the rings the child inherits, and may use (ring/xproc.c) */
-	for (n = live_list; n; n = n->next)
-		if (!uu_ring_foreign(n->ring))
-			uu_xproc_atfork_prepare_ring(n->ring);
-	uu_poller_atfork_prepare();
-	uu_timer_atfork_prepare();
-	uu_aio_atfork_prepare();
 }
 
-static void atfork_parent(void)
+static void registry_atfork_parent(void)
 {
-	uu_aio_atfork_parent();
-	uu_timer_atfork_parent();
-	uu_poller_atfork_parent();
 	pthread_mutex_unlock(&live_lock);
-	uu_xproc_atfork_parent();
 }
 
-static void atfork_child(void)
+static void registry_atfork_child(void)
 {
 	/* every ring is now the parent's, until this process's first use
 	 * of it adopts it (ring/xproc.c) */
 	atomic_fetch_add(&uu_fork_generation, 1);
-	uu_xproc_atfork_child();
 	uu_tid_cache = 0;
-	uu_aio_atfork_child();
-	uu_timer_atfork_child();
-	uu_poller_atfork_child();
-	uu_iowq_atfork_child();
-	uu_wait_atfork_child();
 	pthread_mutex_unlock(&live_lock);
+}
+
+UU_FORK_HOOK(registry_fork_hook, UU_FORK_RANK_REGISTRY,
+	     registry_atfork_prepare, registry_atfork_parent,
+	     registry_atfork_child)
+
+/* fn on each live ring of this process's engine, inside the fork window
+ * (prepare, between this file's hook and its parent/child: live_lock is
+ * held by the forking thread) */
+void uu_registry_fork_each(void (*fn)(struct uu_ring *ring))
+{
+	for (struct live_node *n = live_list; n; n = n->next)
+		if (!uu_ring_foreign(n->ring))
+			fn(n->ring);
 }
 
 __attribute__((constructor)) static void registry_init(void)
 {
-	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	uu_config_load();
 }
 

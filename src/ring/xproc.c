@@ -48,6 +48,7 @@
 #include "core/buffers.h"
 #include "core/internal.h"
 #include "util/fdutil.h"
+#include "util/forkhook.h"
 #include "util/rawsys.h"
 
 /* serialises adoptions in this process (two threads of the child using
@@ -241,6 +242,19 @@ void uu_xproc_atfork_child(void)
 	self_pid = getpid();
 	uu_xlife_atfork_child();
 }
+
+UU_FORK_HOOK(xproc_fork_hook, UU_FORK_RANK_XPROC, uu_xproc_atfork_prepare,
+	     uu_xproc_atfork_parent, uu_xproc_atfork_child)
+
+/* for each ring the child inherits, inside the registry's fork hook (the
+ * lock order: adopt_lock, the live-ring list, then each ring's) */
+static void xproc_rings_atfork_prepare(void)
+{
+	uu_registry_fork_each(uu_xproc_atfork_prepare_ring);
+}
+
+UU_FORK_HOOK(xproc_rings_fork_hook, UU_FORK_RANK_XPROC_RINGS,
+	     xproc_rings_atfork_prepare, NULL, NULL)
 
 /*
  * The child's first use of a ring its parent created (or an earlier

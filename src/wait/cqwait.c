@@ -23,6 +23,7 @@
 #include "core/internal.h"
 #include "core/memregion.h"
 #include "util/fdutil.h"
+#include "util/forkhook.h"
 #include "util/usercopy.h"
 
 #define KERNEL_SIGSET_SIZE 8 /* _NSIG / 8 on x86-64 */
@@ -71,6 +72,9 @@ void uu_wait_atfork_child(void)
 		close(wait_efd);
 	wait_efd = -1;
 }
+
+UU_FORK_HOOK(wait_fork_hook, UU_FORK_RANK_WAIT, NULL, NULL,
+	     uu_wait_atfork_child)
 
 void uu_wait_prewarm(void)
 {

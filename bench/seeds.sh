@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# make bench-seeds: the seed patches' own experiments on uuring (issue 17
-# item 4), each an interleaved A/B of the switch that brings back the
+# make bench-seeds: the seed patches' own experiments on uuring, each an
+# interleaved A/B of the switch that brings back the
 # behaviour before the patch (README "Configuration knobs").
 #
 #   bench/seeds.sh [BUILD]

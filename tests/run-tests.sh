@@ -68,10 +68,10 @@ if [ -z "${UURING_SKIP_RING_MODES:-}" ]; then
 	done
 fi
 
-# The seed switches (README "Configuration knobs") change timing, never a
-# CQE: io-wq's tests with the lock layout before seed 001's series, the
-# wait tests with a wake per CQ commit (seed 003's "before"), and SQPOLL
-# runs with the priority task_work list (seed 002).  "VAR=VAL ...:tests".
+# The experiment switches (README "Configuration knobs") change timing,
+# never a CQE: io-wq's tests with one io-wq-wide lock, the wait tests with
+# a wake per CQ commit, and SQPOLL runs with the priority task_work list.
+# "VAR=VAL ...:tests".
 SWITCH_RUNS=(
 	"UURING_IOWQ_LOCK=global:test_iowq_idle test_iowq_create_fail test_iowq_stale_wake test_diff_async test_diff_cancel_running"
 	"UURING_WAKE=every:test_diff_wait test_diff_timeout test_wake_protocol"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The seed switches and the lock statistics (README "Configuration
+ * The experiment switches and the lock statistics (README "Configuration
  * knobs"), uuring only: the machinery, never timings.  Built against
  * libuuring_hooks (UURING_TEST_HOOKS in core/task_work.c holds the SQPOLL
  * thread's task_work runs and counts what is queued).  Every switch is

@@ -1025,16 +1025,17 @@ struct uu_config {
 	bool ring_fd_edges;     /* UURING_RING_FD_EDGES: every ring's fd
 				 * gets an edge per CQ commit */
 	/*
-	 * Experiment switches (README "Configuration knobs"), the kernel's
-	 * behaviour before a seed patch; defaults are Linux 6.18's.  Read
+	 * Experiment switches (README "Configuration knobs"): earlier
+	 * kernels' scheduling choices; defaults are Linux 6.18's.  Read
 	 * relaxed where decided: uuring_set_knob may change them at any
 	 * time, and they order nothing.
 	 */
-	atomic_uint sqpoll_tw_cap; /* UURING_SQPOLL_TW_CAP (seed 000) */
-	atomic_bool prio_tw;       /* UURING_PRIO_TW (seed 002) */
-	atomic_bool issue_via_tw;  /* UURING_ISSUE_VIA_TW (seed 002's test) */
-	atomic_bool wake_every;    /* UURING_WAKE=every (seed 003) */
-	atomic_bool iowq_global;   /* UURING_IOWQ_LOCK=global (seed 001) */
+	atomic_uint sqpoll_tw_cap; /* UURING_SQPOLL_TW_CAP: items per loop */
+	atomic_bool prio_tw;       /* UURING_PRIO_TW: completions first */
+	atomic_bool issue_via_tw;  /* UURING_ISSUE_VIA_TW: SQPOLL issues in
+				    * task_work */
+	atomic_bool wake_every;    /* UURING_WAKE=every: a wake per commit */
+	atomic_bool iowq_global;   /* UURING_IOWQ_LOCK=global: one io-wq lock */
 };
 #define uu_knob(f) atomic_load_explicit(&uu_config.f, memory_order_relaxed)
 extern struct uu_config uu_config;

@@ -217,8 +217,8 @@ static struct uu_req *tw_pop(struct uu_ring *r)
 /*
  * UURING_ISSUE_VIA_TW, SQPOLL rings: a chain head is not issued where it
  * was submitted but queued for the SQPOLL thread's task_work run, as on
- * the kernel the seed 002 author modified (io_queue_sqe through
- * io_req_task_queue).  It runs as a link continuation does
+ * a kernel whose io_queue_sqe goes through io_req_task_queue (the setup
+ * the priority list was measured on).  It runs as a link continuation does
  * (uu_req_tw_cont), holding the ring reference and the in-flight count
  * the caller (core/req.c) took.  Only the SQPOLL thread submits on such
  * a ring and it runs task_work right after its submission: no wake.

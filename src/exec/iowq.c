@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * io-wq: worker pools that run requests which must block.
+ * (Past 800 lines: the lists, the idle protocol, wakes and cancels share
+ * their locks and are checked against each other, so they stay together.)
  *
  * One pool per submitting thread, as the kernel has one io_wq per task:
  * workers are created by that thread (pthread_create inherits its
@@ -116,7 +118,8 @@ static long futex(_Atomic uint32_t *uaddr, int op, uint32_t val,
 }
 
 /*
- * UURING_IOWQ_LOCK=global models io-wq before seed 001's series: the free
+ * UURING_IOWQ_LOCK=global models io-wq before its worker lists moved into
+ * struct io_wq_acct with a lock per class: the free
  * and all-worker bookkeeping of both classes under one pool-wide lock
  * (the kernel's wq->lock), with one free list that a waker walks past the
  * other class's workers, and that lock also taken on every enqueue and

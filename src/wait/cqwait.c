@@ -99,9 +99,9 @@ static inline bool waiter_satisfied(struct uu_ring *r, struct uu_waiter *w,
 
 /*
  * Poster side, after the seq_cst fence in uu_cq_commit_locked.  Wakes the
- * waiters whose target the CQ reached (seed 003's wait threshold), or,
+ * waiters whose target the CQ reached (io_cqring_wait's threshold), or,
  * with UURING_WAKE=every, every sleeping waiter on each commit: as before
- * that patch, each looks at the CQ and sleeps again if it is short
+ * the kernel had that threshold, each looks again and sleeps if short
  * (counted as spurious_wakeups).
  */
 void uu_wake_waiters(struct uu_ring *r)

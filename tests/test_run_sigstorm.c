@@ -264,7 +264,7 @@ static int compare(const char *kpath, const char *upath)
 	/* and what both must show, whatever the other one did */
 	for (const char *p = u; (p = strstr(p, " lost_or_dup=")); p++)
 		RU_CHECK(!strncmp(p, " lost_or_dup=0 bad_res=0 eintr_submit=0 eintr_masked=0", 54),
-			 "uuring: %.60s", p);
+			 "uuring:%.54s", p);
 	RU_CHECK(strstr(u, "storm: delivered"), "uuring: the storm did not reach the program");
 	return 0;
 }

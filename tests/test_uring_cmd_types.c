@@ -26,7 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tcheck.h"
@@ -333,11 +335,20 @@ static void tt_queued(struct tring *r, const char *mode, int fd)
 		struct __kernel_timespec ts = { 0, 10 * MS };
 		struct uu_req *lt_cmd;
 
+		struct __kernel_timespec later = { 0, 20 * MS };
+
 		ttp(r, fd, TT_QUEUE, 6, 1, 1, 25, IOSQE_IO_LINK);
 		tprep(r, IORING_OP_LINK_TIMEOUT, -1, &ts, 1, 0, 26, 0);
 		tt_submit(r);
 		lt_cmd = tt_take(6);
-		tring_wait(r, 1, 30 * MS); /* the timeout fires meanwhile */
+		/* a TIMEOUT due after it: the one timer thread fires them in
+		 * deadline order, so once this one's CQE is there the link
+		 * timeout has fired (no guess at a scheduling delay) */
+		tprep(r, IORING_OP_TIMEOUT, -1, &later, 1, 0, 28, 0);
+		tt_submit(r);
+		n = tt_reap(r, q, 1);
+		CHECK(n == 1 && q[0].user_data == 28 && q[0].res == -ETIME,
+		      "%s: the later TIMEOUT: %d CQEs, %d", mode, n, q[0].res);
 		tt_end(lt_cmd, 6, 0);
 		n = tt_reap(r, q, 2);
 		CHECK(n == 2 && q[0].user_data + q[1].user_data == 51 &&
@@ -384,6 +395,54 @@ static void tt_thread_exit(struct tring *r, const char *mode,
 
 }
 
+/*
+ * A multishot socket command that succeeds: no CQE, as on the kernel,
+ * where IOU_ISSUE_SKIP_COMPLETE leaves it to the socket, which posts
+ * nothing (checked there once by hand: it cannot be in a differential
+ * test, the kernel's SQPOLL thread never exits after it).  The request
+ * stays parked and holds its ring: a ring of its own, left behind.
+ */
+static void tt_multishot_socket(const char *mode, unsigned int flags)
+{
+	struct io_uring_sqe *s;
+	struct tring r;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || tring_init(&r, &backend_uuring, 8, flags)) {
+		CHECK(0, "%s: multishot socket command: setup", mode);
+		return;
+	}
+	s = cmdp(&r, fd, 0 /* SIOCINQ */, 1, IOSQE_BUFFER_SELECT);
+	s->uring_cmd_flags = IORING_URING_CMD_MULTISHOT;
+	tt_submit(&r);
+	CHECK(tring_wait(&r, 1, 30 * MS) == -ETIME && !tring_cq_ready(&r),
+	      "%s: multishot socket command: no CQE", mode);
+	/* not tring_exit: the request keeps the ring (its fd closes) */
+	r.be->close(r.fd);
+	close(fd);
+}
+
+/* in a child process, which takes the ring it leaves behind with it
+ * (LeakSanitizer would report it at a normal exit) */
+static void tt_multishot_child(const char *mode, unsigned int flags)
+{
+	pid_t pid;
+	int st = 0;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int before = tcheck_failures;
+
+		tt_multishot_socket(mode, flags);
+		fflush(stdout);
+		_exit(tcheck_failures != before);
+	}
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+		      !WEXITSTATUS(st),
+	      "%s: multishot socket command (child): status %#x", mode, st);
+}
+
 /* the ring's exit: the cancel call for the cancelable ones only */
 static void tt_ring_exit(struct tring *r, const char *mode, int fd)
 {
@@ -421,6 +480,7 @@ static void tt_mode(const char *mode, unsigned int flags, int fd)
 	tt_queued(&r, mode, fd);
 	tt_thread_exit(&r, mode, flags, fd);
 	tt_ring_exit(&r, mode, fd);
+	tt_multishot_child(mode, flags);
 }
 
 /* argv[1], if given: the one ring mode to run (plain, coop, defer, sqpoll) */

@@ -172,6 +172,7 @@ union uu_op_state {
 		bool cancelable;            /* marked, not done */
 		bool in_cancel;             /* the handler's cancel call runs */
 		bool done_held;             /* done during that call */
+		bool orphan;                /* multishot, never to end */
 	} cmd;
 
 	uint64_t raw[10];

@@ -213,6 +213,16 @@ int uu_uring_cmd_issue(struct uu_req *req, unsigned int issue_flags)
 	ret = type->issue(req, flags | (issue_flags & UU_ISSUE_F_WORKER));
 	if (ret == UU_CMD_PARK)
 		return uu_park(req, UU_ISSUE_PARK_CMD);
+	if ((req->os.cmd.flags & IORING_URING_CMD_MULTISHOT) && ret >= 0) {
+		/*
+		 * The kernel's IOU_ISSUE_SKIP_COMPLETE: a multishot command's
+		 * handler posts its own CQEs and ends it.  No type here does,
+		 * so, as on the kernel for a socket, it never completes: it
+		 * stays parked, holding its ring, never cancelled.
+		 */
+		req->os.cmd.orphan = true;
+		return uu_park(req, UU_ISSUE_PARK_CMD);
+	}
 	/* the kernel queues a command that would block to io-wq: the
 	 * opcode has no poll hooks to arm instead */
 	if (ret == -EAGAIN && !(issue_flags & UU_ISSUE_F_WORKER))
@@ -234,6 +244,8 @@ void uu_uring_cmd_park(struct uu_req *req)
 	const struct uu_cmd_file_type *type = req->os.cmd.type;
 	int ret;
 
+	if (req->os.cmd.orphan)
+		return;
 	ret = type->issue(req, req->os.cmd.issue_flags | UU_CMD_F_STABLE);
 	if (ret == UU_CMD_QUEUED)
 		return; /* the handler ends it: uu_uring_cmd_done */

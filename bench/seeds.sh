@@ -140,4 +140,8 @@ if [[ " ${EXPS[*]} " == *" 001 "* ]]; then
 		rm -f "$st"
 	done
 fi
-python3 bench/seeds-report.py "$RAW" "$OUT" "$REPS" "$SECS"
+# Debian's python3-matplotlib is for /usr/bin/python3, which a python3
+# earlier in PATH (pyenv) may not be
+PY=python3
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null && PY=/usr/bin/python3
+"$PY" bench/seeds-report.py "$RAW" "$OUT" "$REPS" "$SECS"

@@ -9,10 +9,10 @@
  * per-io daemons (two threads fetching tags of one queue); and the state
  * a device takes when its server process dies.
  *
- * Scenarios (arguments select some): ctrl io perio getdata exit, and
- * bench, a measurement run only when named.  The driver
- * runs under a name of this test's own (UURING_UBLKD_NAME), so another
- * test's devices are not seen; it exits by itself once idle.
+ * Scenarios (arguments select some): ctrl unpriv io perio getdata exit,
+ * and bench, a measurement run only when named.  The driver runs under a
+ * name of this test's own (UURING_UBLKD_NAME), so another test's devices
+ * are not seen; it exits by itself once idle.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -451,6 +451,83 @@ static void scenario_ctrl(void)
 	uuring_close(cfd);
 }
 
+/* a control command naming the device by path (unprivileged devices) */
+static int ctrl_path(struct tr *r, int cfd, uint32_t op, int id)
+{
+	char path[32];
+	struct ublksrv_ctrl_cmd c = { .dev_id = (uint32_t)id,
+				      .queue_id = 0xffff,
+				      .addr = (uintptr_t)path };
+
+	snprintf(path, sizeof(path), "/dev/ublkc%d", id);
+	c.dev_path_len = (uint16_t)(strlen(path) + 1);
+	c.len = c.dev_path_len;
+	tr_cmd(r, cfd, op, &c, sizeof(c), 3);
+	tr_submit(r, 1);
+	return tr_wait(r).res;
+}
+
+/* the unprivileged rules, in a child that gave up root */
+static int unpriv_child(int cfd, int root_id)
+{
+	struct ublksrv_ctrl_dev_info i, got;
+	struct tr r;
+
+	if (tr_init(&r, 8, IORING_SETUP_SQE128) || setgid(65534) ||
+	    setuid(65534))
+		return 2;
+	info_init(&i, 1, 4, 0);
+	EQ(add_dev(&r, cfd, &i), -EPERM,
+	   "ublk_ctrl_add_dev: not CAP_SYS_ADMIN, not UNPRIVILEGED_DEV");
+	info_init(&i, 1, 4, UBLK_F_UNPRIVILEGED_DEV | UBLK_F_USER_COPY);
+	EQ(add_dev(&r, cfd, &i), -EINVAL,
+	   "ublk_ctrl_add_dev: unprivileged USER_COPY");
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_GET_DEV_INFO, (uint32_t)root_id, 0xffff,
+		&got, sizeof(got), 0), -EPERM,
+	   "ublk_ctrl_uring_cmd_permission: a privileged device");
+	info_init(&i, 1, 4, UBLK_F_UNPRIVILEGED_DEV | UBLK_F_USER_RECOVERY);
+	EQ(add_dev(&r, cfd, &i), 0, "ublk_ctrl_add_dev: unprivileged");
+	EQ(i.flags & (UBLK_F_USER_RECOVERY | UBLK_F_UNPRIVILEGED_DEV),
+	   UBLK_F_UNPRIVILEGED_DEV,
+	   "ublk_ctrl_add_dev: no recovery for unprivileged devices");
+	EQ(i.owner_uid, 65534, "ublk_store_owner_uid_gid");
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_GET_DEV_INFO, i.dev_id, 0xffff, &got,
+		sizeof(got), 0), -EINVAL,
+	   "ublk_ctrl_uring_cmd_permission: no dev_path_len");
+	EQ(ctrl_path(&r, cfd, UBLK_U_CMD_DEL_DEV, (int)i.dev_id), 0,
+	   "DEL_DEV of its own device, by path");
+	return failures ? 1 : 0;
+}
+
+static void scenario_unpriv(void)
+{
+	struct ublksrv_ctrl_dev_info i;
+	struct tr r;
+	int cfd = uuring_ublk_open("/dev/ublk-control", O_RDWR), status;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "unpriv: not root, skipped\n");
+		return;
+	}
+	if (cfd < 0 || tr_init(&r, 8, IORING_SETUP_SQE128)) {
+		CHECK(0, "setup");
+		return;
+	}
+	info_init(&i, 1, 4, 0);
+	EQ(add_dev(&r, cfd, &i), 0, "ublk_ctrl_add_dev (root)");
+	pid = fork();
+	if (pid == 0)
+		_exit(unpriv_child(cfd, (int)i.dev_id));
+	waitpid(pid, &status, 0);
+	EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0,
+	   "the unprivileged child's checks");
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_DEL_DEV, i.dev_id, 0xffff, NULL, 0, 0), 0,
+	   "ublk_ctrl_del_dev");
+	tr_exit(&r);
+	uuring_close(cfd);
+}
+
 #include "test_ublk_srv.h"
 
 int main(int argc, char **argv)
@@ -460,6 +537,7 @@ int main(int argc, char **argv)
 		void (*fn)(void);
 	} sc[] = {
 		{ "ctrl", scenario_ctrl },
+		{ "unpriv", scenario_unpriv },
 		{ "io", scenario_io },
 		{ "perio", scenario_perio },
 		{ "getdata", scenario_getdata },

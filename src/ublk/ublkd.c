@@ -379,7 +379,9 @@ int ublkd_spawn(const void *addr, unsigned int addrlen)
 		}
 		if (dup3(lfd, 3, O_CLOEXEC) == 3)
 			lfd = 3;
-		close_range(lfd == 3 ? 4 : 3, ~0u, 0);
+		else
+			close_range(3, (unsigned int)lfd - 1, 0);
+		close_range((unsigned int)lfd + 1, ~0u, 0);
 		ublkd_main(lfd);
 	}
 	close(lfd);

@@ -94,8 +94,10 @@ end=$((SECONDS + {secs}))
 runs=0
 while [ $SECONDS -lt $end ]; do
 	runs=$((runs + 1))
-	/usr/bin/fio --output-format=json --output=fio-$runs.json jobs.fio \\
-		> fio-$runs.err 2>&1
+	# its own session: fio's kill(0, SIGTERM) after a job that failed to
+	# start (a zero pid) must end that fio, not the whole tree
+	setsid -w /usr/bin/fio --output-format=json --output=fio-$runs.json \\
+		jobs.fio > fio-$runs.err 2>&1
 	echo $? > fio-$runs.rc
 done
 wait $echo_pid; echo_rc=$?
@@ -222,11 +224,12 @@ def check_fio(work):
     tot = {"runs": 0, "jobs": 0, "written": 0, "verified": 0}
     problems = []
     run = 1
-    while os.path.exists(os.path.join(work, f"fio-{run}.rc")):
-        with open(os.path.join(work, f"fio-{run}.rc")) as f:
-            rc = int(f.read().strip() or "-1")
-        if rc != 0:
-            problems.append(f"fio run {run}: exit status {rc}")
+    while os.path.exists(os.path.join(work, f"fio-{run}.err")):
+        rc = read_text(os.path.join(work, f"fio-{run}.rc"))
+        if rc != "0":
+            err = read_text(os.path.join(work, f"fio-{run}.err"))
+            problems.append(f"fio run {run}: exit status {rc}; its stderr: "
+                            + " / ".join(err.splitlines()[-4:]))
         try:
             with open(os.path.join(work, f"fio-{run}.json")) as f:
                 data = json.load(f)

@@ -30,7 +30,7 @@
 #define MAXN 8
 #define BUF_SZ (SLOT * MAXN)
 #define FILE_SZ (REGION * MAXN)
-#define ROUNDS 250
+#define ROUNDS 250	/* UURING_FUZZ_ROUNDS overrides */
 
 static uint64_t rng_state;
 
@@ -229,6 +229,8 @@ static void fuzz(struct dctx *c, uint64_t seed, unsigned int setup_flags)
 	const char *dr = getenv("UURING_FUZZ_DUMP");
 	int dump_round = dr ? atoi(dr) : -1;
 
+	const char *rs = getenv("UURING_FUZZ_ROUNDS");
+	unsigned int rounds = rs && *rs ? (unsigned int)atoi(rs) : ROUNDS;
 	struct env e;
 	struct tring r;
 	struct stat st;
@@ -242,7 +244,7 @@ static void fuzz(struct dctx *c, uint64_t seed, unsigned int setup_flags)
 	e.fd = dtmpfile(c, FILE_SZ, (unsigned char)seed);
 	e.buf = calloc(1, BUF_SZ);
 	e.none = dprot_none_page();
-	for (round = 0; round < ROUNDS; round++) {
+	for (round = 0; round < rounds; round++) {
 		unsigned int n = pick(3) ? 1 + pick(MAXN) : 1, i, done = 0;
 		unsigned int expect = 0, got;
 		bool skipped[MAXN], prev_linked = false;
@@ -274,7 +276,7 @@ static void fuzz(struct dctx *c, uint64_t seed, unsigned int setup_flags)
 		got = tring_reap_wait(&r, out, expect, 2000000000LL);
 		drec_cqes(c, out, got, false, "seed %llu round %u",
 			  (unsigned long long)seed, round);
-		if (round % 16 == 15 || round == ROUNDS - 1)
+		if (round % 16 == 15 || round == rounds - 1)
 			drec_int(c, (long)(hash(e.buf, BUF_SZ) & 0x7fffffff),
 				 "seed %llu round %u: buffer hash",
 				 (unsigned long long)seed, round);

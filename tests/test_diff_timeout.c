@@ -688,6 +688,52 @@ static void sc_cancel_fd_same_inode(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * Found by tests/test_diff_fuzz2: a far TIMEOUT parked, then
+ * ASYNC_CANCEL with ANY|ALL: the kernel's io_timeout_extract matches
+ * timeouts with io_cancel_req_match, so ANY cancels it (count 1, the
+ * TIMEOUT -ECANCELED).  Then a fired TIMEOUT with CQE_SKIP_SUCCESS and
+ * HARDLINK: the NOP behind it still runs and posts (a hard link does not
+ * fail its chain; SKIP_LINK_CQES only mutes what io_fail_links cancels).
+ */
+static void sc_fuzz_found(struct dctx *c)
+{
+	struct __kernel_timespec far = { 3600, 0 }, past = { 0, 1 };
+	struct io_uring_sqe *sqe;
+	struct tring r;
+
+	if (dring_flags(c, &r, 8, 0))
+		return;
+	prep_timeout(&r, &far, 0, 0, 1);
+	drec_int(c, tring_submit(&r), "submit far");
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 2);
+	sqe->cancel_flags = IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL;
+	drec_int(c, tring_submit(&r), "submit cancel any");
+	dreap(c, &r, 2, false, "any cancels the timeout");
+	/* uuring: the timeout is still parked; end it either way */
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 3);
+	sqe->addr = 1;
+	tring_submit(&r);
+	tring_reap_wait(&r, (struct tcqe[2]){}, 2, 1000000000LL);
+	tring_wait(&r, 1, 20000000LL);
+	tring_reap(&r, (struct tcqe[4]){}, 4);
+
+	prep_timeout(&r, &past, 0, IORING_TIMEOUT_ABS, 4)->flags |=
+		IOSQE_IO_HARDLINK | IOSQE_CQE_SKIP_SUCCESS;
+	tring_prep_nop(tring_get_sqe(&r), 5);
+	drec_int(c, tring_submit(&r), "submit skip+hardlink timer");
+	dreap(c, &r, 2, true, "fired skip timer, hard-linked NOP");
+	past.tv_nsec = 0;	/* relative zero */
+	prep_timeout(&r, &past, 0, 0, 6)->flags |=
+		IOSQE_IO_HARDLINK | IOSQE_CQE_SKIP_SUCCESS;
+	tring_prep_nop(tring_get_sqe(&r), 7);
+	drec_int(c, tring_submit(&r), "submit skip+hardlink zero timer");
+	dreap(c, &r, 2, true, "zero skip timer, hard-linked NOP");
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "basic", sc_basic, NULL, NULL },
 	{ "abs_and_clocks", sc_abs_and_clocks, NULL, NULL },
@@ -703,6 +749,10 @@ static const struct dscenario scenarios[] = {
 	{ "sync_cancel_fd_fixed", sc_sync_cancel_fd_fixed, NULL, NULL },
 	{ "cancel_fd_same_inode", sc_cancel_fd_same_inode, NULL,
 	  "docs/compatibility.md #13" },
+	/* open: uu_cancel (src/core/cancel.c) leaves timeouts out for ANY,
+	 * and uu_timeout_cancel (src/ops/timeout.c) matches user_data only */
+	{ "fuzz_found", sc_fuzz_found, NULL,
+	  "ASYNC_CANCEL ANY does not cancel TIMEOUTs (open)" },
 };
 
 DTEST_MAIN(scenarios)

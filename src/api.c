@@ -226,7 +226,7 @@ UU_EXPORT int uuring_munmap(void *addr, size_t length)
 
 UU_EXPORT int uuring_close(int fd)
 {
-	return uu_registry_close(fd);
+	return uu_ring_close_fd(fd);
 }
 
 UU_EXPORT int uuring_dup(int fd)

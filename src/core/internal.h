@@ -838,15 +838,22 @@ void uu_ring_sync_readiness_fd(int fd);
 void uu_ring_watch_edges_fd(int fd);
 void uu_ring_drain_readiness(struct uu_ring *ring, int fd);
 
+/* ---- a ring's end (core/ring_exit.c) ---- */
+int uu_ring_close_fd(int fd);             /* close(2) of a ring fd */
+void uu_ring_unpin(struct uu_ring *ring); /* a RING_FDS slot let go */
+void uu_ring_sweep(void); /* rings whose fds were closed behind our back */
+
 /* ---- registry (ring/registry.c) ---- */
 int uu_registry_add(struct uu_ring *ring, int fd);
 struct uu_ring *uu_ring_get(int fd, int *err); /* takes a ref */
 struct uu_ring *uu_ring_get_cached(int fd);    /* fast path only */
 void uu_ring_put(struct uu_ring *ring);
-void uu_registry_sweep(void);
-void uu_registry_unpin(struct uu_ring *ring);
 void uu_registry_note_fd(struct uu_ring *ring, int fd);
-int uu_registry_close(int fd);
+/* the halves of a last close the registry owns (core/ring_exit.c runs
+ * the rest) */
+bool uu_registry_kill_closed(struct uu_ring *ring);
+int uu_registry_reap_closed(struct uu_ring **dead, int max);
+struct uu_ring *uu_registry_forget_fd(int fd);
 bool uu_registry_is_engine_mapping(const void *addr);
 struct uu_ring *uu_ring_alloc(void);
 void uu_ring_recycle(struct uu_ring *ring);

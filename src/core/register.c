@@ -45,9 +45,9 @@ static void regring_release(struct uu_ring *t)
 		/* a REGISTERED_FD_ONLY ring: this slot was its only
 		 * handle, so the ring goes away */
 		t->owned_app_fd = -1;
-		uu_registry_close(owned);
+		uu_ring_close_fd(owned);
 	} else {
-		uu_registry_unpin(t);
+		uu_ring_unpin(t);
 	}
 	uu_ring_put(t);
 }

@@ -112,7 +112,7 @@ UU_EXPORT int uuring_setup(unsigned int entries, struct io_uring_params *up)
 	if (ret)
 		return ret;
 
-	uu_registry_sweep(); /* rings whose last fd was closed behind our back */
+	uu_ring_sweep(); /* rings whose last fd was closed behind our back */
 	uu_poller_prewarm();
 	uu_iowq_prewarm();
 	uu_timer_prewarm();
@@ -169,7 +169,7 @@ UU_EXPORT int uuring_setup(unsigned int entries, struct io_uring_params *up)
 		int idx = uu_regring_add_owned(r);
 
 		if (idx < 0) {
-			uu_registry_close(fd);
+			uu_ring_close_fd(fd);
 			return idx;
 		}
 		r->owned_app_fd = fd;

@@ -368,7 +368,6 @@ static void ring_kill_locked(struct uu_ring *r, struct live_node **pp)
 	free(n);
 	atomic_fetch_sub(&live_count, 1);
 	atomic_store_explicit(&r->dead, true, memory_order_release);
-	uu_xlife_ring_dead(r);
 	for (int fd = 0; fd <= m; fd++) {
 		slot_t *s = slot_of(fd, false);
 		struct uu_ring *expected = r;
@@ -387,29 +386,29 @@ static bool peer_hung_up(struct uu_ring *r)
 	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP);
 }
 
-/* After a close of an fd that referred to r. */
-static void check_last_close(struct uu_ring *r)
+/*
+ * After a close of an fd that referred to r (or of its last RING_FDS
+ * slot): true if that was the ring's last fd anywhere, in which case it
+ * is unlinked and dead, and the caller owns the registry's reference and
+ * runs the ring's exit (core/ring_exit.c).
+ */
+bool uu_registry_kill_closed(struct uu_ring *r)
 {
 	struct live_node **pp;
 
 	if (atomic_load_explicit(&r->regfd_pins, memory_order_acquire) ||
 	    !peer_hung_up(r))
-		return;
+		return false;
 	pthread_mutex_lock(&live_lock);
 	for (pp = &live_list; *pp; pp = &(*pp)->next) {
 		if ((*pp)->ring == r) {
 			ring_kill_locked(r, pp);
 			pthread_mutex_unlock(&live_lock);
-			uu_cancel_ring_all(r); /* io-wq work too (T7) */
-			uu_poll_cancel_ring(r); /* polls would wait forever */
-			uu_iopoll_ring_dead(r); /* nobody will reap */
-			uu_sqpoll_detach(r);
-			uu_tw_ring_dead(r); /* no submitter will run it */
-			uu_ring_put(r); /* the registry's reference */
-			return;
+			return true;
 		}
 	}
 	pthread_mutex_unlock(&live_lock);
+	return false;
 }
 
 /*
@@ -520,16 +519,20 @@ bool uu_registry_is_engine_mapping(const void *addr)
 	return found;
 }
 
-void uu_registry_sweep(void)
+/*
+ * Rings of this process whose every fd was closed behind our back (a raw
+ * close_range): unlinked and dead, at most max of them into dead[], whose
+ * registry references the caller owns (core/ring_exit.c uu_ring_sweep).
+ */
+int uu_registry_reap_closed(struct uu_ring **dead, int max)
 {
 	struct live_node **pp;
-	struct uu_ring *dead[32];
 	int nr = 0;
 
 	if (!atomic_load(&live_count))
-		return;
+		return 0;
 	pthread_mutex_lock(&live_lock);
-	for (pp = &live_list; *pp && nr < 32;) {
+	for (pp = &live_list; *pp && nr < max;) {
 		struct uu_ring *r = (*pp)->ring;
 
 		if (r->owner_pid == getpid() &&
@@ -543,33 +546,15 @@ void uu_registry_sweep(void)
 		}
 	}
 	pthread_mutex_unlock(&live_lock);
-	while (nr) {
-		uu_cancel_ring_all(dead[--nr]);
-		uu_poll_cancel_ring(dead[nr]);
-		uu_iopoll_ring_dead(dead[nr]);
-		uu_sqpoll_detach(dead[nr]);
-		uu_tw_ring_dead(dead[nr]);
-		uu_ring_put(dead[nr]);
-	}
+	return nr;
 }
 
-/*
- * A RING_FDS slot let go of the ring (unregister, or its thread exited):
- * if that was the last slot and every fd of the ring was closed before,
- * this is the ring's last close.
- */
-void uu_registry_unpin(struct uu_ring *r)
-{
-	/* acq_rel: orders the slot's use of the ring before the kill */
-	if (atomic_fetch_sub_explicit(&r->regfd_pins, 1,
-				      memory_order_acq_rel) == 1)
-		check_last_close(r);
-}
-
-int uu_registry_close(int fd)
+/* The fd no longer names its ring here; the ring it named, with a
+ * reference, or NULL (core/ring_exit.c uu_ring_close_fd). */
+struct uu_ring *uu_registry_forget_fd(int fd)
 {
 	struct uu_ring *r = NULL;
-	int err, ret;
+	int err;
 
 	if (atomic_load_explicit(&live_count, memory_order_relaxed))
 		r = uu_ring_get(fd, &err);
@@ -580,11 +565,5 @@ int uu_registry_close(int fd)
 		if (s)
 			atomic_compare_exchange_strong(s, &expected, NULL);
 	}
-	uu_rw_forget_fd(fd);
-	ret = uu_sys_close(fd);
-	if (r) {
-		check_last_close(r);
-		uu_ring_put(r);
-	}
-	return ret;
+	return r;
 }

@@ -217,7 +217,7 @@ long uu_shim_dup3(int oldfd, int newfd, int flags, bool is_dup2)
 		}
 		/* newfd may have been the last fd of its ring */
 		if (newr && newr != oldr)
-			uu_registry_sweep();
+			uu_ring_sweep();
 	}
 	if (oldr)
 		uu_ring_put(oldr);
@@ -256,7 +256,7 @@ long uu_shim_close_range(unsigned int first, unsigned int last,
 	}
 	ret = uu_pass6(__NR_close_range, first, last, flags, 0, 0, 0);
 	if (any)
-		uu_registry_sweep();
+		uu_ring_sweep();
 	return ret;
 }
 

@@ -47,6 +47,8 @@ for t in "$BUILD"/tests/test_*; do
 	esac
 	run_one "$(basename "$t")" "$t"
 done
+# the folder dependency rules of src/ (no build needed)
+run_one check_layering tests/check_layering.sh --graph
 
 # The differential suite again on COOP_TASKRUN, DEFER_TASKRUN and SQPOLL
 # rings (UURING_TEST_RING_MODE, tests/lib/tring.c: the mode's flags are

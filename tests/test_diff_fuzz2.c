@@ -135,14 +135,16 @@ static bool reap_until(struct f2_env *e, struct tcqe *q, unsigned int *n,
 	return true;
 }
 
-static void submit_all(struct f2_env *e, unsigned int round)
+/* rec false: the driver's own SQEs, whose passes are timing */
+static void submit_all(struct f2_env *e, unsigned int round, bool rec)
 {
 	int ret, guard = 0;
 
 	/* an init failure stops an enter unless SUBMIT_ALL: go on */
 	while (tring_flush(e->r) && guard++ < 16) {
 		ret = tring_submit(e->r);
-		drec_int(e->c, ret, "round %u: submit", round);
+		if (rec)
+			drec_int(e->c, ret, "round %u: submit", round);
 		if (ret < 0)
 			break;
 	}
@@ -223,7 +225,7 @@ static void sqe_round(struct f2_env *e, unsigned int round, bool dump_it)
 	f2_gen_round(e);
 	if (dump_it)
 		dump(e);
-	submit_all(e, round);
+	submit_all(e, round, true);
 	if (getenv("UURING_FUZZ_TRACE"))
 		dnote(e->c, "round %u kind %d n %u", round, e->kind, e->n);
 	/* the timers that fire by themselves, before anything is cancelled */
@@ -237,7 +239,7 @@ static void sqe_round(struct f2_env *e, unsigned int round, bool dump_it)
 		int res;
 
 		prep_ctl(e, IORING_OP_ASYNC_CANCEL, F2_UD_CANCEL_ALL, 0);
-		submit_all(e, round);
+		submit_all(e, round, false);
 		if (!reap_until(e, q, &n, F2_UD_CANCEL_ALL)) {
 			drec_int(e->c, -1, "round %u: cancel lost", round);
 			break;
@@ -271,7 +273,7 @@ static void sqe_round(struct f2_env *e, unsigned int round, bool dump_it)
 		prep_ctl(e, IORING_OP_TIMEOUT_REMOVE, F2_UD_CANCEL_ALL, 0);
 		e->r->sqes[((e->r->sqe_tail - 1) & e->r->sq_mask) <<
 			   e->r->sqe_shift].addr = e->ud_base + i;
-		submit_all(e, round);
+		submit_all(e, round, false);
 		if (reap_until(e, q, &n, F2_UD_CANCEL_ALL)) {
 			for (k = 0; q[k].user_data != F2_UD_CANCEL_ALL; k++)
 				;
@@ -306,6 +308,13 @@ static void sqe_round(struct f2_env *e, unsigned int round, bool dump_it)
 		tring_wait(e->r, 0, 0);
 	n += tring_reap(e->r, q + n, MAX_CQES - n);
 	record(e, round, q, n);
+	/* the edge page: what a read wrote before it faulted */
+	drec_int(e->c, (long)(hash(e->edge, F2_PAGE, 1) & 0x7fffffff),
+		 "round %u: edge page", round);
+	/* per round, so that a divergence shows where it began */
+	drec_int(e->c, (long)(hash(e->buf, F2_BUF_SZ, hash(e->pbuf, F2_PAGE,
+			hash(e->rbuf, F2_PAGE, 1469598103934665603ULL))) &
+			0x7fffffff), "round %u: buffers", round);
 }
 
 static void *map_pages(size_t n)
@@ -413,6 +422,11 @@ static void env_fini(struct f2_env *e, uint64_t seed)
 	drec_int(e->c, (long)(hash(fbuf, (size_t)st.st_size,
 				   1469598103934665603ULL) & 0x7fffffff),
 		 "seed %llu: file hash", (unsigned long long)seed);
+	for (size_t k = 0; getenv("UURING_FUZZ_TRACE") &&
+			   k < (size_t)st.st_size; k += 256)
+		dnote(e->c, "file %#zx: %llx", k, (unsigned long long)hash(
+			fbuf + k, (size_t)st.st_size - k < 256 ?
+			(size_t)st.st_size - k : 256, 1));
 	free(fbuf);
 	record_dir(e, seed);
 }

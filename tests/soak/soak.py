@@ -267,8 +267,9 @@ def series(samples, keys=None):
 def analyse(samples, secs):
     """The window's samples, the persistent set, slopes and verdicts."""
     start = secs / 3.0
-    # the loads stop at secs: a later sample sees them exiting
-    win = [s for s in samples if start <= s[0] <= secs - SAMPLE_S / 2]
+    # the loads stop at secs: the last samples before it can already see
+    # them gone (measured: none left in the sample 6 s before the end)
+    win = [s for s in samples if start <= s[0] <= secs - 2 * SAMPLE_S]
     if len(win) < 3:
         return None
     persistent = set(win[0][1]) & set(win[-1][1])

@@ -115,6 +115,10 @@ static unsigned int pick_len(void)
 static int pick_bad_fd(struct f2_env *e)
 {
 	switch (pick(6)) {
+	case 4:
+		/* a directory has no FMODE_NOWAIT: the kernel punts its
+		 * READ to io-wq, where an event round's cancel races it */
+		return e->kind == F2_EVENT ? 9999 : e->dirfd;
 	case 0:
 		return -1;
 	case 1:
@@ -123,8 +127,6 @@ static int pick_bad_fd(struct f2_env *e)
 		return e->closed_fd;
 	case 3:
 		return e->r->fd;
-	case 4:
-		return e->dirfd;
 	default:
 		return e->pw;
 	}

@@ -46,8 +46,7 @@ struct allow {
 #define NOT_USER "docs/compatibility.md #32"
 
 static const struct allow allowlist[] = {
-	/* opcodes: READ_MULTISHOT not built; RECV_ZC */
-	{ "probe: op 49 supported", 0, NOT_BUILT },
+	/* opcodes: RECV_ZC */
 	{ "probe: op 58 supported", 0, NOT_USER },
 	/* FEAT bits of features not built */
 	{ "feat: bit 14 RECVSEND_BUNDLE", 0, NOT_BUILT },

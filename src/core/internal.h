@@ -610,6 +610,8 @@ int uu_nop_issue(struct uu_req *req, unsigned int issue_flags);
 int uu_rw_prep(struct uu_req *req);
 int uu_rwv_prep(struct uu_req *req);
 int uu_read_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_read_mshot_prep(struct uu_req *req);
+int uu_read_mshot_issue(struct uu_req *req, unsigned int issue_flags);
 int uu_write_issue(struct uu_req *req, unsigned int issue_flags);
 void uu_rw_cleanup(struct uu_req *req);
 void uu_rw_forget_fd(int fd); /* an fd number was closed */

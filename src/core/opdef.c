@@ -411,7 +411,16 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 		.issue = uu_send_zc_issue,
 		.cleanup = uu_send_zc_cleanup,
 	},
-	OP(IORING_OP_READ_MULTISHOT, "READ_MULTISHOT"),
+	[IORING_OP_READ_MULTISHOT] = {
+		.name = "READ_MULTISHOT",
+		.supported = true,
+		.rw_state = true,
+		.needs_file = true,
+		.buffer_select = true,
+		.prep = uu_read_mshot_prep,
+		.issue = uu_read_mshot_issue,
+		.cleanup = uu_rw_cleanup, /* a provided buffer still held */
+	},
 	[IORING_OP_WAITID] = {
 		.name = "WAITID",
 		.supported = true,

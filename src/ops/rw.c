@@ -13,16 +13,20 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "core/buffers.h"
+#include "core/cq_post.h"
 #include "core/internal.h"
+#include "core/task_work.h"
 #include "dev/nullb.h"
 #include "util/cpsys.h"
 #include "util/usercopy.h"
@@ -496,4 +500,167 @@ int uu_write_issue(struct uu_req *req, unsigned int issue_flags)
 	if (ret == -EPIPE && uu_gettid() != req->submit_tid)
 		raise_sigpipe(req);
 	return ret;
+}
+
+/*
+ * READ_MULTISHOT (the kernel's io_read_mshot_prep and io_read_mshot): a
+ * read of a pollable file into provided buffers that stays armed.  Each
+ * read that returns data consumes its buffer and posts a CQE with
+ * IORING_CQE_F_MORE, and the request reads again at once (the kernel's
+ * io_poll_multishot_retry); a read that would block gives its buffer back
+ * and waits for readiness.  It ends, with a CQE without F_MORE, at EOF
+ * (0, the buffer given back), on an error (-ENOBUFS when no buffer is
+ * left), when the CQ has no room for a shot (that CQE carries the data,
+ * T14), or when cancelled.
+ */
+int uu_read_mshot_prep(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	int ret;
+
+	/* must be used with provided buffers */
+	if (!(req->flags & UU_REQ_BUFFER_SELECT))
+		return -EINVAL;
+	ret = prep_common(req);
+	if (ret)
+		return ret;
+	if (sqe->addr || sqe->len)
+		return -EINVAL;
+	req->rw.nr_iov = 1;
+	uu_kbuf_prep(req, 0); /* whole buffers */
+	return 0;
+}
+
+/*
+ * io_file_can_poll: pipes, sockets, anonymous-inode files and character
+ * devices other than the memory devices (/dev/null, /dev/zero: no poll
+ * method).  0, -EBADFD, or -EBADF for no file.
+ */
+static int mshot_file_check(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -EBADF;
+	if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+	    (st.st_mode & S_IFMT) == 0 ||
+	    (S_ISCHR(st.st_mode) && major(st.st_rdev) != 1))
+		return 0;
+	return -EBADFD;
+}
+
+/* One read into the selected buffer without blocking: bytes, or -errno
+ * (-EAGAIN: nothing to read now) */
+static ssize_t mshot_read_once(struct uu_req *req)
+{
+	ssize_t n;
+
+	req->rw.iov = req->rw.inline_iov;
+	req->rw.inline_iov[0].iov_base = (void *)(uintptr_t)req->kb.addr;
+	req->rw.inline_iov[0].iov_len = req->kb.len > UU_MAX_RW_COUNT ?
+						UU_MAX_RW_COUNT :
+						req->kb.len;
+	req->rw.total = req->rw.inline_iov[0].iov_len;
+	for (;;) {
+		n = rw_once(req, false, -1, RWF_NOWAIT);
+		if (n >= 0)
+			return n;
+		if (errno == EOPNOTSUPP) {
+			/* no NOWAIT reads (a tty): read only what poll says
+			 * is there */
+			struct pollfd p = { .fd = req->fd, .events = POLLIN };
+
+			if (poll(&p, 1, 0) == 0)
+				return -EAGAIN;
+			n = rw_once(req, false, -1, 0);
+			if (n >= 0)
+				return n;
+		}
+		if (errno != EINTR)
+			return -errno;
+		if (uu_cp_cancelled())
+			return -EINTR; /* T7: not retried */
+	}
+}
+
+/*
+ * In io-wq the kernel's multishot read waits for readiness at once where
+ * the file reads without blocking (O_NONBLOCK, or pipes, sockets and
+ * anonymous-inode files, which have FMODE_NOWAIT), selecting no buffer
+ * there; on another file (a tty) it becomes a one-shot read.
+ */
+static int mshot_in_worker(struct uu_req *req, unsigned int issue_flags)
+{
+	int fl = fcntl(req->fd, F_GETFL);
+	struct stat st;
+	ssize_t n;
+	int ret;
+
+	if ((fl >= 0 && (fl & O_NONBLOCK)) ||
+	    (!fstat(req->fd, &st) &&
+	     (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+	      (st.st_mode & S_IFMT) == 0)))
+		return uu_park(req, UU_ISSUE_PARK_POLLIN);
+	ret = uu_kbuf_select(req, issue_flags, false);
+	if (ret)
+		return ret;
+	req->rw.iov = req->rw.inline_iov;
+	req->rw.inline_iov[0].iov_base = (void *)(uintptr_t)req->kb.addr;
+	req->rw.inline_iov[0].iov_len = req->kb.len;
+	do {
+		n = rw_once(req, false, -1, 0);
+	} while (n < 0 && errno == EINTR && !uu_cp_cancelled());
+	if (n <= 0) {
+		uu_kbuf_recycle(req);
+		return n < 0 ? -errno : 0;
+	}
+	req->cflags = uu_kbuf_consume(req, (int)n);
+	return (int)n;
+}
+
+int uu_read_mshot_issue(struct uu_req *req, unsigned int issue_flags)
+{
+	int ret;
+
+	/* DEFER_TASKRUN: the shots are the submitter's to post, when it
+	 * waits, like the rest of the ring's completions */
+	if ((issue_flags & UU_ISSUE_F_POLLER) &&
+	    (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN))
+		return uu_tw_reissue(req);
+	ret = mshot_file_check(req->fd);
+	if (ret)
+		return ret;
+	/* io_wq_submit_work: multishot does not run in io-wq (IOSQE_ASYNC) */
+	if (issue_flags & UU_ISSUE_F_WORKER)
+		return mshot_in_worker(req, issue_flags);
+	for (;;) {
+		uint32_t cflags;
+		ssize_t n;
+
+		if (req->kb.state == UU_KB_NONE) {
+			ret = uu_kbuf_select(req, issue_flags, true);
+			if (ret)
+				return ret;
+		}
+		/* io_rw_init_file, after the buffer is selected */
+		if (req->rw.rw_flags & ~UU_RWF_SUPPORTED) {
+			uu_kbuf_recycle(req);
+			return -EOPNOTSUPP;
+		}
+		n = mshot_read_once(req);
+		if (n == -EAGAIN) {
+			uu_kbuf_recycle(req);
+			return uu_park(req, UU_ISSUE_PARK_POLLIN);
+		}
+		if (n <= 0) {
+			uu_kbuf_recycle(req);
+			return (int)n;
+		}
+		cflags = uu_kbuf_consume(req, (int)n);
+		if (!uu_req_post_cqe(req, (int)n, cflags, issue_flags)) {
+			/* no room for the shot: it is the final CQE */
+			req->cflags = cflags;
+			return (int)n;
+		}
+	}
 }

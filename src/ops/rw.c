@@ -599,8 +599,14 @@ static int mshot_in_worker(struct uu_req *req, unsigned int issue_flags)
 	if ((fl >= 0 && (fl & O_NONBLOCK)) ||
 	    (!fstat(req->fd, &st) &&
 	     (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
-	      (st.st_mode & S_IFMT) == 0)))
+	      (st.st_mode & S_IFMT) == 0))) {
+		/* its retries after a wakeup run where the wakeup is taken
+		 * (a DEFER_TASKRUN retry in the submitter's task_work), not
+		 * in io-wq again, as the kernel's poll retry issues it
+		 * directly */
+		req->flags &= ~UU_REQ_ASYNC;
 		return uu_park(req, UU_ISSUE_PARK_POLLIN);
+	}
 	ret = uu_kbuf_select(req, issue_flags, false);
 	if (ret)
 		return ret;

@@ -16,6 +16,7 @@
 #include "core/internal.h"
 #include "core/memregion.h"
 #include "ublk/ublk.h"
+#include "util/mapalias.h"
 #include "util/rawsys.h"
 
 struct uu_config uu_config = { .sqpoll_tw_cap = 32 };
@@ -142,6 +143,7 @@ static void *map_region(void *src, size_t region, void *addr, size_t len,
 			int prot, int flags)
 {
 	void *p;
+	int err;
 
 #ifdef UU_TSAN
 	if (!(flags & MAP_FIXED) && len && len <= region &&
@@ -150,22 +152,8 @@ static void *map_region(void *src, size_t region, void *addr, size_t len,
 #endif
 	(void)region; /* like the kernel, a longer mapping is allowed; only the
 		       * region's pages are backed */
-	if (!len)
-		return mmap_err(-EINVAL);
-	if (flags & MAP_FIXED)
-		p = mremap(src, 0, len, MREMAP_MAYMOVE | MREMAP_FIXED, addr);
-	else
-		p = mremap(src, 0, len, MREMAP_MAYMOVE);
-	if (p == MAP_FAILED)
-		return mmap_err(-errno);
-	if ((prot & (PROT_READ | PROT_WRITE)) != (PROT_READ | PROT_WRITE) &&
-	    mprotect(p, len, prot)) {
-		int err = -errno;
-
-		munmap(p, len);
-		return mmap_err(err);
-	}
-	return p;
+	err = uu_map_alias(src, addr, len, prot, flags, &p);
+	return err ? mmap_err(err) : p;
 }
 
 UU_EXPORT void *uuring_mmap(void *addr, size_t length, int prot, int flags,

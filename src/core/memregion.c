@@ -26,6 +26,7 @@
 
 #include "core/internal.h"
 #include "core/memregion.h"
+#include "util/mapalias.h"
 #include "util/usercopy.h"
 
 #define PAGE 4096ull
@@ -151,7 +152,6 @@ int uu_mem_region_mmap(struct uu_ring *r, void *addr, size_t len, int prot,
 		       int flags, void **out)
 {
 	int ret = -ENOMEM; /* the kernel's lookup fails in get_unmapped_area */
-	void *p;
 
 	if (!len)
 		return -EINVAL;
@@ -159,23 +159,7 @@ int uu_mem_region_mmap(struct uu_ring *r, void *addr, size_t len, int prot,
 	/* none registered, or the application's own memory */
 	if (!r->param_region || !r->param_owned)
 		goto out;
-	if (flags & MAP_FIXED)
-		p = mremap(r->param_region, 0, len, MREMAP_MAYMOVE | MREMAP_FIXED,
-			   addr);
-	else
-		p = mremap(r->param_region, 0, len, MREMAP_MAYMOVE);
-	if (p == MAP_FAILED) {
-		ret = -errno;
-		goto out;
-	}
-	if ((prot & (PROT_READ | PROT_WRITE)) != (PROT_READ | PROT_WRITE) &&
-	    mprotect(p, len, prot)) {
-		ret = -errno;
-		munmap(p, len);
-		goto out;
-	}
-	*out = p;
-	ret = 0;
+	ret = uu_map_alias(r->param_region, addr, len, prot, flags, out);
 out:
 	pthread_mutex_unlock(r->uring_lock);
 	return ret;

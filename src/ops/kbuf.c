@@ -42,6 +42,7 @@
 
 #include "core/buffers.h"
 #include "core/internal.h"
+#include "util/mapalias.h"
 #include "util/usercopy.h"
 
 #define MAX_BIDS_PER_BGID (1U << 16)
@@ -654,7 +655,6 @@ int uu_kbuf_mmap(struct uu_ring *r, uint64_t offset, void *addr, size_t len,
 	uint64_t bgid = (offset & ~IORING_OFF_MMAP_MASK) >> IORING_OFF_PBUF_SHIFT;
 	struct kb_group *g;
 	int ret = -ENOMEM;
-	void *p;
 
 	if (!c)
 		return ret;
@@ -664,22 +664,7 @@ int uu_kbuf_mmap(struct uu_ring *r, uint64_t offset, void *addr, size_t len,
 	g = bgid <= 0xffff ? group_find(c, (uint16_t)bgid) : NULL;
 	if (!g || !g->region)
 		goto out;
-	if (flags & MAP_FIXED)
-		p = mremap(g->region, 0, len, MREMAP_MAYMOVE | MREMAP_FIXED, addr);
-	else
-		p = mremap(g->region, 0, len, MREMAP_MAYMOVE);
-	if (p == MAP_FAILED) {
-		ret = -errno;
-		goto out;
-	}
-	if ((prot & (PROT_READ | PROT_WRITE)) != (PROT_READ | PROT_WRITE) &&
-	    mprotect(p, len, prot)) {
-		ret = -errno;
-		munmap(p, len);
-		goto out;
-	}
-	*out = p;
-	ret = 0;
+	ret = uu_map_alias(g->region, addr, len, prot, flags, out);
 out:
 	pthread_mutex_unlock(&c->lock);
 	return ret;

@@ -25,14 +25,24 @@ ROWS = [
      "target has not"),
     ("000", "cap8", "cap32", "lat_us", "lower",
      "mean latency 99.8 -> 86.5 us"),
-    ("001", "global", "split", "ops_per_s", "higher",
-     "NOP flood (IOSQE_ASYNC): spinlock slow path 42 % of samples, "
-     "cut by 4-9 points; no throughput figure"),
     ("003", "every", "threshold", "ops_per_s", "higher",
      "QD512, waiter for 128, null_blk 5 us: 270K -> 370K IOPS"),
     ("003", "every", "threshold", "wakeups_per_cqe", "lower",
      "~99 spurious wakeups per 100-CQE wait before"),
 ]
+SEED_001 = ("NOP flood (IOSQE_ASYNC): spinlock slow path 42 % of samples, "
+            "cut by 4-9 points; no throughput figure")
+
+
+def rows_001(runs):
+    """001's rows, one per submitting-thread count found (arms
+    global_tN, split_tN, kernel_tN)."""
+    threads = sorted({int(r["arm"].split("_t")[1]) for r in runs
+                      if r.get("exp") == "001" and "_t" in r.get("arm", "")})
+    return [("001", "global_t%d" % t, "split_t%d" % t, "ops_per_s", "higher",
+             SEED_001) for t in threads], threads
+
+
 # the seed's table lists depths 1..16384 as (depth, new, old); we keep
 # (old, new) here for the depths bench/seeds.sh runs
 SEED_002 = {1: (7.10, 7.05), 2: (8.60, 8.47), 4: (10.42, 10.42),
@@ -129,7 +139,9 @@ def main():
              "| seed | metric | pre-patch (arm) | patched (arm) | ratio [95 % CI] "
              "| runs | verdict | the seed reported |",
              "|---|---|---|---|---|---|---|---|"]
-    for exp, pre_a, post_a, metric, better, seed in ROWS:
+    r001, threads = rows_001(runs)
+    rows = ROWS[:2] + r001 + ROWS[2:]
+    for exp, pre_a, post_a, metric, better, seed in rows:
         pre = values(runs, exp, pre_a, metric)
         post = values(runs, exp, post_a, metric)
         if not pre and not post:
@@ -140,10 +152,11 @@ def main():
             fmt(statistics.median(post) if post else None), post_a,
             "%.3f [%.3f, %.3f]" % ci if ci else "-", len(pre), len(post),
             verdict(ci, better), seed))
-    kern = values(runs, "001", "kernel", "ops_per_s")
-    if kern:
-        lines.append("| 001 | ops_per_s | kernel io_uring, same runs | %s | - | %d | reference | - |"
-                     % (fmt(statistics.median(kern)), len(kern)))
+    for t in threads:
+        kern = values(runs, "001", "kernel_t%d" % t, "ops_per_s")
+        if kern:
+            lines.append("| 001 | ops_per_s | kernel io_uring, same runs (kernel_t%d) | %s | - | %d | reference | - |"
+                         % (t, fmt(statistics.median(kern)), len(kern)))
     depths = sorted({int(r["arm"].split("qd")[1]) for r in runs
                      if r.get("exp") == "002" and "qd" in r.get("arm", "")})
     if depths:
@@ -162,7 +175,14 @@ def main():
                 fmt(statistics.median(post) if post else None),
                 "%.3f [%.3f, %.3f]" % ci if ci else "-", verdict(ci, "lower"),
                 "%.2f -> %.2f" % s if s else "-"))
-    locks = [r for r in runs if r.get("exp") == "001-lockstat"]
+    # the lock counters are process-wide, dumped at each ring's exit: the
+    # last line of a lock class in an arm's run is that run's total
+    last = {}
+    for r in runs:
+        if r.get("exp") == "001-lockstat":
+            last.pop((r.get("arm"), r.get("lock")), None)
+            last[(r.get("arm"), r.get("lock"))] = r
+    locks = list(last.values())
     if locks:
         lines += ["", "Seed 001, lock statistics (one extra run per arm "
                   "with UURING_LOCKSTAT=1):", "",
@@ -176,7 +196,7 @@ def main():
     errors = sum(1 for r in runs if "error" in r or len(r) <= 3)
     if errors:
         lines += ["", "%d runs gave no result (left out)." % errors]
-    plots = plot(runs, depths)
+    plots = plot(runs, depths, rows)
     if plots:
         lines += [""] + ["![%s](%s)" % (p, p) for p in plots]
     else:
@@ -186,7 +206,7 @@ def main():
     print("\n".join(lines))
 
 
-def plot(runs, depths):
+def plot(runs, depths, rows):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -194,16 +214,17 @@ def plot(runs, depths):
     except ImportError:
         return []
     made = []
-    for exp, pre_a, post_a, metric, _, _ in ROWS:
+    for exp, pre_a, post_a, metric, _, _ in rows:
         pre = values(runs, exp, pre_a, metric)
         post = values(runs, exp, post_a, metric)
         if not pre and not post:
             continue
+        suffix = "-" + pre_a.split("_", 1)[1] if "_t" in pre_a else ""
         fig, ax = plt.subplots(figsize=(4, 3))
         ax.boxplot([pre, post])
         ax.set_xticks([1, 2], [pre_a, post_a])
-        ax.set_title("seed %s: %s" % (exp, metric))
-        name = "seed%s-%s.png" % (exp, metric)
+        ax.set_title("seed %s: %s%s" % (exp, metric, suffix.replace("-", " ")))
+        name = "seed%s-%s%s.png" % (exp, metric, suffix)
         fig.tight_layout()
         fig.savefig(os.path.join(OUT, name), dpi=90)
         plt.close(fig)

@@ -14,10 +14,10 @@
 #
 #   000  fio SQPOLL randread 4k QD128 on the null target under `uuring
 #        run`: UURING_SQPOLL_TW_CAP 8 vs 32 (IOPS, mean latency)
-#   001  IOSQE_ASYNC NOP flood QD128 (bench/ubench, one submitting
-#        thread): UURING_IOWQ_LOCK global vs split, and the kernel; one
-#        extra run per arm with UURING_LOCKSTAT=1 for contended
-#        acquisitions/s and lock wait share
+#   001  IOSQE_ASYNC NOP flood QD128 (bench/ubench -T, 1, 2 and 4
+#        submitting threads, each with its ring): UURING_IOWQ_LOCK global
+#        vs split, and the kernel; one extra run per arm with
+#        UURING_LOCKSTAT=1 for contended acquisitions/s and lock wait share
 #   002  fio SQPOLL randread on the null target with UURING_ISSUE_VIA_TW=1,
 #        per iodepth (UURING_SEEDS_DEPTHS): UURING_PRIO_TW 0 vs 1 (mean latency)
 #   003  bench/ubench -m wait2: one thread keeping QD512 of reads on the
@@ -26,13 +26,14 @@
 #
 # Environment: UURING_BENCH_REPS (15), UURING_BENCH_SECS (2, per run),
 # UURING_SEEDS_ONLY (a regex over 000|001|002|003), UURING_SEEDS_DEPTHS ("8 16 32 64 256
-# 1024 4096").  Raw results: bench/results/seeds-raw.txt, one line per run.
+# 1024 4096"), UURING_SEEDS_THREADS (001's submitting threads, "1 2 4").  Raw results: bench/results/seeds-raw.txt, one line per run.
 set -u
 BUILD=${1:-build}
 REPS=${UURING_BENCH_REPS:-15}
 SECS=${UURING_BENCH_SECS:-2}
 ONLY=${UURING_SEEDS_ONLY:-}
 DEPTHS=${UURING_SEEDS_DEPTHS:-8 16 32 64 256 1024 4096}
+THREADS=${UURING_SEEDS_THREADS:-1 2 4}
 cd "$(dirname "$0")/.."
 OUT=bench/results
 RAW=$OUT/seeds-raw.txt
@@ -91,9 +92,9 @@ run_arm() { # EXP ARM
 	case $1:$2 in
 	000:cap8) fio_nullb 128 UURING_SQPOLL_TW_CAP=8;;
 	000:cap32) fio_nullb 128 UURING_SQPOLL_TW_CAP=32;;
-	001:global) ubench uuring UURING_IOWQ_LOCK=global -- -m nop -d 128 -s 32 -a;;
-	001:split) ubench uuring UURING_IOWQ_LOCK=split -- -m nop -d 128 -s 32 -a;;
-	001:kernel) ubench kernel UURING_IOWQ_LOCK=split -- -m nop -d 128 -s 32 -a;;
+	001:global_t*) ubench uuring UURING_IOWQ_LOCK=global -- -m nop -d 128 -s 32 -a -T "${2#*_t}";;
+	001:split_t*) ubench uuring UURING_IOWQ_LOCK=split -- -m nop -d 128 -s 32 -a -T "${2#*_t}";;
+	001:kernel_t*) ubench kernel UURING_IOWQ_LOCK=split -- -m nop -d 128 -s 32 -a -T "${2#*_t}";;
 	002:prio0_qd*) fio_nullb "${2#prio0_qd}" UURING_ISSUE_VIA_TW=1 UURING_PRIO_TW=0;;
 	002:prio1_qd*) fio_nullb "${2#prio1_qd}" UURING_ISSUE_VIA_TW=1 UURING_PRIO_TW=1;;
 	003:every|003:threshold)
@@ -110,7 +111,7 @@ done
 arms_of() {
 	case $1 in
 	000) echo "cap8 cap32";;
-	001) echo "global split kernel";;
+	001) for t in $THREADS; do printf 'global_t%s split_t%s kernel_t%s ' "$t" "$t" "$t"; done;;
 	002) for d in $DEPTHS; do printf 'prio0_qd%s prio1_qd%s ' "$d" "$d"; done;;
 	003) echo "every threshold";;
 	esac
@@ -131,13 +132,16 @@ done
 # 001's lock statistics: one more run per uuring arm, counting (it costs
 # a little, so not in the measured reps)
 if [[ " ${EXPS[*]} " == *" 001 "* ]]; then
-	for a in global split; do
-		st=$(mktemp)
-		ubench uuring UURING_IOWQ_LOCK=$a UURING_LOCKSTAT=1 \
-			UURING_STATS="$st" -- -m nop -d 128 -s 32 -a >/dev/null
-		grep '^uuring-lockstat' "$st" | tail -n 8 |
-			sed "s/^/exp=001-lockstat arm=$a /" >> "$RAW"
-		rm -f "$st"
+	for t in $THREADS; do
+		for a in global split; do
+			st=$(mktemp)
+			ubench uuring UURING_IOWQ_LOCK=$a UURING_LOCKSTAT=1 \
+				UURING_STATS="$st" -- -m nop -d 128 -s 32 -a \
+				-T "$t" >/dev/null
+			grep '^uuring-lockstat' "$st" | tail -n 8 |
+				sed "s/^/exp=001-lockstat arm=${a}_t$t /" >> "$RAW"
+			rm -f "$st"
+		done
 	done
 fi
 # Debian's python3-matplotlib is for /usr/bin/python3, which a python3

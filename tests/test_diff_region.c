@@ -6,6 +6,7 @@
  * carries (IORING_ENTER_EXT_ARG_REG), and IORING_REGISTER_RESIZE_RINGS.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -511,6 +512,60 @@ static void sc_resize_contents(struct dctx *c)
 	tring_exit(&r);
 }
 
+/* the process's mappings (lines of /proc/self/maps), or -1 */
+static long count_maps(void)
+{
+	char buf[4096];
+	long n = 0;
+	ssize_t got;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while ((got = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < got; i++)
+			n += buf[i] == '\n';
+	close(fd);
+	return n;
+}
+
+/*
+ * Resizing back and forth between two sizes, unmapping every old mapping
+ * as a program should, leaves the process's mappings where they were:
+ * the kernel frees old rings, and the engine keeps at most one retired
+ * memory per size (it kept every one, and a loop of resizes reached
+ * vm.max_map_count within a second).
+ */
+static void sc_resize_loop_maps(struct dctx *c)
+{
+	struct io_uring_params p;
+	struct tring r;
+	long before, after;
+	int fails = 0;
+
+	if (dring_flags(c, &r, 8, DEFER | IORING_SETUP_NO_SQARRAY))
+		return;
+	for (int i = 0; i < 4; i++) { /* both sizes seen once */
+		memset(&p, 0, sizeof(p));
+		p.sq_entries = i & 1 ? 128 : 32;
+		fails += tring_resize(&r, &p) != 0;
+	}
+	before = count_maps();
+	for (int i = 0; i < 2000; i++) {
+		memset(&p, 0, sizeof(p));
+		p.sq_entries = i & 1 ? 128 : 32;
+		fails += tring_resize(&r, &p) != 0;
+	}
+	after = count_maps();
+	drec_int(c, fails, "failed resizes");
+	drec_int(c, before > 0 && after - before <= 4,
+		 "mappings after 2000 resizes within 4 of before");
+	if (after - before > 4)
+		printf("# %s: %ld mappings before, %ld after\n", c->be->name,
+		       before, after);
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "query", sc_query, NULL },
 	{ "mem_region_errors", sc_mem_region_errors, NULL },
@@ -518,6 +573,7 @@ static const struct dscenario scenarios[] = {
 	{ "mem_region_mmap", sc_mem_region_mmap, NULL },
 	{ "resize_errors", sc_resize_errors, NULL },
 	{ "resize_contents", sc_resize_contents, NULL },
+	{ "resize_loop_maps", sc_resize_loop_maps, NULL },
 };
 
 DTEST_MAIN(scenarios)

@@ -825,6 +825,10 @@ struct uu_ring_mem {
 int uu_ring_mem_create(struct uu_ring_mem *m, unsigned int setup_flags,
 		       unsigned int sq_entries, unsigned int cq_entries,
 		       struct io_uring_params *p);
+/* engine-mapped memory of the same flags and entries made new: zeroed,
+ * its header and p's offsets written as uu_ring_mem_create does */
+void uu_ring_mem_reset(struct uu_ring_mem *m, unsigned int setup_flags,
+		       struct io_uring_params *p);
 void uu_ring_mem_free(struct uu_ring_mem *m);
 void uu_ring_mem_install(struct uu_ring *ring, const struct uu_ring_mem *m);
 void uu_ring_mem_of(const struct uu_ring *ring, struct uu_ring_mem *m);

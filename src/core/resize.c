@@ -13,7 +13,12 @@
  * offsets, or its own memory with NO_MMAP) and unmaps its old mappings.
  * The engine keeps its own mapping of the old memory until the ring is
  * freed: a thread that looks at the CQ without the lock (a ring fd's
- * readiness check) may still hold the old pointers.
+ * readiness check) may still hold the old pointers.  A later resize to
+ * the same sizes takes that memory back (take_retired), so what is kept
+ * is one memory per size a program resizes to, not one per resize (a
+ * program resizing in a loop ran out of mappings, vm.max_map_count,
+ * within seconds).  A reader still holding a pointer into reused memory
+ * finds the live ring's word at the same offset.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -97,9 +102,34 @@ static int switch_over(struct uu_ring *r, const struct uu_ring_mem *n)
 	return 0;
 }
 
+/* a retired engine-mapped memory of these entries, off the list, or NULL */
+static struct uu_ring_mem *take_retired(struct uu_ring *r,
+					unsigned int sq_entries,
+					unsigned int cq_entries)
+{
+	struct uu_ring_mem **pp, *m;
+
+	for (pp = &r->retired_mem; (m = *pp); pp = &m->next) {
+		if (m->sq_entries == sq_entries &&
+		    m->cq_entries == cq_entries && m->rings_owned &&
+		    m->sqes_owned) {
+			*pp = m->next;
+			m->next = NULL;
+			return m;
+		}
+	}
+	return NULL;
+}
+
+static void retire(struct uu_ring *r, struct uu_ring_mem *m)
+{
+	m->next = r->retired_mem;
+	r->retired_mem = m;
+}
+
 static int resize_locked(struct uu_ring *r, void *arg)
 {
-	struct uu_ring_mem n, *old;
+	struct uu_ring_mem n, *old, *reused = NULL;
 	struct io_uring_params p;
 	unsigned int entries;
 	int ret;
@@ -115,12 +145,21 @@ static int resize_locked(struct uu_ring *r, void *arg)
 	if (ret)
 		return ret;
 	p.sq_entries = entries;
-	old = calloc(1, sizeof(*old));
-	if (!old)
-		return -ENOMEM;
-	ret = uu_ring_mem_create(&n, p.flags, p.sq_entries, p.cq_entries, &p);
-	if (ret)
-		goto fail;
+	if (!(p.flags & IORING_SETUP_NO_MMAP))
+		reused = take_retired(r, p.sq_entries, p.cq_entries);
+	if (reused) {
+		n = *reused;
+		uu_ring_mem_reset(&n, p.flags, &p);
+		old = reused; /* its record now holds the memory retired */
+	} else {
+		old = calloc(1, sizeof(*old));
+		if (!old)
+			return -ENOMEM;
+		ret = uu_ring_mem_create(&n, p.flags, p.sq_entries,
+					 p.cq_entries, &p);
+		if (ret)
+			goto fail;
+	}
 	/* the kernel reports no SQ array offset here (its layout sets it
 	 * at setup only); the new array lies where setup's layout puts it,
 	 * and programs that resize use NO_SQARRAY */
@@ -134,10 +173,14 @@ static int resize_locked(struct uu_ring *r, void *arg)
 	pthread_mutex_unlock(r->completion_lock);
 	if (ret)
 		goto fail_mem;
-	old->next = r->retired_mem;
-	r->retired_mem = old;
+	retire(r, old);
 	return 0;
 fail_mem:
+	if (reused) {
+		*reused = n;
+		retire(r, reused);
+		return ret;
+	}
 	uu_ring_mem_free(&n);
 fail:
 	free(old);

@@ -162,13 +162,24 @@ static void set_pointers(struct uu_ring *r, size_t array_off)
  * counts are written, the rest is zero; p's offsets are filled.  Used by
  * setup and by REGISTER_RESIZE_RINGS (core/resize.c).
  */
+/* the masks and entry counts in the shared words, and p's offsets */
+static void write_header(struct uu_ring_mem *m, struct io_uring_params *p)
+{
+	unsigned char *b = m->rings;
+
+	*(uint32_t *)(b + OFF_SQ_MASK) = m->sq_entries - 1;
+	*(uint32_t *)(b + OFF_CQ_MASK) = m->cq_entries - 1;
+	*(uint32_t *)(b + OFF_SQ_ENTRIES) = m->sq_entries;
+	*(uint32_t *)(b + OFF_CQ_ENTRIES) = m->cq_entries;
+	fill_offsets(p, m->array_off);
+}
+
 int uu_ring_mem_create(struct uu_ring_mem *m, unsigned int setup_flags,
 		       unsigned int sq_entries, unsigned int cq_entries,
 		       struct io_uring_params *p)
 {
 	unsigned int cqe_shift = (setup_flags & IORING_SETUP_CQE32) ? 5 : 4;
 	unsigned int sqe_shift = (setup_flags & IORING_SETUP_SQE128) ? 7 : 6;
-	unsigned char *b;
 	int ret;
 
 	memset(m, 0, sizeof(*m));
@@ -198,13 +209,21 @@ int uu_ring_mem_create(struct uu_ring_mem *m, unsigned int setup_flags,
 			return -ENOMEM;
 		}
 	}
-	b = m->rings;
-	*(uint32_t *)(b + OFF_SQ_MASK) = sq_entries - 1;
-	*(uint32_t *)(b + OFF_CQ_MASK) = cq_entries - 1;
-	*(uint32_t *)(b + OFF_SQ_ENTRIES) = sq_entries;
-	*(uint32_t *)(b + OFF_CQ_ENTRIES) = cq_entries;
-	fill_offsets(p, m->array_off);
+	write_header(m, p);
 	return 0;
+}
+
+void uu_ring_mem_reset(struct uu_ring_mem *m, unsigned int setup_flags,
+		       struct io_uring_params *p)
+{
+	unsigned int cqe_shift = (setup_flags & IORING_SETUP_CQE32) ? 5 : 4;
+
+	/* the layout of create's, for the same flags and entries */
+	rings_bytes(setup_flags, m->sq_entries, m->cq_entries, cqe_shift,
+		    &m->array_off);
+	memset(m->rings, 0, m->rings_size);
+	memset(m->sqes, 0, m->sqes_size);
+	write_header(m, p);
 }
 
 void uu_ring_mem_free(struct uu_ring_mem *m)

@@ -49,6 +49,8 @@ for t in "$BUILD"/tests/test_*; do
 done
 # the folder dependency rules of src/ (no build needed)
 run_one check_layering tests/check_layering.sh --graph
+# no engine call inside libuuring-preload.so binds to its interposers
+run_one check_engine_calls tests/check_engine_calls.sh "$BUILD"
 
 # The differential suite again on COOP_TASKRUN, DEFER_TASKRUN and SQPOLL
 # rings (UURING_TEST_RING_MODE, tests/lib/tring.c: the mode's flags are

@@ -88,6 +88,8 @@ static void *real(const char *name)
 	return dlsym(RTLD_NEXT, name);
 }
 
+static pthread_once_t real_once = PTHREAD_ONCE_INIT;
+
 static void resolve_real(void)
 {
 	uu_real.syscall = real("syscall");
@@ -114,6 +116,25 @@ static void resolve_real(void)
 	uu_real.ppoll = real("ppoll");
 	uu_real.sendmsg = real("sendmsg");
 	uu_real.sendmmsg = real("sendmmsg");
+	/* wakers.c tests these for NULL with relaxed atomic loads */
+	__atomic_store_n(&uu_real.writev, real("writev"), __ATOMIC_RELAXED);
+	__atomic_store_n(&uu_real.send, real("send"), __ATOMIC_RELAXED);
+	__atomic_store_n(&uu_real.sendto, real("sendto"), __ATOMIC_RELAXED);
+	__atomic_store_n(&uu_real.shutdown, real("shutdown"), __ATOMIC_RELAXED);
+	__atomic_store_n(&uu_real.eventfd_write, real("eventfd_write"),
+			 __ATOMIC_RELAXED);
+	uu_real.open = real("open64");
+	uu_real.stat = real("stat64");
+	uu_real.close_range = real("close_range");
+	uu_real.signal = real("signal");
+	/* last, and released: direct.c's acquire load of it tells that
+	 * every entry above is there (pairs with libc() in direct.c) */
+	__atomic_store_n(&uu_real.write, real("write"), __ATOMIC_RELEASE);
+}
+
+void uu_shim_resolve_real(void)
+{
+	pthread_once(&real_once, resolve_real);
 }
 
 /* The ring range: fds >= base, base + span within the soft RLIMIT_NOFILE. */
@@ -261,8 +282,7 @@ void uu_shim_init(void)
 		return;
 	}
 	__atomic_store_n(&init_tid, tid, __ATOMIC_RELAXED);
-	resolve_real();
-	uu_shim_wakers_init();
+	uu_shim_resolve_real();
 	v = getenv("UURING_VERBOSE");
 	uu_shim.verbose = v && *v && strcmp(v, "0");
 	if (dladdr((void *)uu_shim_init, &info) && info.dli_fname &&
@@ -350,7 +370,7 @@ EXPORT int close(int fd)
 		return (int)uu_shim_errno_ret(uu_shim_close(fd));
 	/* the last close of a pipe's or socket's end wakes its peer's
 	 * pollers (EOF, POLLHUP): wakers.c */
-	wake = uu_shim_close_may_wake(fd, __builtin_return_address(0));
+	wake = uu_shim_close_may_wake(fd);
 	ret = uu_real.close(fd);
 	if (ret == 0 && wake)
 		uu_shim_closed_wake();
@@ -571,20 +591,29 @@ static const sigset_t *strip_sigsys(int how, const sigset_t *set,
 	return copy;
 }
 
-EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+/*
+ * Every thread keeps SIGSYS deliverable while the trap filter is on (a
+ * trap with SIGSYS blocked kills the process): the program's threads
+ * through these interposers, the engine's through direct.c.
+ */
+int uu_shim_sigmask(bool thread, int how, const sigset_t *set, sigset_t *old)
 {
 	sigset_t copy;
 
 	uuring_mode();
-	return uu_real.sigprocmask(how, strip_sigsys(how, set, &copy), old);
+	set = strip_sigsys(how, set, &copy);
+	return thread ? uu_real.pthread_sigmask(how, set, old) :
+			uu_real.sigprocmask(how, set, old);
+}
+
+EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return uu_shim_sigmask(false, how, set, old);
 }
 
 EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-	sigset_t copy;
-
-	uuring_mode();
-	return uu_real.pthread_sigmask(how, strip_sigsys(how, set, &copy), old);
+	return uu_shim_sigmask(true, how, set, old);
 }
 
 /* ---- waits: ring readiness as of the wait ----------------------------- */
@@ -716,7 +745,7 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	}
 	ret = uu_real.sendmsg(fd, msg, flags);
 	if (ret >= 0)
-		uu_shim_woke(fd, __builtin_return_address(0));
+		uu_shim_woke(fd);
 	return ret;
 }
 
@@ -739,6 +768,6 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
 	}
 	ret = uu_real.sendmmsg(fd, vec, vlen, flags);
 	if (ret > 0)
-		uu_shim_woke(fd, __builtin_return_address(0));
+		uu_shim_woke(fd);
 	return ret;
 }

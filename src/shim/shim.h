@@ -78,6 +78,9 @@ long uu_shim_errno_ret(long ret); /* -errno -> -1 + errno */
 /* Real libc functions (dlsym RTLD_NEXT, resolved at init). */
 struct msghdr;
 struct mmsghdr;
+struct iovec;
+struct sockaddr;
+struct stat;
 struct uu_real {
 	long (*syscall)(long, ...);
 	int (*close)(int);
@@ -108,13 +111,30 @@ struct uu_real {
 		     const sigset_t *);
 	ssize_t (*sendmsg)(int, const struct msghdr *, int);
 	int (*sendmmsg)(int, struct mmsghdr *, unsigned int, int);
+	/* the wakers' (wakers.c) and the engine's direct calls (direct.c) */
+	ssize_t (*write)(int, const void *, size_t);
+	ssize_t (*writev)(int, const struct iovec *, int);
+	ssize_t (*send)(int, const void *, size_t, int);
+	ssize_t (*sendto)(int, const void *, size_t, int,
+			  const struct sockaddr *, socklen_t);
+	int (*shutdown)(int, int);
+	int (*eventfd_write)(int, uint64_t);
+	int (*open)(const char *, int, ...);
+	int (*stat)(const char *, struct stat *);
+	int (*close_range)(unsigned int, unsigned int, int);
+	void (*(*signal)(int, void (*)(int)))(int);
 };
 extern struct uu_real uu_real;
+/* Resolves uu_real (once; uu_shim_init does it before the program runs,
+ * an engine call made earlier does it itself). */
+void uu_shim_resolve_real(void);
+/* pthread_sigmask (thread) or sigprocmask, SIGSYS never blocked while the
+ * trap filter is on */
+int uu_shim_sigmask(bool thread, int how, const sigset_t *set, sigset_t *old);
 
 /* wakers.c: in-process wakers (exec/poller.h) */
-void uu_shim_wakers_init(void);
-void uu_shim_woke(int fd, const void *caller);
-bool uu_shim_close_may_wake(int fd, const void *caller);
+void uu_shim_woke(int fd);
+bool uu_shim_close_may_wake(int fd);
 void uu_shim_closed_wake(void);
 void uu_shim_fd_forget(int fd);
 

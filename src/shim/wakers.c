@@ -11,14 +11,12 @@
  * /dev/null, a socket to another host) costs one more byte test.
  *
  * The engine is linked into this library and calls write() and send()
- * itself (readiness bytes, eventfd signals, kicks); those calls bind to
- * these wrappers too.  They must not wait for the poller (the caller may
- * hold a lock the poller's round needs), so a call whose return address
- * lies in this library's code is passed straight through.
+ * itself (readiness bytes, eventfd signals, kicks); those calls never
+ * reach these wrappers (direct.c: the library is linked with --wrap), so
+ * they never wait for the poller, whose round may need a lock the engine
+ * caller holds.
  */
-#include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
@@ -34,57 +32,6 @@
 #include "util/rawsys.h"
 
 #define EXPORT __attribute__((visibility("default")))
-
-static struct {
-	ssize_t (*write)(int, const void *, size_t);
-	ssize_t (*writev)(int, const struct iovec *, int);
-	ssize_t (*send)(int, const void *, size_t, int);
-	ssize_t (*sendto)(int, const void *, size_t, int,
-			  const struct sockaddr *, socklen_t);
-	int (*shutdown)(int, int);
-	int (*eventfd_write)(int, eventfd_t);
-} next;
-
-/* this library's executable segments: [self_lo, self_hi) */
-static uintptr_t self_lo, self_hi;
-
-static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	uintptr_t base = (uintptr_t)arg;
-
-	(void)size;
-	if (info->dlpi_addr != base)
-		return 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		if (!self_lo || lo < self_lo)
-			self_lo = lo;
-		if (lo + ph->p_memsz > self_hi)
-			self_hi = lo + ph->p_memsz;
-	}
-	return 1;
-}
-
-/* From uu_shim_init, before the program runs: resolves the next
- * definitions and this library's code range (neither is async-signal-safe
- * to do later, and write() is called from signal handlers). */
-void uu_shim_wakers_init(void)
-{
-	Dl_info info;
-
-	next.write = dlsym(RTLD_NEXT, "write");
-	next.writev = dlsym(RTLD_NEXT, "writev");
-	next.send = dlsym(RTLD_NEXT, "send");
-	next.sendto = dlsym(RTLD_NEXT, "sendto");
-	next.shutdown = dlsym(RTLD_NEXT, "shutdown");
-	next.eventfd_write = dlsym(RTLD_NEXT, "eventfd_write");
-	if (dladdr((void *)uu_shim_wakers_init, &info) && info.dli_fbase)
-		dl_iterate_phdr(find_self, info.dli_fbase);
-}
 
 /*
  * What a write to an fd number can wake, learned at its first wrapped
@@ -127,22 +74,15 @@ void uu_shim_fd_forget(int fd)
 				      memory_order_relaxed);
 }
 
-static inline bool from_engine(const void *caller)
-{
-	uintptr_t pc = (uintptr_t)caller;
-
-	return pc >= self_lo && pc < self_hi;
-}
-
 /* A call of the application's (not of the engine inside this library)
  * on fd that succeeded: let the readiness engine catch up (errno kept).
  * While the engine watches nothing: one relaxed load. */
-static inline void woke(int fd, const void *caller)
+static inline void woke(int fd)
 {
 	if (__builtin_expect(!atomic_load_explicit(&uu_inproc_watched,
 						   memory_order_relaxed),
 			     1) ||
-	    from_engine(caller) || class_of(fd) == FD_QUIET)
+	    class_of(fd) == FD_QUIET)
 		return;
 	uu_poller_inproc_wake_slow();
 }
@@ -161,7 +101,7 @@ static inline long raw_ret(long r)
 EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
 	ssize_t (*fn)(int, const void *, size_t) =
-		__atomic_load_n(&next.write, __ATOMIC_RELAXED);
+		__atomic_load_n(&uu_real.write, __ATOMIC_RELAXED);
 	ssize_t ret;
 
 	if (__builtin_expect(!fn, 0))
@@ -169,14 +109,14 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 					  0, 0));
 	ret = fn(fd, buf, n);
 	if (ret > 0)
-		woke(fd, __builtin_return_address(0));
+		woke(fd);
 	return ret;
 }
 
 EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
 	ssize_t (*fn)(int, const struct iovec *, int) =
-		__atomic_load_n(&next.writev, __ATOMIC_RELAXED);
+		__atomic_load_n(&uu_real.writev, __ATOMIC_RELAXED);
 	ssize_t ret;
 
 	if (__builtin_expect(!fn, 0))
@@ -184,14 +124,14 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 					  0));
 	ret = fn(fd, iov, cnt);
 	if (ret > 0)
-		woke(fd, __builtin_return_address(0));
+		woke(fd);
 	return ret;
 }
 
 EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
 	ssize_t (*fn)(int, const void *, size_t, int) =
-		__atomic_load_n(&next.send, __ATOMIC_RELAXED);
+		__atomic_load_n(&uu_real.send, __ATOMIC_RELAXED);
 	ssize_t ret;
 
 	if (__builtin_expect(!fn, 0))
@@ -199,7 +139,7 @@ EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 					  flags, 0, 0));
 	ret = fn(fd, buf, n, flags);
 	if (ret > 0)
-		woke(fd, __builtin_return_address(0));
+		woke(fd);
 	return ret;
 }
 
@@ -207,7 +147,7 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 		      const struct sockaddr *to, socklen_t tolen)
 {
 	ssize_t (*fn)(int, const void *, size_t, int, const struct sockaddr *,
-		      socklen_t) = __atomic_load_n(&next.sendto,
+		      socklen_t) = __atomic_load_n(&uu_real.sendto,
 						   __ATOMIC_RELAXED);
 	ssize_t ret;
 
@@ -216,13 +156,13 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 					  flags, (long)to, tolen));
 	ret = fn(fd, buf, n, flags, to, tolen);
 	if (ret >= 0) /* a zero-length datagram is readiness too */
-		woke(fd, __builtin_return_address(0));
+		woke(fd);
 	return ret;
 }
 
 EXPORT int shutdown(int fd, int how)
 {
-	int (*fn)(int, int) = __atomic_load_n(&next.shutdown, __ATOMIC_RELAXED);
+	int (*fn)(int, int) = __atomic_load_n(&uu_real.shutdown, __ATOMIC_RELAXED);
 	int ret;
 
 	if (__builtin_expect(!fn, 0))
@@ -230,14 +170,14 @@ EXPORT int shutdown(int fd, int how)
 					       0));
 	ret = fn(fd, how);
 	if (ret == 0)
-		woke(fd, __builtin_return_address(0));
+		woke(fd);
 	return ret;
 }
 
 /* glibc's eventfd_write writes through an internal call, not write() */
 EXPORT int eventfd_write(int fd, eventfd_t value)
 {
-	int (*fn)(int, eventfd_t) = __atomic_load_n(&next.eventfd_write,
+	int (*fn)(int, eventfd_t) = __atomic_load_n(&uu_real.eventfd_write,
 						    __ATOMIC_RELAXED);
 	int ret;
 
@@ -249,14 +189,14 @@ EXPORT int eventfd_write(int fd, eventfd_t value)
 			       -1;
 	ret = fn(fd, value);
 	if (ret == 0)
-		woke(fd, __builtin_return_address(0));
+		woke(fd);
 	return ret;
 }
 
 /* preload.c's sendmsg and sendmmsg, after a call that succeeded */
-void uu_shim_woke(int fd, const void *caller)
+void uu_shim_woke(int fd)
 {
-	woke(fd, caller);
+	woke(fd);
 }
 
 /*
@@ -264,11 +204,11 @@ void uu_shim_woke(int fd, const void *caller)
  * a watched file (a pipe's or socket's last writer gone: EOF, POLLHUP).
  * The class must be learned while the number still names the file.
  */
-bool uu_shim_close_may_wake(int fd, const void *caller)
+bool uu_shim_close_may_wake(int fd)
 {
 	bool wake = atomic_load_explicit(&uu_inproc_watched,
 					 memory_order_relaxed) &&
-		    !from_engine(caller) && class_of(fd) != FD_QUIET;
+		    class_of(fd) != FD_QUIET;
 
 	uu_shim_fd_forget(fd);
 	return wake;

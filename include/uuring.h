@@ -157,6 +157,13 @@ int uuring_nullb_stats(const char *path, struct uuring_nullb_stats *st,
 int uuring_set_knob(const char *name, const char *value);
 
 /*
+ * Tests: how many times the fault-injection site `site` (UURING_FAULT,
+ * `uuring faults` lists them) has failed in this process so far, or
+ * -EINVAL for an unknown site.
+ */
+long uuring_fault_hits(const char *site);
+
+/*
  * Lock statistics (UURING_LOCKSTAT=1, or uuring_set_knob): process-wide,
  * per class of engine lock.  A contended acquisition is one whose first
  * try found the lock held; its taker then slept (the engine's locks are

@@ -82,6 +82,13 @@ static void knobs_load(void)
 	}
 }
 
+UU_EXPORT long uuring_fault_hits(const char *site)
+{
+	int s = site ? uu_fault_site_of(site) : -EINVAL;
+
+	return s < 0 ? s : (long)uu_fault_count((enum uu_fault_site)s);
+}
+
 UU_EXPORT int uuring_set_knob(const char *name, const char *value)
 {
 	if (!name || !value)
@@ -93,15 +100,23 @@ void uu_config_load(void)
 {
 	const char *v = getenv("UURING_FAULT_OCQE_ALLOC");
 
-	uu_config.fault_ocqe_alloc = v && *v && strcmp(v, "0");
+	/* the two older switches are spellings of UURING_FAULT sites */
+	if (v && *v && strcmp(v, "0"))
+		uu_fault_parse("ocqe_alloc:0:0");
 	v = getenv("UURING_FAULT_WORKER_CREATE");
 	if (v && *v) {
 		const char *colon = strchr(v, ':');
+		char spec[64];
 
-		atomic_store(&uu_config.fault_worker_skip, colon ? atoi(v) : 0);
-		atomic_store(&uu_config.fault_worker_fail,
-			     atoi(colon ? colon + 1 : v));
+		snprintf(spec, sizeof(spec), "worker_create:%d:%d",
+			 colon ? atoi(v) : 0, atoi(colon ? colon + 1 : v));
+		if (atoi(colon ? colon + 1 : v) > 0)
+			uu_fault_parse(spec);
 	}
+	v = getenv("UURING_FAULT");
+	if (v && *v && uu_fault_parse(v))
+		fprintf(stderr, "uuring: UURING_FAULT=%s: not site[:skip[:count]],... "
+			"(uuring faults lists the sites); ignored in part\n", v);
 	v = getenv("UURING_STATS");
 	uu_config.stats_path = v && *v ? v : NULL;
 	v = getenv("UURING_RING_FD_EDGES");

@@ -51,6 +51,7 @@
 #include <linux/seccomp.h>
 
 #include "shim/shim.h" /* UU_TRAP_TAG, UU_PASS_MAGIC */
+#include "util/fault_sites.h"
 
 #ifndef UURING_PRELOAD_BUILD
 #define UURING_PRELOAD_BUILD ""
@@ -73,7 +74,19 @@ static void usage(FILE *f)
 		"(auto, the default) or always (force).  --block-kernel-uring "
 		"first makes the\n"
 		"kernel's io_uring fail with EPERM, as Docker's default seccomp "
-		"profile does.\n");
+		"profile does.\n"
+		"       uuring faults\n"
+		"Lists the sites UURING_FAULT=site[:skip[:count]],... can make "
+		"fail (tests).\n");
+}
+
+/* `uuring faults`: the engine's fault-injection sites */
+static int cmd_faults(void)
+{
+#define UU_FAULT_LINE(id, name, what) printf("%-14s %s\n", name, what);
+	UU_FAULT_SITES(UU_FAULT_LINE)
+#undef UU_FAULT_LINE
+	return 0;
 }
 
 static __attribute__((format(printf, 1, 2))) void err(const char *fmt, ...)
@@ -591,6 +604,8 @@ int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "run"))
 		return cmd_run(argc - 2, argv + 2);
+	if (argc == 2 && !strcmp(argv[1], "faults"))
+		return cmd_faults();
 	if (argc >= 2 && !strcmp(argv[1], "exec-static"))
 		return cmd_exec_static(argc - 2, argv + 2);
 	if (argc >= 2 && (!strcmp(argv[1], "--help") ||

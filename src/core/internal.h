@@ -21,6 +21,7 @@
 #include "core/lockstat.h"
 #include "core/task_work.h"
 #include "ops/opstate.h"
+#include "util/fault.h"
 #include "util/mpscq.h"
 #include "uuring.h"
 
@@ -736,6 +737,7 @@ void uu_exec_flush(struct uu_exec *s);
 void uu_exec_flush_direct(struct uu_exec *s);
 void uu_exec_end(struct uu_exec *s);
 void uu_req_set_fail(struct uu_req *req);
+void uu_req_discard(struct uu_req *req);
 struct uu_req *uu_req_to_heap(struct uu_req *req);
 void uu_req_queue_head(struct uu_exec *s, struct uu_req *req, bool heap);
 void uu_req_finish_async_batch(struct uu_req **reqs, unsigned int n);
@@ -1030,10 +1032,6 @@ int uu_do_register(struct uu_ring *ring, unsigned int opcode, void *arg,
 
 /* ---- knobs ---- */
 struct uu_config {
-	bool fault_ocqe_alloc; /* UURING_FAULT_OCQE_ALLOC: overflow alloc fails */
-	/* UURING_FAULT_WORKER_CREATE=[SKIP:]N: after SKIP io-wq worker
-	 * creations that succeed, the next N fail with EAGAIN */
-	atomic_int fault_worker_skip, fault_worker_fail;
 	const char *stats_path; /* UURING_STATS: per-ring lines appended */
 	bool ring_fd_edges;     /* UURING_RING_FD_EDGES: every ring's fd
 				 * gets an edge per CQ commit */

@@ -144,9 +144,23 @@ static void req_free(struct uu_req *req, bool heap)
 		free(req);
 }
 
+/* A request that was set up (init, prep) but will not run: what it holds
+ * goes, without a CQE */
+void uu_req_discard(struct uu_req *req)
+{
+	const struct uu_opdef *def = &uu_opdefs[req->opcode];
+
+	if (def->cleanup && (req->flags & UU_REQ_PREPPED)) {
+		def->cleanup(req);
+		req->flags &= ~UU_REQ_PREPPED;
+	}
+	req_free(req, false);
+}
+
 struct uu_req *uu_req_to_heap(struct uu_req *req)
 {
-	struct uu_req *h = malloc(sizeof(*h));
+	struct uu_req *h = uu_fault(UU_FAULT_REQ_ALLOC) ? NULL :
+						  malloc(sizeof(*h));
 
 	if (!h)
 		return NULL;

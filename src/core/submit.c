@@ -120,6 +120,25 @@ static int init_req(struct uu_ring *r, struct uu_req *req, bool in_chain)
 	return 0;
 }
 
+/*
+ * submit_one's answer when a request could not get its record (a chain's
+ * members and parked requests live on the heap): the SQE is left in the
+ * SQ and the batch ends there, as the kernel's io_submit_sqes stops when
+ * io_alloc_req fails before it takes the SQE.  A chain built so far runs
+ * as it is (io_submit_state_end).
+ */
+#define SUBMIT_AGAIN 1
+
+/* the record of a chain member or head, or NULL (req discarded) */
+static struct uu_req *chain_record(struct uu_req *req)
+{
+	struct uu_req *h = uu_req_to_heap(req);
+
+	if (!h)
+		uu_req_discard(req);
+	return h;
+}
+
 /* io_submit_fail_init */
 static int submit_fail_init(struct uu_exec *s, struct uu_req *req,
 			    int ret, bool *stop)
@@ -128,16 +147,20 @@ static int submit_fail_init(struct uu_exec *s, struct uu_req *req,
 
 	req->res = ret;
 	uu_req_set_fail(req);
+	if (s->head || (req->flags & UU_REQ_LINK)) {
+		req = chain_record(req);
+		if (!req) {
+			*stop = true;
+			return SUBMIT_AGAIN;
+		}
+	}
 	if (s->head && !(s->head->flags & UU_REQ_FAIL)) {
 		s->head->res = -ECANCELED;
 		uu_req_set_fail(s->head);
 	}
 	if (!(req->flags & UU_REQ_LINK)) {
 		if (s->head) {
-			h = uu_req_to_heap(req);
-			if (h) {
-				s->last->link = h;
-			}
+			s->last->link = req;
 			h = s->head;
 			s->head = NULL;
 			uu_req_queue_head(s, h, true);
@@ -147,16 +170,11 @@ static int submit_fail_init(struct uu_exec *s, struct uu_req *req,
 		*stop = true;
 		return ret;
 	}
-	h = uu_req_to_heap(req);
-	if (!h) {
-		*stop = true;
-		return -ENOMEM;
-	}
 	if (s->head)
-		s->last->link = h;
+		s->last->link = req;
 	else
-		s->head = h;
-	s->last = h;
+		s->head = req;
+	s->last = req;
 	return 0;
 }
 
@@ -179,13 +197,10 @@ static int submit_one(struct uu_exec *s, struct uu_req *req, bool *stop)
 		return submit_fail_init(s, req, ret, stop);
 
 	if (unlikely(s->head)) {
-		h = uu_req_to_heap(req);
+		h = chain_record(req);
 		if (!h) {
-			if (!(s->head->flags & UU_REQ_FAIL)) {
-				s->head->res = -ECANCELED;
-				uu_req_set_fail(s->head);
-			}
-			return -ENOMEM;
+			*stop = true;
+			return SUBMIT_AGAIN;
 		}
 		s->last->link = h;
 		s->last = h;
@@ -202,9 +217,11 @@ static int submit_one(struct uu_exec *s, struct uu_req *req, bool *stop)
 		return 0;
 	}
 	if (unlikely(req->flags & UU_REQ_LINK)) {
-		h = uu_req_to_heap(req);
-		if (!h)
-			return -ENOMEM;
+		h = chain_record(req);
+		if (!h) {
+			*stop = true;
+			return SUBMIT_AGAIN;
+		}
 		s->head = s->last = h;
 		return 0;
 	}
@@ -238,8 +255,9 @@ int uu_submit_sqes(struct uu_ring *r, unsigned int nr)
 	struct uu_exec s;
 	struct uu_req req;
 	unsigned int entries, left;
+	bool again = false;
 	uint32_t head;
-	int ret;
+	int ret, err;
 
 	/* another process using the ring (a forked child, ring/xproc.c)
 	 * may have consumed SQEs since this engine's last submission: its
@@ -268,7 +286,13 @@ int uu_submit_sqes(struct uu_ring *r, unsigned int nr)
 		if (r->sqe_shift == 7)
 			memcpy(req.sqe_ext, (const char *)sqe + 64, 64);
 		req.ring = r;
-		if (unlikely(submit_one(&s, &req, &stop)) && stop &&
+		err = submit_one(&s, &req, &stop);
+		if (unlikely(err == SUBMIT_AGAIN)) {
+			r->sq_cached_head--; /* the SQE stays in the SQ */
+			again = true;
+			break;
+		}
+		if (unlikely(err) && stop &&
 		    !(r->setup_flags & IORING_SETUP_SUBMIT_ALL)) {
 			left--;
 			break;
@@ -302,5 +326,6 @@ int uu_submit_sqes(struct uu_ring *r, unsigned int nr)
 		atomic_store_explicit(r->sq_head, r->sq_cached_head,
 				      memory_order_release);
 	uu_exec_end(&s);
-	return ret;
+	/* nothing taken for want of memory: io_submit_sqes' -EAGAIN */
+	return again && !ret ? -EAGAIN : ret;
 }

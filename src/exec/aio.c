@@ -100,13 +100,18 @@ static void aio_start(void)
 	 */
 	if (v && !strcmp(v, "0"))
 		return;
-	if (syscall(SYS_io_setup, AIO_NR, &aio_ctx))
+	if (uu_fault(UU_FAULT_AIO_SETUP) ||
+	    syscall(SYS_io_setup, AIO_NR, &aio_ctx))
 		return;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old); /* T8 */
-	if (!pthread_create(&th, NULL, reaper_main, NULL)) {
+	if (!uu_fault(UU_FAULT_THREAD_START) &&
+	    !pthread_create(&th, NULL, reaper_main, NULL)) {
 		pthread_detach(th);
 		aio_up = true;
+	} else {
+		syscall(SYS_io_destroy, aio_ctx); /* O_DIRECT goes to io-wq */
+		aio_ctx = 0;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }

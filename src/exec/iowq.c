@@ -778,23 +778,6 @@ static void worker_attr_init(pthread_attr_t *attr)
 	pthread_attr_setstacksize(attr, 256 * 1024);
 }
 
-/* UURING_FAULT_WORKER_CREATE (tests): true when this creation must fail */
-static bool fault_worker_create(void)
-{
-	int skip = atomic_load_explicit(&uu_config.fault_worker_skip,
-					memory_order_relaxed);
-
-	while (skip > 0)
-		if (atomic_compare_exchange_weak(&uu_config.fault_worker_skip,
-						 &skip, skip - 1))
-			return false;
-	for (int n = atomic_load(&uu_config.fault_worker_fail); n > 0;)
-		if (atomic_compare_exchange_weak(&uu_config.fault_worker_fail,
-						 &n, n - 1))
-			return true;
-	return false;
-}
-
 static int create_worker(struct uu_wq_acct *a)
 {
 	struct uu_worker *w = calloc(1, sizeof(*w));
@@ -823,8 +806,8 @@ static int create_worker(struct uu_wq_acct *a)
 	/* T8: engine threads never take the application's signals */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = fault_worker_create() ? EAGAIN :
-				      pthread_create(&th, &attr, worker_main, w);
+	ret = uu_fault(UU_FAULT_WORKER_CREATE) ?
+		EAGAIN : pthread_create(&th, &attr, worker_main, w);
 	if (ret == EINVAL && aff) {
 		/* CPUs the cpuset does not allow: the kernel's worker keeps
 		 * its inherited affinity when setting the mask fails */

@@ -169,16 +169,25 @@ static void poller_start(void)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &P };
 
-	P.epfd = epoll_create1(EPOLL_CLOEXEC);
-	P.kickfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (P.epfd < 0 || P.kickfd < 0)
-		return;
-	P.epfd = uu_fd_to_reserved(P.epfd);
-	P.kickfd = uu_fd_to_reserved(P.kickfd);
-	if (epoll_ctl(P.epfd, EPOLL_CTL_ADD, P.kickfd, &ev))
-		return;
-	if (!uu_thread_start(poller_main, NULL))
-		P.up = true;
+	P.epfd = uu_fault(UU_FAULT_EPOLL_CREATE) ? -1 :
+						   epoll_create1(EPOLL_CLOEXEC);
+	P.kickfd = uu_engine_eventfd(EFD_CLOEXEC | EFD_NONBLOCK);
+	if (P.epfd >= 0 && P.kickfd >= 0) {
+		P.epfd = uu_fd_to_reserved(P.epfd);
+		P.kickfd = uu_fd_to_reserved(P.kickfd);
+		if (!epoll_ctl(P.epfd, EPOLL_CTL_ADD, P.kickfd, &ev) &&
+		    !uu_thread_start(poller_main, NULL)) {
+			P.up = true;
+			return;
+		}
+	}
+	/* nothing stays behind a start that failed (its requests got
+	 * -ENOMEM): the next request tries again */
+	if (P.epfd >= 0)
+		close(P.epfd);
+	if (P.kickfd >= 0)
+		close(P.kickfd);
+	P.epfd = P.kickfd = -1;
 }
 
 static void ensure_started(void)
@@ -190,7 +199,9 @@ static void ensure_started(void)
 	pthread_mutex_lock(&start_lock);
 	if (!atomic_load_explicit(&started, memory_order_relaxed)) {
 		poller_start();
-		atomic_store_explicit(&started, true, memory_order_release);
+		if (P.up)
+			atomic_store_explicit(&started, true,
+					      memory_order_release);
 	}
 	pthread_mutex_unlock(&start_lock);
 }

@@ -162,22 +162,38 @@ static void *timer_main(void *arg)
 
 static void timer_start(void)
 {
-	T.epfd = epoll_create1(EPOLL_CLOEXEC);
+	T.epfd = uu_fault(UU_FAULT_EPOLL_CREATE) ? -1 :
+						   epoll_create1(EPOLL_CLOEXEC);
 	if (T.epfd < 0)
-		return;
+		goto fail;
 	T.epfd = uu_fd_to_reserved(T.epfd);
 	for (int c = 0; c < NCLOCKS; c++) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)c };
 
-		T.tfd[c] = timerfd_create(clock_ids[c], TFD_CLOEXEC | TFD_NONBLOCK);
+		T.tfd[c] = uu_fault(UU_FAULT_TIMERFD) ? -1 :
+			   timerfd_create(clock_ids[c],
+					  TFD_CLOEXEC | TFD_NONBLOCK);
 		if (T.tfd[c] < 0)
-			return;
+			goto fail;
 		T.tfd[c] = uu_fd_to_reserved(T.tfd[c]);
 		if (epoll_ctl(T.epfd, EPOLL_CTL_ADD, T.tfd[c], &ev))
-			return;
+			goto fail;
 	}
-	if (!uu_thread_start(timer_main, NULL))
+	if (!uu_thread_start(timer_main, NULL)) {
 		T.up = true;
+		return;
+	}
+fail:
+	/* nothing stays behind a start that failed (its timers got
+	 * -ENOMEM): the next timer tries again */
+	for (int c = 0; c < NCLOCKS; c++) {
+		if (T.tfd[c] >= 0)
+			close(T.tfd[c]);
+		T.tfd[c] = -1;
+	}
+	if (T.epfd >= 0)
+		close(T.epfd);
+	T.epfd = -1;
 }
 
 static void ensure_started(void)
@@ -188,7 +204,9 @@ static void ensure_started(void)
 	pthread_mutex_lock(&start_lock);
 	if (!atomic_load_explicit(&started, memory_order_relaxed)) {
 		timer_start();
-		atomic_store_explicit(&started, true, memory_order_release);
+		if (T.up)
+			atomic_store_explicit(&started, true,
+					      memory_order_release);
 	}
 	pthread_mutex_unlock(&start_lock);
 }

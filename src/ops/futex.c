@@ -253,7 +253,7 @@ static int vjob_issue(struct uu_req *req, struct vjob *j,
 			if (woken >= 0)
 				return woken;
 		}
-		ret = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		ret = uu_engine_eventfd(EFD_CLOEXEC | EFD_NONBLOCK);
 		if (ret < 0)
 			return -errno;
 		j->efd = uu_fd_to_reserved(ret);

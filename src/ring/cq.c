@@ -65,7 +65,7 @@ static void overflow_append(struct uu_ring *r, uint64_t user_data,
 {
 	struct uu_ocqe *o = NULL;
 
-	if (!uu_config.fault_ocqe_alloc)
+	if (!uu_fault(UU_FAULT_OCQE_ALLOC))
 		o = malloc(sizeof(*o));
 	if (!o) {
 		/* dropped on the floor: counted, and the next wait says so */

@@ -117,6 +117,9 @@ int uu_thread_start(void *(*fn)(void *), void *arg)
 	pthread_t th;
 	int ret;
 
+	if (uu_fault(UU_FAULT_THREAD_START))
+		return -EAGAIN;
+
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	ret = -pthread_create(&th, NULL, thread_trampoline, &s);

@@ -103,8 +103,12 @@ static void fill_offsets(struct io_uring_params *p, size_t array_off)
 
 static void *map_shared(size_t len)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	void *p;
+
+	if (uu_fault(UU_FAULT_RING_MMAP))
+		return NULL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 

@@ -936,7 +936,7 @@ static void svc_start(void)
 	if (atomic_load(&svc_running))
 		goto out;
 	if (svc_kick < 0) {
-		int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		int fd = uu_engine_eventfd(EFD_CLOEXEC | EFD_NONBLOCK);
 
 		if (fd < 0)
 			goto out;

@@ -213,7 +213,7 @@ void uu_xproc_atfork_prepare_ring(struct uu_ring *r)
 		exit_registered = !atexit(xproc_exit);
 	}
 	if (atomic_load(&r->xwake_fd) < 0) {
-		int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		int fd = uu_engine_eventfd(EFD_CLOEXEC | EFD_NONBLOCK);
 
 		if (fd < 0)
 			return;

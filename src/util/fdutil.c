@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <sys/eventfd.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/fdutil.h"
+#include "util/fault.h"
 #include "util/rawsys.h"
 
 #define UU_RESERVED_FD_BASE 1024
@@ -46,6 +48,15 @@ int uu_fd_to_reserved(int fd)
 	uu_sys_close(fd);
 #endif
 	return nfd;
+}
+
+int uu_engine_eventfd(int flags)
+{
+	if (uu_fault(UU_FAULT_EVENTFD)) {
+		errno = EMFILE;
+		return -1;
+	}
+	return eventfd(0, flags);
 }
 
 int uu_fd_dup_reserved(int fd)

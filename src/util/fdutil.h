@@ -8,6 +8,9 @@
 /* Moves fd to the engine's reserved range (>= 1024 when RLIMIT_NOFILE
  * allows), close-on-exec; returns the new fd (the old one is closed). */
 int uu_fd_to_reserved(int fd);
+/* eventfd(0, flags) for the engine's own use (UURING_FAULT site
+ * "eventfd": -1 with EMFILE) */
+int uu_engine_eventfd(int flags);
 /* A close-on-exec dup of fd in the reserved range, or -errno. */
 int uu_fd_dup_reserved(int fd);
 /* st_ino of fd, or 0 if fd is not open */

@@ -52,7 +52,7 @@ static int thread_efd(void)
 	if (wait_efd >= 0 && uu_fd_ino(wait_efd) == wait_efd_ino)
 		return wait_efd;
 	pthread_once(&efd_once, efd_key_init);
-	wait_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	wait_efd = uu_engine_eventfd(EFD_CLOEXEC | EFD_NONBLOCK);
 	if (wait_efd < 0)
 		return -errno;
 	wait_efd = uu_fd_to_reserved(wait_efd);

@@ -255,35 +255,6 @@ static void sqe_round(struct f2_env *e, unsigned int round, bool dump_it)
 		if (res <= 0)	/* ALL: the count, 0 when nothing was left */
 			break;
 	}
-	/*
-	 * Known divergence: ASYNC_CANCEL with ANY does not cancel a parked
-	 * TIMEOUT on uuring (uu_cancel leaves uu_timeout_cancel out for ANY;
-	 * the kernel's io_timeout_extract matches timeouts with
-	 * io_cancel_req_match, ANY included).  Until src/ops/timeout.c can
-	 * match that way, a TIMEOUT_REMOVE per far timer still parked ends
-	 * them on both backends, its results noted, not compared (the kernel
-	 * answers -ENOENT: ANY took them already); UURING_FUZZ_STRICT=1
-	 * leaves them parked, and the round hangs on uuring.
-	 */
-	for (i = 0; e->kind == F2_EVENT && !getenv("UURING_FUZZ_STRICT") &&
-		    i < e->n; i++) {
-		if (e->meta[i].op != IORING_OP_TIMEOUT || e->meta[i].must_fire ||
-		    ended(e, q, n, e->ud_base + i))
-			continue;
-		prep_ctl(e, IORING_OP_TIMEOUT_REMOVE, F2_UD_CANCEL_ALL, 0);
-		e->r->sqes[((e->r->sqe_tail - 1) & e->r->sq_mask) <<
-			   e->r->sqe_shift].addr = e->ud_base + i;
-		submit_all(e, round, false);
-		if (reap_until(e, q, &n, F2_UD_CANCEL_ALL)) {
-			for (k = 0; q[k].user_data != F2_UD_CANCEL_ALL; k++)
-				;
-			if (q[k].res != -ENOENT)
-				dnote(e->c, "round %u: known: timer %u left by ANY (%d)",
-				      round, i, q[k].res);
-			memmove(&q[k], &q[k + 1], (n - k - 1) * sizeof(q[0]));
-			n--;
-		}
-	}
 	/* every chain's last SQE and every LINK_TIMEOUT posts a CQE: when
 	 * they are in, so is everything of the round */
 	for (i = 0; i < e->n; i++)

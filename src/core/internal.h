@@ -638,6 +638,10 @@ int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags);
 void uu_timeout_arm(struct uu_req *req);           /* parked TIMEOUT */
 void uu_timeouts_flush_locked(struct uu_ring *ring); /* at CQ commit */
 int uu_timeout_cancel(struct uu_ring *ring, uint64_t user_data);
+struct uu_cancel_match;
+/* ASYNC_CANCEL on the TIMEOUT list: 0, -EALREADY, -ENOENT; all: a count */
+int uu_timeout_cancel_match(struct uu_ring *ring,
+			    const struct uu_cancel_match *m, bool all);
 void uu_timeouts_cancel_all(struct uu_ring *ring);
 void uu_link_timeout_arm(struct uu_req *target);  /* target parked */
 /* target completed: decide the LINK_TIMEOUT that follows it */
@@ -660,6 +664,9 @@ struct uu_cancel_match {
  * number of requests found.  Cancelled requests finish after the current
  * execution context's batch. */
 int uu_cancel(struct uu_ring *ring, const struct uu_cancel_match *m);
+/* io_cancel_req_match: whether m names req */
+bool uu_cancel_match_req(const struct uu_req *req,
+			 const struct uu_cancel_match *m);
 int uu_cancel_everywhere(struct uu_ring *ring, const struct uu_cancel_match *m);
 int uu_cancel_req(struct uu_req *req); /* one parked request */
 /* the same, answering 1 where the kernel's cancel of that list answers

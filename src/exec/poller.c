@@ -1105,6 +1105,30 @@ int uu_poll_add_issue(struct uu_req *req, unsigned int issue_flags)
 		/* no wait queue and nothing ready: the kernel says -EINVAL */
 		return m ? (int)m : -EINVAL;
 	}
+	/*
+	 * A one-shot poll on a file that is ready now completes at once:
+	 * the kernel's __io_arm_poll_handler polls the file as it arms and
+	 * completes inline with that mask, in every ring mode.  Left to the
+	 * readiness engine, its CQE would come later, after a cancel of the
+	 * same batch, or (DEFER_TASKRUN, COOP_TASKRUN) only when the
+	 * submitter runs its task_work.  A multishot poll is armed however
+	 * ready the file is; its first shot comes from the readiness engine
+	 * as the kernel's comes from task_work (__io_poll_execute).
+	 */
+	if (!req->poll.multishot) {
+		struct pollfd pfd = {
+			.fd = req->fd,
+			.events = (short)(req->poll.events & 0xffff),
+		};
+
+		uint32_t m;
+
+		if (poll(&pfd, 1, 0) == 1 && !(pfd.revents & POLLNVAL)) {
+			m = (uint16_t)pfd.revents & req->poll.events;
+			if (m)
+				return (int)m;
+		}
+	}
 	/* a multishot poll on the ring's own eventfd (an anonymous inode:
 	 * no file type bits) ends at the ring's first signal of it */
 	req->poll.ring_evfd = false;

@@ -629,8 +629,8 @@ static int send_issue(struct uu_req *req)
 				n = do_sendmsg(req, m, flags);
 			} while (n < 0 && errno == EINTR && !uu_cp_cancelled());
 		} else {
-			char *buf = (char *)(uintptr_t)req->os.net.addr +
-				    req->os.net.done;
+			char *buf = (char *)(uintptr_t)(req->os.net.addr +
+							req->os.net.done);
 
 			want = req->os.net.len - req->os.net.done;
 			do {
@@ -1046,7 +1046,7 @@ static ssize_t recvmsg_mshot_one(struct uu_req *req, int flags, bool *finished)
 /* One receive into the selected buffer (after the bytes already moved). */
 static ssize_t recv_into_buf(struct uu_req *req, int flags, bool *trunc)
 {
-	char *buf = (char *)(uintptr_t)req->kb.addr + req->os.net.done;
+	char *buf = (char *)(uintptr_t)(req->kb.addr + req->os.net.done);
 	struct iovec v = { buf, req->kb.len - req->os.net.done };
 	struct msghdr h;
 	ssize_t n;
@@ -1203,8 +1203,10 @@ int uu_recv_issue(struct uu_req *req, unsigned int issue_flags)
 	if (req->flags & UU_REQ_BUFFER_SELECT)
 		return recv_select_issue(req, issue_flags);
 	do {
-		char *buf = (char *)(uintptr_t)req->os.net.addr +
-			    req->os.net.done;
+		/* the sum before the cast: a NULL buffer (an -EFAULT
+		 * to come from the system call) takes no offset */
+		char *buf = (char *)(uintptr_t)(req->os.net.addr +
+						req->os.net.done);
 		size_t want = req->os.net.len - req->os.net.done;
 
 		trunc = false;

@@ -407,9 +407,15 @@ struct uu_req {
 				   * (core/cq_post.c uu_req_post_cqe) */
 	uint32_t park_events;     /* EPOLL* a parked read/write waits for */
 	bool poll_fresh;          /* added since the file's last edge */
-	bool poll_tw;             /* DEFER_TASKRUN multishot POLL_ADD: a
-				   * wakeup is queued as task_work for the
-				   * submitter (uu_poll_tw_shot); P.lock */
+	bool poll_tw;             /* POLL_ADD: a wakeup waits to be run
+				   * (uu_poll_tw_shot) as the kernel's
+				   * task_work: queued for a DEFER_TASKRUN
+				   * submitter, or held by the batch that
+				   * armed it (poll_hold); P.lock */
+	bool poll_hold;           /* POLL_ADD armed by a batch still running
+				   * (not DEFER_TASKRUN): its wakeups wait
+				   * for that batch's end; P.lock */
+	struct uu_req *hold_next; /* the arming context's hold list */
 	uint8_t poll_state;       /* UU_POLLST_*, under the poller's lock */
 	uint8_t park;             /* UU_ISSUE_*: set by uu_park() */
 	struct uu_mpsc_node tw_node; /* ring's deferred task_work queue */
@@ -463,8 +469,12 @@ struct uu_req {
 		} nop;
 		struct {
 			uint32_t events;   /* EPOLL* interest, incl. ERR/HUP */
-			uint32_t tw_mask;  /* DEFER: the queued wakeup's mask */
-			uint32_t tw_nr;    /* DEFER: wakeups since it was queued */
+			uint32_t tw_mask;  /* poll_tw: the first wakeup's mask */
+			uint32_t tw_nr;    /* poll_tw: wakeups since it was
+					    * queued (0: only readiness
+					    * found at arm, not yet seen
+					    * by the readiness engine) */
+			uint32_t arm_mask; /* multishot: ready at issue */
 			bool multishot;
 			bool armed;        /* on a pollfile's list */
 			bool stat_known;   /* dev/ino filled by issue's fstat,
@@ -692,6 +702,8 @@ enum { UU_POLLST_UNARMED, UU_POLLST_ARMED, UU_POLLST_TAKEN,
 /* DEFER_TASKRUN: run a queued multishot wakeup in the submitter; true if
  * the request ended (res set: the caller finishes it) */
 bool uu_poll_tw_shot(struct uu_req *req);
+/* the batch that armed req ended: true when req ended (res set) */
+bool uu_poll_release_hold(struct uu_req *req);
 enum { UU_POLL_CANCEL_REMOVED, UU_POLL_CANCEL_DEFERRED, UU_POLL_CANCEL_BUSY };
 int uu_poll_cancel_req(struct uu_req *req);
 bool uu_restriction_allows(const struct uu_ring *r, unsigned int opcode,
@@ -711,6 +723,8 @@ struct uu_exec {
 	struct uu_req *tw_head, *tw_tail; /* link continuations, FIFO */
 	bool submitter;                   /* the thread inside enter */
 	struct uu_req *late_head, *late_tail; /* finish after the batch */
+	struct uu_req *hold_head;         /* POLL_ADDs armed by this batch
+					   * (poll_hold), released at its end */
 	struct uu_req *punt_head, *punt_tail; /* to io-wq at the next flush */
 	struct uu_req *aio_head, *aio_tail;   /* to Linux AIO at the next
 					       * flush, in one io_submit */

@@ -453,6 +453,8 @@ struct uu_req {
 		struct {
 			int64_t pos;
 			uint32_t rw_flags;
+			bool ring_file;    /* parked on a ring fd's readiness
+					    * (rw.c ring_file_rw) */
 			int nr_iov;
 			size_t total;
 			struct iovec *iov;
@@ -874,6 +876,8 @@ void uu_ring_sweep(void); /* rings whose fds were closed behind our back */
 int uu_registry_add(struct uu_ring *ring, int fd);
 struct uu_ring *uu_ring_get(int fd, int *err); /* takes a ref */
 struct uu_ring *uu_ring_get_cached(int fd);    /* fast path only */
+/* whether fd's number is cached as a ring's (no reference: a hint) */
+bool uu_registry_fd_cached(int fd);
 void uu_ring_put(struct uu_ring *ring);
 void uu_registry_note_fd(struct uu_ring *ring, int fd);
 /* the halves of a last close the registry owns (core/ring_exit.c runs

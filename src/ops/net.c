@@ -306,14 +306,29 @@ static bool net_retry(struct uu_req *req)
 	return type == SOCK_STREAM || type == SOCK_SEQPACKET;
 }
 
-/* Is the request's file a socket?  -ENOTSOCK / -EBADF otherwise. */
+/*
+ * Is the request's file a socket?  -ENOTSOCK / -EBADF otherwise.  A ring
+ * fd is not (the kernel's is an io_uring file; uuring's a socket
+ * underneath): those whose numbers the registry knows are told apart.
+ */
 static int is_socket(struct uu_req *req)
 {
 	struct stat st;
 
 	if (fstat(req->fd, &st))
 		return -EBADF;
-	return S_ISSOCK(st.st_mode) ? 0 : -ENOTSOCK;
+	if (!S_ISSOCK(st.st_mode))
+		return -ENOTSOCK;
+	if (unlikely(uu_registry_fd_cached(req->fd)) &&
+	    uu_is_ring_fd(req->fd, &st))
+		return -ENOTSOCK;
+	return 0;
+}
+
+/* -ENOTSOCK for a ring fd, before anything reads or writes it */
+static int ring_fd_check(struct uu_req *req)
+{
+	return unlikely(uu_registry_fd_cached(req->fd)) ? is_socket(req) : 0;
 }
 
 /* waits for readiness; the first wait marks the request polled */
@@ -612,8 +627,10 @@ static int send_issue(struct uu_req *req)
 	bool again;
 	size_t want;
 	ssize_t n;
-	int res;
+	int res = ring_fd_check(req);
 
+	if (res)
+		return res;
 	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
 	    !(req->os.net.st & NET_POLLED)) {
 		res = is_socket(req);
@@ -1195,8 +1212,10 @@ int uu_recv_issue(struct uu_req *req, unsigned int issue_flags)
 	int flags = (int)(req->os.net.msg_flags | MSG_DONTWAIT);
 	bool trunc, again;
 	ssize_t n;
-	int res;
+	int res = ring_fd_check(req);
 
+	if (res)
+		return res;
 	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
 	    !(req->os.net.st & NET_POLLED))
 		return poll_first(req, UU_ISSUE_PARK_POLLIN);
@@ -1243,8 +1262,10 @@ int uu_recvmsg_issue(struct uu_req *req, unsigned int issue_flags)
 	struct msghdr h;
 	size_t want;
 	ssize_t n;
-	int res;
+	int res = ring_fd_check(req);
 
+	if (res)
+		return res;
 	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
 	    !(req->os.net.st & NET_POLLED)) {
 		res = is_socket(req);

@@ -198,11 +198,11 @@ static void dump(struct f2_env *e)
 		struct io_uring_sqe *s = &e->r->sqes[((head + i) &
 			e->r->sq_mask) << e->r->sqe_shift];
 
-		dnote(e->c, "ud=%llu op=%u flags=%#x fd=%d addr=%#llx len=%u off=%#llx op_flags=%#x buf=%u fi=%u chain=%d%s",
+		dnote(e->c, "ud=%llu op=%u flags=%#x fd=%d addr=%#llx len=%u off=%#llx op_flags=%#x ioprio=%#x buf=%u fi=%u chain=%d%s",
 		      (unsigned long long)s->user_data, s->opcode, s->flags,
 		      s->fd, (unsigned long long)s->addr, s->len,
-		      (unsigned long long)s->off, s->rw_flags, s->buf_index,
-		      s->file_index, e->meta[i].chain,
+		      (unsigned long long)s->off, s->rw_flags, s->ioprio,
+		      s->buf_index, s->file_index, e->meta[i].chain,
 		      e->meta[i].must_fire ? " must-fire" : "");
 	}
 }
@@ -223,8 +223,12 @@ static void sqe_round(struct f2_env *e, unsigned int round, bool dump_it)
 		refill_ring(e, round);
 	}
 	f2_gen_round(e);
-	if (dump_it)
+	if (dump_it) {
+		dnote(e->c, "fds: pipe %d/%d, sockets %d/%d, ring %d, closed %d, dir %d",
+		      e->pr, e->pw, e->s0, e->s1, e->r->fd, e->closed_fd,
+		      e->dirfd);
 		dump(e);
+	}
 	submit_all(e, round, true);
 	if (getenv("UURING_FUZZ_TRACE"))
 		dnote(e->c, "round %u kind %d n %u", round, e->kind, e->n);

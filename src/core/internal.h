@@ -878,6 +878,8 @@ struct uu_ring *uu_ring_get(int fd, int *err); /* takes a ref */
 struct uu_ring *uu_ring_get_cached(int fd);    /* fast path only */
 /* whether fd's number is cached as a ring's (no reference: a hint) */
 bool uu_registry_fd_cached(int fd);
+/* -1: not a known ring fd; 1: its CQ holds a CQE; 0: empty (ring/ring.c) */
+int uu_ring_fd_readable(int fd);
 void uu_ring_put(struct uu_ring *ring);
 void uu_registry_note_fd(struct uu_ring *ring, int fd);
 /* the halves of a last close the registry owns (core/ring_exit.c runs

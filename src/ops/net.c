@@ -80,6 +80,7 @@ enum {
 	NET_SENT = 1u << 4,        /* SEND*: bytes went out */
 	NET_ZC_REPORT = 1u << 5,   /* IORING_SEND_ZC_REPORT_USAGE */
 	NET_MSHOT_LIM = 1u << 6,   /* multishot RECV: a byte limit (addr2) */
+	NET_RING_FILE = 1u << 7,   /* POLL_FIRST on a ring fd (no socket) */
 };
 
 /* os.net.kind: what the kernel reports msg_inq / is_empty for */
@@ -325,9 +326,14 @@ static int is_socket(struct uu_req *req)
 	return 0;
 }
 
-/* -ENOTSOCK for a ring fd, before anything reads or writes it */
+/*
+ * -ENOTSOCK for a ring fd, before anything reads or writes it (one that
+ * waited for readiness first is known by the flag: it waits on a dup)
+ */
 static int ring_fd_check(struct uu_req *req)
 {
+	if (unlikely(req->os.net.st & NET_RING_FILE))
+		return -ENOTSOCK;
 	return unlikely(uu_registry_fd_cached(req->fd)) ? is_socket(req) : 0;
 }
 
@@ -339,14 +345,39 @@ static int park(struct uu_req *req, int how)
 }
 
 /*
- * IORING_RECVSEND_POLL_FIRST: the first issue only waits for readiness;
- * with MSG_DONTWAIT that wait is refused at once (-EAGAIN, the kernel's
- * REQ_F_NOWAIT).
+ * IORING_RECVSEND_POLL_FIRST: the first issue only waits for readiness,
+ * whatever the file (io_send/io_recv answer -EAGAIN before they look for
+ * a socket, and poll is armed); with MSG_DONTWAIT that wait is refused at
+ * once (-EAGAIN, the kernel's REQ_F_NOWAIT).  A file ready now is tried
+ * at once, as the kernel's arm finds it ready and issues it again
+ * (IO_APOLL_READY; files without a poll method are always ready here):
+ * 1, the caller goes on.  A socket's failure then comes from that try.
  */
 static int poll_first(struct uu_req *req, int how)
 {
+	struct pollfd pfd = {
+		.fd = req->fd,
+		.events = how == UU_ISSUE_PARK_POLLIN ? POLLIN : POLLOUT,
+	};
+
+	int ready = -1;
+
 	if (req->os.net.msg_flags & MSG_DONTWAIT)
 		return -EAGAIN;
+	/* a ring fd: readable when its CQ holds a CQE, always writable (the
+	 * kernel's io_uring_poll, SQ not full) */
+	if (unlikely(uu_registry_fd_cached(req->fd))) {
+		ready = how == UU_ISSUE_PARK_POLLOUT ? 1 :
+			uu_ring_fd_readable(req->fd);
+		if (ready >= 0)
+			req->os.net.st |= NET_RING_FILE;
+	}
+	if (ready < 0)
+		ready = poll(&pfd, 1, 0) == 1 && !(pfd.revents & POLLNVAL);
+	if (ready) {
+		req->os.net.st |= NET_POLLED;
+		return 1;
+	}
 	return park(req, how);
 }
 
@@ -627,17 +658,17 @@ static int send_issue(struct uu_req *req)
 	bool again;
 	size_t want;
 	ssize_t n;
-	int res = ring_fd_check(req);
+	int res;
 
-	if (res)
-		return res;
 	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
 	    !(req->os.net.st & NET_POLLED)) {
-		res = is_socket(req);
-		if (res)
+		res = poll_first(req, UU_ISSUE_PARK_POLLOUT);
+		if (res != 1)
 			return res;
-		return poll_first(req, UU_ISSUE_PARK_POLLOUT);
 	}
+	res = ring_fd_check(req);
+	if (res)
+		return res;
 	do {
 		if (m && (m->nr_iov || req->opcode == IORING_OP_SENDMSG ||
 			  req->opcode == IORING_OP_SENDMSG_ZC)) {
@@ -856,8 +887,11 @@ static int zc_issue(struct uu_req *req)
 		req->os.net.kind = KIND_OTHER; /* checked */
 	}
 	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
-	    !(req->os.net.st & NET_POLLED))
-		return poll_first(req, UU_ISSUE_PARK_POLLOUT);
+	    !(req->os.net.st & NET_POLLED)) {
+		ret = poll_first(req, UU_ISSUE_PARK_POLLOUT);
+		if (ret != 1)
+			return ret;
+	}
 	if (fixed && !req->buf_node) {
 		ret = zc_import_fixed(req);
 		if (ret)
@@ -1212,13 +1246,17 @@ int uu_recv_issue(struct uu_req *req, unsigned int issue_flags)
 	int flags = (int)(req->os.net.msg_flags | MSG_DONTWAIT);
 	bool trunc, again;
 	ssize_t n;
-	int res = ring_fd_check(req);
+	int res;
 
+	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
+	    !(req->os.net.st & NET_POLLED)) {
+		res = poll_first(req, UU_ISSUE_PARK_POLLIN);
+		if (res != 1)
+			return res;
+	}
+	res = ring_fd_check(req);
 	if (res)
 		return res;
-	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
-	    !(req->os.net.st & NET_POLLED))
-		return poll_first(req, UU_ISSUE_PARK_POLLIN);
 	if (req->flags & UU_REQ_BUFFER_SELECT)
 		return recv_select_issue(req, issue_flags);
 	do {
@@ -1262,17 +1300,17 @@ int uu_recvmsg_issue(struct uu_req *req, unsigned int issue_flags)
 	struct msghdr h;
 	size_t want;
 	ssize_t n;
-	int res = ring_fd_check(req);
+	int res;
 
-	if (res)
-		return res;
 	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
 	    !(req->os.net.st & NET_POLLED)) {
-		res = is_socket(req);
-		if (res)
+		res = poll_first(req, UU_ISSUE_PARK_POLLIN);
+		if (res != 1)
 			return res;
-		return poll_first(req, UU_ISSUE_PARK_POLLIN);
 	}
+	res = ring_fd_check(req);
+	if (res)
+		return res;
 	if (req->flags & UU_REQ_BUFFER_SELECT)
 		return recv_select_issue(req, issue_flags);
 	do {

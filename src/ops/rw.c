@@ -341,18 +341,15 @@ static enum rw_class classify(int fd)
  */
 static int ring_file_rw(struct uu_req *req, bool is_write)
 {
-	struct uu_ring *r;
-	bool empty;
+	int readable;
 
 	/* woken by the ring fd's readiness: a CQE is there */
 	if (req->rw.ring_file)
 		return -EINVAL;
-	r = uu_ring_get_cached(req->fd);
-	if (!r)
+	readable = uu_ring_fd_readable(req->fd);
+	if (readable < 0)
 		return 1;
-	empty = !uu_cq_ready(r);
-	uu_ring_put(r);
-	if (is_write || !empty)
+	if (is_write || readable)
 		return -EINVAL;
 	/* parked with a dup of its own: the flag, not the number, says it */
 	req->rw.ring_file = true;

@@ -1336,6 +1336,40 @@ static long body_ready_at_arm(struct dctx *c, void *arg)
 }
 ISOLATED(sc_ready_at_arm, body_ready_at_arm)
 
+/*
+ * Multishot polls on the ring's own fd: what the arm finds is reported
+ * (POLLOUT: the SQ has room), and after that only the CQ wakes the poll
+ * (io_cqring_wake: EPOLLIN with EPOLL_URING_WAKE, which ends a multishot
+ * poll with that shot).  uuring's ring fd is a socket whose every edge
+ * also says POLLOUT.
+ */
+static long body_own_ring_fd_mshot(struct dctx *c, void *arg)
+{
+	struct tring r;
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0))
+		return 0;
+	poll_add(&r, r.fd, POLLOUT, IORING_POLL_ADD_MULTI, 1, 0);
+	dsubmit(c, &r, "multishot POLLOUT on the own ring fd");
+	reap_all(c, &r, 1, "what the arm found");
+	tring_prep_nop(tring_get_sqe(&r), 2);
+	dsubmit(c, &r, "a NOP");
+	reap_all(c, &r, 1, "the NOP, no shot");
+	cancel_sqe(&r, 1, 0, 3);
+	dsubmit(c, &r, "cancel it");
+	reap_all(c, &r, 2, "cancelled");
+	poll_add(&r, r.fd, POLLIN, IORING_POLL_ADD_MULTI, 4, 0);
+	dsubmit(c, &r, "multishot POLLIN on the own ring fd, CQ empty");
+	dnone(c, &r, 30, "nothing to read");
+	tring_prep_nop(tring_get_sqe(&r), 5);
+	dsubmit(c, &r, "a NOP");
+	reap_all(c, &r, 2, "the NOP, and the poll's last shot");
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_own_ring_fd_mshot, body_own_ring_fd_mshot)
+
 static const struct dscenario scenarios[] = {
 	{ "poll_oneshot_pipe", sc_oneshot_pipe, NULL },
 	{ "poll_oneshot_socket_eventfd", sc_oneshot_other, NULL },
@@ -1357,6 +1391,7 @@ static const struct dscenario scenarios[] = {
 	{ "poll_32bit_masks", sc_poll32, NULL },
 	{ "poll_ring_fd", sc_ring_fd, NULL },
 	{ "poll_ready_at_arm", sc_ready_at_arm, NULL },
+	{ "poll_own_ring_fd_multishot", sc_own_ring_fd_mshot, NULL },
 };
 
 DTEST_MAIN(scenarios)

@@ -477,6 +477,9 @@ struct uu_req {
 					    * found at arm, not yet seen
 					    * by the readiness engine) */
 			uint32_t arm_mask; /* multishot: ready at issue */
+			bool ring_file;    /* polls a ring fd */
+			bool ring_seen;    /* ring_file: the readiness engine
+					    * reported its arm */
 			bool multishot;
 			bool armed;        /* on a pollfile's list */
 			bool stat_known;   /* dev/ino filled by issue's fstat,

@@ -622,7 +622,22 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 		req->poll_fresh = false;
 		if (req->opcode == IORING_OP_POLL_ADD) {
 			uint32_t m = revents & req->poll.events;
+			bool ring_wake = false;
 
+			if (unlikely(req->poll.ring_file)) {
+				/*
+				 * A ring fd: after what its arm found, only
+				 * the ring's CQ wakes it (io_cqring_wake's
+				 * EPOLLIN | EPOLL_URING_WAKE, which ends a
+				 * multishot poll); uuring's socket reports
+				 * POLLOUT with every edge.
+				 */
+				if (req->poll.ring_seen) {
+					m &= EPOLLIN | EPOLLRDNORM;
+					ring_wake = true;
+				}
+				req->poll.ring_seen = true;
+			}
 			if (!m) {
 				continue;
 			}
@@ -639,7 +654,8 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 					req->poll.tw_mask = m;
 					req->poll.tw_uring =
 						req->poll.multishot &&
-						uu_poll_uring_wake(req);
+						(ring_wake ||
+						 uu_poll_uring_wake(req));
 				}
 				continue;
 			}
@@ -662,14 +678,16 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 				/* decided by the wakeup that takes
 				 * ownership, as io_poll_wake does */
 				req->poll.tw_uring = req->poll.multishot &&
-						     uu_poll_uring_wake(req);
+						     (ring_wake ||
+						      uu_poll_uring_wake(req));
 				if (!req->poll_hold) {
 					req->late_next = *shots;
 					*shots = req;
 				}
 				continue;
 			}
-			if (req->poll.multishot && !uu_poll_uring_wake(req) &&
+			if (req->poll.multishot && !ring_wake &&
+			    !uu_poll_uring_wake(req) &&
 			    uu_req_post_cqe(req, (int32_t)m, 0, 0)) {
 				continue;
 			}
@@ -1135,6 +1153,10 @@ int uu_poll_add_issue(struct uu_req *req, unsigned int issue_flags)
 	 * finds it busy (-EALREADY), a cancel ends it without the shot.
 	 */
 	req->poll.arm_mask = 0;
+	/* a ring fd: readable when its CQ holds a CQE (a stale readiness
+	 * drained first, so the poll below and the arm see the CQ) */
+	req->poll.ring_file = uu_ring_fd_readable(req->fd) >= 0;
+	req->poll.ring_seen = false;
 	{
 		struct pollfd pfd = {
 			.fd = req->fd,

@@ -1317,6 +1317,13 @@ static long body_ready_at_arm(struct dctx *c, void *arg)
 	cancel_sqe(&r, 15, IORING_ASYNC_CANCEL_ALL, 17);
 	dsubmit(c, &r, "multishot POLLIN, its removal and its cancel");
 	reap_all(c, &r, 3, "one batch: multishot POLLIN, remove, cancel");
+	/* cancelled with its wakeup pending, it stays in the cancel hash
+	 * until that runs: a POLL_REMOVE then finds it busy */
+	poll_add(&r, p[0], POLLIN, IORING_POLL_ADD_MULTI, 21, 0);
+	cancel_sqe(&r, 21, 0, 22);
+	poll_remove(&r, 21, 0, 0, 0, 23);
+	dsubmit(c, &r, "multishot POLLIN, its cancel and its removal");
+	reap_all(c, &r, 3, "one batch: multishot POLLIN, cancel, remove");
 	/* a one-shot poll woken by a write of the same batch: the wakeup
 	 * is task_work after the batch, the cancel before it wins */
 	tdrain_fd(p[0]);

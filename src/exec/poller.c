@@ -1297,10 +1297,11 @@ int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 		pthread_mutex_unlock(&P.lock);
 		return -ENOENT;
 	}
-	if (target->poll_tw) {
-		/* a wakeup is queued for the submitter (DEFER_TASKRUN): the
-		 * kernel's io_poll_disarm cannot take ownership of the poll
-		 * and neither removes nor updates it */
+	if (target->poll_tw || target->poll_state == UU_POLLST_CANCEL_AT_TW) {
+		/* a wakeup is pending (DEFER_TASKRUN task_work, or held by
+		 * the batch that armed it), or a cancel's: the kernel's
+		 * io_poll_disarm cannot take ownership of the poll and
+		 * neither removes nor updates it */
 		pthread_mutex_unlock(&P.lock);
 		return -EALREADY;
 	}
@@ -1362,8 +1363,11 @@ int uu_poll_cancel_req(struct uu_req *req)
 		if (req->poll_tw || req->poll_hold) {
 			/* a wakeup is queued for the submitter, or held by
 			 * the batch that armed it: that item or the batch's
-			 * end completes it (the kernel's IO_POLL_CANCEL_FLAG) */
+			 * end completes it (the kernel's IO_POLL_CANCEL_FLAG).
+			 * Until then it stays in the kernel's cancel hash,
+			 * where a POLL_REMOVE finds it busy (-EALREADY) */
 			req->poll_state = UU_POLLST_CANCEL_AT_TW;
+			ud_index_add(req);
 			ret = UU_POLL_CANCEL_DEFERRED;
 		}
 		pollfile_release_locked(pf);
@@ -1430,6 +1434,8 @@ bool uu_poll_tw_shot(struct uu_req *req)
 	pthread_mutex_lock(&P.lock);
 	req->poll_tw = false;
 	if (req->poll_state == UU_POLLST_CANCEL_AT_TW) {
+		if (req->ud_pprev)
+			ud_index_del(req);
 		pthread_mutex_unlock(&P.lock);
 		req->res = -ECANCELED;
 		return true;

@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,8 +231,18 @@ static void sqe_round(struct f2_env *e, unsigned int round, bool dump_it)
 		dump(e);
 	}
 	submit_all(e, round, true);
-	if (getenv("UURING_FUZZ_TRACE"))
-		dnote(e->c, "round %u kind %d n %u", round, e->kind, e->n);
+	if (getenv("UURING_FUZZ_TRACE")) {
+		struct pollfd pf[2] = { { e->s0, POLLOUT, 0 },
+					{ e->s1, POLLOUT, 0 } };
+		int q0 = 0, q1 = 0;
+
+		poll(pf, 2, 0);
+		ioctl(e->s0, TIOCOUTQ, &q0);
+		ioctl(e->s1, TIOCOUTQ, &q1);
+		dnote(e->c, "round %u kind %d n %u, s0 %#x (outq %d) s1 %#x (outq %d)",
+		      round, e->kind, e->n, pf[0].revents, q0, pf[1].revents,
+		      q1);
+	}
 	/* the timers that fire by themselves, before anything is cancelled */
 	for (i = 0; i < e->n; i++)
 		if (e->meta[i].must_fire)

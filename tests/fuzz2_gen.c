@@ -246,7 +246,10 @@ static enum ev_op gen_event(struct f2_env *e, unsigned int i, bool immediate,
 			sqe->msg_flags = pick(2) ? MSG_DONTWAIT : MSG_PEEK;
 		if (pick(10) == 0)
 			sqe->fd = pick(2) ? e->pr : pick_bad_fd(e);
-		if (pick(20) == 0)
+		/* rule send-poll-first: not on SEND (the kernel itself
+		 * sometimes leaves such a send on the writable socket parked
+		 * until the round's cancel: seen kernel against kernel) */
+		if (pick(20) == 0 && op == EV_RECV)
 			sqe->ioprio = IORING_RECVSEND_POLL_FIRST;
 		break;
 	case EV_READ_BS:
@@ -528,7 +531,10 @@ static void gen_file(struct f2_env *e, unsigned int i)
 			sqe->off = (uint64_t)(uintptr_t)e->ro;
 			break;
 		case 1:
-			sqe->off = (uint64_t)(uintptr_t)(e->edge + F2_PAGE - 64);
+			/* rule statx-edge: not into the hashed edge page
+			 * (a statx's inode numbers and times differ from run
+			 * to run, kernel against kernel too): PROT_NONE */
+			sqe->off = (uint64_t)(uintptr_t)e->none;
 			break;
 		case 2:
 			sqe->statx_flags = AT_EMPTY_PATH;
@@ -672,13 +678,22 @@ void f2_gen_round(struct f2_env *e)
 				sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
 			break;
 		case 6:
-			if (e->kind == F2_FILE || all_finite)
+			/* rule drain-link-timeout: never on a LINK_TIMEOUT (the
+			 * kernel hung such a round: its cancel never ran, seen
+			 * kernel against kernel) */
+			if (!is_lt && (e->kind == F2_FILE || all_finite))
 				sqe->flags |= IOSQE_IO_DRAIN;
 			break;
 		case 7:
 			sqe->flags |= pick(10) ? 0 : (1U << 7);
 			break;
 		}
+		/* rule linked-multishot-poll: a multishot POLL_ADD heads no
+		 * chain (whether the kernel posts its arm-time shot before
+		 * the round's cancel varied kernel against kernel there) */
+		if (sqe->opcode == IORING_OP_POLL_ADD &&
+		    (sqe->len & IORING_POLL_ADD_MULTI))
+			sqe->flags &= ~(IOSQE_IO_LINK | IOSQE_IO_HARDLINK);
 		if (sqe->flags & IOSQE_IO_DRAIN)
 			drain_seen = true;
 		/* a chain's last CQE must come: a skipping last SQE gets a

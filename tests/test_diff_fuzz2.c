@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,11 +199,11 @@ static void dump(struct f2_env *e)
 		struct io_uring_sqe *s = &e->r->sqes[((head + i) &
 			e->r->sq_mask) << e->r->sqe_shift];
 
-		dnote(e->c, "ud=%llu op=%u flags=%#x fd=%d addr=%#llx len=%u off=%#llx op_flags=%#x buf=%u fi=%u chain=%d%s",
+		dnote(e->c, "ud=%llu op=%u flags=%#x fd=%d addr=%#llx len=%u off=%#llx op_flags=%#x ioprio=%#x buf=%u fi=%u chain=%d%s",
 		      (unsigned long long)s->user_data, s->opcode, s->flags,
 		      s->fd, (unsigned long long)s->addr, s->len,
-		      (unsigned long long)s->off, s->rw_flags, s->buf_index,
-		      s->file_index, e->meta[i].chain,
+		      (unsigned long long)s->off, s->rw_flags, s->ioprio,
+		      s->buf_index, s->file_index, e->meta[i].chain,
 		      e->meta[i].must_fire ? " must-fire" : "");
 	}
 }
@@ -223,11 +224,25 @@ static void sqe_round(struct f2_env *e, unsigned int round, bool dump_it)
 		refill_ring(e, round);
 	}
 	f2_gen_round(e);
-	if (dump_it)
+	if (dump_it) {
+		dnote(e->c, "fds: pipe %d/%d, sockets %d/%d, ring %d, closed %d, dir %d",
+		      e->pr, e->pw, e->s0, e->s1, e->r->fd, e->closed_fd,
+		      e->dirfd);
 		dump(e);
+	}
 	submit_all(e, round, true);
-	if (getenv("UURING_FUZZ_TRACE"))
-		dnote(e->c, "round %u kind %d n %u", round, e->kind, e->n);
+	if (getenv("UURING_FUZZ_TRACE")) {
+		struct pollfd pf[2] = { { e->s0, POLLOUT, 0 },
+					{ e->s1, POLLOUT, 0 } };
+		int q0 = 0, q1 = 0;
+
+		poll(pf, 2, 0);
+		ioctl(e->s0, TIOCOUTQ, &q0);
+		ioctl(e->s1, TIOCOUTQ, &q1);
+		dnote(e->c, "round %u kind %d n %u, s0 %#x (outq %d) s1 %#x (outq %d)",
+		      round, e->kind, e->n, pf[0].revents, q0, pf[1].revents,
+		      q1);
+	}
 	/* the timers that fire by themselves, before anything is cancelled */
 	for (i = 0; i < e->n; i++)
 		if (e->meta[i].must_fire)
@@ -254,35 +269,6 @@ static void sqe_round(struct f2_env *e, unsigned int round, bool dump_it)
 		n--;
 		if (res <= 0)	/* ALL: the count, 0 when nothing was left */
 			break;
-	}
-	/*
-	 * Known divergence: ASYNC_CANCEL with ANY does not cancel a parked
-	 * TIMEOUT on uuring (uu_cancel leaves uu_timeout_cancel out for ANY;
-	 * the kernel's io_timeout_extract matches timeouts with
-	 * io_cancel_req_match, ANY included).  Until src/ops/timeout.c can
-	 * match that way, a TIMEOUT_REMOVE per far timer still parked ends
-	 * them on both backends, its results noted, not compared (the kernel
-	 * answers -ENOENT: ANY took them already); UURING_FUZZ_STRICT=1
-	 * leaves them parked, and the round hangs on uuring.
-	 */
-	for (i = 0; e->kind == F2_EVENT && !getenv("UURING_FUZZ_STRICT") &&
-		    i < e->n; i++) {
-		if (e->meta[i].op != IORING_OP_TIMEOUT || e->meta[i].must_fire ||
-		    ended(e, q, n, e->ud_base + i))
-			continue;
-		prep_ctl(e, IORING_OP_TIMEOUT_REMOVE, F2_UD_CANCEL_ALL, 0);
-		e->r->sqes[((e->r->sqe_tail - 1) & e->r->sq_mask) <<
-			   e->r->sqe_shift].addr = e->ud_base + i;
-		submit_all(e, round, false);
-		if (reap_until(e, q, &n, F2_UD_CANCEL_ALL)) {
-			for (k = 0; q[k].user_data != F2_UD_CANCEL_ALL; k++)
-				;
-			if (q[k].res != -ENOENT)
-				dnote(e->c, "round %u: known: timer %u left by ANY (%d)",
-				      round, i, q[k].res);
-			memmove(&q[k], &q[k + 1], (n - k - 1) * sizeof(q[0]));
-			n--;
-		}
 	}
 	/* every chain's last SQE and every LINK_TIMEOUT posts a CQE: when
 	 * they are in, so is everything of the round */

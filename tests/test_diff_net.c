@@ -473,6 +473,67 @@ static long body_poll_first(struct dctx *c, void *arg)
 }
 ISOLATED(sc_poll_first, body_poll_first)
 
+/*
+ * POLL_FIRST arms poll before anything is tried (io_send/io_recv answer
+ * -EAGAIN until REQ_F_POLLED, before they look for a socket): a file
+ * ready at arm is tried at once (IO_APOLL_READY), before a cancel
+ * submitted next; one not ready waits, a pipe or the ring fd too.
+ */
+static long body_poll_first_cancel(struct dctx *c, void *arg)
+{
+	struct io_uring_sqe *s;
+	char buf[64];
+	struct tring r;
+	int sp[2], p[2];
+
+	(void)arg;
+	if (dring_flags(c, &r, 32, 0) || tsockpair(sp))
+		return 0;
+	twrite(sp[1], "ready", 5);
+	sendp(&r, sp[0], "pf", 2, 0, 1, 0)->ioprio =
+		IORING_RECVSEND_POLL_FIRST;
+	dsubmit_sqp(c, &r, "SEND POLL_FIRST, writable");
+	s = tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 2, 0);
+	s->cancel_flags = IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL;
+	dsubmit_sqp(c, &r, "cancel any");
+	dreapn(c, &r, 2, false, "SEND POLL_FIRST, then cancel any");
+	recvp(&r, sp[0], buf, sizeof(buf), 0, 3, 0)->ioprio =
+		IORING_RECVSEND_POLL_FIRST;
+	dsubmit_sqp(c, &r, "RECV POLL_FIRST, readable");
+	s = tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 4, 0);
+	s->cancel_flags = IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL;
+	dsubmit_sqp(c, &r, "cancel any");
+	dreapn(c, &r, 2, false, "RECV POLL_FIRST, then cancel any");
+	/* not ready: it waits, whatever the file (a socket is looked for
+	 * only when it is tried) */
+	if (pipe(p))
+		return 0;
+	recvp(&r, p[0], buf, sizeof(buf), 0, 5, 0)->ioprio =
+		IORING_RECVSEND_POLL_FIRST;
+	/* (not on DEFER_TASKRUN, where what the kernel's ring fd reports
+	 * depends on when its task_work ran) */
+	if (!(r.flags & IORING_SETUP_DEFER_TASKRUN))
+		recvp(&r, r.fd, buf, sizeof(buf), 0, 6, 0)->ioprio =
+			IORING_RECVSEND_POLL_FIRST;
+	dsubmit_sqp(c, &r, "RECV POLL_FIRST on an empty pipe and the ring fd");
+	dnone_sqp(c, &r, 30, "they wait");
+	s = tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 7, 0);
+	s->cancel_flags = IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL;
+	dsubmit_sqp(c, &r, "cancel any");
+	dreapn(c, &r, (r.flags & IORING_SETUP_DEFER_TASKRUN) ? 2 : 3, false,
+	       "cancelled");
+	/* ready: tried, and not a socket */
+	twrite(p[1], "x", 1);
+	recvp(&r, p[0], buf, sizeof(buf), 0, 8, 0)->ioprio =
+		IORING_RECVSEND_POLL_FIRST;
+	dnow_sqp(c, &r, "RECV POLL_FIRST on a readable pipe");
+	tclose2(p);
+	tclose2(sp);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_poll_first_cancel, body_poll_first_cancel)
+
 /* ---- MSG_WAITALL ---- */
 
 struct feeder {
@@ -1836,6 +1897,7 @@ static void sc_probe(struct dctx *c)
 static const struct dscenario scenarios[] = {
 	{ "net_send_recv", sc_send_recv, NULL },
 	{ "net_poll_first", sc_poll_first, NULL },
+	{ "net_poll_first_cancel", sc_poll_first_cancel, NULL },
 	{ "net_waitall", sc_waitall, NULL },
 	{ "net_msg", sc_msg, NULL },
 	{ "net_prep", sc_prep, NULL },

@@ -1238,6 +1238,145 @@ static long body_poll32(struct dctx *c, void *arg)
 }
 ISOLATED(sc_poll32, body_poll32)
 
+static struct io_uring_sqe *cancel_sqe(struct tring *r, uint64_t target,
+				       uint32_t flags, uint64_t ud)
+{
+	struct io_uring_sqe *s = tprep(r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0,
+				       0, ud, 0);
+
+	s->addr = target;
+	s->cancel_flags = flags;
+	return s;
+}
+
+/* Reaps what comes within 100 ms (want at least `min`) and records it. */
+static void reap_all(struct dctx *c, struct tring *r, unsigned int min,
+		     const char *label)
+{
+	struct tcqe q[16];
+	unsigned int n = tring_reap_wait(r, q, min, 2 * SEC);
+
+	tring_wait(r, 1, 100 * MS);
+	n += tring_reap(r, q + n, 16 - n);
+	drec_cqes(c, q, n, false, "%s", label);
+}
+
+/*
+ * A one-shot POLL_ADD on a file that is ready when it is armed completes
+ * at once (__io_arm_poll_handler's vfs_poll), in every ring mode: an
+ * ASYNC_CANCEL ANY submitted after it finds nothing; on a DEFER_TASKRUN
+ * or COOP_TASKRUN ring too, where a wakeup of a parked poll would wait
+ * for the submitter's task_work.  A multishot one is armed with its
+ * first wakeup pending as task_work (__io_poll_execute), and a wakeup
+ * during the submission is task_work too: a cancel later in the same
+ * batch ends the poll without a shot, a POLL_REMOVE fails -EALREADY.
+ */
+static long body_ready_at_arm(struct dctx *c, void *arg)
+{
+	static const uint32_t any = IORING_ASYNC_CANCEL_ANY |
+				    IORING_ASYNC_CANCEL_ALL;
+	struct tring r;
+	int p[2];
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	poll_add(&r, p[1], POLLOUT, 0, 1, 0);
+	dsubmit(c, &r, "POLLOUT on a writable pipe");
+	cancel_sqe(&r, 0, any, 2);
+	dsubmit(c, &r, "cancel any");
+	reap_all(c, &r, 2, "POLLOUT ready at arm, then cancel any");
+	twrite(p[1], "x", 1);
+	poll_add(&r, p[0], POLLIN, 0, 3, 0);
+	dsubmit(c, &r, "POLLIN on a pipe holding data");
+	cancel_sqe(&r, 0, any, 4);
+	dsubmit(c, &r, "cancel any");
+	reap_all(c, &r, 2, "POLLIN ready at arm, then cancel any");
+	/* the same in one batch, named by user_data */
+	poll_add(&r, p[1], POLLOUT, 0, 5, 0);
+	cancel_sqe(&r, 5, 0, 6);
+	dsubmit(c, &r, "POLLOUT and its cancel in one batch");
+	reap_all(c, &r, 2, "one batch: POLLOUT, cancel by user_data");
+	poll_add(&r, p[0], POLLIN, 0, 7, 0);
+	cancel_sqe(&r, 0, any, 8);
+	dsubmit(c, &r, "POLLIN and cancel any in one batch");
+	reap_all(c, &r, 2, "one batch: POLLIN, cancel any");
+	/* multishot: armed although ready; its first shot is task_work */
+	poll_add(&r, p[1], POLLOUT, IORING_POLL_ADD_MULTI, 9, 0);
+	cancel_sqe(&r, 9, 0, 10);
+	dsubmit(c, &r, "multishot POLLOUT and its cancel in one batch");
+	reap_all(c, &r, 2, "one batch: multishot POLLOUT, cancel");
+	poll_add(&r, p[0], POLLIN, IORING_POLL_ADD_MULTI, 11, 0);
+	cancel_sqe(&r, 0, any, 12);
+	dsubmit(c, &r, "multishot POLLIN and cancel any in one batch");
+	reap_all(c, &r, 2, "one batch: multishot POLLIN, cancel any");
+	/* POLL_REMOVE cannot take a poll whose wakeup is pending
+	 * (io_poll_disarm: -EALREADY); a cancel then ends it */
+	poll_add(&r, p[0], POLLIN, IORING_POLL_ADD_MULTI, 15, 0);
+	poll_remove(&r, 15, 0, 0, 0, 16);
+	cancel_sqe(&r, 15, IORING_ASYNC_CANCEL_ALL, 17);
+	dsubmit(c, &r, "multishot POLLIN, its removal and its cancel");
+	reap_all(c, &r, 3, "one batch: multishot POLLIN, remove, cancel");
+	/* cancelled with its wakeup pending, it stays in the cancel hash
+	 * until that runs: a POLL_REMOVE then finds it busy */
+	poll_add(&r, p[0], POLLIN, IORING_POLL_ADD_MULTI, 21, 0);
+	cancel_sqe(&r, 21, 0, 22);
+	poll_remove(&r, 21, 0, 0, 0, 23);
+	dsubmit(c, &r, "multishot POLLIN, its cancel and its removal");
+	reap_all(c, &r, 3, "one batch: multishot POLLIN, cancel, remove");
+	/* a one-shot poll woken by a write of the same batch: the wakeup
+	 * is task_work after the batch, the cancel before it wins */
+	tdrain_fd(p[0]);
+	poll_add(&r, p[0], POLLIN, 0, 18, 0);
+	tprep(&r, IORING_OP_WRITE, p[1], "y", 1, 0, 19, 0);
+	cancel_sqe(&r, 18, 0, 20);
+	dsubmit(c, &r, "POLLIN, a write, the poll's cancel");
+	reap_all(c, &r, 3, "one batch: POLLIN woken by a write, cancel");
+	poll_add(&r, p[0], POLLIN, IORING_POLL_ADD_MULTI, 13, 0);
+	dsubmit(c, &r, "multishot POLLIN");
+	cancel_sqe(&r, 13, 0, 14);
+	dsubmit(c, &r, "its cancel");
+	reap_all(c, &r, 2, "multishot POLLIN, then its cancel");
+	tclose2(p);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_ready_at_arm, body_ready_at_arm)
+
+/*
+ * Multishot polls on the ring's own fd: what the arm finds is reported
+ * (POLLOUT: the SQ has room), and after that only the CQ wakes the poll
+ * (io_cqring_wake: EPOLLIN with EPOLL_URING_WAKE, which ends a multishot
+ * poll with that shot).  uuring's ring fd is a socket whose every edge
+ * also says POLLOUT.
+ */
+static long body_own_ring_fd_mshot(struct dctx *c, void *arg)
+{
+	struct tring r;
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0))
+		return 0;
+	poll_add(&r, r.fd, POLLOUT, IORING_POLL_ADD_MULTI, 1, 0);
+	dsubmit(c, &r, "multishot POLLOUT on the own ring fd");
+	reap_all(c, &r, 1, "what the arm found");
+	tring_prep_nop(tring_get_sqe(&r), 2);
+	dsubmit(c, &r, "a NOP");
+	reap_all(c, &r, 1, "the NOP, no shot");
+	cancel_sqe(&r, 1, 0, 3);
+	dsubmit(c, &r, "cancel it");
+	reap_all(c, &r, 2, "cancelled");
+	poll_add(&r, r.fd, POLLIN, IORING_POLL_ADD_MULTI, 4, 0);
+	dsubmit(c, &r, "multishot POLLIN on the own ring fd, CQ empty");
+	dnone(c, &r, 30, "nothing to read");
+	tring_prep_nop(tring_get_sqe(&r), 5);
+	dsubmit(c, &r, "a NOP");
+	reap_all(c, &r, 2, "the NOP, and the poll's last shot");
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_own_ring_fd_mshot, body_own_ring_fd_mshot)
+
 static const struct dscenario scenarios[] = {
 	{ "poll_oneshot_pipe", sc_oneshot_pipe, NULL },
 	{ "poll_oneshot_socket_eventfd", sc_oneshot_other, NULL },
@@ -1258,6 +1397,8 @@ static const struct dscenario scenarios[] = {
 	{ "poll_fd_table_full", sc_fd_limit, NULL },
 	{ "poll_32bit_masks", sc_poll32, NULL },
 	{ "poll_ring_fd", sc_ring_fd, NULL },
+	{ "poll_ready_at_arm", sc_ready_at_arm, NULL },
+	{ "poll_own_ring_fd_multishot", sc_own_ring_fd_mshot, NULL },
 };
 
 DTEST_MAIN(scenarios)

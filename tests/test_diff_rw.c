@@ -928,6 +928,59 @@ static void sc_iovec_stable(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * The ring's own fd as the file of I/O: an io_uring file has no
+ * read_iter/write_iter (the rw ops fail -EINVAL) and is no socket (the
+ * network ops: -ENOTSOCK); uuring's ring fd is a socket underneath, which
+ * must not show.  A read first waits for the file to be readable (the
+ * ring's CQ not empty, io_file_supports_nowait), then fails.
+ */
+static void sc_ring_fd_as_file(struct dctx *c)
+{
+	char buf[64] = { 0 };
+	struct iovec iov = { buf, sizeof(buf) };
+	struct io_uring_sqe s;
+	struct tcqe q[4];
+	struct tring r;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	s = mk(IORING_OP_WRITE, r.fd, buf, 64, 0, 1);
+	drun1_sqe(c, &r, &s, "write ring fd");
+	s = mk(IORING_OP_WRITEV, r.fd, &iov, 1, 0, 2);
+	drun1_sqe(c, &r, &s, "writev ring fd");
+	s = mk(IORING_OP_RECV, r.fd, buf, 64, 0, 3);
+	drun1_sqe(c, &r, &s, "recv ring fd");
+	s = mk(IORING_OP_SEND, r.fd, buf, 64, 0, 4);
+	drun1_sqe(c, &r, &s, "send ring fd");
+	/* the CQ is empty: the read waits for a CQE, then fails (not on
+	 * DEFER_TASKRUN, where the kernel's ring fd wakes its pollers when
+	 * its own task_work runs: timing) */
+	if (!(r.flags & IORING_SETUP_DEFER_TASKRUN)) {
+		s = mk(IORING_OP_READ, r.fd, buf, 64, 0, 5);
+		memcpy(tring_get_sqe(&r), &s, sizeof(s));
+		drec_int(c, tring_submit(&r), "read ring fd");
+		drec_int(c, tring_wait(&r, 1, 50000000LL),
+			 "read ring fd: 50 ms");
+		tring_prep_nop(tring_get_sqe(&r), 6);
+		drec_int(c, tring_submit(&r), "nop");
+		dreapn(c, &r, 2, false, "the nop, then the read");
+	}
+	/* a CQE waiting: the reads fail at once */
+	tring_prep_nop(tring_get_sqe(&r), 7);
+	drec_int(c, tring_submit(&r), "nop left in the CQ");
+	tring_wait(&r, 1, 1000000000LL);
+	s = mk(IORING_OP_READ, r.fd, buf, 64, -1ULL, 8);
+	memcpy(tring_get_sqe(&r), &s, sizeof(s));
+	s = mk(IORING_OP_READV, r.fd, &iov, 1, 0, 9);
+	memcpy(tring_get_sqe(&r), &s, sizeof(s));
+	drec_int(c, tring_submit(&r), "read and readv, CQ not empty");
+	drec_int(c, (long)tring_reap_wait(&r, q, 3, 1000000000LL),
+		 "their CQEs and the nop's");
+	drec_cqes(c, q, 3, false, "reads on a ring fd with a CQE waiting");
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "iovec_stable", sc_iovec_stable, NULL },
 	{ "read_ext4", sc_read_ext4, NULL },
@@ -947,6 +1000,7 @@ static const struct dscenario scenarios[] = {
 	{ "batch", sc_batch, NULL },
 	{ "direct", sc_direct, NULL },
 	{ "direct_fanotify", sc_direct_fanotify, NULL },
+	{ "ring_fd_as_file", sc_ring_fd_as_file, NULL },
 };
 
 DTEST_MAIN(scenarios)

@@ -711,14 +711,12 @@ static void sc_fuzz_found(struct dctx *c)
 	sqe->cancel_flags = IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL;
 	drec_int(c, tring_submit(&r), "submit cancel any");
 	dreap(c, &r, 2, false, "any cancels the timeout");
-	/* uuring: the timeout is still parked; end it either way */
+	/* nothing left for a second pass */
 	sqe = tring_get_sqe(&r);
 	tring_prep_rw(sqe, IORING_OP_TIMEOUT_REMOVE, -1, NULL, 0, 0, 3);
 	sqe->addr = 1;
-	tring_submit(&r);
-	tring_reap_wait(&r, (struct tcqe[2]){}, 2, 1000000000LL);
-	tring_wait(&r, 1, 20000000LL);
-	tring_reap(&r, (struct tcqe[4]){}, 4);
+	drec_int(c, tring_submit(&r), "submit remove");
+	dreap(c, &r, 1, false, "the timeout is gone");
 
 	prep_timeout(&r, &past, 0, IORING_TIMEOUT_ABS, 4)->flags |=
 		IOSQE_IO_HARDLINK | IOSQE_CQE_SKIP_SUCCESS;
@@ -731,6 +729,65 @@ static void sc_fuzz_found(struct dctx *c)
 	tring_prep_nop(tring_get_sqe(&r), 7);
 	drec_int(c, tring_submit(&r), "submit skip+hardlink zero timer");
 	dreap(c, &r, 2, true, "zero skip timer, hard-linked NOP");
+	tring_exit(&r);
+}
+
+/*
+ * ASYNC_CANCEL's match modes on parked TIMEOUTs (io_timeout_extract
+ * matches with io_cancel_req_match): OP names the opcode, the first
+ * TIMEOUT in list order unless ALL (a count timeout sits before the pure
+ * timers: the first); OP with USERDATA needs both; FD never reaches the
+ * TIMEOUT list (io_try_cancel; with ALL it counts 0); ANY takes every
+ * one left, counted one each.
+ */
+static void sc_cancel_timeout_modes(struct dctx *c)
+{
+	struct __kernel_timespec far = { 3600, 0 };
+	struct tring r;
+	int p[2];
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	if (pipe(p)) {
+		drec_int(c, -errno, "pipe");
+		return;
+	}
+	prep_timeout(&r, &far, 0, 0, 1);
+	prep_timeout(&r, &far, 0, 0, 2);
+	prep_timeout(&r, &far, 5, 0, 3);
+	prep_timeout(&r, &far, 0, IORING_TIMEOUT_MULTISHOT, 4);
+	drec_int(c, tring_submit(&r), "four timeouts");
+	prep_cancel(&r, -1, 0, IORING_ASYNC_CANCEL_OP, IORING_OP_NOP, 10);
+	drec_int(c, tring_submit(&r), "cancel op NOP");
+	dreap(c, &r, 1, true, "no NOP to cancel");
+	prep_cancel(&r, p[0], 0, IORING_ASYNC_CANCEL_FD |
+		    IORING_ASYNC_CANCEL_ALL, 0, 11);
+	drec_int(c, tring_submit(&r), "cancel fd all");
+	dreap(c, &r, 1, true, "fd matches no timeout");
+	prep_cancel(&r, -1, 0, IORING_ASYNC_CANCEL_OP, IORING_OP_TIMEOUT, 12);
+	drec_int(c, tring_submit(&r), "cancel op TIMEOUT");
+	dreap(c, &r, 2, false, "the count timeout");
+	prep_cancel(&r, -1, 4, IORING_ASYNC_CANCEL_OP |
+		    IORING_ASYNC_CANCEL_USERDATA, IORING_OP_TIMEOUT, 13);
+	drec_int(c, tring_submit(&r), "cancel op TIMEOUT, user_data 4");
+	dreap(c, &r, 2, false, "the multishot timeout");
+	prep_cancel(&r, -1, 4, IORING_ASYNC_CANCEL_OP |
+		    IORING_ASYNC_CANCEL_USERDATA, IORING_OP_TIMEOUT, 14);
+	drec_int(c, tring_submit(&r), "the same again");
+	dreap(c, &r, 1, true, "already gone");
+	prep_cancel(&r, -1, 1, IORING_ASYNC_CANCEL_OP |
+		    IORING_ASYNC_CANCEL_USERDATA, IORING_OP_TIMEOUT, 15);
+	drec_int(c, tring_submit(&r), "cancel op TIMEOUT, user_data 1");
+	dreap(c, &r, 2, false, "timeout 1");
+	prep_timeout(&r, &far, 0, 0, 5);
+	drec_int(c, tring_submit(&r), "one more");
+	prep_cancel(&r, -1, 0, IORING_ASYNC_CANCEL_ANY, 0, 16);
+	drec_int(c, tring_submit(&r), "cancel any");
+	dreap(c, &r, 3, false, "the two left, counted");
+	prep_cancel(&r, -1, 0, IORING_ASYNC_CANCEL_ANY, 0, 17);
+	drec_int(c, tring_submit(&r), "cancel any, none left");
+	dreap(c, &r, 1, true, "nothing left");
+	tclose2(p);
 	tring_exit(&r);
 }
 
@@ -749,10 +806,8 @@ static const struct dscenario scenarios[] = {
 	{ "sync_cancel_fd_fixed", sc_sync_cancel_fd_fixed, NULL, NULL },
 	{ "cancel_fd_same_inode", sc_cancel_fd_same_inode, NULL,
 	  "docs/compatibility.md #13" },
-	/* open: uu_cancel (src/core/cancel.c) leaves timeouts out for ANY,
-	 * and uu_timeout_cancel (src/ops/timeout.c) matches user_data only */
-	{ "fuzz_found", sc_fuzz_found, NULL,
-	  "ASYNC_CANCEL ANY does not cancel TIMEOUTs (open)" },
+	{ "fuzz_found", sc_fuzz_found, NULL, NULL },
+	{ "cancel_timeout_modes", sc_cancel_timeout_modes, NULL, NULL },
 };
 
 DTEST_MAIN(scenarios)

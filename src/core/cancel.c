@@ -52,7 +52,8 @@ void uu_park_list_del(struct uu_req *req)
 	pthread_mutex_unlock(&r->park_lock);
 }
 
-static bool file_matches(struct uu_req *req, const struct uu_cancel_match *m)
+static bool file_matches(const struct uu_req *req,
+			 const struct uu_cancel_match *m)
 {
 	struct stat st;
 
@@ -65,8 +66,12 @@ static bool file_matches(struct uu_req *req, const struct uu_cancel_match *m)
 	return st.st_dev == m->dev && st.st_ino == m->ino;
 }
 
-/* io_cancel_req_match, ignoring whether it was already cancelled */
-static bool matches_any(struct uu_req *req, const struct uu_cancel_match *m)
+/*
+ * io_cancel_req_match, ignoring whether it was already cancelled (also
+ * for the TIMEOUT list, ops/timeout.c uu_timeout_cancel_match)
+ */
+bool uu_cancel_match_req(const struct uu_req *req,
+			 const struct uu_cancel_match *m)
 {
 	bool match_ud = !(m->flags & (IORING_ASYNC_CANCEL_FD |
 				      IORING_ASYNC_CANCEL_OP)) ||
@@ -88,7 +93,7 @@ static bool matches(struct uu_req *req, const struct uu_cancel_match *m)
 	/* already cancelled by this or an earlier pass: not again; nor one
 	 * that finished and only waits for its completion to be posted */
 	return !uu_req_cancelled(req) && req->parked_on != UU_PARKED_DONE &&
-	       matches_any(req, m);
+	       uu_cancel_match_req(req, m);
 }
 
 /*
@@ -153,7 +158,7 @@ bool uu_cancel_still_parked(struct uu_ring *r, const struct uu_cancel_match *m)
 			req->parked_on != UU_PARKED_CMD &&
 			!(sqwq && req->parked_on == UU_PARKED_IOWQ &&
 			  req->wq == sqwq) &&
-			matches_any(req, m);
+			uu_cancel_match_req(req, m);
 	pthread_mutex_unlock(&r->park_lock);
 	return found;
 }
@@ -357,19 +362,19 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 		req->res = -ECANCELED;
 		uu_exec_finish_late(req);
 	}
-	if (all || ret == -ENOENT) {
-		/* then the timeouts (io_timeout_cancel), by user_data */
-		if (!(m->flags & (IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_OP |
-				  IORING_ASYNC_CANCEL_ANY))) {
-			do {
-				int t = uu_timeout_cancel(r, m->user_data);
+	/*
+	 * Then the TIMEOUT list (io_try_cancel's io_timeout_cancel, matched
+	 * by io_cancel_req_match like the rest, never for CANCEL_FD).  Not
+	 * at ring exit: TIMEOUTs end there their own way (ring/xproc.c).
+	 */
+	if ((all || ret == -ENOENT) && !m->whole_ring &&
+	    !(m->flags & IORING_ASYNC_CANCEL_FD)) {
+		int t = uu_timeout_cancel_match(r, m, all);
 
-				if (t == -ENOENT)
-					break;
-				nr++;
-				ret = t;
-			} while (all);
-		}
+		if (all)
+			nr += t;
+		else
+			ret = t;
 	}
 	return all ? nr : ret;
 }

@@ -408,9 +408,15 @@ struct uu_req {
 				   * (core/cq_post.c uu_req_post_cqe) */
 	uint32_t park_events;     /* EPOLL* a parked read/write waits for */
 	bool poll_fresh;          /* added since the file's last edge */
-	bool poll_tw;             /* DEFER_TASKRUN multishot POLL_ADD: a
-				   * wakeup is queued as task_work for the
-				   * submitter (uu_poll_tw_shot); P.lock */
+	bool poll_tw;             /* POLL_ADD: a wakeup waits to be run
+				   * (uu_poll_tw_shot) as the kernel's
+				   * task_work: queued for a DEFER_TASKRUN
+				   * submitter, or held by the batch that
+				   * armed it (poll_hold); P.lock */
+	bool poll_hold;           /* POLL_ADD armed by a batch still running
+				   * (not DEFER_TASKRUN): its wakeups wait
+				   * for that batch's end; P.lock */
+	struct uu_req *hold_next; /* the arming context's hold list */
 	uint8_t poll_state;       /* UU_POLLST_*, under the poller's lock */
 	uint8_t park;             /* UU_ISSUE_*: set by uu_park() */
 	struct uu_mpsc_node tw_node; /* ring's deferred task_work queue */
@@ -448,6 +454,8 @@ struct uu_req {
 		struct {
 			int64_t pos;
 			uint32_t rw_flags;
+			bool ring_file;    /* parked on a ring fd's readiness
+					    * (rw.c ring_file_rw) */
 			int nr_iov;
 			size_t total;
 			struct iovec *iov;
@@ -464,8 +472,15 @@ struct uu_req {
 		} nop;
 		struct {
 			uint32_t events;   /* EPOLL* interest, incl. ERR/HUP */
-			uint32_t tw_mask;  /* DEFER: the queued wakeup's mask */
-			uint32_t tw_nr;    /* DEFER: wakeups since it was queued */
+			uint32_t tw_mask;  /* poll_tw: the first wakeup's mask */
+			uint32_t tw_nr;    /* poll_tw: wakeups since it was
+					    * queued (0: only readiness
+					    * found at arm, not yet seen
+					    * by the readiness engine) */
+			uint32_t arm_mask; /* multishot: ready at issue */
+			bool ring_file;    /* polls a ring fd */
+			bool ring_seen;    /* ring_file: the readiness engine
+					    * reported its arm */
 			bool multishot;
 			bool armed;        /* on a pollfile's list */
 			bool stat_known;   /* dev/ino filled by issue's fstat,
@@ -639,6 +654,10 @@ int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags);
 void uu_timeout_arm(struct uu_req *req);           /* parked TIMEOUT */
 void uu_timeouts_flush_locked(struct uu_ring *ring); /* at CQ commit */
 int uu_timeout_cancel(struct uu_ring *ring, uint64_t user_data);
+struct uu_cancel_match;
+/* ASYNC_CANCEL on the TIMEOUT list: 0, -EALREADY, -ENOENT; all: a count */
+int uu_timeout_cancel_match(struct uu_ring *ring,
+			    const struct uu_cancel_match *m, bool all);
 void uu_timeouts_cancel_all(struct uu_ring *ring);
 void uu_link_timeout_arm(struct uu_req *target);  /* target parked */
 /* target completed: decide the LINK_TIMEOUT that follows it */
@@ -661,6 +680,9 @@ struct uu_cancel_match {
  * number of requests found.  Cancelled requests finish after the current
  * execution context's batch. */
 int uu_cancel(struct uu_ring *ring, const struct uu_cancel_match *m);
+/* io_cancel_req_match: whether m names req */
+bool uu_cancel_match_req(const struct uu_req *req,
+			 const struct uu_cancel_match *m);
 int uu_cancel_everywhere(struct uu_ring *ring, const struct uu_cancel_match *m);
 int uu_cancel_req(struct uu_req *req); /* one parked request */
 /* the same, answering 1 where the kernel's cancel of that list answers
@@ -686,6 +708,8 @@ enum { UU_POLLST_UNARMED, UU_POLLST_ARMED, UU_POLLST_TAKEN,
 /* DEFER_TASKRUN: run a queued multishot wakeup in the submitter; true if
  * the request ended (res set: the caller finishes it) */
 bool uu_poll_tw_shot(struct uu_req *req);
+/* the batch that armed req ended: true when req ended (res set) */
+bool uu_poll_release_hold(struct uu_req *req);
 enum { UU_POLL_CANCEL_REMOVED, UU_POLL_CANCEL_DEFERRED, UU_POLL_CANCEL_BUSY };
 int uu_poll_cancel_req(struct uu_req *req);
 bool uu_restriction_allows(const struct uu_ring *r, unsigned int opcode,
@@ -705,6 +729,8 @@ struct uu_exec {
 	struct uu_req *tw_head, *tw_tail; /* link continuations, FIFO */
 	bool submitter;                   /* the thread inside enter */
 	struct uu_req *late_head, *late_tail; /* finish after the batch */
+	struct uu_req *hold_head;         /* POLL_ADDs armed by this batch
+					   * (poll_hold), released at its end */
 	struct uu_req *punt_head, *punt_tail; /* to io-wq at the next flush */
 	struct uu_req *aio_head, *aio_tail;   /* to Linux AIO at the next
 					       * flush, in one io_submit */
@@ -855,6 +881,10 @@ void uu_ring_sweep(void); /* rings whose fds were closed behind our back */
 int uu_registry_add(struct uu_ring *ring, int fd);
 struct uu_ring *uu_ring_get(int fd, int *err); /* takes a ref */
 struct uu_ring *uu_ring_get_cached(int fd);    /* fast path only */
+/* whether fd's number is cached as a ring's (no reference: a hint) */
+bool uu_registry_fd_cached(int fd);
+/* -1: not a known ring fd; 1: its CQ holds a CQE; 0: empty (ring/ring.c) */
+int uu_ring_fd_readable(int fd);
 void uu_ring_put(struct uu_ring *ring);
 void uu_registry_note_fd(struct uu_ring *ring, int fd);
 /* the halves of a last close the registry owns (core/ring_exit.c runs

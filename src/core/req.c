@@ -33,6 +33,7 @@ void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter)
 	s->head = s->last = NULL;
 	s->tw_head = s->tw_tail = NULL;
 	s->late_head = s->late_tail = NULL;
+	s->hold_head = NULL;
 	s->punt_head = s->punt_tail = NULL;
 	s->aio_head = s->aio_tail = NULL;
 	s->ring_puts = 0;
@@ -471,8 +472,17 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 		aio_fallback(s, req);
 		return true;
 	case UU_ISSUE_PARK_POLLREQ:
+		/* its wakeups during this batch run at the batch's end, as
+		 * the kernel's task_work after io_submit_sqes (a DEFER_TASKRUN
+		 * ring's run at GETEVENTS anyway) */
+		req->poll_hold = !(r->setup_flags & IORING_SETUP_DEFER_TASKRUN) &&
+				 uu_current_exec == s;
 		if (!uu_poll_arm_request(req)) {
 			uu_stat_inc(r, route_poll);
+			if (req->poll_hold) {
+				req->hold_next = s->hold_head;
+				s->hold_head = req;
+			}
 			return true;
 		}
 		/* completed at once (no poll support: always ready) */
@@ -666,10 +676,36 @@ void uu_exec_flush_direct(struct uu_exec *s)
 	inflight_put(s);
 }
 
+/*
+ * The POLL_ADDs this batch armed: a wakeup that came meanwhile (or a
+ * cancel) waited for now (exec/poller.c uu_poll_release_hold).  Run
+ * before the late completions, which cannot include them.
+ */
+static void release_holds(struct uu_exec *s)
+{
+	struct uu_req *req, *list = NULL;
+
+	/* in arming order */
+	while ((req = s->hold_head)) {
+		s->hold_head = req->hold_next;
+		req->hold_next = list;
+		list = req;
+	}
+	while ((req = list)) {
+		list = req->hold_next;
+		req->hold_next = NULL;
+		if (uu_poll_release_hold(req)) {
+			req->late_inline = true;
+			uu_exec_finish_late(req);
+		}
+	}
+}
+
 void uu_exec_flush(struct uu_exec *s)
 {
 	uu_exec_flush_direct(s);
-	while (s->tw_head || s->late_head) {
+	while (s->tw_head || s->late_head || s->hold_head) {
+		release_holds(s);
 		run_task_work(s);
 		while (s->late_head) {
 			struct uu_req *req = s->late_head;

@@ -633,36 +633,72 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 		req->poll_fresh = false;
 		if (req->opcode == IORING_OP_POLL_ADD) {
 			uint32_t m = revents & req->poll.events;
+			bool ring_wake = false;
 
+			if (unlikely(req->poll.ring_file)) {
+				/*
+				 * A ring fd: after what its arm found, only
+				 * the ring's CQ wakes it (io_cqring_wake's
+				 * EPOLLIN | EPOLL_URING_WAKE, which ends a
+				 * multishot poll); uuring's socket reports
+				 * POLLOUT with every edge.
+				 */
+				if (req->poll.ring_seen) {
+					m &= EPOLLIN | EPOLLRDNORM;
+					ring_wake = true;
+				}
+				req->poll.ring_seen = true;
+			}
 			if (!m) {
 				continue;
 			}
-			if (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN) {
+			if (req->poll_tw) {
 				/*
-				 * DEFER_TASKRUN: the kernel's wakeup queues
-				 * io_poll_task_func for the submitter, which
-				 * completes or posts then (uu_poll_tw_shot);
-				 * the request stays armed meanwhile.  The
-				 * wakeups that come before it runs add no
-				 * item (poll_refs): one CQE covers them.
+				 * A wakeup waits to be run already: the
+				 * ones that come before it runs add no item
+				 * (the kernel's poll_refs), one CQE covers
+				 * them.  The first one seen after readiness
+				 * found at arm decides the mask, as the
+				 * wakeup that takes ownership does.
 				 */
-				if (!req->poll_tw) {
-					req->poll_tw = true;
-					req->poll.tw_nr = 1;
+				if (!req->poll.tw_nr++) {
 					req->poll.tw_mask = m;
-					/* decided by the wakeup that takes
-					 * ownership, as io_poll_wake does */
 					req->poll.tw_uring =
 						req->poll.multishot &&
-						uu_poll_uring_wake(req);
-					req->late_next = *shots;
-					*shots = req;
-				} else {
-					req->poll.tw_nr++;
+						(ring_wake ||
+						 uu_poll_uring_wake(req));
 				}
 				continue;
 			}
-			if (req->poll.multishot && !uu_poll_uring_wake(req) &&
+			if ((req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN) ||
+			    req->poll_hold) {
+				/*
+				 * The kernel's wakeup queues io_poll_task_func,
+				 * which completes or posts then
+				 * (uu_poll_tw_shot), the request armed
+				 * meanwhile: on DEFER_TASKRUN for the
+				 * submitter's GETEVENTS; during the batch that
+				 * armed it (poll_hold), at that batch's end
+				 * (core/req.c release_holds), so a cancel or
+				 * POLL_REMOVE later in the batch finds the
+				 * wakeup pending.
+				 */
+				req->poll_tw = true;
+				req->poll.tw_nr = 1;
+				req->poll.tw_mask = m;
+				/* decided by the wakeup that takes
+				 * ownership, as io_poll_wake does */
+				req->poll.tw_uring = req->poll.multishot &&
+						     (ring_wake ||
+						      uu_poll_uring_wake(req));
+				if (!req->poll_hold) {
+					req->late_next = *shots;
+					*shots = req;
+				}
+				continue;
+			}
+			if (req->poll.multishot && !ring_wake &&
+			    !uu_poll_uring_wake(req) &&
 			    uu_req_post_cqe(req, (int32_t)m, 0, 0)) {
 				continue;
 			}
@@ -1116,6 +1152,38 @@ int uu_poll_add_issue(struct uu_req *req, unsigned int issue_flags)
 		/* no wait queue and nothing ready: the kernel says -EINVAL */
 		return m ? (int)m : -EINVAL;
 	}
+	/*
+	 * A one-shot poll on a file that is ready now completes at once:
+	 * the kernel's __io_arm_poll_handler polls the file as it arms and
+	 * completes inline with that mask, in every ring mode.  Left to the
+	 * readiness engine, its CQE would come later, after a cancel of the
+	 * same batch, or (DEFER_TASKRUN, COOP_TASKRUN) only when the
+	 * submitter runs its task_work.  A multishot poll is armed however
+	 * ready the file is, its first shot pending as the kernel's
+	 * task_work (__io_poll_execute): a POLL_REMOVE before that runs
+	 * finds it busy (-EALREADY), a cancel ends it without the shot.
+	 */
+	req->poll.arm_mask = 0;
+	/* a ring fd: readable when its CQ holds a CQE (a stale readiness
+	 * drained first, so the poll below and the arm see the CQ) */
+	req->poll.ring_file = uu_ring_fd_readable(req->fd) >= 0;
+	req->poll.ring_seen = false;
+	{
+		struct pollfd pfd = {
+			.fd = req->fd,
+			.events = (short)(req->poll.events & 0xffff),
+		};
+		uint32_t m;
+
+		if (poll(&pfd, 1, 0) == 1 && !(pfd.revents & POLLNVAL)) {
+			m = (uint16_t)pfd.revents & req->poll.events;
+			if (m && !req->poll.multishot)
+				return (int)m;
+			/* multishot: armed with that wakeup pending
+			 * (uu_poll_arm_request) */
+			req->poll.arm_mask = m;
+		}
+	}
 	/* a multishot poll on the ring's own eventfd (an anonymous inode:
 	 * no file type bits) ends at the ring's first signal of it */
 	req->poll.ring_evfd = false;
@@ -1140,7 +1208,32 @@ int uu_poll_add_issue(struct uu_req *req, unsigned int issue_flags)
 /* Parks a POLL_ADD request (called by core/req.c). */
 int uu_poll_arm_request(struct uu_req *req)
 {
-	int ret = arm(req);
+	bool defer = req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN;
+	bool pending = req->poll.arm_mask && (defer || req->poll_hold);
+	int ret;
+
+	/*
+	 * A multishot poll ready at issue: armed with that wakeup pending
+	 * (tw_nr 0: the readiness engine has not seen it yet; its first
+	 * look at the file is counted, and the shot then posts what the
+	 * file holds).  Run by the submitter's task_work (DEFER_TASKRUN)
+	 * or at the end of the batch (poll_hold); if the readiness engine
+	 * has not looked by then, its look posts the shot, as before.
+	 * Not visible to the poller before arm() adds it, under P.lock.
+	 */
+	if (pending) {
+		req->poll_tw = true;
+		req->poll.tw_nr = 0;
+		req->poll.tw_mask = req->poll.arm_mask;
+		req->poll.tw_uring = false;
+	}
+	ret = arm(req);
+	if (ret) {
+		req->poll_tw = false;
+		req->poll_hold = false;
+	} else if (pending && defer) {
+		uu_tw_queue_poll_shot(req);
+	}
 
 	if (ret == -EPERM) {
 		/* no poll support (e.g. /dev/null): always ready */
@@ -1215,10 +1308,11 @@ int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 		pthread_mutex_unlock(&P.lock);
 		return -ENOENT;
 	}
-	if (target->poll_tw) {
-		/* a wakeup is queued for the submitter (DEFER_TASKRUN): the
-		 * kernel's io_poll_disarm cannot take ownership of the poll
-		 * and neither removes nor updates it */
+	if (target->poll_tw || target->poll_state == UU_POLLST_CANCEL_AT_TW) {
+		/* a wakeup is pending (DEFER_TASKRUN task_work, or held by
+		 * the batch that armed it), or a cancel's: the kernel's
+		 * io_poll_disarm cannot take ownership of the poll and
+		 * neither removes nor updates it */
 		pthread_mutex_unlock(&P.lock);
 		return -EALREADY;
 	}
@@ -1277,10 +1371,14 @@ int uu_poll_cancel_req(struct uu_req *req)
 		pf = req->pf;
 		waiter_unlink(pf, req);
 		ret = UU_POLL_CANCEL_REMOVED;
-		if (req->poll_tw) {
-			/* a wakeup is queued for the submitter: that item
-			 * completes it (the kernel's IO_POLL_CANCEL_FLAG) */
+		if (req->poll_tw || req->poll_hold) {
+			/* a wakeup is queued for the submitter, or held by
+			 * the batch that armed it: that item or the batch's
+			 * end completes it (the kernel's IO_POLL_CANCEL_FLAG).
+			 * Until then it stays in the kernel's cancel hash,
+			 * where a POLL_REMOVE finds it busy (-EALREADY) */
 			req->poll_state = UU_POLLST_CANCEL_AT_TW;
+			ud_index_add(req);
 			ret = UU_POLL_CANCEL_DEFERRED;
 		}
 		pollfile_release_locked(pf);
@@ -1312,8 +1410,10 @@ void uu_poll_cancel_ring(struct uu_ring *ring)
 				if (r->ring != ring)
 					continue;
 				waiter_unlink(pf, r);
-				if (r->poll_tw) {
-					/* its queued wakeup completes it */
+				if (r->poll_tw || r->poll_hold) {
+					/* its queued wakeup (or the end of
+					 * the batch that armed it) completes
+					 * it */
 					r->poll_state = UU_POLLST_CANCEL_AT_TW;
 					continue;
 				}
@@ -1345,12 +1445,16 @@ bool uu_poll_tw_shot(struct uu_req *req)
 	pthread_mutex_lock(&P.lock);
 	req->poll_tw = false;
 	if (req->poll_state == UU_POLLST_CANCEL_AT_TW) {
+		if (req->ud_pprev)
+			ud_index_del(req);
 		pthread_mutex_unlock(&P.lock);
 		req->res = -ECANCELED;
 		return true;
 	}
 	pf = req->pf;
-	if (req->poll_state != UU_POLLST_ARMED || !pf) {
+	/* tw_nr 0: readiness found at arm that the readiness engine has
+	 * not seen yet: its look posts the shot (no second one) */
+	if (req->poll_state != UU_POLLST_ARMED || !pf || !req->poll.tw_nr) {
 		pthread_mutex_unlock(&P.lock);
 		return false;
 	}
@@ -1380,4 +1484,20 @@ bool uu_poll_tw_shot(struct uu_req *req)
 	pthread_mutex_unlock(&P.lock);
 	req->res = (int32_t)m;
 	return true;
+}
+
+/*
+ * The batch that armed req ended (core/req.c release_holds): a wakeup it
+ * held back, or a cancel that came meanwhile, runs now.  True when req
+ * ended (its res set).
+ */
+bool uu_poll_release_hold(struct uu_req *req)
+{
+	bool run;
+
+	pthread_mutex_lock(&P.lock);
+	req->poll_hold = false;
+	run = req->poll_tw || req->poll_state == UU_POLLST_CANCEL_AT_TW;
+	pthread_mutex_unlock(&P.lock);
+	return run && uu_poll_tw_shot(req);
 }

@@ -80,6 +80,7 @@ enum {
 	NET_SENT = 1u << 4,        /* SEND*: bytes went out */
 	NET_ZC_REPORT = 1u << 5,   /* IORING_SEND_ZC_REPORT_USAGE */
 	NET_MSHOT_LIM = 1u << 6,   /* multishot RECV: a byte limit (addr2) */
+	NET_RING_FILE = 1u << 7,   /* POLL_FIRST on a ring fd (no socket) */
 };
 
 /* os.net.kind: what the kernel reports msg_inq / is_empty for */
@@ -306,14 +307,34 @@ static bool net_retry(struct uu_req *req)
 	return type == SOCK_STREAM || type == SOCK_SEQPACKET;
 }
 
-/* Is the request's file a socket?  -ENOTSOCK / -EBADF otherwise. */
+/*
+ * Is the request's file a socket?  -ENOTSOCK / -EBADF otherwise.  A ring
+ * fd is not (the kernel's is an io_uring file; uuring's a socket
+ * underneath): those whose numbers the registry knows are told apart.
+ */
 static int is_socket(struct uu_req *req)
 {
 	struct stat st;
 
 	if (fstat(req->fd, &st))
 		return -EBADF;
-	return S_ISSOCK(st.st_mode) ? 0 : -ENOTSOCK;
+	if (!S_ISSOCK(st.st_mode))
+		return -ENOTSOCK;
+	if (unlikely(uu_registry_fd_cached(req->fd)) &&
+	    uu_is_ring_fd(req->fd, &st))
+		return -ENOTSOCK;
+	return 0;
+}
+
+/*
+ * -ENOTSOCK for a ring fd, before anything reads or writes it (one that
+ * waited for readiness first is known by the flag: it waits on a dup)
+ */
+static int ring_fd_check(struct uu_req *req)
+{
+	if (unlikely(req->os.net.st & NET_RING_FILE))
+		return -ENOTSOCK;
+	return unlikely(uu_registry_fd_cached(req->fd)) ? is_socket(req) : 0;
 }
 
 /* waits for readiness; the first wait marks the request polled */
@@ -324,14 +345,39 @@ static int park(struct uu_req *req, int how)
 }
 
 /*
- * IORING_RECVSEND_POLL_FIRST: the first issue only waits for readiness;
- * with MSG_DONTWAIT that wait is refused at once (-EAGAIN, the kernel's
- * REQ_F_NOWAIT).
+ * IORING_RECVSEND_POLL_FIRST: the first issue only waits for readiness,
+ * whatever the file (io_send/io_recv answer -EAGAIN before they look for
+ * a socket, and poll is armed); with MSG_DONTWAIT that wait is refused at
+ * once (-EAGAIN, the kernel's REQ_F_NOWAIT).  A file ready now is tried
+ * at once, as the kernel's arm finds it ready and issues it again
+ * (IO_APOLL_READY; files without a poll method are always ready here):
+ * 1, the caller goes on.  A socket's failure then comes from that try.
  */
 static int poll_first(struct uu_req *req, int how)
 {
+	struct pollfd pfd = {
+		.fd = req->fd,
+		.events = how == UU_ISSUE_PARK_POLLIN ? POLLIN : POLLOUT,
+	};
+
+	int ready = -1;
+
 	if (req->os.net.msg_flags & MSG_DONTWAIT)
 		return -EAGAIN;
+	/* a ring fd: readable when its CQ holds a CQE, always writable (the
+	 * kernel's io_uring_poll, SQ not full) */
+	if (unlikely(uu_registry_fd_cached(req->fd))) {
+		ready = how == UU_ISSUE_PARK_POLLOUT ? 1 :
+			uu_ring_fd_readable(req->fd);
+		if (ready >= 0)
+			req->os.net.st |= NET_RING_FILE;
+	}
+	if (ready < 0)
+		ready = poll(&pfd, 1, 0) == 1 && !(pfd.revents & POLLNVAL);
+	if (ready) {
+		req->os.net.st |= NET_POLLED;
+		return 1;
+	}
 	return park(req, how);
 }
 
@@ -616,11 +662,13 @@ static int send_issue(struct uu_req *req)
 
 	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
 	    !(req->os.net.st & NET_POLLED)) {
-		res = is_socket(req);
-		if (res)
+		res = poll_first(req, UU_ISSUE_PARK_POLLOUT);
+		if (res != 1)
 			return res;
-		return poll_first(req, UU_ISSUE_PARK_POLLOUT);
 	}
+	res = ring_fd_check(req);
+	if (res)
+		return res;
 	do {
 		if (m && (m->nr_iov || req->opcode == IORING_OP_SENDMSG ||
 			  req->opcode == IORING_OP_SENDMSG_ZC)) {
@@ -629,8 +677,8 @@ static int send_issue(struct uu_req *req)
 				n = do_sendmsg(req, m, flags);
 			} while (n < 0 && errno == EINTR && !uu_cp_cancelled());
 		} else {
-			char *buf = (char *)(uintptr_t)req->os.net.addr +
-				    req->os.net.done;
+			char *buf = (char *)(uintptr_t)(req->os.net.addr +
+							req->os.net.done);
 
 			want = req->os.net.len - req->os.net.done;
 			do {
@@ -839,8 +887,11 @@ static int zc_issue(struct uu_req *req)
 		req->os.net.kind = KIND_OTHER; /* checked */
 	}
 	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
-	    !(req->os.net.st & NET_POLLED))
-		return poll_first(req, UU_ISSUE_PARK_POLLOUT);
+	    !(req->os.net.st & NET_POLLED)) {
+		ret = poll_first(req, UU_ISSUE_PARK_POLLOUT);
+		if (ret != 1)
+			return ret;
+	}
 	if (fixed && !req->buf_node) {
 		ret = zc_import_fixed(req);
 		if (ret)
@@ -1046,7 +1097,7 @@ static ssize_t recvmsg_mshot_one(struct uu_req *req, int flags, bool *finished)
 /* One receive into the selected buffer (after the bytes already moved). */
 static ssize_t recv_into_buf(struct uu_req *req, int flags, bool *trunc)
 {
-	char *buf = (char *)(uintptr_t)req->kb.addr + req->os.net.done;
+	char *buf = (char *)(uintptr_t)(req->kb.addr + req->os.net.done);
 	struct iovec v = { buf, req->kb.len - req->os.net.done };
 	struct msghdr h;
 	ssize_t n;
@@ -1198,13 +1249,21 @@ int uu_recv_issue(struct uu_req *req, unsigned int issue_flags)
 	int res;
 
 	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
-	    !(req->os.net.st & NET_POLLED))
-		return poll_first(req, UU_ISSUE_PARK_POLLIN);
+	    !(req->os.net.st & NET_POLLED)) {
+		res = poll_first(req, UU_ISSUE_PARK_POLLIN);
+		if (res != 1)
+			return res;
+	}
+	res = ring_fd_check(req);
+	if (res)
+		return res;
 	if (req->flags & UU_REQ_BUFFER_SELECT)
 		return recv_select_issue(req, issue_flags);
 	do {
-		char *buf = (char *)(uintptr_t)req->os.net.addr +
-			    req->os.net.done;
+		/* the sum before the cast: a NULL buffer (an -EFAULT
+		 * to come from the system call) takes no offset */
+		char *buf = (char *)(uintptr_t)(req->os.net.addr +
+						req->os.net.done);
 		size_t want = req->os.net.len - req->os.net.done;
 
 		trunc = false;
@@ -1245,11 +1304,13 @@ int uu_recvmsg_issue(struct uu_req *req, unsigned int issue_flags)
 
 	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
 	    !(req->os.net.st & NET_POLLED)) {
-		res = is_socket(req);
-		if (res)
+		res = poll_first(req, UU_ISSUE_PARK_POLLIN);
+		if (res != 1)
 			return res;
-		return poll_first(req, UU_ISSUE_PARK_POLLIN);
 	}
+	res = ring_fd_check(req);
+	if (res)
+		return res;
 	if (req->flags & UU_REQ_BUFFER_SELECT)
 		return recv_select_issue(req, issue_flags);
 	do {

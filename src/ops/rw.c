@@ -65,6 +65,7 @@ static int prep_common(struct uu_req *req)
 	req->rw.pos = (int64_t)sqe->off;
 	req->rw.rw_flags = sqe->rw_flags;
 	req->rw.iov = req->rw.inline_iov;
+	req->rw.ring_file = false;
 	return 0;
 }
 
@@ -331,6 +332,31 @@ static enum rw_class classify(int fd)
 }
 
 /*
+ * I/O on an io_uring fd (the ring fds the registry knows by number): the
+ * kernel's file has no read_iter/write_iter, so the I/O fails -EINVAL,
+ * but a read first waits, like any read on a pollable file that is not
+ * ready (io_file_supports_nowait polls it), until the ring's CQ holds a
+ * CQE.  uuring's ring fd is a socket whose readiness byte must not be
+ * read.  1: not a ring fd after all.
+ */
+static int ring_file_rw(struct uu_req *req, bool is_write)
+{
+	int readable;
+
+	/* woken by the ring fd's readiness: a CQE is there */
+	if (req->rw.ring_file)
+		return -EINVAL;
+	readable = uu_ring_fd_readable(req->fd);
+	if (readable < 0)
+		return 1;
+	if (is_write || readable)
+		return -EINVAL;
+	/* parked with a dup of its own: the flag, not the number, says it */
+	req->rw.ring_file = true;
+	return uu_park(req, UU_ISSUE_PARK_POLLIN);
+}
+
+/*
  * Non-blocking first (T5): outside io-wq a read is tried with RWF_NOWAIT.
  * Would block: pollable files (pipes, sockets, ttys) park on the
  * readiness engine, never occupying a thread; regular files are read
@@ -349,6 +375,12 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF; /* no registered files yet */
+	if (unlikely(req->rw.ring_file || uu_registry_fd_cached(req->fd))) {
+		int ret = ring_file_rw(req, is_write);
+
+		if (ret != 1)
+			return ret;
+	}
 	/* a null device's file (dev/nullb.c): served by the model */
 	if (unlikely(atomic_load_explicit(&uu_nullb_active,
 					  memory_order_relaxed))) {

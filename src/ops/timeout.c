@@ -316,7 +316,7 @@ static int find_and_stop(struct uu_ring *r, uint64_t user_data,
 	return 0;
 }
 
-/* TIMEOUT_REMOVE without UPDATE, and ASYNC_CANCEL: 0, -EALREADY, -ENOENT */
+/* TIMEOUT_REMOVE without UPDATE: 0, -EALREADY, -ENOENT */
 int uu_timeout_cancel(struct uu_ring *r, uint64_t user_data)
 {
 	struct uu_req *req;
@@ -329,6 +329,50 @@ int uu_timeout_cancel(struct uu_ring *r, uint64_t user_data)
 	req->res = -ECANCELED;
 	uu_exec_finish_late(req);
 	return 0;
+}
+
+/*
+ * ASYNC_CANCEL's pass over the TIMEOUT list (io_timeout_cancel through
+ * io_timeout_extract, which matches with io_cancel_req_match: ANY, OP
+ * and USERDATA as for any request).  In list order, the first match only
+ * unless all; a TIMEOUT that is firing is found but not stopped (its
+ * timer completes it).  Without all: 0, -EALREADY (firing) or -ENOENT;
+ * with all: how many matched, as the kernel's ALL loop counts each
+ * io_try_cancel that did not answer -ENOENT.  The cancelled ones finish
+ * after the current batch, in list order.
+ */
+int uu_timeout_cancel_match(struct uu_ring *r, const struct uu_cancel_match *m,
+			    bool all)
+{
+	struct uu_req *req, *next, *done = NULL, **tail = &done;
+	int nr = 0, ret = -ENOENT;
+
+	uu_shared_lock(r->completion_lock);
+	for (req = r->tmo_head; req; req = next) {
+		next = req->tmo.next;
+		if (!uu_cancel_match_req(req, m))
+			continue;
+		nr++;
+		if (uu_timer_cancel(&req->tmo.t)) {
+			list_del_tmo(r, req);
+			req->late_next = NULL;
+			*tail = req;
+			tail = &req->late_next;
+			ret = 0;
+		} else {
+			ret = -EALREADY; /* firing right now: the timer wins */
+		}
+		if (!all)
+			break;
+	}
+	pthread_mutex_unlock(r->completion_lock);
+	while (done) {
+		req = done;
+		done = req->late_next;
+		req->res = -ECANCELED;
+		uu_exec_finish_late(req);
+	}
+	return all ? nr : ret;
 }
 
 /*

@@ -301,6 +301,13 @@ struct uu_ring *uu_ring_get_cached(int fd)
 	return r;
 }
 
+bool uu_registry_fd_cached(int fd)
+{
+	slot_t *s = slot_of(fd, false);
+
+	return s && atomic_load_explicit(s, memory_order_relaxed);
+}
+
 /* Slow path: identify the ring behind fd by its inode. */
 struct uu_ring *uu_ring_get(int fd, int *err)
 {

@@ -550,3 +550,26 @@ void uu_ring_drain_readiness(struct uu_ring *r, int fd)
 	if (uu_cq_ready(r))
 		uu_ring_signal_readiness(r);
 }
+
+/*
+ * I/O aimed at a ring fd (ops/rw.c, ops/net.c): -1 if fd is no ring whose
+ * number the registry knows; 1 if the ring's CQ holds a CQE (the kernel's
+ * ring file polls readable); 0 if it is empty, a stale readiness drained
+ * first, so that a wait on the fd's readiness lasts until a CQE comes.
+ */
+int uu_ring_fd_readable(int fd)
+{
+	struct uu_ring *r;
+	int ret;
+
+	if (!uu_registry_fd_cached(fd))
+		return -1;
+	r = uu_ring_get_cached(fd);
+	if (!r)
+		return -1;
+	ret = uu_cq_ready(r) != 0;
+	if (!ret)
+		uu_ring_drain_readiness(r, fd);
+	uu_ring_put(r);
+	return ret;
+}

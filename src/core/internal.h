@@ -632,6 +632,7 @@ int uu_timeout_remove_issue(struct uu_req *req, unsigned int issue_flags);
 int uu_async_cancel_prep(struct uu_req *req);
 int uu_msg_ring_prep(struct uu_req *req);
 int uu_msg_ring_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_msg_ring_blind(void *arg, unsigned int nr_args);
 int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags);
 
 /* ---- timeouts (ops/timeout.c) ---- */

@@ -60,7 +60,8 @@
 	 IORING_FEAT_MIN_TIMEOUT | IORING_FEAT_FAST_POLL |                  \
 	 IORING_FEAT_NATIVE_WORKERS | IORING_FEAT_SQPOLL_NONFIXED |         \
 	 IORING_FEAT_RSRC_TAGS | IORING_FEAT_CUR_PERSONALITY |            \
-	 IORING_FEAT_POLL_32BITS | IORING_FEAT_NO_IOWAIT)
+	 IORING_FEAT_POLL_32BITS | IORING_FEAT_NO_IOWAIT |                 \
+	 IORING_FEAT_RECVSEND_BUNDLE)
 
 /* IORING_ENTER_* flags enter accepts (core/enter.c), and SQE flags a
  * submission accepts (core/submit.c); REGISTER_QUERY reports both */
@@ -407,6 +408,9 @@ struct uu_req {
 				   * (core/cq_post.c uu_req_post_cqe) */
 	uint32_t park_events;     /* EPOLL* a parked read/write waits for */
 	bool poll_fresh;          /* added since the file's last edge */
+	bool requeue;             /* parked at a multishot receive's retry
+				   * cap with data queued: the poller
+				   * rechecks its file (uu_net_requeue) */
 	bool poll_tw;             /* DEFER_TASKRUN multishot POLL_ADD: a
 				   * wakeup is queued as task_work for the
 				   * submitter (uu_poll_tw_shot); P.lock */

@@ -257,8 +257,12 @@ static void sc_short_ring(struct dctx *c)
 	tbuf_ring_add(p.br, 7, &p.tail, p.mem + 16, 16, 1);
 	recv_bundle(&r, sp[1], 0, 4, true);
 	dsubmit(c, &r, "multishot, 2 buffers");
-	dreapn(c, &r, 1, true, "ends with the ring's last buffer");
+	dreapn(c, &r, 1, true, "32 in the ring's last two buffers");
 	rec_head(c, &r, "head");
+	send_pat(sp[0], 64, 4);
+	dreapn(c, &r, 1, true, "the next bytes find no buffer: the end");
+	send_pat(sp[0], 68, 16);
+	wait_queued(sp[1], 20);
 	/* a legacy group gives one buffer at a time */
 	tprep(&r, IORING_OP_PROVIDE_BUFFERS, 4, p.mem, 8, 0, 5, 0)->buf_group =
 		BGID + 1;
@@ -302,6 +306,66 @@ static void sc_mshot(struct dctx *c)
 	rec_head(c, &r, "head");
 	shutdown(sp[0], SHUT_WR);
 	dreapn(c, &r, 1, true, "EOF ends it");
+	tclose2(sp);
+	pring_free(&p);
+	tring_exit(&r);
+}
+
+/*
+ * Multishot bundles with a length (each shot at most that, and one that
+ * reaches it waits its turn: IORING_RECV_MSHOT_CAP) and with a byte
+ * limit (optlen: the bundle never maps beyond it, and reaching it ends
+ * the request).
+ */
+static void sc_mshot_len(struct dctx *c)
+{
+	struct tring r;
+	struct pring p;
+	int sp[2];
+
+	if (dring_flags(c, &r, 32, 0) || tcp_pair(sp))
+		return;
+	if (pring_make(c, &r, &p, 32, 32, 16, 0))
+		return;
+	recv_bundle(&r, sp[1], 24, 1, true);
+	dsubmit(c, &r, "armed, length 24");
+	send_pat(sp[0], 0, 70);
+	reap_bytes(c, &r, 70, "70 bytes in shots of at most 24");
+	drec_int(c, stream_ok(p.mem, 70), "the bytes in order");
+	recv_bundle(&r, sp[1], 0, 2, true)->optlen = 40;
+	tprep(&r, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 9, 0)->addr = 1;
+	dsubmit(c, &r, "cancel the first, arm one limited to 40");
+	dreapn(c, &r, 2, false, "cancelled");
+	send_pat(sp[0], 70, 30);
+	reap_bytes(c, &r, 30, "30 of the 40");
+	send_pat(sp[0], 100, 30);
+	reap_bytes(c, &r, 10, "the last 10 end it");
+	rec_head(c, &r, "head");
+	tclose2(sp);
+	pring_free(&p);
+	tring_exit(&r);
+}
+
+/* IOSQE_ASYNC */
+static void sc_async(struct dctx *c)
+{
+	struct tring r;
+	struct pring p;
+	int sp[2];
+
+	if (dring_flags(c, &r, 32, 0) || tcp_pair(sp))
+		return;
+	if (pring_make(c, &r, &p, 32, 32, 16, 0))
+		return;
+	send_pat(sp[0], 0, 40);
+	wait_queued(sp[1], 40);
+	recv_bundle(&r, sp[1], 0, 1, false)->flags |= IOSQE_ASYNC;
+	dsubmit(c, &r, "IOSQE_ASYNC, 40 queued");
+	reap_bytes(c, &r, 16, "async");
+	recv_bundle(&r, sp[1], 0, 2, false);
+	dsubmit(c, &r, "the rest");
+	reap_bytes(c, &r, 8, "the rest");
+	rec_head(c, &r, "head");
 	tclose2(sp);
 	pring_free(&p);
 	tring_exit(&r);
@@ -492,6 +556,8 @@ static const struct dscenario scenarios[] = {
 	{ "oneshot_unix", sc_oneshot_unix, NULL },
 	{ "short_ring", sc_short_ring, NULL },
 	{ "mshot", sc_mshot, NULL },
+	{ "mshot_len", sc_mshot_len, NULL },
+	{ "async", sc_async, NULL },
 	{ "inc", sc_inc, NULL },
 	{ "send", sc_send, NULL },
 	{ "errors", sc_errors, NULL },

@@ -123,8 +123,9 @@ uint32_t uu_kbuf_consume(struct uu_req *req, int res);
 void uu_kbuf_hold(struct uu_req *req);
 
 /*
- * Several buffers for one transfer (bundles, ops/net_bundle.c; the
- * kernel's io_buffers_select and io_buffers_peek): a ring gives up to
+ * Several buffers for one transfer (ops/kbuf_multi.c, for the bundles
+ * of ops/net_bundle.c; the kernel's io_buffers_select and
+ * io_buffers_peek): a ring gives up to
  * nr_iovs buffers from its head (up to what max_len needs when grow is
  * set and a limit given; nr_iovs then becomes the count mapped), a
  * legacy group one.  Returns the count, or -ENOENT (unknown group),

@@ -5,7 +5,7 @@
  * UNREGISTER_PBUF_RING (an application-allocated ring of struct
  * io_uring_buf, its tail written by the application, the head ours),
  * IOU_PBUF_RING_INC, REGISTER_PBUF_STATUS, and the selection of a buffer
- * for IOSQE_BUFFER_SELECT reads.
+ * for IOSQE_BUFFER_SELECT reads (several at once: ops/kbuf_multi.c).
  *
  * Selection follows the kernel's rules (kbuf.c, 6.18):
  *  - at issue, in the thread that issues; an empty or unknown group is
@@ -39,47 +39,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/uio.h>
 
 #include "core/buffers.h"
 #include "core/internal.h"
+#include "ops/kbuf_int.h"
 #include "util/mapalias.h"
 #include "util/usercopy.h"
 
 #define MAX_BIDS_PER_BGID (1U << 16)
 #define UU_PAGE 4096ULL
 #define UU_TASK_SIZE_MAX ((1ULL << 47) - UU_PAGE)
-#define NR_HASH 64
 
-struct kb_buf {
-	struct kb_buf *next;
-	uint64_t addr;
-	uint32_t len;
-	uint16_t bid;
-};
-
-struct kb_group {
-	struct kb_group *next;  /* hash chain */
-	uint16_t bgid;
-	bool ring;
-	/* legacy */
-	struct kb_buf *head, *tail;
-	unsigned int nbufs;
-	/* ring */
-	uint64_t ring_addr;
-	uint32_t mask;
-	uint16_t rhead;
-	bool inc;
-	void *region;           /* IOU_PBUF_RING_MMAP: engine memory */
-	size_t region_size;
-};
-
-struct uu_kbuf_ctx {
-	pthread_mutex_t lock;
-	struct kb_group *hash[NR_HASH];
-};
-
-static struct uu_kbuf_ctx *ctx_get(struct uu_ring *r, bool create)
+struct uu_kbuf_ctx *uu_kb_ctx_get(struct uu_ring *r, bool create)
 {
 	struct uu_kbuf_ctx *c = atomic_load_explicit(&r->kbuf,
 						     memory_order_acquire);
@@ -101,14 +72,14 @@ static struct uu_kbuf_ctx *ctx_get(struct uu_ring *r, bool create)
 
 void uu_kbuf_adopt(struct uu_ring *r)
 {
-	struct uu_kbuf_ctx *c = ctx_get(r, false);
+	struct uu_kbuf_ctx *c = uu_kb_ctx_get(r, false);
 
 	/* a thread of the parent may have held it at the fork */
 	if (c)
 		pthread_mutex_init(&c->lock, NULL);
 }
 
-static struct kb_group *group_find(struct uu_kbuf_ctx *c, uint16_t bgid)
+struct kb_group *uu_kb_group_find(struct uu_kbuf_ctx *c, uint16_t bgid)
 {
 	struct kb_group *g;
 
@@ -161,7 +132,7 @@ void uu_kbuf_free(struct uu_ring *r)
  * is read directly, with the acquire the tail needs.  An application's
  * ring goes through the fault-safe copy.
  */
-static int ring_tail(const struct kb_group *g, uint16_t *tail)
+int uu_kb_ring_tail(const struct kb_group *g, uint16_t *tail)
 {
 	if (g->region) {
 		*tail = __atomic_load_n(&((struct io_uring_buf_ring *)
@@ -172,7 +143,7 @@ static int ring_tail(const struct kb_group *g, uint16_t *tail)
 				 (g->ring_addr + 14), sizeof(*tail));
 }
 
-static int ring_entry(const struct kb_group *g, uint16_t idx,
+int uu_kb_ring_entry(const struct kb_group *g, uint16_t idx,
 		      struct io_uring_buf *b)
 {
 	const void *e = (const void *)(uintptr_t)
@@ -217,7 +188,7 @@ static bool ring_inc_commit(struct kb_group *g, int len)
 		struct io_uring_buf b;
 		uint32_t this_len, left;
 
-		if (ring_entry(g, g->rhead, &b))
+		if (uu_kb_ring_entry(g, g->rhead, &b))
 			return true;
 		this_len = (uint32_t)len < b.len ? (uint32_t)len : b.len;
 		left = b.len - this_len;
@@ -233,7 +204,7 @@ static bool ring_inc_commit(struct kb_group *g, int len)
 }
 
 /* io_kbuf_commit of nr buffers: true when they were used up */
-static bool ring_commit_n(struct kb_group *g, int len, unsigned int nr)
+bool uu_kb_ring_commit_n(struct kb_group *g, int len, unsigned int nr)
 {
 	if (len < 0)
 		return true;
@@ -245,7 +216,7 @@ static bool ring_commit_n(struct kb_group *g, int len, unsigned int nr)
 
 static bool ring_commit(struct kb_group *g, int len)
 {
-	return ring_commit_n(g, len, 1);
+	return uu_kb_ring_commit_n(g, len, 1);
 }
 
 /* ---- selection (IOSQE_BUFFER_SELECT) ---- */
@@ -259,14 +230,14 @@ void uu_kbuf_prep(struct uu_req *req, uint32_t want)
 
 int uu_kbuf_select(struct uu_req *req, unsigned int issue_flags, bool can_poll)
 {
-	struct uu_kbuf_ctx *c = ctx_get(req->ring, false);
+	struct uu_kbuf_ctx *c = uu_kb_ctx_get(req->ring, false);
 	uint32_t want = req->kb.want;
 	struct kb_group *g;
 
 	if (!c)
 		return -ENOBUFS;
 	pthread_mutex_lock(&c->lock);
-	g = group_find(c, req->kb.bgid);
+	g = uu_kb_group_find(c, req->kb.bgid);
 	if (!g)
 		goto nobufs;
 	if (!g->ring) {
@@ -288,12 +259,12 @@ int uu_kbuf_select(struct uu_req *req, unsigned int issue_flags, bool can_poll)
 	} else {
 		struct io_uring_buf b;
 		uint16_t tail;
-		int ret = ring_tail(g, &tail);
+		int ret = uu_kb_ring_tail(g, &tail);
 
 		if (!ret && tail == g->rhead)
 			goto nobufs;
 		if (!ret)
-			ret = ring_entry(g, g->rhead, &b);
+			ret = uu_kb_ring_entry(g, g->rhead, &b);
 		if (ret) {
 			pthread_mutex_unlock(&c->lock);
 			return ret;
@@ -322,7 +293,7 @@ nobufs:
 
 /* The CQE flags of the selected buffer, which is consumed.  An uncommitted
  * ring buffer needs the group lock (held by the caller). */
-static uint32_t kbuf_put(struct uu_req *req, int res)
+uint32_t uu_kb_put(struct uu_req *req, int res)
 {
 	uint32_t cflags = IORING_CQE_F_BUFFER |
 			  ((uint32_t)req->kb.bid << IORING_CQE_BUFFER_SHIFT);
@@ -332,8 +303,8 @@ static uint32_t kbuf_put(struct uu_req *req, int res)
 		req->kb.lbuf = NULL;
 	} else if (req->kb.state == UU_KB_RING) {
 		if (!req->kb.committed) {
-			struct uu_kbuf_ctx *c = ctx_get(req->ring, false);
-			struct kb_group *g = c ? group_find(c, req->kb.bgid) : NULL;
+			struct uu_kbuf_ctx *c = uu_kb_ctx_get(req->ring, false);
+			struct kb_group *g = c ? uu_kb_group_find(c, req->kb.bgid) : NULL;
 
 			if (g && g->ring && !ring_commit(g, res))
 				req->kb.more = true;
@@ -348,7 +319,7 @@ static uint32_t kbuf_put(struct uu_req *req, int res)
 
 void uu_kbuf_after_issue(struct uu_req *req, int res)
 {
-	struct uu_kbuf_ctx *c = ctx_get(req->ring, false);
+	struct uu_kbuf_ctx *c = uu_kb_ctx_get(req->ring, false);
 	bool locked = req->kb.locked;
 
 	if (req->kb.state == UU_KB_RING && !req->kb.committed) {
@@ -357,9 +328,9 @@ void uu_kbuf_after_issue(struct uu_req *req, int res)
 		if (res < 0 || req->park)
 			req->kb.state = UU_KB_NONE;
 		else
-			req->cflags |= kbuf_put(req, res);
+			req->cflags |= uu_kb_put(req, res);
 	} else if (req->kb.state != UU_KB_NONE && !req->park) {
-		req->cflags |= kbuf_put(req, res);
+		req->cflags |= uu_kb_put(req, res);
 	}
 	/* a legacy or committed ring buffer stays with a waiting request */
 	if (locked) {
@@ -378,7 +349,7 @@ void uu_kbuf_after_issue(struct uu_req *req, int res)
  */
 bool uu_kbuf_recycle(struct uu_req *req)
 {
-	struct uu_kbuf_ctx *c = ctx_get(req->ring, false);
+	struct uu_kbuf_ctx *c = uu_kb_ctx_get(req->ring, false);
 	bool back = false;
 
 	if (req->kb.state == UU_KB_LEGACY) {
@@ -386,7 +357,7 @@ bool uu_kbuf_recycle(struct uu_req *req)
 		struct kb_group *g;
 
 		pthread_mutex_lock(&c->lock);
-		g = group_find(c, req->kb.bgid);
+		g = uu_kb_group_find(c, req->kb.bgid);
 		if (g && !g->ring && g->nbufs < 0xffff) {
 			b->next = g->head;
 			g->head = b;
@@ -415,11 +386,11 @@ bool uu_kbuf_recycle(struct uu_req *req)
 /* Consumes the selected buffer now; returns its CQE flags (0 if none). */
 uint32_t uu_kbuf_consume(struct uu_req *req, int res)
 {
-	struct uu_kbuf_ctx *c = ctx_get(req->ring, false);
+	struct uu_kbuf_ctx *c = uu_kb_ctx_get(req->ring, false);
 	uint32_t cflags = 0;
 
 	if (req->kb.state != UU_KB_NONE)
-		cflags = kbuf_put(req, res);
+		cflags = uu_kb_put(req, res);
 	if (req->kb.locked) {
 		req->kb.locked = false;
 		pthread_mutex_unlock(&c->lock);
@@ -434,10 +405,10 @@ uint32_t uu_kbuf_consume(struct uu_req *req, int res)
  */
 void uu_kbuf_hold(struct uu_req *req)
 {
-	struct uu_kbuf_ctx *c = ctx_get(req->ring, false);
+	struct uu_kbuf_ctx *c = uu_kb_ctx_get(req->ring, false);
 
 	if (req->kb.state == UU_KB_RING && !req->kb.committed) {
-		struct kb_group *g = group_find(c, req->kb.bgid);
+		struct kb_group *g = uu_kb_group_find(c, req->kb.bgid);
 
 		if (g && g->ring)
 			req->kb.more = !ring_commit(g, (int)req->kb.len);
@@ -455,178 +426,14 @@ void uu_kbuf_cleanup(struct uu_req *req)
 
 	if (!(req->flags & UU_REQ_BUFFER_SELECT) || req->kb.state == UU_KB_NONE)
 		return;
-	c = ctx_get(req->ring, false);
+	c = uu_kb_ctx_get(req->ring, false);
 	if (c && req->kb.state == UU_KB_RING && !req->kb.committed) {
 		pthread_mutex_lock(&c->lock);
-		req->cflags |= kbuf_put(req, req->res);
+		req->cflags |= uu_kb_put(req, req->res);
 		pthread_mutex_unlock(&c->lock);
 		return;
 	}
-	req->cflags |= kbuf_put(req, req->res);
-}
-
-/* ---- several buffers at once (bundles) ---- */
-
-/*
- * The kernel's io_ring_buffers_peek: up to a->nr_iovs buffers from the
- * head (more, up to what max_len needs, when a limit is given and the
- * request's vector may grow), the last one cut to what is left of
- * max_len (on a ring that is not incremental, only if it is the first;
- * otherwise it is left out).  The entries are not written (6.18 leaves
- * a cut buffer's length as it was: tests/test_diff_bundle oneshot_*).
- */
-static int ring_peek(struct uu_req *req, struct kb_group *g,
-		     struct uu_kbuf_multi *a)
-{
-	unsigned int nr_avail, nr = a->nr_iovs, i = 0;
-	size_t max = a->max_len;
-	bool grow = false;
-	struct io_uring_buf b;
-	uint16_t tail, head = g->rhead;
-	int ret = ring_tail(g, &tail);
-
-	if (ret)
-		return ret;
-	nr_avail = (uint16_t)(tail - head);
-	if (nr_avail > UU_UIO_MAXIOV)
-		nr_avail = UU_UIO_MAXIOV;
-	if (!nr_avail)
-		return -ENOBUFS;
-	ret = ring_entry(g, head, &b);
-	if (ret)
-		return ret;
-	if (max) {
-		size_t needed;
-
-		if (!b.len)
-			return -ENOBUFS;
-		needed = (max + b.len - 1) / b.len;
-		if (needed > UU_KBUF_PEEK_MAX)
-			needed = UU_KBUF_PEEK_MAX;
-		if (nr_avail > needed)
-			nr_avail = (unsigned int)needed;
-	}
-	if (a->grow && max && nr_avail > nr) {
-		nr = nr_avail;
-		grow = true;
-	} else if (nr_avail < nr) {
-		nr = nr_avail;
-	}
-	if (!max)
-		max = INT32_MAX;
-	req->kb.bid = b.bid;
-	for (;;) {
-		uint32_t len = b.len;
-
-		if (len > max) {
-			len = (uint32_t)max;
-			if (!g->inc) {
-				a->partial = true;
-				if (i)
-					break;
-			}
-		}
-		a->iovs[i].iov_base = (void *)(uintptr_t)b.addr;
-		a->iovs[i].iov_len = len;
-		i++;
-		a->out_len += len;
-		max -= len;
-		if (!max)
-			break;
-		head++;
-		if (!--nr)
-			break;
-		ret = ring_entry(g, head, &b);
-		if (ret)
-			return ret;
-	}
-	a->empty = head == tail;
-	if (grow)
-		a->nr_iovs = i;
-	return (int)i;
-}
-
-int uu_kbuf_select_multi(struct uu_req *req, struct uu_kbuf_multi *a,
-			 unsigned int issue_flags, bool commit)
-{
-	struct uu_kbuf_ctx *c = ctx_get(req->ring, false);
-	struct kb_group *g;
-	int ret;
-
-	(void)issue_flags;
-	a->out_len = 0;
-	a->empty = a->partial = false;
-	if (!c)
-		return -ENOENT;
-	pthread_mutex_lock(&c->lock);
-	g = group_find(c, req->kb.bgid);
-	if (!g) {
-		ret = -ENOENT;
-	} else if (!g->ring) {
-		/* one buffer of a legacy group (io_provided_buffers_select):
-		 * a send takes it whole, a receive up to max_len */
-		struct kb_buf *b = g->head;
-		size_t max = a->send ? 0 : a->max_len;
-
-		ret = -ENOBUFS;
-		if (b) {
-			g->head = b->next;
-			if (!g->head)
-				g->tail = NULL;
-			g->nbufs--;
-			req->kb.state = UU_KB_LEGACY;
-			req->kb.lbuf = b;
-			req->kb.bid = b->bid;
-			a->iovs[0].iov_base = (void *)(uintptr_t)b->addr;
-			a->iovs[0].iov_len = (!max || max > b->len) ? b->len : max;
-			a->out_len = a->iovs[0].iov_len;
-			a->empty = !g->head;
-			ret = 1;
-		}
-	} else {
-		ret = ring_peek(req, g, a);
-		if (ret > 0) {
-			req->kb.state = UU_KB_RING;
-			req->kb.committed = false;
-			req->kb.more = false;
-			if (commit) {
-				/* io_buffers_select: committed at once */
-				req->kb.more = !ring_commit_n(g, (int)a->out_len,
-							      (unsigned int)ret);
-				req->kb.committed = true;
-			} else {
-				/* committed when the receive returns */
-				req->kb.locked = true;
-				return ret;
-			}
-		}
-	}
-	pthread_mutex_unlock(&c->lock);
-	return ret;
-}
-
-uint32_t uu_kbuf_consume_multi(struct uu_req *req, int len, unsigned int nr)
-{
-	struct uu_kbuf_ctx *c = ctx_get(req->ring, false);
-	uint32_t cflags;
-
-	if (req->kb.state == UU_KB_NONE) {
-		cflags = 0;
-	} else if (req->kb.state == UU_KB_RING && !req->kb.committed) {
-		struct kb_group *g = group_find(c, req->kb.bgid);
-
-		if (g && g->ring && !ring_commit_n(g, len, nr))
-			req->kb.more = true;
-		req->kb.committed = true;
-		cflags = kbuf_put(req, len);
-	} else {
-		cflags = kbuf_put(req, len);
-	}
-	if (req->kb.locked) {
-		req->kb.locked = false;
-		pthread_mutex_unlock(&c->lock);
-	}
-	return cflags;
+	req->cflags |= uu_kb_put(req, req->res);
 }
 
 /* ---- PROVIDE_BUFFERS, REMOVE_BUFFERS ---- */
@@ -703,7 +510,7 @@ static int add_buffers(struct kb_group *g, const struct io_uring_sqe *sqe)
 int uu_manage_buffers_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	bool provide = req->opcode == IORING_OP_PROVIDE_BUFFERS;
-	struct uu_kbuf_ctx *c = ctx_get(req->ring, provide);
+	struct uu_kbuf_ctx *c = uu_kb_ctx_get(req->ring, provide);
 	uint16_t bgid = req->sqe.buf_group;
 	struct kb_group *g;
 	int ret;
@@ -712,7 +519,7 @@ int uu_manage_buffers_issue(struct uu_req *req, unsigned int issue_flags)
 	if (!c)
 		return provide ? -ENOMEM : -ENOENT;
 	pthread_mutex_lock(&c->lock);
-	g = group_find(c, bgid);
+	g = uu_kb_group_find(c, bgid);
 	if (!g) {
 		ret = -ENOENT;
 		if (!provide)
@@ -766,7 +573,7 @@ static int register_pbuf_ring(struct uu_ring *r, struct uu_kbuf_ctx *c,
 		return -EINVAL;
 	if (reg->ring_entries >= 65536)
 		return -EINVAL;
-	g = group_find(c, reg->bgid);
+	g = uu_kb_group_find(c, reg->bgid);
 	if (g) {
 		if (g->ring || g->head)
 			return -EEXIST;
@@ -821,7 +628,7 @@ fail:
 int uu_kbuf_mmap(struct uu_ring *r, uint64_t offset, void *addr, size_t len,
 		 int prot, int flags, void **out)
 {
-	struct uu_kbuf_ctx *c = ctx_get(r, false);
+	struct uu_kbuf_ctx *c = uu_kb_ctx_get(r, false);
 	uint64_t bgid = (offset & ~IORING_OFF_MMAP_MASK) >> IORING_OFF_PBUF_SHIFT;
 	struct kb_group *g;
 	int ret = -ENOMEM;
@@ -831,7 +638,7 @@ int uu_kbuf_mmap(struct uu_ring *r, uint64_t offset, void *addr, size_t len,
 	if (!len)
 		return -EINVAL;
 	pthread_mutex_lock(&c->lock);
-	g = bgid <= 0xffff ? group_find(c, (uint16_t)bgid) : NULL;
+	g = bgid <= 0xffff ? uu_kb_group_find(c, (uint16_t)bgid) : NULL;
 	if (!g || !g->region)
 		goto out;
 	ret = uu_map_alias(g->region, addr, len, prot, flags, out);
@@ -857,11 +664,11 @@ int uu_kbuf_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		for (unsigned int i = 0; i < 8; i++)
 			if (st.resv[i])
 				return -EINVAL;
-		c = ctx_get(r, false);
+		c = uu_kb_ctx_get(r, false);
 		if (!c)
 			return -ENOENT;
 		pthread_mutex_lock(&c->lock);
-		g = group_find(c, (uint16_t)st.buf_group);
+		g = uu_kb_group_find(c, (uint16_t)st.buf_group);
 		if (st.buf_group > 0xffff)
 			g = NULL;
 		ret = !g ? -ENOENT : !g->ring ? -EINVAL : 0;
@@ -880,18 +687,18 @@ int uu_kbuf_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		if (opcode == IORING_UNREGISTER_PBUF_RING) {
 			if (reg.flags) /* 6.18 does not look at resv here */
 				return -EINVAL;
-			c = ctx_get(r, false);
+			c = uu_kb_ctx_get(r, false);
 			if (!c)
 				return -ENOENT;
 			pthread_mutex_lock(&c->lock);
-			g = group_find(c, reg.bgid);
+			g = uu_kb_group_find(c, reg.bgid);
 			ret = !g ? -ENOENT : !g->ring ? -EINVAL : 0;
 			if (!ret)
 				group_destroy(c, g);
 			pthread_mutex_unlock(&c->lock);
 			return ret;
 		}
-		c = ctx_get(r, true);
+		c = uu_kb_ctx_get(r, true);
 		if (!c)
 			return -ENOMEM;
 		pthread_mutex_lock(&c->lock);

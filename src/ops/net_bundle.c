@@ -5,7 +5,7 @@
  * IOSQE_BUFFER_SELECT on SEND, as the kernel's io_uring/net.c (io_recv
  * with io_recv_buf_select and io_recv_finish, io_send with
  * io_send_select_buffer and io_send_finish) and kbuf.c
- * (io_buffers_peek, io_buffers_select; here ops/kbuf.c
+ * (io_buffers_peek, io_buffers_select; here ops/kbuf_multi.c
  * uu_kbuf_select_multi).
  *
  * RECV bundle: the buffers from the ring's head are mapped as one

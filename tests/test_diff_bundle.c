@@ -365,6 +365,13 @@ static void sc_async(struct dctx *c)
 	recv_bundle(&r, sp[1], 0, 2, false);
 	dsubmit(c, &r, "the rest");
 	reap_bytes(c, &r, 8, "the rest");
+	/* io-wq selects before it finds nothing: the buffer stays with
+	 * the request while it waits */
+	recv_bundle(&r, sp[1], 0, 3, false)->flags |= IOSQE_ASYNC;
+	dsubmit(c, &r, "IOSQE_ASYNC on an empty socket");
+	dnone(c, &r, 20, "nothing yet");
+	send_pat(sp[0], 40, 20);
+	reap_bytes(c, &r, 20, "after the wait");
 	rec_head(c, &r, "head");
 	tclose2(sp);
 	pring_free(&p);

@@ -146,12 +146,16 @@ static int recv_select(struct uu_req *req, struct uu_netmsg *m,
 	struct uu_kbuf_multi a;
 	int ret;
 
-	if (issue_flags & UU_ISSUE_F_WORKER) {
-		/* unlocked (io-wq): one buffer, committed at once */
-		req->kb.want = m->b.len;
-		ret = uu_kbuf_select(req, issue_flags, true);
-		if (ret)
-			return ret;
+	if (req->kb.state != UU_KB_NONE ||
+	    (issue_flags & UU_ISSUE_F_WORKER)) {
+		/* unlocked (io-wq): one buffer, committed at once, which
+		 * stays with the request if it has to wait */
+		if (req->kb.state == UU_KB_NONE) {
+			req->kb.want = m->b.len;
+			ret = uu_kbuf_select(req, issue_flags, true);
+			if (ret)
+				return ret;
+		}
 		m->iov[0].iov_base = (void *)(uintptr_t)req->kb.addr;
 		m->iov[0].iov_len = req->kb.len;
 		m->b.nr = 1;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Differential tests: MSG_RING (data, flags pass, CQE_SKIP, send fd,
- * errors), REGISTER_IOWQ_MAX_WORKERS, REGISTER_CLOCK and
- * REGISTER_SYNC_CANCEL.
+ * errors), REGISTER_SEND_MSG_RING without a ring (fd -1),
+ * REGISTER_IOWQ_MAX_WORKERS, REGISTER_CLOCK and REGISTER_SYNC_CANCEL.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -192,11 +192,93 @@ static void sc_sync_cancel(struct dctx *c)
 	tring_exit(&r);
 }
 
+/* IORING_REGISTER_SEND_MSG_RING with fd -1 (no source ring) */
+static int blind(struct dctx *c, const void *sqe, unsigned int nr)
+{
+	return c->be->reg((unsigned int)-1, IORING_REGISTER_SEND_MSG_RING,
+			  (void *)sqe, nr);
+}
+
+static void sc_blind(struct dctx *c)
+{
+	struct io_uring_sqe sqe, t;
+	struct tring b;
+	int nfd;
+
+	if (dring_flags(c, &b, 8, 0))
+		return;
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opcode = IORING_OP_MSG_RING;
+	sqe.fd = b.fd;
+	sqe.len = 0x42;
+	sqe.off = 0xabc;
+	drec_int(c, blind(c, &sqe, 1), "data");
+	dreap(c, &b, 1, true, "target");
+	t = sqe;
+	t.msg_ring_flags = IORING_MSG_RING_FLAGS_PASS;
+	t.file_index = 0x777;
+	drec_int(c, blind(c, &t, 1), "flags pass");
+	dreap(c, &b, 1, true, "target 2");
+	/* errors */
+	drec_int(c, blind(c, NULL, 1), "NULL");
+	drec_int(c, blind(c, &sqe, 0), "nr 0");
+	drec_int(c, blind(c, &sqe, 2), "nr 2");
+	drec_int(c, blind(c, dunmapped_addr(), 1), "unmapped");
+	t = sqe;
+	t.flags = IOSQE_FIXED_FILE;
+	drec_int(c, blind(c, &t, 1), "sqe flags");
+	t = sqe;
+	t.opcode = IORING_OP_NOP;
+	drec_int(c, blind(c, &t, 1), "a NOP");
+	t = sqe;
+	t.buf_index = 1;
+	drec_int(c, blind(c, &t, 1), "buf_index");
+	t = sqe;
+	t.personality = 1;
+	drec_int(c, blind(c, &t, 1), "personality");
+	t = sqe;
+	t.msg_ring_flags = 1U << 5;
+	drec_int(c, blind(c, &t, 1), "unknown msg flag");
+	t = sqe;
+	t.msg_ring_flags = IORING_MSG_RING_CQE_SKIP;
+	drec_int(c, blind(c, &t, 1), "CQE_SKIP with data");
+	t = sqe;
+	t.addr = IORING_MSG_SEND_FD;
+	drec_int(c, blind(c, &t, 1), "send fd");
+	t = sqe;
+	t.addr = 7;
+	drec_int(c, blind(c, &t, 1), "unknown cmd");
+	t = sqe;
+	t.addr3 = 1;
+	drec_int(c, blind(c, &t, 1), "src_fd");
+	t = sqe;
+	t.file_index = 3;
+	drec_int(c, blind(c, &t, 1), "dst_fd without pass");
+	t = sqe;
+	t.fd = 9999;
+	drec_int(c, blind(c, &t, 1), "bad fd");
+	nfd = open("/dev/null", O_RDONLY);
+	t.fd = nfd;
+	drec_int(c, blind(c, &t, 1), "not a ring");
+	t.fd = -1;
+	drec_int(c, blind(c, &t, 1), "fd -1");
+	close(nfd);
+	drec_int(c, tring_cq_ready(&b), "nothing more on the target");
+	/* with the target's own registered-ring flag: still fd -1 */
+	drec_int(c, c->be->reg((unsigned int)-1,
+			       IORING_REGISTER_SEND_MSG_RING |
+			       IORING_REGISTER_USE_REGISTERED_RING, &sqe, 1),
+		 "USE_REGISTERED_RING bit");
+	dreap(c, &b, 1, true, "target 3");
+	tring_exit(&b);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "msg_data", sc_msg_data, NULL, NULL },
 	{ "msg_send_fd", sc_msg_send_fd, NULL, NULL },
 	{ "registers", sc_registers, NULL, NULL },
 	{ "sync_cancel", sc_sync_cancel, NULL, NULL },
+	{ "blind", sc_blind, NULL, NULL },
 };
 
 DTEST_MAIN(scenarios)

@@ -49,7 +49,6 @@ static const struct allow allowlist[] = {
 	/* opcodes: RECV_ZC */
 	{ "probe: op 58 supported", 0, NOT_USER },
 	/* FEAT bits of features not built */
-	{ "feat: bit 14 RECVSEND_BUNDLE", 0, NOT_BUILT },
 	{ "feat: bit 16 RW_ATTR", 0, NOT_BUILT },
 	/* NAPI busy polling */
 	{ "register: 27 NAPI (unmapped,1)", -EINVAL, NOT_USER },

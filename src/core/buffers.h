@@ -122,4 +122,32 @@ bool uu_kbuf_recycle(struct uu_req *req);
 uint32_t uu_kbuf_consume(struct uu_req *req, int res);
 void uu_kbuf_hold(struct uu_req *req);
 
+/*
+ * Several buffers for one transfer (ops/kbuf_multi.c, for the bundles
+ * of ops/net_bundle.c; the kernel's io_buffers_select and
+ * io_buffers_peek): a ring gives up to
+ * nr_iovs buffers from its head (up to what max_len needs when grow is
+ * set and a limit given; nr_iovs then becomes the count mapped), a
+ * legacy group one.  Returns the count, or -ENOENT (unknown group),
+ * -ENOBUFS, -EFAULT.  commit: the ring's head moves at once (sends);
+ * otherwise the group lock is held, as for a pollable single selection,
+ * until uu_kbuf_recycle or uu_kbuf_consume_multi, which commits len
+ * bytes in nr buffers and returns the CQE flags of the first.
+ */
+#define UU_KBUF_PEEK_MAX 256
+struct iovec;
+struct uu_kbuf_multi {
+	struct iovec *iovs;      /* room for UU_KBUF_PEEK_MAX */
+	size_t max_len;          /* 0: no limit */
+	unsigned int nr_iovs;    /* the request's vector size */
+	bool grow;               /* the vector may grow (KBUF_MODE_EXPAND) */
+	bool send;               /* a legacy buffer is taken whole */
+	size_t out_len;          /* out: bytes mapped */
+	bool empty;              /* out: the ring has no buffer left */
+	bool partial;            /* out: the last buffer was cut short */
+};
+int uu_kbuf_select_multi(struct uu_req *req, struct uu_kbuf_multi *a,
+			 unsigned int issue_flags, bool commit);
+uint32_t uu_kbuf_consume_multi(struct uu_req *req, int len, unsigned int nr);
+
 #endif /* UURING_BUFFERS_H */

@@ -61,7 +61,8 @@
 	 IORING_FEAT_MIN_TIMEOUT | IORING_FEAT_FAST_POLL |                  \
 	 IORING_FEAT_NATIVE_WORKERS | IORING_FEAT_SQPOLL_NONFIXED |         \
 	 IORING_FEAT_RSRC_TAGS | IORING_FEAT_CUR_PERSONALITY |            \
-	 IORING_FEAT_POLL_32BITS | IORING_FEAT_NO_IOWAIT)
+	 IORING_FEAT_POLL_32BITS | IORING_FEAT_NO_IOWAIT |                 \
+	 IORING_FEAT_RECVSEND_BUNDLE)
 
 /* IORING_ENTER_* flags enter accepts (core/enter.c), and SQE flags a
  * submission accepts (core/submit.c); REGISTER_QUERY reports both */
@@ -408,6 +409,9 @@ struct uu_req {
 				   * (core/cq_post.c uu_req_post_cqe) */
 	uint32_t park_events;     /* EPOLL* a parked read/write waits for */
 	bool poll_fresh;          /* added since the file's last edge */
+	bool requeue;             /* parked at a multishot receive's retry
+				   * cap with data queued: the poller
+				   * rechecks its file (uu_net_requeue) */
 	bool poll_tw;             /* POLL_ADD: a wakeup waits to be run
 				   * (uu_poll_tw_shot) as the kernel's
 				   * task_work: queued for a DEFER_TASKRUN
@@ -648,6 +652,7 @@ int uu_timeout_remove_issue(struct uu_req *req, unsigned int issue_flags);
 int uu_async_cancel_prep(struct uu_req *req);
 int uu_msg_ring_prep(struct uu_req *req);
 int uu_msg_ring_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_msg_ring_blind(void *arg, unsigned int nr_args);
 int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags);
 
 /* ---- timeouts (ops/timeout.c) ---- */

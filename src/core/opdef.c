@@ -238,6 +238,7 @@ const struct uu_opdef uu_opdefs[IORING_OP_LAST] = {
 		.supported = true,
 		.needs_file = true,
 		.ioprio = true,
+		.buffer_select = true,
 		.prep = uu_send_prep,
 		.issue = uu_send_issue,
 		.cleanup = uu_net_cleanup,

@@ -595,10 +595,13 @@ UU_EXPORT int uuring_register(unsigned int fd, unsigned int opcode, void *arg,
 	if (opcode >= UU_REGISTER_LAST)
 		return -EINVAL;
 	/* io_uring_register_blind: the opcodes that need no ring */
-	if (fd == -1U)
+	if (fd == -1U) {
+		if (opcode == IORING_REGISTER_SEND_MSG_RING)
+			return uu_msg_ring_blind(arg, nr_args);
 		return opcode == IORING_REGISTER_QUERY ?
 			       uu_register_query(arg, nr_args) :
 			       -EINVAL;
+	}
 	if (use_reg) {
 		r = uu_regring_get(fd, &err);
 	} else {

@@ -39,6 +39,7 @@ static int init_req(struct uu_ring *r, struct uu_req *req, bool in_chain)
 	req->poll_state = UU_POLLST_UNARMED;
 	req->poll_tw = false;
 	req->poll_hold = false;
+	req->requeue = false;
 	req->late_inline = false;
 	req->on_park_list = false;
 	req->iopoll_listed = false;

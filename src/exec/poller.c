@@ -73,7 +73,7 @@ static struct {
 	int epfd, kickfd;
 	bool up;
 	struct uu_pollfile *hash[HASH_SIZE];
-	struct uu_pollfile *recheck;
+	struct uu_pollfile *recheck, **recheck_tail; /* FIFO */
 	struct uu_pollfile *graveyard; /* deregistered, not yet freed */
 	/* a kick is written and the poller has not yet taken the recheck
 	 * list: later rechecks need no kick of their own (one eventfd
@@ -241,6 +241,7 @@ void uu_poller_atfork_child(void)
 		P.hash[h] = NULL;
 	}
 	P.recheck = NULL;
+	P.recheck_tail = &P.recheck;
 	P.graveyard = NULL;
 	P.kick_pending = false;
 	atomic_store_explicit(&uu_inproc_watched, 0, memory_order_relaxed);
@@ -287,9 +288,14 @@ static bool kick_needed_locked(void)
 static bool recheck_queue_locked(struct uu_pollfile *pf)
 {
 	if (!pf->on_recheck) {
+		/* in order: a requeued multishot receive goes behind the
+		 * requests requeued before it (uu_net_requeue) */
 		pf->on_recheck = true;
-		pf->recheck_next = P.recheck;
-		P.recheck = pf;
+		pf->recheck_next = NULL;
+		if (!P.recheck_tail)
+			P.recheck_tail = &P.recheck;
+		*P.recheck_tail = pf;
+		P.recheck_tail = &pf->recheck_next;
 	}
 	return kick_needed_locked();
 }
@@ -618,7 +624,8 @@ static bool uu_poll_uring_wake(struct uu_req *req)
  * requests are moved to *done (completed outside the lock).
  */
 static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
-		    struct uu_req **done, struct uu_req **shots)
+		    struct uu_req **done, struct uu_req **shots,
+		    bool *kick_after)
 {
 	struct uu_req *req, *next;
 	bool in_blocked = false, out_blocked = false;
@@ -718,6 +725,21 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 				/* waits again: no final CQE yet */
 				req->cq_uncommitted = false;
 				uu_cq_commit(req->ring);
+			}
+			if (req->park && req->requeue) {
+				/*
+				 * A multishot receive at its retry cap with
+				 * data still queued (uu_net_requeue): no
+				 * edge will come for that data, so the file
+				 * is rechecked after the files ready now, in
+				 * the order requeued (the kernel's
+				 * IOU_REQUEUE puts its task_work last).
+				 */
+				req->requeue = false;
+				req->poll_fresh = true;
+				if (recheck_queue_locked(pf))
+					*kick_after = true;
+				continue;
 			}
 			if (req->park) {
 				/* still not ready: later waiters in the same
@@ -824,6 +846,7 @@ static void recheck_batch(struct uu_pollfile **rcp)
 	struct pollfd pfds[RECHECK_BATCH];
 	struct uu_pollfile *batch[RECHECK_BATCH];
 	struct uu_req *done = NULL, *shots = NULL;
+	bool kick_after = false;
 	int nb = 0;
 
 	for (struct uu_pollfile *pf = *rcp; pf && nb < RECHECK_BATCH;
@@ -848,11 +871,14 @@ static void recheck_batch(struct uu_pollfile **rcp)
 		pf->on_recheck = false;
 		if (!pf->dead) {
 			process(pf, (uint32_t)pfds[i].revents, true, &done,
-				&shots);
+				&shots, &kick_after);
 			pollfile_release_locked(pf);
 		}
 	}
 	poller_unlock();
+	/* requeued for the next round */
+	if (kick_after)
+		kick();
 	queue_shots(shots);
 	finish_list(done);
 }
@@ -870,6 +896,7 @@ static void *poller_main(void *arg)
 	for (;;) {
 		struct uu_pollfile *rc;
 		struct uu_req *done = NULL, *shots = NULL;
+		bool requeued = false;
 		int n;
 
 		/* taken at the end of the last round: no event returned by
@@ -955,11 +982,15 @@ static void *poller_main(void *arg)
 
 			if (evs[i].data.ptr == &P || pf->dead)
 				continue;
-			process(pf, evs[i].events, false, &done, &shots);
+			/* a requeue lands on the recheck list this round
+			 * takes below: no kick */
+			process(pf, evs[i].events, false, &done, &shots,
+				&requeued);
 			pollfile_release_locked(pf);
 		}
 		rc = P.recheck;
 		P.recheck = NULL;
+		P.recheck_tail = &P.recheck;
 		P.kick_pending = false;
 		poller_unlock();
 		queue_shots(shots);

@@ -5,7 +5,7 @@
  * UNREGISTER_PBUF_RING (an application-allocated ring of struct
  * io_uring_buf, its tail written by the application, the head ours),
  * IOU_PBUF_RING_INC, REGISTER_PBUF_STATUS, and the selection of a buffer
- * for IOSQE_BUFFER_SELECT reads.
+ * for IOSQE_BUFFER_SELECT reads (several at once: ops/kbuf_multi.c).
  *
  * Selection follows the kernel's rules (kbuf.c, 6.18):
  *  - at issue, in the thread that issues; an empty or unknown group is
@@ -42,43 +42,15 @@
 
 #include "core/buffers.h"
 #include "core/internal.h"
+#include "ops/kbuf_int.h"
 #include "util/mapalias.h"
 #include "util/usercopy.h"
 
 #define MAX_BIDS_PER_BGID (1U << 16)
 #define UU_PAGE 4096ULL
 #define UU_TASK_SIZE_MAX ((1ULL << 47) - UU_PAGE)
-#define NR_HASH 64
 
-struct kb_buf {
-	struct kb_buf *next;
-	uint64_t addr;
-	uint32_t len;
-	uint16_t bid;
-};
-
-struct kb_group {
-	struct kb_group *next;  /* hash chain */
-	uint16_t bgid;
-	bool ring;
-	/* legacy */
-	struct kb_buf *head, *tail;
-	unsigned int nbufs;
-	/* ring */
-	uint64_t ring_addr;
-	uint32_t mask;
-	uint16_t rhead;
-	bool inc;
-	void *region;           /* IOU_PBUF_RING_MMAP: engine memory */
-	size_t region_size;
-};
-
-struct uu_kbuf_ctx {
-	pthread_mutex_t lock;
-	struct kb_group *hash[NR_HASH];
-};
-
-static struct uu_kbuf_ctx *ctx_get(struct uu_ring *r, bool create)
+struct uu_kbuf_ctx *uu_kb_ctx_get(struct uu_ring *r, bool create)
 {
 	struct uu_kbuf_ctx *c = atomic_load_explicit(&r->kbuf,
 						     memory_order_acquire);
@@ -100,14 +72,14 @@ static struct uu_kbuf_ctx *ctx_get(struct uu_ring *r, bool create)
 
 void uu_kbuf_adopt(struct uu_ring *r)
 {
-	struct uu_kbuf_ctx *c = ctx_get(r, false);
+	struct uu_kbuf_ctx *c = uu_kb_ctx_get(r, false);
 
 	/* a thread of the parent may have held it at the fork */
 	if (c)
 		pthread_mutex_init(&c->lock, NULL);
 }
 
-static struct kb_group *group_find(struct uu_kbuf_ctx *c, uint16_t bgid)
+struct kb_group *uu_kb_group_find(struct uu_kbuf_ctx *c, uint16_t bgid)
 {
 	struct kb_group *g;
 
@@ -160,7 +132,7 @@ void uu_kbuf_free(struct uu_ring *r)
  * is read directly, with the acquire the tail needs.  An application's
  * ring goes through the fault-safe copy.
  */
-static int ring_tail(const struct kb_group *g, uint16_t *tail)
+int uu_kb_ring_tail(const struct kb_group *g, uint16_t *tail)
 {
 	if (g->region) {
 		*tail = __atomic_load_n(&((struct io_uring_buf_ring *)
@@ -171,7 +143,7 @@ static int ring_tail(const struct kb_group *g, uint16_t *tail)
 				 (g->ring_addr + 14), sizeof(*tail));
 }
 
-static int ring_entry(const struct kb_group *g, uint16_t idx,
+int uu_kb_ring_entry(const struct kb_group *g, uint16_t idx,
 		      struct io_uring_buf *b)
 {
 	const void *e = (const void *)(uintptr_t)
@@ -216,7 +188,7 @@ static bool ring_inc_commit(struct kb_group *g, int len)
 		struct io_uring_buf b;
 		uint32_t this_len, left;
 
-		if (ring_entry(g, g->rhead, &b))
+		if (uu_kb_ring_entry(g, g->rhead, &b))
 			return true;
 		this_len = (uint32_t)len < b.len ? (uint32_t)len : b.len;
 		left = b.len - this_len;
@@ -231,15 +203,20 @@ static bool ring_inc_commit(struct kb_group *g, int len)
 	return true;
 }
 
-/* io_kbuf_commit: true when the buffer was used up */
-static bool ring_commit(struct kb_group *g, int len)
+/* io_kbuf_commit of nr buffers: true when they were used up */
+bool uu_kb_ring_commit_n(struct kb_group *g, int len, unsigned int nr)
 {
 	if (len < 0)
 		return true;
 	if (g->inc)
 		return ring_inc_commit(g, len);
-	g->rhead++;
+	g->rhead = (uint16_t)(g->rhead + nr);
 	return true;
+}
+
+static bool ring_commit(struct kb_group *g, int len)
+{
+	return uu_kb_ring_commit_n(g, len, 1);
 }
 
 /* ---- selection (IOSQE_BUFFER_SELECT) ---- */
@@ -253,14 +230,14 @@ void uu_kbuf_prep(struct uu_req *req, uint32_t want)
 
 int uu_kbuf_select(struct uu_req *req, unsigned int issue_flags, bool can_poll)
 {
-	struct uu_kbuf_ctx *c = ctx_get(req->ring, false);
+	struct uu_kbuf_ctx *c = uu_kb_ctx_get(req->ring, false);
 	uint32_t want = req->kb.want;
 	struct kb_group *g;
 
 	if (!c)
 		return -ENOBUFS;
 	pthread_mutex_lock(&c->lock);
-	g = group_find(c, req->kb.bgid);
+	g = uu_kb_group_find(c, req->kb.bgid);
 	if (!g)
 		goto nobufs;
 	if (!g->ring) {
@@ -282,12 +259,12 @@ int uu_kbuf_select(struct uu_req *req, unsigned int issue_flags, bool can_poll)
 	} else {
 		struct io_uring_buf b;
 		uint16_t tail;
-		int ret = ring_tail(g, &tail);
+		int ret = uu_kb_ring_tail(g, &tail);
 
 		if (!ret && tail == g->rhead)
 			goto nobufs;
 		if (!ret)
-			ret = ring_entry(g, g->rhead, &b);
+			ret = uu_kb_ring_entry(g, g->rhead, &b);
 		if (ret) {
 			pthread_mutex_unlock(&c->lock);
 			return ret;
@@ -316,7 +293,7 @@ nobufs:
 
 /* The CQE flags of the selected buffer, which is consumed.  An uncommitted
  * ring buffer needs the group lock (held by the caller). */
-static uint32_t kbuf_put(struct uu_req *req, int res)
+uint32_t uu_kb_put(struct uu_req *req, int res)
 {
 	uint32_t cflags = IORING_CQE_F_BUFFER |
 			  ((uint32_t)req->kb.bid << IORING_CQE_BUFFER_SHIFT);
@@ -326,8 +303,8 @@ static uint32_t kbuf_put(struct uu_req *req, int res)
 		req->kb.lbuf = NULL;
 	} else if (req->kb.state == UU_KB_RING) {
 		if (!req->kb.committed) {
-			struct uu_kbuf_ctx *c = ctx_get(req->ring, false);
-			struct kb_group *g = c ? group_find(c, req->kb.bgid) : NULL;
+			struct uu_kbuf_ctx *c = uu_kb_ctx_get(req->ring, false);
+			struct kb_group *g = c ? uu_kb_group_find(c, req->kb.bgid) : NULL;
 
 			if (g && g->ring && !ring_commit(g, res))
 				req->kb.more = true;
@@ -342,7 +319,7 @@ static uint32_t kbuf_put(struct uu_req *req, int res)
 
 void uu_kbuf_after_issue(struct uu_req *req, int res)
 {
-	struct uu_kbuf_ctx *c = ctx_get(req->ring, false);
+	struct uu_kbuf_ctx *c = uu_kb_ctx_get(req->ring, false);
 	bool locked = req->kb.locked;
 
 	if (req->kb.state == UU_KB_RING && !req->kb.committed) {
@@ -351,9 +328,9 @@ void uu_kbuf_after_issue(struct uu_req *req, int res)
 		if (res < 0 || req->park)
 			req->kb.state = UU_KB_NONE;
 		else
-			req->cflags |= kbuf_put(req, res);
+			req->cflags |= uu_kb_put(req, res);
 	} else if (req->kb.state != UU_KB_NONE && !req->park) {
-		req->cflags |= kbuf_put(req, res);
+		req->cflags |= uu_kb_put(req, res);
 	}
 	/* a legacy or committed ring buffer stays with a waiting request */
 	if (locked) {
@@ -372,7 +349,7 @@ void uu_kbuf_after_issue(struct uu_req *req, int res)
  */
 bool uu_kbuf_recycle(struct uu_req *req)
 {
-	struct uu_kbuf_ctx *c = ctx_get(req->ring, false);
+	struct uu_kbuf_ctx *c = uu_kb_ctx_get(req->ring, false);
 	bool back = false;
 
 	if (req->kb.state == UU_KB_LEGACY) {
@@ -380,7 +357,7 @@ bool uu_kbuf_recycle(struct uu_req *req)
 		struct kb_group *g;
 
 		pthread_mutex_lock(&c->lock);
-		g = group_find(c, req->kb.bgid);
+		g = uu_kb_group_find(c, req->kb.bgid);
 		if (g && !g->ring && g->nbufs < 0xffff) {
 			b->next = g->head;
 			g->head = b;
@@ -409,11 +386,11 @@ bool uu_kbuf_recycle(struct uu_req *req)
 /* Consumes the selected buffer now; returns its CQE flags (0 if none). */
 uint32_t uu_kbuf_consume(struct uu_req *req, int res)
 {
-	struct uu_kbuf_ctx *c = ctx_get(req->ring, false);
+	struct uu_kbuf_ctx *c = uu_kb_ctx_get(req->ring, false);
 	uint32_t cflags = 0;
 
 	if (req->kb.state != UU_KB_NONE)
-		cflags = kbuf_put(req, res);
+		cflags = uu_kb_put(req, res);
 	if (req->kb.locked) {
 		req->kb.locked = false;
 		pthread_mutex_unlock(&c->lock);
@@ -428,10 +405,10 @@ uint32_t uu_kbuf_consume(struct uu_req *req, int res)
  */
 void uu_kbuf_hold(struct uu_req *req)
 {
-	struct uu_kbuf_ctx *c = ctx_get(req->ring, false);
+	struct uu_kbuf_ctx *c = uu_kb_ctx_get(req->ring, false);
 
 	if (req->kb.state == UU_KB_RING && !req->kb.committed) {
-		struct kb_group *g = group_find(c, req->kb.bgid);
+		struct kb_group *g = uu_kb_group_find(c, req->kb.bgid);
 
 		if (g && g->ring)
 			req->kb.more = !ring_commit(g, (int)req->kb.len);
@@ -449,14 +426,14 @@ void uu_kbuf_cleanup(struct uu_req *req)
 
 	if (!(req->flags & UU_REQ_BUFFER_SELECT) || req->kb.state == UU_KB_NONE)
 		return;
-	c = ctx_get(req->ring, false);
+	c = uu_kb_ctx_get(req->ring, false);
 	if (c && req->kb.state == UU_KB_RING && !req->kb.committed) {
 		pthread_mutex_lock(&c->lock);
-		req->cflags |= kbuf_put(req, req->res);
+		req->cflags |= uu_kb_put(req, req->res);
 		pthread_mutex_unlock(&c->lock);
 		return;
 	}
-	req->cflags |= kbuf_put(req, req->res);
+	req->cflags |= uu_kb_put(req, req->res);
 }
 
 /* ---- PROVIDE_BUFFERS, REMOVE_BUFFERS ---- */
@@ -533,7 +510,7 @@ static int add_buffers(struct kb_group *g, const struct io_uring_sqe *sqe)
 int uu_manage_buffers_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	bool provide = req->opcode == IORING_OP_PROVIDE_BUFFERS;
-	struct uu_kbuf_ctx *c = ctx_get(req->ring, provide);
+	struct uu_kbuf_ctx *c = uu_kb_ctx_get(req->ring, provide);
 	uint16_t bgid = req->sqe.buf_group;
 	struct kb_group *g;
 	int ret;
@@ -542,7 +519,7 @@ int uu_manage_buffers_issue(struct uu_req *req, unsigned int issue_flags)
 	if (!c)
 		return provide ? -ENOMEM : -ENOENT;
 	pthread_mutex_lock(&c->lock);
-	g = group_find(c, bgid);
+	g = uu_kb_group_find(c, bgid);
 	if (!g) {
 		ret = -ENOENT;
 		if (!provide)
@@ -596,7 +573,7 @@ static int register_pbuf_ring(struct uu_ring *r, struct uu_kbuf_ctx *c,
 		return -EINVAL;
 	if (reg->ring_entries >= 65536)
 		return -EINVAL;
-	g = group_find(c, reg->bgid);
+	g = uu_kb_group_find(c, reg->bgid);
 	if (g) {
 		if (g->ring || g->head)
 			return -EEXIST;
@@ -651,7 +628,7 @@ fail:
 int uu_kbuf_mmap(struct uu_ring *r, uint64_t offset, void *addr, size_t len,
 		 int prot, int flags, void **out)
 {
-	struct uu_kbuf_ctx *c = ctx_get(r, false);
+	struct uu_kbuf_ctx *c = uu_kb_ctx_get(r, false);
 	uint64_t bgid = (offset & ~IORING_OFF_MMAP_MASK) >> IORING_OFF_PBUF_SHIFT;
 	struct kb_group *g;
 	int ret = -ENOMEM;
@@ -661,7 +638,7 @@ int uu_kbuf_mmap(struct uu_ring *r, uint64_t offset, void *addr, size_t len,
 	if (!len)
 		return -EINVAL;
 	pthread_mutex_lock(&c->lock);
-	g = bgid <= 0xffff ? group_find(c, (uint16_t)bgid) : NULL;
+	g = bgid <= 0xffff ? uu_kb_group_find(c, (uint16_t)bgid) : NULL;
 	if (!g || !g->region)
 		goto out;
 	ret = uu_map_alias(g->region, addr, len, prot, flags, out);
@@ -687,11 +664,11 @@ int uu_kbuf_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		for (unsigned int i = 0; i < 8; i++)
 			if (st.resv[i])
 				return -EINVAL;
-		c = ctx_get(r, false);
+		c = uu_kb_ctx_get(r, false);
 		if (!c)
 			return -ENOENT;
 		pthread_mutex_lock(&c->lock);
-		g = group_find(c, (uint16_t)st.buf_group);
+		g = uu_kb_group_find(c, (uint16_t)st.buf_group);
 		if (st.buf_group > 0xffff)
 			g = NULL;
 		ret = !g ? -ENOENT : !g->ring ? -EINVAL : 0;
@@ -710,18 +687,18 @@ int uu_kbuf_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		if (opcode == IORING_UNREGISTER_PBUF_RING) {
 			if (reg.flags) /* 6.18 does not look at resv here */
 				return -EINVAL;
-			c = ctx_get(r, false);
+			c = uu_kb_ctx_get(r, false);
 			if (!c)
 				return -ENOENT;
 			pthread_mutex_lock(&c->lock);
-			g = group_find(c, reg.bgid);
+			g = uu_kb_group_find(c, reg.bgid);
 			ret = !g ? -ENOENT : !g->ring ? -EINVAL : 0;
 			if (!ret)
 				group_destroy(c, g);
 			pthread_mutex_unlock(&c->lock);
 			return ret;
 		}
-		c = ctx_get(r, true);
+		c = uu_kb_ctx_get(r, true);
 		if (!c)
 			return -ENOMEM;
 		pthread_mutex_lock(&c->lock);

@@ -43,9 +43,8 @@
  *
  * RECV and RECVMSG take provided buffers (IOSQE_BUFFER_SELECT, legacy
  * groups and buffer rings, see recv_select_issue), one-shot and
- * IORING_RECV_MULTISHOT.  Not implemented, refused as a kernel without
- * them would: bundles (-EINVAL), provided buffers for sends
- * (-EOPNOTSUPP at submission).
+ * IORING_RECV_MULTISHOT.  RECV bundles (IORING_RECVSEND_BUNDLE) and SEND
+ * with provided buffers, bundles or not, are ops/net_bundle.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -63,6 +62,7 @@
 #include "core/buffers.h"
 #include "core/cq_post.h"
 #include "core/internal.h"
+#include "ops/net_int.h"
 #include "ops/ops.h"
 #include "util/cpsys.h"
 #include "util/usercopy.h"
@@ -71,55 +71,7 @@
 #define MSG_CMSG_COMPAT 0
 #endif
 
-/* os.net.st */
-enum {
-	NET_POLLED = 1u << 0,      /* waited for readiness once (REQ_F_POLLED) */
-	NET_IN_PROGRESS = 1u << 1, /* CONNECT: EINPROGRESS seen */
-	NET_SEEN_ABORT = 1u << 2,  /* CONNECT: ECONNABORTED seen */
-	NET_MULTISHOT = 1u << 3,   /* ACCEPT, RECV, RECVMSG */
-	NET_SENT = 1u << 4,        /* SEND*: bytes went out */
-	NET_ZC_REPORT = 1u << 5,   /* IORING_SEND_ZC_REPORT_USAGE */
-	NET_MSHOT_LIM = 1u << 6,   /* multishot RECV: a byte limit (addr2) */
-	NET_RING_FILE = 1u << 7,   /* POLL_FIRST on a ring fd (no socket) */
-};
-
-/* os.net.kind: what the kernel reports msg_inq / is_empty for */
-enum { KIND_UNKNOWN, KIND_TCP, KIND_UNIX_STREAM, KIND_OTHER };
-
-#define SEND_FLAGS (IORING_RECVSEND_POLL_FIRST | IORING_RECVSEND_BUNDLE | \
-		    IORING_SEND_VECTORIZED)
-#define RECV_FLAGS (IORING_RECVSEND_POLL_FIRST | IORING_RECV_MULTISHOT | \
-		    IORING_RECVSEND_BUNDLE)
-#define ACCEPT_FLAGS (IORING_ACCEPT_MULTISHOT | IORING_ACCEPT_DONTWAIT | \
-		      IORING_ACCEPT_POLL_FIRST)
-
-/*
- * What prep imported, in one heap block (hdr.mem): nothing here points
- * into the request, which the core moves with memcpy when it parks.
- */
-struct uu_netmsg {
-	struct sockaddr_storage addr; /* SENDMSG/SEND/CONNECT/BIND address */
-	int addrlen;
-	bool has_addr;
-	uint64_t uname;          /* RECVMSG: the user's msg_name */
-	int namelen;             /* RECVMSG: its length as imported */
-	uint64_t ucontrol;       /* the user's msg_control */
-	size_t controllen;
-	void *control;           /* SENDMSG: the imported control data, or
-				  * NULL (the user's, read by sendmsg) */
-	int mnamelen;            /* multishot RECVMSG: the layout's name */
-	uint64_t mcontrollen;    /* and control lengths, as the user set */
-	unsigned int nr_iov, first; /* first iovec not used up (WAITALL) */
-	size_t total;            /* bytes the iovecs cover */
-	struct iovec iov[];      /* then the control data */
-};
-
 /* ---- helpers ---- */
-
-static inline struct uu_netmsg *nmsg(struct uu_req *req)
-{
-	return req->os.net.hdr.mem;
-}
 
 /* The kernel's access_ok(): the range lies in the user half. */
 static int range_ok(uint64_t addr, uint64_t len)
@@ -147,7 +99,7 @@ static int import_addr(uint64_t uaddr, int len, struct sockaddr_storage *dst)
 				 (size_t)len);
 }
 
-static struct uu_netmsg *alloc_netmsg(struct uu_req *req, size_t nr_iov,
+struct uu_netmsg *uu_net_alloc_msg(struct uu_req *req, size_t nr_iov,
 				      size_t extra)
 {
 	struct uu_netmsg *m = calloc(1, sizeof(*m) +
@@ -213,7 +165,7 @@ static void iov_advance(struct uu_netmsg *m, size_t n)
 #endif
 
 /* What the kernel reports msg_inq / is_empty for; cached per request. */
-static int sock_kind(struct uu_req *req)
+int uu_net_sock_kind(struct uu_req *req)
 {
 	int proto = -1, dom = 0, type = 0;
 	socklen_t l = sizeof(proto);
@@ -249,7 +201,7 @@ static uint32_t recv_cflags(struct uu_req *req)
 	struct pollfd p = { .fd = req->fd, .events = POLLIN };
 	int inq = 0;
 
-	switch (sock_kind(req)) {
+	switch (uu_net_sock_kind(req)) {
 	case KIND_TCP:
 		if (poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
 			return IORING_CQE_F_SOCK_NONEMPTY;
@@ -282,7 +234,7 @@ static bool shot_drained(struct uu_req *req, uint32_t cflags)
 
 	if (cflags & IORING_CQE_F_SOCK_NONEMPTY)
 		return false;
-	switch (sock_kind(req)) {
+	switch (uu_net_sock_kind(req)) {
 	case KIND_TCP:
 		/* recv_cflags polled: neither data nor a FIN */
 		return true;
@@ -312,7 +264,7 @@ static bool net_retry(struct uu_req *req)
  * fd is not (the kernel's is an io_uring file; uuring's a socket
  * underneath): those whose numbers the registry knows are told apart.
  */
-static int is_socket(struct uu_req *req)
+int uu_net_is_socket(struct uu_req *req)
 {
 	struct stat st;
 
@@ -334,11 +286,11 @@ static int ring_fd_check(struct uu_req *req)
 {
 	if (unlikely(req->os.net.st & NET_RING_FILE))
 		return -ENOTSOCK;
-	return unlikely(uu_registry_fd_cached(req->fd)) ? is_socket(req) : 0;
+	return unlikely(uu_registry_fd_cached(req->fd)) ? uu_net_is_socket(req) : 0;
 }
 
 /* waits for readiness; the first wait marks the request polled */
-static int park(struct uu_req *req, int how)
+int uu_net_park(struct uu_req *req, int how)
 {
 	req->os.net.st |= NET_POLLED;
 	return uu_park(req, how);
@@ -353,7 +305,7 @@ static int park(struct uu_req *req, int how)
  * (IO_APOLL_READY; files without a poll method are always ready here):
  * 1, the caller goes on.  A socket's failure then comes from that try.
  */
-static int poll_first(struct uu_req *req, int how)
+int uu_net_poll_first(struct uu_req *req, int how)
 {
 	struct pollfd pfd = {
 		.fd = req->fd,
@@ -378,11 +330,11 @@ static int poll_first(struct uu_req *req, int how)
 		req->os.net.st |= NET_POLLED;
 		return 1;
 	}
-	return park(req, how);
+	return uu_net_park(req, how);
 }
 
 /* A positive result that still fails the chain (MSG_WAITALL cut short). */
-static int short_res(struct uu_req *req, int res)
+int uu_net_short_res(struct uu_req *req, int res)
 {
 	req->flags |= UU_REQ_SHORT;
 	return res;
@@ -404,9 +356,9 @@ static int sr_finish(struct uu_req *req, ssize_t n, size_t min, int how,
 	*again = false;
 	if (n < 0) {
 		if (n == -EAGAIN && !(req->os.net.msg_flags & MSG_DONTWAIT))
-			return park(req, how);
+			return uu_net_park(req, how);
 		/* the kernel reports what moved before the error */
-		return done ? short_res(req, (int)done) : (int)n;
+		return done ? uu_net_short_res(req, (int)done) : (int)n;
 	}
 	if ((size_t)n < min) {
 		if (n > 0 && net_retry(req)) {
@@ -414,20 +366,11 @@ static int sr_finish(struct uu_req *req, ssize_t n, size_t min, int how,
 			*again = true;
 			return 0;
 		}
-		return short_res(req, (int)(n + done));
+		return uu_net_short_res(req, (int)(n + done));
 	}
 	if (trunc)
-		return short_res(req, (int)(n + done));
+		return uu_net_short_res(req, (int)(n + done));
 	return (int)(n + done);
-}
-
-/*
- * On the readiness engine's thread, retrying a request after a wakeup (a
- * multishot receive's shots, an accept on a blocking listener).
- */
-static bool in_poller(unsigned int issue_flags)
-{
-	return issue_flags & UU_ISSUE_F_POLLER;
 }
 
 /* ---- SEND, SENDMSG ---- */
@@ -445,10 +388,11 @@ static int send_common_prep(struct uu_req *req)
 	if (req->os.net.flags & ~SEND_FLAGS)
 		return -EINVAL;
 	req->os.net.msg_flags = sqe->msg_flags | MSG_NOSIGNAL;
-	/* bundles need provided buffers, which this engine does not give
-	 * sockets yet: refused as a kernel without bundles */
-	if (req->os.net.flags & IORING_RECVSEND_BUNDLE)
-		return -EINVAL;
+	if (req->os.net.flags & IORING_RECVSEND_BUNDLE) {
+		if (req->opcode == IORING_OP_SENDMSG)
+			return -EINVAL;
+		req->os.net.msg_flags |= MSG_WAITALL;
+	}
 	return 0;
 }
 
@@ -470,6 +414,17 @@ int uu_send_prep(struct uu_req *req)
 		if (ret)
 			return ret;
 	}
+	if (req->flags & UU_REQ_BUFFER_SELECT) {
+		/* io_send_setup: the buffers are selected at issue */
+		ret = uu_net_bundle_prep(req);
+		if (!ret && sqe->addr2) {
+			m = nmsg(req);
+			memcpy(&m->addr, &addr, sqe->addr_len);
+			m->has_addr = true;
+			m->addrlen = sqe->addr_len;
+		}
+		return ret;
+	}
 	vec = req->os.net.flags & IORING_SEND_VECTORIZED;
 	if (!vec) {
 		/* import_ubuf() */
@@ -481,7 +436,7 @@ int uu_send_prep(struct uu_req *req)
 	} else if (sqe->len > UU_UIO_MAXIOV) {
 		return -EINVAL;
 	}
-	m = alloc_netmsg(req, vec ? sqe->len : 0, 0);
+	m = uu_net_alloc_msg(req, vec ? sqe->len : 0, 0);
 	if (!m)
 		return -ENOMEM;
 	if (sqe->addr2) {
@@ -533,7 +488,7 @@ static int import_msghdr_select(struct uu_req *req, const struct msghdr *um,
 		    hdr > INT32_MAX)
 			return -EOVERFLOW;
 	}
-	m = alloc_netmsg(req, 0, 0);
+	m = uu_net_alloc_msg(req, 0, 0);
 	if (!m)
 		return -ENOMEM;
 	m->uname = (uintptr_t)um->msg_name;
@@ -583,7 +538,7 @@ static int import_msghdr(struct uu_req *req, bool is_send)
 	}
 	if (!is_send && (req->flags & UU_REQ_BUFFER_SELECT))
 		return import_msghdr_select(req, &um, namelen);
-	m = alloc_netmsg(req, um.msg_iovlen, ctl);
+	m = uu_net_alloc_msg(req, um.msg_iovlen, ctl);
 	if (!m)
 		return -ENOMEM;
 	if (is_send) {
@@ -662,7 +617,7 @@ static int send_issue(struct uu_req *req)
 
 	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
 	    !(req->os.net.st & NET_POLLED)) {
-		res = poll_first(req, UU_ISSUE_PARK_POLLOUT);
+		res = uu_net_poll_first(req, UU_ISSUE_PARK_POLLOUT);
 		if (res != 1)
 			return res;
 	}
@@ -708,8 +663,26 @@ static int send_issue(struct uu_req *req)
 
 int uu_send_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	(void)issue_flags;
-	return send_issue(req);
+	struct uu_netmsg *m = nmsg(req);
+	int res;
+
+	if (req->flags & UU_REQ_BUFFER_SELECT)
+		return uu_send_select_issue(req, issue_flags);
+	res = send_issue(req);
+	/*
+	 * A bundle without provided buffers (io_send_finish): what went
+	 * out is posted with IORING_CQE_F_MORE and the send runs again on
+	 * its used-up buffer, sending nothing, which ends it.
+	 */
+	if ((req->os.net.flags & IORING_RECVSEND_BUNDLE) && !req->park &&
+	    res > 0 && !(req->os.net.st & NET_POLLED) &&
+	    !(m && m->nr_iov) && uu_req_post_cqe(req, res, 0, issue_flags)) {
+		req->os.net.addr += req->os.net.len;
+		req->os.net.len = 0;
+		req->os.net.done = 0;
+		res = send_issue(req);
+	}
+	return res;
 }
 
 int uu_sendmsg_issue(struct uu_req *req, unsigned int issue_flags)
@@ -794,7 +767,7 @@ static int zc_prep(struct uu_req *req, bool msg)
 	} else if (sqe->len > UU_UIO_MAXIOV) {
 		return -EINVAL;
 	}
-	m = alloc_netmsg(req, vec ? sqe->len : 0, 0);
+	m = uu_net_alloc_msg(req, vec ? sqe->len : 0, 0);
 	if (!m)
 		return -ENOMEM;
 	if (sqe->addr2) {
@@ -825,7 +798,7 @@ static int zc_supported(struct uu_req *req)
 {
 	int dom = 0, proto = 0;
 	socklen_t l = sizeof(dom);
-	int ret = is_socket(req);
+	int ret = uu_net_is_socket(req);
 
 	if (ret)
 		return ret;
@@ -888,7 +861,7 @@ static int zc_issue(struct uu_req *req)
 	}
 	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
 	    !(req->os.net.st & NET_POLLED)) {
-		ret = poll_first(req, UU_ISSUE_PARK_POLLOUT);
+		ret = uu_net_poll_first(req, UU_ISSUE_PARK_POLLOUT);
 		if (ret != 1)
 			return ret;
 	}
@@ -941,6 +914,7 @@ static int recv_common_prep(struct uu_req *req)
 	uu_os_init(req);
 	req->os.net.done = 0;
 	req->os.net.st = 0;
+	req->os.net.loops = 0;
 	req->os.net.kind = KIND_UNKNOWN;
 	if (sqe->addr2)
 		return -EINVAL;
@@ -971,8 +945,9 @@ static int recv_common_prep(struct uu_req *req)
 	} else if (sqe->optlen) {
 		return -EINVAL;
 	}
-	/* bundles: not implemented, refused as a kernel without them */
-	if (req->os.net.flags & IORING_RECVSEND_BUNDLE)
+	/* bundles: RECV only */
+	if ((req->os.net.flags & IORING_RECVSEND_BUNDLE) &&
+	    req->opcode == IORING_OP_RECVMSG)
 		return -EINVAL;
 	return 0;
 }
@@ -986,6 +961,8 @@ int uu_recv_prep(struct uu_req *req)
 	if (req->os.net.len > UU_MAX_RW_COUNT)
 		req->os.net.len = UU_MAX_RW_COUNT;
 	if (req->flags & UU_REQ_BUFFER_SELECT) {
+		if (req->os.net.flags & IORING_RECVSEND_BUNDLE)
+			return uu_net_bundle_prep(req);
 		/* the address is not looked at; len caps the buffer */
 		uu_kbuf_prep(req, req->os.net.len);
 		return 0;
@@ -1161,7 +1138,7 @@ static int recv_select_issue(struct uu_req *req, unsigned int issue_flags)
 	if (mshot && in_poller(issue_flags) &&
 	    (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN))
 		return uu_tw_reissue(req);
-	ret = is_socket(req);
+	ret = uu_net_is_socket(req);
 	if (ret)
 		return ret;
 	for (;;) {
@@ -1190,7 +1167,7 @@ static int recv_select_issue(struct uu_req *req, unsigned int issue_flags)
 				uu_kbuf_hold(req);
 			else
 				uu_kbuf_recycle(req);
-			return park(req, UU_ISSUE_PARK_POLLIN);
+			return uu_net_park(req, UU_ISSUE_PARK_POLLIN);
 		}
 		/* MSG_WAITALL wants the whole buffer, except on a RECVMSG
 		 * with control data (no partial retry then, as the kernel) */
@@ -1233,11 +1210,13 @@ static int recv_select_issue(struct uu_req *req, unsigned int issue_flags)
 			 * (the registration stays), and an arm from
 			 * another thread rechecks with poll(2) */
 			if (shot_drained(req, cflags))
-				return park(req, UU_ISSUE_PARK_POLLIN);
+				return uu_net_park(req, UU_ISSUE_PARK_POLLIN);
+			if (!uu_net_mshot_again(req, false))
+				return uu_net_requeue(req, issue_flags);
 			continue;
 		}
 		req->cflags = cflags;
-		return fail && res >= 0 ? short_res(req, res) : res;
+		return fail && res >= 0 ? uu_net_short_res(req, res) : res;
 	}
 }
 
@@ -1250,15 +1229,18 @@ int uu_recv_issue(struct uu_req *req, unsigned int issue_flags)
 
 	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
 	    !(req->os.net.st & NET_POLLED)) {
-		res = poll_first(req, UU_ISSUE_PARK_POLLIN);
+		res = uu_net_poll_first(req, UU_ISSUE_PARK_POLLIN);
 		if (res != 1)
 			return res;
 	}
 	res = ring_fd_check(req);
 	if (res)
 		return res;
-	if (req->flags & UU_REQ_BUFFER_SELECT)
+	if (req->flags & UU_REQ_BUFFER_SELECT) {
+		if (req->os.net.flags & IORING_RECVSEND_BUNDLE)
+			return uu_recv_bundle_issue(req, issue_flags);
 		return recv_select_issue(req, issue_flags);
+	}
 	do {
 		/* the sum before the cast: a NULL buffer (an -EFAULT
 		 * to come from the system call) takes no offset */
@@ -1304,7 +1286,7 @@ int uu_recvmsg_issue(struct uu_req *req, unsigned int issue_flags)
 
 	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
 	    !(req->os.net.st & NET_POLLED)) {
-		res = poll_first(req, UU_ISSUE_PARK_POLLIN);
+		res = uu_net_poll_first(req, UU_ISSUE_PARK_POLLIN);
 		if (res != 1)
 			return res;
 	}
@@ -1418,7 +1400,7 @@ static int accept_one(struct uu_req *req, bool *nonempty)
 		if (fd < 0)
 			return fd;
 	}
-	if (sock_kind(req) == KIND_TCP) {
+	if (uu_net_sock_kind(req) == KIND_TCP) {
 		struct pollfd p = { .fd = req->fd, .events = POLLIN };
 
 		*nonempty = poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
@@ -1455,7 +1437,7 @@ int uu_accept_issue(struct uu_req *req, unsigned int issue_flags)
 
 	if ((req->os.net.flags & IORING_ACCEPT_POLL_FIRST) &&
 	    !(req->os.net.st & NET_POLLED))
-		return dontwait ? -EAGAIN : park(req, UU_ISSUE_PARK_POLLIN);
+		return dontwait ? -EAGAIN : uu_net_park(req, UU_ISSUE_PARK_POLLIN);
 	blocking = is_blocking_listener(req);
 	for (;;) {
 		bool nonempty;
@@ -1469,7 +1451,7 @@ int uu_accept_issue(struct uu_req *req, unsigned int issue_flags)
 
 			if (!may)
 				return dontwait ? uu_park(req, UU_ISSUE_PUNT_UNBOUND) :
-						  park(req, UU_ISSUE_PARK_POLLIN);
+						  uu_net_park(req, UU_ISSUE_PARK_POLLIN);
 			if (!listener_ready(req->fd)) {
 				ret = -EAGAIN;
 				goto again;
@@ -1481,7 +1463,7 @@ int uu_accept_issue(struct uu_req *req, unsigned int issue_flags)
 				    nonempty ? IORING_CQE_F_SOCK_NONEMPTY : 0,
 				    issue_flags)) {
 			/* unknown emptiness (not TCP): try again at once */
-			if (nonempty || sock_kind(req) != KIND_TCP)
+			if (nonempty || uu_net_sock_kind(req) != KIND_TCP)
 				continue;
 			ret = -EAGAIN;
 			goto again;
@@ -1493,7 +1475,7 @@ again:
 		req->cflags = 0;
 		if (dontwait)
 			return -EAGAIN;
-		return park(req, UU_ISSUE_PARK_POLLIN);
+		return uu_net_park(req, UU_ISSUE_PARK_POLLIN);
 	}
 }
 
@@ -1509,7 +1491,7 @@ static int addr_op_prep(struct uu_req *req)
 	req->os.net.st = 0;
 	if (sqe->len || sqe->buf_index || sqe->rw_flags || sqe->splice_fd_in)
 		return -EINVAL;
-	m = alloc_netmsg(req, 0, 0);
+	m = uu_net_alloc_msg(req, 0, 0);
 	if (!m)
 		return -ENOMEM;
 	m->addrlen = (int)(uint32_t)sqe->addr2;
@@ -1589,7 +1571,7 @@ int uu_connect_issue(struct uu_req *req, unsigned int issue_flags)
 			 * wait: established is what POLLOUT says */
 			if (p.revents & POLLOUT)
 				return sock_error(req->fd);
-			return park(req, UU_ISSUE_PARK_POLLOUT);
+			return uu_net_park(req, UU_ISSUE_PARK_POLLOUT);
 		}
 	}
 	way = connect_way(req, fl);
@@ -1613,18 +1595,18 @@ int uu_connect_issue(struct uu_req *req, unsigned int issue_flags)
 		switch (ret) {
 		case -EINPROGRESS:
 			req->os.net.st |= NET_IN_PROGRESS;
-			return park(req, UU_ISSUE_PARK_POLLOUT);
+			return uu_net_park(req, UU_ISSUE_PARK_POLLOUT);
 		case -EALREADY:
 			if (req->os.net.st & NET_IN_PROGRESS)
-				return park(req, UU_ISSUE_PARK_POLLOUT);
+				return uu_net_park(req, UU_ISSUE_PARK_POLLOUT);
 			break;
 		case -EAGAIN:
-			return park(req, UU_ISSUE_PARK_POLLOUT);
+			return uu_net_park(req, UU_ISSUE_PARK_POLLOUT);
 		case -ECONNABORTED:
 			if (req->os.net.st & NET_SEEN_ABORT)
 				return ret;
 			req->os.net.st |= NET_SEEN_ABORT;
-			return park(req, UU_ISSUE_PARK_POLLOUT);
+			return uu_net_park(req, UU_ISSUE_PARK_POLLOUT);
 		}
 	}
 	if ((req->os.net.st & NET_IN_PROGRESS) &&

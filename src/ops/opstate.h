@@ -155,6 +155,8 @@ union uu_op_state {
 		uint16_t flags;          /* IORING_RECVSEND_ / IORING_ACCEPT_ */
 		uint8_t st;              /* UU_NET_* (ops/net.c) */
 		int8_t kind;             /* socket kind cache (ops/net.c) */
+		uint8_t loops;           /* multishot RECV: receives in a row
+					  * (the kernel's nr_multishot_loops) */
 	} net;
 
 	/* URING_CMD (ops/uring_cmd.c): no heap blocks, no hdr.  The

@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ublk driver's kernel block device (src/ublk/ublkd_front.c,
+ * ublkd_fuse.c): a started device is /dev/ublkbN, a block node on a loop
+ * device over a FUSE file that uublkd serves, and ordinary programs (not
+ * under `uuring run`: fio, dd, blkdiscard, mkfs.ext4, mount) use it; the
+ * requests reach the ublk server, a process of this test serving a
+ * memory disk through the API.
+ *
+ * Scenarios (arguments select some):
+ *  - fs:   the node (a block node, GET_PARAMS's devt), fio crc32c verify
+ *          with psync and with the kernel's io_uring engine, dd, a
+ *          discard reading back zeroes (as WRITE_ZEROES at the server),
+ *          mkfs.ext4 + mount + files checksummed across umount/mount;
+ *          DEL_DEV removes the node, detaches the loop device, unmounts.
+ *  - kill: a reader of /dev/ublkbN (a forked process doing plain
+ *          O_DIRECT preads) gets EIO within a bound after a SIGKILL of
+ *          the server, and the node goes.
+ * Skipped (77) without root, /dev/fuse or /dev/loop-control, or where
+ * the driver could not make the node (its log line is printed).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "abi/io_uring_abi.h"
+#include "abi/ublk_abi.h"
+#include "uuring.h"
+#include "uuring_ublk.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                               \
+	do {                                                           \
+		if (!(cond)) {                                         \
+			failures++;                                    \
+			fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                  \
+			fputc('\n', stderr);                           \
+		}                                                      \
+	} while (0)
+#define EQ(got, want, rule)                                              \
+	CHECK((long long)(got) == (long long)(want), "%s: got %lld want %lld", \
+	      rule, (long long)(got), (long long)(want))
+
+#include "ublk_tr.h"
+
+#define DEPTH 32u
+#define IOBUF (128u << 10)
+#define DISK_BYTES (128u << 20)
+
+static char logpath[128], tmpdir[64];
+
+/* ---- the ublk server: one queue, one thread, a memory disk ---- */
+struct srvstat {
+	atomic_uint ops[8];         /* requests seen, by UBLK_IO_OP_* */
+	atomic_uint nounmap;        /* WRITE_ZEROES with NOUNMAP */
+};
+
+struct srv {
+	int id;
+	uint8_t *disk;              /* shared with the test, for looks */
+	struct srvstat *st;         /* shared */
+};
+
+static int serve(struct srv *s, const struct ublksrv_io_desc *iod,
+		 uint8_t *buf)
+{
+	uint64_t off = iod->start_sector << 9;
+	uint64_t len = (uint64_t)iod->nr_sectors << 9;
+	unsigned int op = iod->op_flags & 0xff;
+
+	if (op < 8)
+		atomic_fetch_add(&s->st->ops[op], 1);
+	if (off + len > DISK_BYTES)
+		return -EIO;
+	switch (op) {
+	case UBLK_IO_OP_READ:
+		if (len > IOBUF)
+			return -EIO;
+		memcpy(buf, s->disk + off, len);
+		return (int)len;
+	case UBLK_IO_OP_WRITE:
+		if (len > IOBUF)
+			return -EIO;
+		memcpy(s->disk + off, buf, len);
+		return (int)len;
+	case UBLK_IO_OP_DISCARD:
+	case UBLK_IO_OP_WRITE_ZEROES:
+		if (iod->op_flags & UBLK_IO_F_NOUNMAP)
+			atomic_fetch_add(&s->st->nounmap, 1);
+		memset(s->disk + off, 0, len);
+		return 0;
+	case UBLK_IO_OP_FLUSH:
+		return 0;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+/* the server process: fetches every tag, then serves until ABORT */
+static void server_main(struct srv *s, int ready_fd)
+{
+	const struct ublksrv_io_desc *iod;
+	struct ublksrv_io_cmd io;
+	uint8_t *bufs[DEPTH];
+	unsigned int live = DEPTH;
+	char path[32];
+	struct tr r;
+	int chfd;
+
+	snprintf(path, sizeof(path), "/dev/ublkc%d", s->id);
+	chfd = uuring_ublk_open(path, O_RDWR);
+	if (chfd < 0)
+		_exit(2);
+	iod = uuring_mmap(NULL, 4096, PROT_READ, MAP_SHARED, chfd, 0);
+	if ((intptr_t)iod < 0 && (intptr_t)iod > -4096)
+		_exit(3);
+	if (tr_init(&r, 2 * DEPTH, 0))
+		_exit(4);
+	for (unsigned int t = 0; t < DEPTH; t++) {
+		bufs[t] = aligned_alloc(4096, IOBUF);
+		io = (struct ublksrv_io_cmd){ .q_id = 0, .tag = (uint16_t)t,
+					      .addr = (uintptr_t)bufs[t] };
+		tr_cmd(&r, chfd, UBLK_U_IO_FETCH_REQ, &io, sizeof(io), t);
+	}
+	tr_submit(&r, DEPTH);
+	if (write(ready_fd, "f", 1) != 1)
+		_exit(5);
+	close(ready_fd);
+	while (live) {
+		struct io_uring_cqe c = tr_wait(&r);
+		unsigned int t = (unsigned int)c.user_data;
+
+		if (c.res < 0 || c.res == UBLK_IO_RES_ABORT) {
+			live--;
+			continue;
+		}
+		io = (struct ublksrv_io_cmd){ .q_id = 0, .tag = (uint16_t)t,
+					      .addr = (uintptr_t)bufs[t] };
+		io.result = serve(s, &iod[t], bufs[t]);
+		tr_cmd(&r, chfd, UBLK_U_IO_COMMIT_AND_FETCH_REQ, &io,
+		       sizeof(io), t);
+		tr_submit(&r, 1);
+	}
+	_exit(0);
+}
+
+static pid_t server_fork(struct srv *s)
+{
+	int pfd[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		server_main(s, pfd[1]);
+	}
+	close(pfd[1]);
+	if (pid > 0 && read(pfd[0], &c, 1) != 1)
+		pid = -1;
+	close(pfd[0]);
+	return pid;
+}
+
+/* ADD_DEV (a chosen id, away from other drivers' 0, 1, ...) and params */
+static int dev_add(struct tr *r, int cfd, int id)
+{
+	struct ublksrv_ctrl_dev_info i;
+	struct ublk_params p = { .len = sizeof(p),
+				 .types = UBLK_PARAM_TYPE_BASIC |
+					  UBLK_PARAM_TYPE_DISCARD };
+	int ret;
+
+	memset(&i, 0, sizeof(i));
+	i.nr_hw_queues = 1;
+	i.queue_depth = DEPTH;
+	i.max_io_buf_bytes = IOBUF;
+	i.dev_id = (uint32_t)id;
+	ret = ctrl(r, cfd, UBLK_U_CMD_ADD_DEV, i.dev_id, 0xffff, &i,
+		   sizeof(i), 0);
+	if (ret)
+		return ret;
+	p.basic.logical_bs_shift = 9;
+	p.basic.physical_bs_shift = 12;
+	p.basic.max_sectors = IOBUF >> 9;
+	p.basic.dev_sectors = DISK_BYTES >> 9;
+	p.discard.discard_granularity = 4096;
+	p.discard.max_discard_sectors = 8192;
+	p.discard.max_write_zeroes_sectors = 8192;
+	p.discard.max_discard_segments = 1;
+	return ctrl(r, cfd, UBLK_U_CMD_SET_PARAMS, (uint32_t)id, 0xffff, &p,
+		    sizeof(p), 0);
+}
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "+ %s\n", cmd);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void print_log(void)
+{
+	char line[512];
+	FILE *f = fopen(logpath, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		fprintf(stderr, "uublkd log: %s", line);
+	fclose(f);
+}
+
+static bool node_of(int id, struct stat *st)
+{
+	char node[32];
+
+	snprintf(node, sizeof(node), "/dev/ublkb%d", id);
+	return !stat(node, st);
+}
+
+/* the kernel's io_uring, for fio's engine (not everywhere allowed) */
+static bool kernel_uring(void)
+{
+	struct io_uring_params p;
+	long fd;
+
+	memset(&p, 0, sizeof(p));
+	fd = syscall(__NR_io_uring_setup, 1, &p);
+	if (fd < 0)
+		return false;
+	close((int)fd);
+	return true;
+}
+
+/* after the device's end: no node, loop device detached, no mount
+ * (waited for up to 5 s: loop's autoclear runs at its last close) */
+static void check_gone(int id, const struct stat *was)
+{
+	char loopf[96], disk[96];
+	bool node = true, loop = true, mnt = true;
+	struct stat st;
+
+	snprintf(loopf, sizeof(loopf),
+		 "/sys/dev/block/%u:%u/loop/backing_file",
+		 major(was->st_rdev), minor(was->st_rdev));
+	snprintf(disk, sizeof(disk), "/run/uuring/ublk/%d/disk", id);
+	for (int k = 0; k < 500 && (node || loop || mnt); k++) {
+		if (k)
+			usleep(10000);
+		node = node_of(id, &st);
+		loop = !access(loopf, F_OK);
+		mnt = !access(disk, F_OK);
+	}
+	CHECK(!node, "/dev/ublkb%d still there", id);
+	CHECK(!loop, "loop %u:%u still bound", major(was->st_rdev),
+	      minor(was->st_rdev));
+	CHECK(!mnt, "%s still there", disk);
+}
+
+static int scenario_fs(struct tr *r, int cfd, int id)
+{
+	struct srv s = { .id = id };
+	struct ublk_params p = { .len = sizeof(p) };
+	char node[32], mnt[96];
+	struct stat st;
+	int status;
+	pid_t pid;
+
+	s.disk = mmap(NULL, DISK_BYTES, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	s.st = mmap(NULL, sizeof(*s.st), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (s.disk == MAP_FAILED || s.st == MAP_FAILED ||
+	    dev_add(r, cfd, id)) {
+		CHECK(0, "setup");
+		return 0;
+	}
+	pid = server_fork(&s);
+	EQ(ctrl(r, cfd, UBLK_U_CMD_START_DEV, (uint32_t)id, 0xffff, NULL, 0,
+		(uint64_t)pid), 0, "START_DEV");
+	snprintf(node, sizeof(node), "/dev/ublkb%d", id);
+	if (!node_of(id, &st)) {
+		print_log();
+		fprintf(stderr, "SKIP: the driver made no %s\n", node);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ctrl(r, cfd, UBLK_U_CMD_DEL_DEV, (uint32_t)id, 0xffff, NULL, 0,
+		     0);
+		return 77;
+	}
+	CHECK(S_ISBLK(st.st_mode) && major(st.st_rdev) == 7,
+	      "%s: a loop block node (mode %o, %u:%u)", node, st.st_mode,
+	      major(st.st_rdev), minor(st.st_rdev));
+	EQ(ctrl(r, cfd, UBLK_U_CMD_GET_PARAMS, (uint32_t)id, 0xffff, &p,
+		sizeof(p), 0), 0, "GET_PARAMS");
+	CHECK(p.devt.disk_major == major(st.st_rdev) &&
+		      p.devt.disk_minor == minor(st.st_rdev),
+	      "GET_PARAMS devt %u:%u, the node's", p.devt.disk_major,
+	      p.devt.disk_minor);
+
+	/* fio from ordinary processes: psync, then the kernel's io_uring */
+	EQ(sh("fio --name=psync --filename=%s --ioengine=psync --direct=1 "
+	      "--rw=randwrite --bs=4k --size=16m --verify=crc32c "
+	      "--verify_fatal=1 --verify_state_save=0 --output=%s/fio1.log; rc=$?; grep -E 'IOPS|err' %s/fio1.log; exit $rc",
+	      node, tmpdir, tmpdir), 0, "fio psync crc32c verify");
+	if (kernel_uring())
+		EQ(sh("fio --name=uring --filename=%s --ioengine=io_uring "
+		      "--iodepth=32 --direct=1 --rw=randwrite "
+		      "--bssplit=4k/50:16k/30:128k/20 --size=32m "
+		      "--offset=32m --verify=crc32c --verify_fatal=1 --verify_state_save=0 "
+		      "--output=%s/fio2.log; rc=$?; grep -E 'IOPS|err' %s/fio2.log; exit $rc",
+		      node, tmpdir, tmpdir), 0,
+		   "fio io_uring crc32c verify");
+	else
+		fprintf(stderr, "fio io_uring: the kernel's io_uring is "
+				"refused here; that run is skipped\n");
+
+	/* dd in and out with O_DIRECT; the bytes are the server's */
+	EQ(sh("head -c 4194304 /dev/urandom > %s/in && "
+	      "dd if=%s/in of=%s bs=64k seek=1024 oflag=direct status=none && "
+	      "dd if=%s of=%s/out bs=64k skip=1024 count=64 iflag=direct "
+	      "status=none && cmp %s/in %s/out",
+	      tmpdir, tmpdir, node, node, tmpdir, tmpdir, tmpdir), 0, "dd");
+	{
+		FILE *f;
+		uint8_t *in = malloc(4 << 20);
+		char path[96];
+
+		snprintf(path, sizeof(path), "%s/in", tmpdir);
+		f = fopen(path, "r");
+		CHECK(f && in && fread(in, 1, 4 << 20, f) == 4 << 20 &&
+			      !memcmp(in, s.disk + (64 << 20), 4 << 20),
+		      "dd's bytes are in the server's disk at 64 MiB");
+		if (f)
+			fclose(f);
+		free(in);
+	}
+
+	/* discard: loop's punch-hole, served as WRITE_ZEROES */
+	memset(s.disk + (96 << 20), 0xee, 1 << 20);
+	EQ(sh("blkdiscard -o %u -l %u %s", 96u << 20, 1u << 20, node), 0,
+	   "blkdiscard");
+	CHECK(s.disk[96 << 20] == 0 && s.disk[(97 << 20) - 1] == 0,
+	      "the discarded range reads zeroes at the server");
+	CHECK(atomic_load(&s.st->ops[UBLK_IO_OP_WRITE_ZEROES]) > 0,
+	      "punch-hole arrived as WRITE_ZEROES (%u)",
+	      atomic_load(&s.st->ops[UBLK_IO_OP_WRITE_ZEROES]));
+	EQ(sh("fallocate -z -o %u -l %u %s", 100u << 20, 1u << 20, node), 0,
+	   "fallocate --zero-range on the node");
+	CHECK(atomic_load(&s.st->nounmap) > 0,
+	      "zero-range arrived as WRITE_ZEROES with NOUNMAP (%u)",
+	      atomic_load(&s.st->nounmap));
+
+	/* a filesystem, its files checksummed across umount and mount */
+	snprintf(mnt, sizeof(mnt), "%s/mnt", tmpdir);
+	mkdir(mnt, 0700);
+	EQ(sh("mkfs.ext4 -q -F %s", node), 0, "mkfs.ext4");
+	EQ(sh("mount -t ext4 %s %s && "
+	      "head -c 3000000 /dev/urandom > %s/a && "
+	      "head -c 100000 /dev/urandom > %s/b && "
+	      "mkdir %s/d && head -c 1048576 /dev/urandom > %s/d/c && "
+	      "(cd %s && sha256sum a b d/c) > %s/sums && sync && umount %s",
+	      node, mnt, mnt, mnt, mnt, mnt, mnt, tmpdir, mnt), 0,
+	   "mount, write, umount");
+	EQ(sh("mount -t ext4 -o ro %s %s && (cd %s && sha256sum -c --quiet "
+	      "%s/sums); rc=$?; umount %s; exit $rc",
+	      node, mnt, mnt, tmpdir, mnt), 0,
+	   "the files' checksums after a remount");
+	EQ(sh("fsck.ext4 -n -f %s >/dev/null 2>&1", node), 0, "fsck clean");
+	CHECK(atomic_load(&s.st->ops[UBLK_IO_OP_FLUSH]) > 0,
+	      "ext4's flushes reached the server (%u)",
+	      atomic_load(&s.st->ops[UBLK_IO_OP_FLUSH]));
+
+	fprintf(stderr, "the server saw %u reads, %u writes, %u flushes, "
+			"%u discards, %u write-zeroes (%u NOUNMAP)\n",
+		atomic_load(&s.st->ops[UBLK_IO_OP_READ]),
+		atomic_load(&s.st->ops[UBLK_IO_OP_WRITE]),
+		atomic_load(&s.st->ops[UBLK_IO_OP_FLUSH]),
+		atomic_load(&s.st->ops[UBLK_IO_OP_DISCARD]),
+		atomic_load(&s.st->ops[UBLK_IO_OP_WRITE_ZEROES]),
+		atomic_load(&s.st->nounmap));
+	/* DEL_DEV on the live device: stopped, the node goes */
+	EQ(ctrl(r, cfd, UBLK_U_CMD_DEL_DEV, (uint32_t)id, 0xffff, NULL, 0, 0),
+	   0, "DEL_DEV");
+	waitpid(pid, &status, 0);
+	EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0, "server exit");
+	check_gone(id, &st);
+	munmap(s.disk, DISK_BYTES);
+	munmap(s.st, sizeof(*s.st));
+	return 0;
+}
+
+/* a plain process reading the node until an error: its errno and when */
+static pid_t reader_fork(const char *node, int *res_fd)
+{
+	int pfd[2];
+	pid_t pid;
+
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		void *buf = aligned_alloc(4096, 4096);
+		int fd = open(node, O_RDONLY | O_DIRECT), e = 0;
+
+		close(pfd[0]);
+		if (fd < 0)
+			_exit(2);
+		for (uint64_t k = 0;; k++) {
+			if (pread(fd, buf, 4096, (off_t)(k % 4096) * 4096) !=
+			    4096) {
+				e = errno ? errno : -1;
+				break;
+			}
+			if (k == 100 && write(pfd[1], "r", 1) != 1)
+				_exit(3);
+		}
+		if (write(pfd[1], &e, sizeof(e)) != sizeof(e))
+			_exit(3);
+		_exit(0);
+	}
+	close(pfd[1]);
+	*res_fd = pfd[0];
+	return pid;
+}
+
+static int scenario_kill(struct tr *r, int cfd, int id)
+{
+	struct srv s = { .id = id };
+	struct pollfd pf;
+	struct stat st;
+	char node[32], c;
+	int res_fd = -1, e = 0, status;
+	double t0, dt;
+	pid_t pid, rd;
+
+	s.disk = mmap(NULL, DISK_BYTES, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	s.st = mmap(NULL, sizeof(*s.st), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (s.disk == MAP_FAILED || s.st == MAP_FAILED ||
+	    dev_add(r, cfd, id)) {
+		CHECK(0, "setup");
+		return 0;
+	}
+	pid = server_fork(&s);
+	EQ(ctrl(r, cfd, UBLK_U_CMD_START_DEV, (uint32_t)id, 0xffff, NULL, 0,
+		(uint64_t)pid), 0, "START_DEV");
+	snprintf(node, sizeof(node), "/dev/ublkb%d", id);
+	if (!node_of(id, &st)) {
+		print_log();
+		CHECK(0, "no %s", node);
+		return 0;
+	}
+	rd = reader_fork(node, &res_fd);
+	CHECK(read(res_fd, &c, 1) == 1, "the reader read 100 blocks");
+	kill(pid, SIGKILL);
+	t0 = now_s();
+	pf = (struct pollfd){ .fd = res_fd, .events = POLLIN };
+	CHECK(poll(&pf, 1, 10000) == 1 &&
+		      read(res_fd, &e, sizeof(e)) == sizeof(e),
+	      "the reader ended within 10 s of the server's SIGKILL");
+	dt = now_s() - t0;
+	EQ(e, EIO, "the reader's error: EIO");
+	CHECK(dt < 5.0, "EIO %.3f s after the kill (bound 5 s)", dt);
+	fprintf(stderr, "kill -9 of the server: the reader's EIO after "
+			"%.1f ms\n", dt * 1e3);
+	kill(rd, SIGKILL); /* in case it hangs: then it is in D state */
+	waitpid(rd, &status, 0);
+	waitpid(pid, NULL, 0);
+	/* ublk_ch_release -> ublk_stop_dev: the node goes */
+	check_gone(id, &st);
+	EQ(ctrl(r, cfd, UBLK_U_CMD_DEL_DEV, (uint32_t)id, 0xffff, NULL, 0, 0),
+	   0, "DEL_DEV");
+	close(res_fd);
+	munmap(s.disk, DISK_BYTES);
+	munmap(s.st, sizeof(*s.st));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(struct tr *r, int cfd, int id);
+	} sc[] = {
+		{ "fs", scenario_fs },
+		{ "kill", scenario_kill },
+	};
+	char name[64];
+	struct tr r;
+	int cfd, id = 100 + (int)(getpid() % 800);
+
+	if (geteuid()) {
+		fprintf(stderr, "SKIP: not root (mount, mknod, loop)\n");
+		return 77;
+	}
+	if (access("/dev/fuse", R_OK | W_OK) ||
+	    access("/dev/loop-control", R_OK | W_OK)) {
+		fprintf(stderr, "SKIP: no /dev/fuse or /dev/loop-control\n");
+		return 77;
+	}
+	snprintf(name, sizeof(name), "uuring-ublkd-test-%d", (int)getpid());
+	setenv("UURING_UBLKD_NAME", name, 0);
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/uuring-ublkb-%d",
+		 (int)getpid());
+	mkdir(tmpdir, 0700);
+	snprintf(logpath, sizeof(logpath), "%s/uublkd.log", tmpdir);
+	setenv("UURING_UBLKD_LOG", logpath, 1);
+	setenv("UURING_UBLK_BLOCKDEV", "1", 1);
+	cfd = uuring_ublk_open("/dev/ublk-control", O_RDWR);
+	if (cfd < 0 || tr_init(&r, 8, IORING_SETUP_SQE128)) {
+		fprintf(stderr, "FAIL: control ring\n");
+		return 1;
+	}
+	for (size_t k = 0; k < sizeof(sc) / sizeof(sc[0]); k++) {
+		bool run = argc < 2;
+
+		for (int a = 1; a < argc; a++)
+			run |= !strcmp(argv[a], sc[k].name);
+		if (!run)
+			continue;
+		fprintf(stderr, "scenario %s (device %d)\n", sc[k].name,
+			id + (int)k);
+		if (sc[k].fn(&r, cfd, id + (int)k) == 77) {
+			sh("rm -rf %s", tmpdir);
+			return 77;
+		}
+	}
+	tr_exit(&r);
+	uuring_close(cfd);
+	print_log();
+	sh("rm -rf %s", tmpdir);
+	if (failures) {
+		fprintf(stderr, "%d failures\n", failures);
+		return 1;
+	}
+	fprintf(stderr, "all passed\n");
+	return 0;
+}

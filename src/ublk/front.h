@@ -37,7 +37,7 @@ struct ufront {
 	atomic_bool configuring;
 	pthread_t reader, replier;
 	uint8_t *rbuf, *wbuf;   /* the reader's and the replier's */
-	char dir[64], node_path[64];
+	char dir[64], node_path[64], lock_path[64];
 };
 
 /* the FUSE side's threads (ublkd_fuse.c): 0 or -errno */

@@ -6,7 +6,8 @@
  *
  * Start: /run/uuring/ublk/N.lock is flocked for the device's lifetime
  * (so one driver owns the name ublkbN, and a dead driver's leftovers are
- * recognised as stale and reclaimed); a FUSE filesystem is mounted on
+ * recognised as stale and reclaimed: a crashed driver's node stays until
+ * then, docs/compatibility.md); a FUSE filesystem is mounted on
  * /run/uuring/ublk/N with our own connection to /dev/fuse; its file
  * "disk" goes to a free loop device (LOOP_CONFIGURE, direct I/O, the
  * device's logical block size, autoclear); /dev/ublkbN is made a block
@@ -210,9 +211,41 @@ static bool loop_dio_on(const struct ufront *f)
 	       (li.lo_flags & LO_FLAGS_DIRECT_IO);
 }
 
+/*
+ * The name's lock, flocked for the device's lifetime and unlinked at its
+ * end: a lock taken on a file that was unlinked meanwhile is not the
+ * name's (its owner ended), so it is taken again on the new file.
+ */
+static int lock_name(struct ufront *f)
+{
+	struct stat a, b;
+
+	for (int k = 0; k < 8; k++) {
+		f->lock_fd = open(f->lock_path, O_RDWR | O_CREAT | O_CLOEXEC,
+				  0600);
+		if (f->lock_fd < 0)
+			return -errno;
+		if (flock(f->lock_fd, LOCK_EX | LOCK_NB)) {
+			int e = errno;
+
+			/* not ours: never unlinked by our teardown */
+			close(f->lock_fd);
+			f->lock_fd = -1;
+			return -e;
+		}
+		if (!fstat(f->lock_fd, &a) && !stat(f->lock_path, &b) &&
+		    a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+			return 0;
+		close(f->lock_fd);
+		f->lock_fd = -1;
+	}
+	return -EAGAIN;
+}
+
 static int front_setup(struct ufront *f, const char **step)
 {
 	char path[96];
+
 	int ret, file_fd;
 
 	*step = "root";
@@ -222,13 +255,12 @@ static int front_setup(struct ufront *f, const char **step)
 	ret = mkdir_p(FRONT_DIR);
 	if (ret)
 		return ret;
-	snprintf(path, sizeof(path), FRONT_DIR "/%d.lock", f->id);
-	f->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (f->lock_fd < 0)
-		return -errno;
-	*step = "the name, held by another uublkd";
-	if (flock(f->lock_fd, LOCK_EX | LOCK_NB))
-		return -errno;
+	ret = lock_name(f);
+	if (ret) {
+		*step = ret == -EWOULDBLOCK ? "the name, held by another uublkd"
+					    : f->lock_path;
+		return ret;
+	}
 	*step = f->node_path;
 	ret = reclaim(f);
 	if (ret)
@@ -332,8 +364,10 @@ static void front_teardown(struct ufront *f)
 	}
 	rmdir(f->dir);
 	/* last: another driver may take the name now */
-	if (f->lock_fd >= 0)
+	if (f->lock_fd >= 0) {
+		unlink(f->lock_path);
 		close(f->lock_fd);
+	}
 	if (joined)
 		free(f);
 }
@@ -357,6 +391,8 @@ void ublkd_front_start(struct udev *d)
 	f->main_req_fd = f->main_sync_fd = f->loop_fd = f->lock_fd = -1;
 	snprintf(f->dir, sizeof(f->dir), FRONT_DIR "/%d", d->id);
 	snprintf(f->node_path, sizeof(f->node_path), "/dev/ublkb%d", d->id);
+	snprintf(f->lock_path, sizeof(f->lock_path), FRONT_DIR "/%d.lock",
+		 d->id);
 	f->size = d->params.basic.dev_sectors << 9;
 	f->lbs = 1u << d->params.basic.logical_bs_shift;
 	if (max > UM_BDEV_MAX)

@@ -13,12 +13,22 @@
  *          discard reading back zeroes (as WRITE_ZEROES at the server),
  *          mkfs.ext4 + mount + files checksummed across umount/mount;
  *          DEL_DEV removes the node, detaches the loop device, unmounts.
- *  - kill: a reader of /dev/ublkbN (a forked process doing plain
- *          O_DIRECT preads) gets EIO within a bound after a SIGKILL of
- *          the server, and the node goes.
+ *  - kill, del, crash: a reader of /dev/ublkbN (a forked process doing
+ *          plain O_DIRECT preads) gets EIO within a bound (5 s) after a
+ *          SIGKILL of the server (no recovery), a DEL_DEV, or a SIGKILL
+ *          of uublkd itself; the node goes (crash: it stays until the
+ *          next driver starts a device of that number, which reclaims it
+ *          and serves dd through the new node).
+ *  - recover: USER_RECOVERY + REISSUE under a mounted ext4: the server
+ *          is killed while dd writes with fsync, a new server recovers
+ *          the device, dd ends well, every file's sha256 holds after a
+ *          remount, fsck is clean.
+ *  - squeeze: mkfs.ext4 + buffered fio verify inside a 48 MiB memory
+ *          cgroup (v2 memory.max or v1's limit): no reclaim deadlock.
  * Skipped (77) without root, /dev/fuse or /dev/loop-control, or where
  * the driver could not make the node (its log line is printed).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -31,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -182,7 +193,7 @@ static pid_t server_fork(struct srv *s)
 }
 
 /* ADD_DEV (a chosen id, away from other drivers' 0, 1, ...) and params */
-static int dev_add(struct tr *r, int cfd, int id)
+static int dev_add(struct tr *r, int cfd, int id, uint64_t flags)
 {
 	struct ublksrv_ctrl_dev_info i;
 	struct ublk_params p = { .len = sizeof(p),
@@ -195,6 +206,7 @@ static int dev_add(struct tr *r, int cfd, int id)
 	i.queue_depth = DEPTH;
 	i.max_io_buf_bytes = IOBUF;
 	i.dev_id = (uint32_t)id;
+	i.flags = flags;
 	ret = ctrl(r, cfd, UBLK_U_CMD_ADD_DEV, i.dev_id, 0xffff, &i,
 		   sizeof(i), 0);
 	if (ret)
@@ -293,8 +305,9 @@ static void check_gone(int id, const struct stat *was)
 	CHECK(!mnt, "%s still there", disk);
 }
 
-static int scenario_fs(struct tr *r, int cfd, int id)
+static int scenario_fs(struct tr *r, int *cfdp, int id)
 {
+	int cfd = *cfdp;
 	struct srv s = { .id = id };
 	struct ublk_params p = { .len = sizeof(p) };
 	char node[32], mnt[96];
@@ -307,7 +320,7 @@ static int scenario_fs(struct tr *r, int cfd, int id)
 	s.st = mmap(NULL, sizeof(*s.st), PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (s.disk == MAP_FAILED || s.st == MAP_FAILED ||
-	    dev_add(r, cfd, id)) {
+	    dev_add(r, cfd, id, 0)) {
 		CHECK(0, "setup");
 		return 0;
 	}
@@ -460,57 +473,342 @@ static pid_t reader_fork(const char *node, int *res_fd)
 	return pid;
 }
 
-static int scenario_kill(struct tr *r, int cfd, int id)
+/* a shared memory disk, a device with it, its server and START_DEV:
+ * the server's pid (0 on failure, checked); *st the node */
+static pid_t dev_begin(struct tr *r, int cfd, int id, uint64_t flags,
+		       struct srv *s, struct stat *st)
 {
-	struct srv s = { .id = id };
+	pid_t pid;
+
+	s->id = id;
+	s->disk = mmap(NULL, DISK_BYTES, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	s->st = mmap(NULL, sizeof(*s->st), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (s->disk == MAP_FAILED || s->st == MAP_FAILED ||
+	    dev_add(r, cfd, id, flags)) {
+		CHECK(0, "setup of device %d", id);
+		return 0;
+	}
+	pid = server_fork(s);
+	EQ(ctrl(r, cfd, UBLK_U_CMD_START_DEV, (uint32_t)id, 0xffff, NULL, 0,
+		(uint64_t)pid), 0, "START_DEV");
+	if (!node_of(id, st)) {
+		print_log();
+		CHECK(0, "no /dev/ublkb%d", id);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ctrl(r, cfd, UBLK_U_CMD_DEL_DEV, (uint32_t)id, 0xffff, NULL, 0,
+		     0);
+		return 0;
+	}
+	return pid;
+}
+
+static void dev_end(struct srv *s)
+{
+	munmap(s->disk, DISK_BYTES);
+	munmap(s->st, sizeof(*s->st));
+}
+
+enum { BY_KILL, BY_DEL, BY_CRASH };
+
+/* this test's uublkd: the process holding the listening socket of our
+ * driver name (the control socket's SO_PEERCRED names the client that
+ * created that socket, and a fork's /proc/PID/environ is its exec's) */
+static pid_t driver_pid(void)
+{
+	const char *name = getenv("UURING_UBLKD_NAME");
+	char line[512], want[128], path[64], link[64];
+	unsigned long ino = 0;
+	struct dirent *de;
+	pid_t found = -1;
+	FILE *f = fopen("/proc/net/unix", "r");
+	DIR *d;
+
+	snprintf(want, sizeof(want), "@%s", name ? name : "");
+	while (f && !ino && fgets(line, sizeof(line), f)) {
+		char p[128] = "";
+		unsigned long i;
+
+		if (sscanf(line, "%*s %*s %*s %*s %*s %*s %lu %127s", &i, p) ==
+			    2 &&
+		    !strcmp(p, want))
+			ino = i;
+	}
+	if (f)
+		fclose(f);
+	if (!ino)
+		return -1;
+	snprintf(want, sizeof(want), "socket:[%lu]", ino);
+	d = opendir("/proc");
+	while (d && found < 0 && (de = readdir(d))) {
+		int pid = atoi(de->d_name);
+
+		if (pid <= 1 || pid == getpid())
+			continue;
+		for (int fd = 0; fd < 128 && found < 0; fd++) {
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+			n = readlink(path, link, sizeof(link) - 1);
+			if (n > 0) {
+				link[n] = 0;
+				if (!strcmp(link, want))
+					found = pid;
+			}
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/*
+ * A reader of the node while the device ends under it: the server is
+ * killed (no recovery), DEL_DEV is called, or uublkd itself is killed.
+ * The reader's I/O fails with EIO within a bound (no hang, no D state).
+ */
+static void interrupted(struct tr *r, int *cfdp, int id, int how)
+{
+	static const char *const what[] = { "kill -9 of the server",
+					     "DEL_DEV", "kill -9 of uublkd" };
+	struct srv s = { 0 };
 	struct pollfd pf;
 	struct stat st;
 	char node[32], c;
 	int res_fd = -1, e = 0, status;
 	double t0, dt;
-	pid_t pid, rd;
+	pid_t pid, rd, drv = how == BY_CRASH ? driver_pid() : 0;
 
-	s.disk = mmap(NULL, DISK_BYTES, PROT_READ | PROT_WRITE,
-		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	s.st = mmap(NULL, sizeof(*s.st), PROT_READ | PROT_WRITE,
-		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (s.disk == MAP_FAILED || s.st == MAP_FAILED ||
-	    dev_add(r, cfd, id)) {
-		CHECK(0, "setup");
-		return 0;
+	if (how == BY_CRASH && drv <= 1) {
+		CHECK(0, "this test's uublkd not found");
+		return;
 	}
-	pid = server_fork(&s);
-	EQ(ctrl(r, cfd, UBLK_U_CMD_START_DEV, (uint32_t)id, 0xffff, NULL, 0,
-		(uint64_t)pid), 0, "START_DEV");
+	pid = dev_begin(r, *cfdp, id, 0, &s, &st);
+	if (!pid)
+		return;
 	snprintf(node, sizeof(node), "/dev/ublkb%d", id);
-	if (!node_of(id, &st)) {
-		print_log();
-		CHECK(0, "no %s", node);
-		return 0;
-	}
 	rd = reader_fork(node, &res_fd);
 	CHECK(read(res_fd, &c, 1) == 1, "the reader read 100 blocks");
-	kill(pid, SIGKILL);
 	t0 = now_s();
+	if (how == BY_KILL)
+		kill(pid, SIGKILL);
+	else if (how == BY_CRASH)
+		kill(drv, SIGKILL);
+	else
+		EQ(ctrl(r, *cfdp, UBLK_U_CMD_DEL_DEV, (uint32_t)id, 0xffff,
+			NULL, 0, 0), 0, "DEL_DEV during I/O");
 	pf = (struct pollfd){ .fd = res_fd, .events = POLLIN };
 	CHECK(poll(&pf, 1, 10000) == 1 &&
 		      read(res_fd, &e, sizeof(e)) == sizeof(e),
-	      "the reader ended within 10 s of the server's SIGKILL");
+	      "the reader ended within 10 s of the %s", what[how]);
 	dt = now_s() - t0;
 	EQ(e, EIO, "the reader's error: EIO");
-	CHECK(dt < 5.0, "EIO %.3f s after the kill (bound 5 s)", dt);
-	fprintf(stderr, "kill -9 of the server: the reader's EIO after "
-			"%.1f ms\n", dt * 1e3);
+	CHECK(dt < 5.0, "EIO %.3f s after the %s (bound 5 s)", dt, what[how]);
+	fprintf(stderr, "%s: the reader's EIO after %.1f ms\n", what[how],
+		dt * 1e3);
 	kill(rd, SIGKILL); /* in case it hangs: then it is in D state */
 	waitpid(rd, &status, 0);
-	waitpid(pid, NULL, 0);
-	/* ublk_ch_release -> ublk_stop_dev: the node goes */
-	check_gone(id, &st);
+	close(res_fd);
+	if (how == BY_KILL) {
+		waitpid(pid, NULL, 0);
+		/* ublk_ch_release -> ublk_stop_dev: the node goes */
+		check_gone(id, &st);
+		EQ(ctrl(r, *cfdp, UBLK_U_CMD_DEL_DEV, (uint32_t)id, 0xffff,
+			NULL, 0, 0), 0, "DEL_DEV");
+	} else if (how == BY_DEL) {
+		waitpid(pid, &status, 0);
+		EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0,
+		   "server exit");
+		check_gone(id, &st);
+	} else {
+		struct stat st2;
+		pid_t pid2;
+
+		/* the dead driver's node stays (nobody to remove it) ... */
+		CHECK(node_of(id, &st2), "a crashed driver's node stays");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		/* ... until the next driver starts a device of that number:
+		 * it takes the name and reclaims node and mount */
+		uuring_close(*cfdp);
+		*cfdp = uuring_ublk_open("/dev/ublk-control", O_RDWR);
+		CHECK(*cfdp >= 0 && driver_pid() != drv,
+		      "a new driver (%d, was %d)", (int)driver_pid(), (int)drv);
+		dev_end(&s);
+		pid2 = dev_begin(r, *cfdp, id, 0, &s, &st2);
+		if (!pid2)
+			return;
+		EQ(sh("head -c 1048576 /dev/urandom > %s/in && "
+		      "dd if=%s/in of=%s bs=64k oflag=direct status=none && "
+		      "dd if=%s of=%s/out bs=64k count=16 iflag=direct "
+		      "status=none && cmp %s/in %s/out",
+		      tmpdir, tmpdir, node, node, tmpdir, tmpdir, tmpdir), 0,
+		   "dd on the reclaimed name");
+		EQ(ctrl(r, *cfdp, UBLK_U_CMD_DEL_DEV, (uint32_t)id, 0xffff,
+			NULL, 0, 0), 0, "DEL_DEV");
+		waitpid(pid2, NULL, 0);
+		check_gone(id, &st2);
+	}
+	dev_end(&s);
+}
+
+static int scenario_kill(struct tr *r, int *cfdp, int id)
+{
+	interrupted(r, cfdp, id, BY_KILL);
+	return 0;
+}
+
+static int scenario_del(struct tr *r, int *cfdp, int id)
+{
+	interrupted(r, cfdp, id, BY_DEL);
+	return 0;
+}
+
+static int scenario_crash(struct tr *r, int *cfdp, int id)
+{
+	interrupted(r, cfdp, id, BY_CRASH);
+	return 0;
+}
+
+static int dev_state(struct tr *r, int cfd, int id)
+{
+	struct ublksrv_ctrl_dev_info got;
+
+	if (ctrl(r, cfd, UBLK_U_CMD_GET_DEV_INFO, (uint32_t)id, 0xffff, &got,
+		 sizeof(got), 0))
+		return -1;
+	return got.state;
+}
+
+/*
+ * USER_RECOVERY with REISSUE under a mounted filesystem: the server is
+ * killed while a file is written with fsync; the writer waits (the
+ * device QUIESCED), a new server recovers the device, the writer ends,
+ * and every file reads back after a remount.
+ */
+static int scenario_recover(struct tr *r, int *cfdp, int id)
+{
+	int cfd = *cfdp, status = -1, state = -1;
+	struct srv s = { 0 };
+	char node[32], mnt[96];
+	unsigned int w1;
+	double t0;
+	struct stat st;
+	pid_t p1, p2, wr;
+
+	p1 = dev_begin(r, cfd, id,
+		       UBLK_F_USER_RECOVERY | UBLK_F_USER_RECOVERY_REISSUE, &s,
+		       &st);
+	if (!p1)
+		return 0;
+	snprintf(node, sizeof(node), "/dev/ublkb%d", id);
+	snprintf(mnt, sizeof(mnt), "%s/rmnt", tmpdir);
+	mkdir(mnt, 0700);
+	EQ(sh("mkfs.ext4 -q -F %s && mount -t ext4 %s %s && "
+	      "head -c 2000000 /dev/urandom > %s/a && sync && "
+	      "(cd %s && sha256sum a) > %s/rsums",
+	      node, node, mnt, mnt, mnt, tmpdir), 0, "mkfs, mount, a file");
+	wr = fork();
+	if (wr == 0)
+		_exit(sh("dd if=/dev/urandom of=%s/c bs=64k count=256 "
+			 "conv=fsync status=none", mnt));
+	usleep(50000);
+	kill(p1, SIGKILL);
+	t0 = now_s();
+	w1 = atomic_load(&s.st->ops[UBLK_IO_OP_WRITE]);
+	waitpid(p1, NULL, 0);
+	for (int k = 0; k < 500 && state != UBLK_S_DEV_QUIESCED; k++) {
+		if (k)
+			usleep(10000);
+		state = dev_state(r, cfd, id);
+	}
+	EQ(state, UBLK_S_DEV_QUIESCED, "the server died: QUIESCED");
+	CHECK(node_of(id, &(struct stat){ 0 }), "the node stays meanwhile");
+	EQ(ctrl(r, cfd, UBLK_U_CMD_START_USER_RECOVERY, (uint32_t)id, 0xffff,
+		NULL, 0, 0), 0, "START_USER_RECOVERY");
+	p2 = server_fork(&s);
+	EQ(ctrl(r, cfd, UBLK_U_CMD_END_USER_RECOVERY, (uint32_t)id, 0xffff,
+		NULL, 0, (uint64_t)p2), 0, "END_USER_RECOVERY");
+	waitpid(wr, &status, 0);
+	EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0,
+	   "the writer across the recovery");
+	fprintf(stderr, "recover: the writer ended %.0f ms after the kill; "
+			"writes served before the kill %u, after %u\n",
+		(now_s() - t0) * 1e3, w1,
+		atomic_load(&s.st->ops[UBLK_IO_OP_WRITE]) - w1);
+	EQ(sh("(cd %s && sha256sum c) >> %s/rsums && umount %s && "
+	      "mount -t ext4 -o ro %s %s && (cd %s && sha256sum -c --quiet "
+	      "%s/rsums); rc=$?; umount %s; exit $rc",
+	      mnt, tmpdir, mnt, node, mnt, mnt, tmpdir, mnt), 0,
+	   "the files after the recovery and a remount");
+	EQ(sh("fsck.ext4 -n -f %s >/dev/null 2>&1", node), 0, "fsck clean");
 	EQ(ctrl(r, cfd, UBLK_U_CMD_DEL_DEV, (uint32_t)id, 0xffff, NULL, 0, 0),
 	   0, "DEL_DEV");
-	close(res_fd);
-	munmap(s.disk, DISK_BYTES);
-	munmap(s.st, sizeof(*s.st));
+	waitpid(p2, &status, 0);
+	check_gone(id, &st);
+	dev_end(&s);
+	return 0;
+}
+
+/*
+ * mkfs and fio's buffered writes from inside a memory cgroup of 48 MiB:
+ * writeback through loop, FUSE and uublkd (outside the cgroup) under
+ * reclaim must not hang.  cgroup v2's memory.max, or v1's limit.
+ */
+static int scenario_squeeze(struct tr *r, int *cfdp, int id)
+{
+	char cg[96], lim[128], ev[128], node[32], mnt[96], buf[256];
+	struct srv s = { 0 };
+	struct stat st;
+	bool v2 = !access("/sys/fs/cgroup/cgroup.controllers", F_OK);
+	int status;
+	pid_t pid;
+	FILE *f;
+
+	snprintf(cg, sizeof(cg), "%s/uuring-ublkb-%d",
+		 v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory",
+		 (int)getpid());
+	snprintf(lim, sizeof(lim), "%s/%s", cg,
+		 v2 ? "memory.max" : "memory.limit_in_bytes");
+	snprintf(ev, sizeof(ev), "%s/%s", cg,
+		 v2 ? "memory.events" : "memory.failcnt");
+	if (mkdir(cg, 0755) || sh("echo %u > %s", 48u << 20, lim)) {
+		fprintf(stderr, "squeeze: no memory cgroup (%s): not run\n",
+			cg);
+		rmdir(cg);
+		return 0;
+	}
+	pid = dev_begin(r, *cfdp, id, 0, &s, &st);
+	if (!pid) {
+		rmdir(cg);
+		return 0;
+	}
+	snprintf(node, sizeof(node), "/dev/ublkb%d", id);
+	snprintf(mnt, sizeof(mnt), "%s/smnt", tmpdir);
+	mkdir(mnt, 0700);
+	EQ(sh("timeout -k 5 90 sh -c 'echo $$ > %s/cgroup.procs && "
+	      "mkfs.ext4 -q -F %s && mount -t ext4 %s %s && "
+	      "fio --name=sq --directory=%s --size=96m --rw=write --bs=64k "
+	      "--ioengine=psync --end_fsync=1 --verify=crc32c "
+	      "--verify_fatal=1 --verify_state_save=0 --output=%s/fio3.log; "
+	      "rc=$?; umount %s; exit $rc'",
+	      cg, node, node, mnt, mnt, tmpdir, mnt), 0,
+	   "mkfs + buffered fio in a 48 MiB memory cgroup, no hang");
+	f = fopen(ev, "r");
+	while (f && fgets(buf, sizeof(buf), f))
+		if (!v2 || !strncmp(buf, "max ", 4))
+			fprintf(stderr, "squeeze: %s %s", ev, buf);
+	if (f)
+		fclose(f);
+	EQ(ctrl(r, *cfdp, UBLK_U_CMD_DEL_DEV, (uint32_t)id, 0xffff, NULL, 0,
+		0), 0, "DEL_DEV");
+	waitpid(pid, &status, 0);
+	check_gone(id, &st);
+	dev_end(&s);
+	for (int k = 0; k < 100 && rmdir(cg) && errno == EBUSY; k++)
+		usleep(10000);
 	return 0;
 }
 
@@ -518,10 +816,14 @@ int main(int argc, char **argv)
 {
 	static const struct {
 		const char *name;
-		int (*fn)(struct tr *r, int cfd, int id);
+		int (*fn)(struct tr *r, int *cfdp, int id);
 	} sc[] = {
 		{ "fs", scenario_fs },
 		{ "kill", scenario_kill },
+		{ "del", scenario_del },
+		{ "recover", scenario_recover },
+		{ "crash", scenario_crash },
+		{ "squeeze", scenario_squeeze },
 	};
 	char name[64];
 	struct tr r;
@@ -558,7 +860,7 @@ int main(int argc, char **argv)
 			continue;
 		fprintf(stderr, "scenario %s (device %d)\n", sc[k].name,
 			id + (int)k);
-		if (sc[k].fn(&r, cfd, id + (int)k) == 77) {
+		if (sc[k].fn(&r, &cfd, id + (int)k) == 77) {
 			sh("rm -rf %s", tmpdir);
 			return 77;
 		}

@@ -812,6 +812,87 @@ static int scenario_squeeze(struct tr *r, int *cfdp, int id)
 	return 0;
 }
 
+static double fio_iops(const char *file, int qd)
+{
+	char cmd[512], out[4096];
+	size_t n;
+	FILE *f;
+	char *p = out;
+
+	snprintf(cmd, sizeof(cmd),
+		 "fio --name=b --filename=%s --rw=randread --bs=4k --direct=1 "
+		 "--size=64m --runtime=3 --time_based --ioengine=%s "
+		 "--iodepth=%d --output-format=terse --terse-version=3",
+		 file, qd > 1 ? "io_uring" : "psync", qd);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	n = fread(out, 1, sizeof(out) - 1, f);
+	pclose(f);
+	out[n] = 0;
+	/* terse v3: field 8 is the read IOPS */
+	for (int k = 1; k < 8 && p; k++) {
+		p = strchr(p, ';');
+		if (p)
+			p++;
+	}
+	return p ? atof(p) : -1;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A measurement, run only when named ("bench"): 4 KiB random reads, QD1
+ * (psync) and QD32 (the kernel's io_uring), on /dev/ublkbN (the memory
+ * target of this test's server) and, as the ceiling, the kernel's direct
+ * I/O on a 64 MiB file of the local filesystem (what a loop target's
+ * backing file is); the four runs interleaved, UBLKB_BENCH_REPS rounds
+ * (default 5), medians printed.
+ */
+static int scenario_bench(struct tr *r, int *cfdp, int id)
+{
+	const char *e = getenv("UBLKB_BENCH_REPS");
+	int reps = e ? atoi(e) : 5;
+	static const int qds[2] = { 1, 32 };
+	double v[4][64];
+	char node[32], file[96];
+	struct srv s = { 0 };
+	struct stat st;
+	pid_t pid;
+
+	if (reps < 1 || reps > 64)
+		reps = 5;
+	pid = dev_begin(r, *cfdp, id, 0, &s, &st);
+	if (!pid)
+		return 0;
+	snprintf(node, sizeof(node), "/dev/ublkb%d", id);
+	snprintf(file, sizeof(file), "%s/backing", tmpdir);
+	sh("head -c 67108864 /dev/urandom > %s && sync", file);
+	for (int k = 0; k < reps; k++)
+		for (int c = 0; c < 4; c++) {
+			v[c][k] = fio_iops(c & 1 ? file : node, qds[c >> 1]);
+			fprintf(stderr, "bench round %d: %s QD%d %.0f IOPS\n", k,
+				c & 1 ? "file" : "ublkb", qds[c >> 1], v[c][k]);
+		}
+	for (int c = 0; c < 4; c++) {
+		qsort(v[c], (size_t)reps, sizeof(double), cmp_d);
+		fprintf(stderr, "bench: 4k randread QD%d on %s: median %.0f "
+				"IOPS (min %.0f, max %.0f, %d runs)\n",
+			qds[c >> 1], c & 1 ? "the file (kernel dio)" : node,
+			v[c][reps / 2], v[c][0], v[c][reps - 1], reps);
+	}
+	EQ(ctrl(r, *cfdp, UBLK_U_CMD_DEL_DEV, (uint32_t)id, 0xffff, NULL, 0,
+		0), 0, "DEL_DEV");
+	waitpid(pid, NULL, 0);
+	dev_end(&s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -824,6 +905,7 @@ int main(int argc, char **argv)
 		{ "recover", scenario_recover },
 		{ "crash", scenario_crash },
 		{ "squeeze", scenario_squeeze },
+		{ "bench", scenario_bench }, /* named only */
 	};
 	char name[64];
 	struct tr r;
@@ -852,7 +934,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (size_t k = 0; k < sizeof(sc) / sizeof(sc[0]); k++) {
-		bool run = argc < 2;
+		bool run = argc < 2 && strcmp(sc[k].name, "bench");
 
 		for (int a = 1; a < argc; a++)
 			run |= !strcmp(argv[a], sc[k].name);

@@ -9,7 +9,7 @@
  *
  * Scenarios (arguments select some):
  *  - fs:   the node (a block node, GET_PARAMS's devt), fio crc32c verify
- *          with psync and with the kernel's io_uring engine, dd, a
+ *          with psync, the kernel's io_uring engine and libaio, dd, a
  *          discard reading back zeroes (as WRITE_ZEROES at the server),
  *          mkfs.ext4 + mount + files checksummed across umount/mount;
  *          DEL_DEV removes the node, detaches the loop device, unmounts.
@@ -363,6 +363,13 @@ static int scenario_fs(struct tr *r, int *cfdp, int id)
 	else
 		fprintf(stderr, "fio io_uring: the kernel's io_uring is "
 				"refused here; that run is skipped\n");
+
+	EQ(sh("fio --name=libaio --filename=%s --ioengine=libaio "
+	      "--iodepth=16 --direct=1 --rw=randrw --bs=8k --size=16m "
+	      "--offset=80m --verify=crc32c --verify_fatal=1 "
+	      "--verify_state_save=0 --output=%s/fio4.log; rc=$?; "
+	      "grep -E 'IOPS|err' %s/fio4.log; exit $rc",
+	      node, tmpdir, tmpdir), 0, "fio libaio crc32c verify");
 
 	/* dd in and out with O_DIRECT; the bytes are the server's */
 	EQ(sh("head -c 4194304 /dev/urandom > %s/in && "

@@ -19,6 +19,8 @@
  *          of uublkd itself; the node goes (crash: it stays until the
  *          next driver starts a device of that number, which reclaims it
  *          and serves dd through the new node).
+ *  - delmnt: DEL_DEV under a mounted ext4: a synced write then fails
+ *          (EIO, no hang), umount works, the loop device detaches.
  *  - recover: USER_RECOVERY + REISSUE under a mounted ext4: the server
  *          is killed while dd writes with fsync, a new server recovers
  *          the device, dd ends well, every file's sha256 holds after a
@@ -679,6 +681,44 @@ static int scenario_crash(struct tr *r, int *cfdp, int id)
 	return 0;
 }
 
+/*
+ * DEL_DEV under a mounted ext4: it returns, the filesystem's next
+ * synced write fails (EIO, not a hang), umount works, and then the loop
+ * device (held by the mount until now) detaches.
+ */
+static int scenario_delmnt(struct tr *r, int *cfdp, int id)
+{
+	struct srv s = { 0 };
+	char node[32], mnt[96];
+	struct stat st;
+	int status;
+	double t0;
+	pid_t pid;
+
+	pid = dev_begin(r, *cfdp, id, 0, &s, &st);
+	if (!pid)
+		return 0;
+	snprintf(node, sizeof(node), "/dev/ublkb%d", id);
+	snprintf(mnt, sizeof(mnt), "%s/dmnt", tmpdir);
+	mkdir(mnt, 0700);
+	EQ(sh("mkfs.ext4 -q -F %s && mount -t ext4 %s %s && "
+	      "head -c 100000 /dev/urandom > %s/a && sync",
+	      node, node, mnt, mnt), 0, "mkfs, mount, a file");
+	t0 = now_s();
+	EQ(ctrl(r, *cfdp, UBLK_U_CMD_DEL_DEV, (uint32_t)id, 0xffff, NULL, 0,
+		0), 0, "DEL_DEV with a mounted filesystem");
+	waitpid(pid, &status, 0);
+	CHECK(sh("timeout 20 dd if=/dev/zero of=%s/b bs=64k count=16 "
+		 "conv=fsync status=none", mnt) == 1,
+	      "a synced write after DEL_DEV fails (not a hang: 124)");
+	EQ(sh("timeout 20 umount %s", mnt), 0, "umount after DEL_DEV");
+	fprintf(stderr, "delmnt: DEL_DEV, failed write and umount in %.0f "
+			"ms\n", (now_s() - t0) * 1e3);
+	check_gone(id, &st);
+	dev_end(&s);
+	return 0;
+}
+
 static int dev_state(struct tr *r, int cfd, int id)
 {
 	struct ublksrv_ctrl_dev_info got;
@@ -909,6 +949,7 @@ int main(int argc, char **argv)
 		{ "fs", scenario_fs },
 		{ "kill", scenario_kill },
 		{ "del", scenario_del },
+		{ "delmnt", scenario_delmnt },
 		{ "recover", scenario_recover },
 		{ "crash", scenario_crash },
 		{ "squeeze", scenario_squeeze },

@@ -296,7 +296,8 @@ static void handle(struct ufront *f, uint8_t *buf, size_t n)
 	memset(&o, 0, sizeof(o));
 	switch (ih->opcode) {
 	case FUSE_INIT:
-		if (alen < 8) /* major and minor, the oldest layout */
+		/* major, minor, max_readahead and flags: 7.6's layout */
+		if (alen < 16)
 			reply(f, ih->unique, -EINVAL, NULL, 0);
 		else
 			do_init(f, ih->unique, arg);

@@ -525,7 +525,7 @@ enum { BY_KILL, BY_DEL, BY_CRASH };
 /* this test's uublkd: the process holding the listening socket of our
  * driver name (the control socket's SO_PEERCRED names the client that
  * created that socket, and a fork's /proc/PID/environ is its exec's) */
-static pid_t driver_pid(void)
+static pid_t driver_pid_once(void)
 {
 	const char *name = getenv("UURING_UBLKD_NAME");
 	char line[512], want[128], path[64], link[64];
@@ -571,6 +571,20 @@ static pid_t driver_pid(void)
 	if (d)
 		closedir(d);
 	return found;
+}
+
+/* /proc/net/unix is read in pieces while other sockets come and go: a
+ * line can be missed, so the look is repeated */
+static pid_t driver_pid(void)
+{
+	pid_t pid = -1;
+
+	for (int k = 0; k < 50 && pid < 0; k++) {
+		if (k)
+			usleep(20000);
+		pid = driver_pid_once();
+	}
+	return pid;
 }
 
 /*

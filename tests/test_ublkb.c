@@ -525,44 +525,47 @@ enum { BY_KILL, BY_DEL, BY_CRASH };
 /* this test's uublkd: the process holding the listening socket of our
  * driver name (the control socket's SO_PEERCRED names the client that
  * created that socket, and a fork's /proc/PID/environ is its exec's) */
-static pid_t driver_pid_once(void)
+static pid_t driver_pid_once(pid_t exclude)
 {
 	const char *name = getenv("UURING_UBLKD_NAME");
 	char line[512], want[128], path[64], link[64];
-	unsigned long ino = 0;
+	unsigned long ino[8];
+	int nino = 0;
 	struct dirent *de;
 	pid_t found = -1;
 	FILE *f = fopen("/proc/net/unix", "r");
 	DIR *d;
 
+	/* a killed driver's socket may still be listed beside the new one */
 	snprintf(want, sizeof(want), "@%s", name ? name : "");
-	while (f && !ino && fgets(line, sizeof(line), f)) {
+	while (f && nino < 8 && fgets(line, sizeof(line), f)) {
 		char p[128] = "";
 		unsigned long i;
 
 		if (sscanf(line, "%*s %*s %*s %*s %*s %*s %lu %127s", &i, p) ==
 			    2 &&
 		    !strcmp(p, want))
-			ino = i;
+			ino[nino++] = i;
 	}
 	if (f)
 		fclose(f);
-	if (!ino)
-		return -1;
-	snprintf(want, sizeof(want), "socket:[%lu]", ino);
-	d = opendir("/proc");
+	d = nino ? opendir("/proc") : NULL;
 	while (d && found < 0 && (de = readdir(d))) {
 		int pid = atoi(de->d_name);
 
-		if (pid <= 1 || pid == getpid())
+		if (pid <= 1 || pid == getpid() || pid == exclude)
 			continue;
 		for (int fd = 0; fd < 128 && found < 0; fd++) {
 			ssize_t n;
 
 			snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
 			n = readlink(path, link, sizeof(link) - 1);
-			if (n > 0) {
-				link[n] = 0;
+			if (n <= 0)
+				continue;
+			link[n] = 0;
+			for (int k = 0; k < nino && found < 0; k++) {
+				snprintf(want, sizeof(want), "socket:[%lu]",
+					 ino[k]);
 				if (!strcmp(link, want))
 					found = pid;
 			}
@@ -574,15 +577,16 @@ static pid_t driver_pid_once(void)
 }
 
 /* /proc/net/unix is read in pieces while other sockets come and go: a
- * line can be missed, so the look is repeated */
-static pid_t driver_pid(void)
+ * line can be missed, so the look is repeated; exclude: not this one
+ * (a killed driver still exiting) */
+static pid_t driver_pid(pid_t exclude)
 {
 	pid_t pid = -1;
 
-	for (int k = 0; k < 50 && pid < 0; k++) {
+	for (int k = 0; k < 100 && pid < 0; k++) {
 		if (k)
 			usleep(20000);
-		pid = driver_pid_once();
+		pid = driver_pid_once(exclude);
 	}
 	return pid;
 }
@@ -602,7 +606,7 @@ static void interrupted(struct tr *r, int *cfdp, int id, int how)
 	char node[32], c;
 	int res_fd = -1, e = 0, status;
 	double t0, dt;
-	pid_t pid, rd, drv = how == BY_CRASH ? driver_pid() : 0;
+	pid_t pid, rd, drv = how == BY_CRASH ? driver_pid(0) : 0;
 
 	if (how == BY_CRASH && drv <= 1) {
 		CHECK(0, "this test's uublkd not found");
@@ -657,8 +661,8 @@ static void interrupted(struct tr *r, int *cfdp, int id, int how)
 		 * it takes the name and reclaims node and mount */
 		uuring_close(*cfdp);
 		*cfdp = uuring_ublk_open("/dev/ublk-control", O_RDWR);
-		CHECK(*cfdp >= 0 && driver_pid() != drv,
-		      "a new driver (%d, was %d)", (int)driver_pid(), (int)drv);
+		CHECK(*cfdp >= 0 && driver_pid(drv) > 1,
+		      "a new driver (was %d)", (int)drv);
 		dev_end(&s);
 		pid2 = dev_begin(r, *cfdp, id, 0, &s, &st2);
 		if (!pid2)

@@ -17,8 +17,8 @@
  *          plain O_DIRECT preads) gets EIO within a bound (5 s) after a
  *          SIGKILL of the server (no recovery), a DEL_DEV, or a SIGKILL
  *          of uublkd itself; the node goes (crash: it stays until the
- *          next driver starts a device of that number, which reclaims it
- *          and serves dd through the new node).
+ *          next driver starts, which reclaims it; a device of that
+ *          number then serves dd through a new node).
  *  - delmnt: DEL_DEV under a mounted ext4: a synced write then fails
  *          (EIO, no hang), umount works, the loop device detaches.
  *  - recover: USER_RECOVERY + REISSUE under a mounted ext4: the server
@@ -657,12 +657,14 @@ static void interrupted(struct tr *r, int *cfdp, int id, int how)
 		CHECK(node_of(id, &st2), "a crashed driver's node stays");
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		/* ... until the next driver starts a device of that number:
-		 * it takes the name and reclaims node and mount */
+		/* ... until the next driver starts: it reclaims the names
+		 * whose lock nobody holds; then a device of that number */
 		uuring_close(*cfdp);
 		*cfdp = uuring_ublk_open("/dev/ublk-control", O_RDWR);
 		CHECK(*cfdp >= 0 && driver_pid(drv) > 1,
 		      "a new driver (was %d)", (int)drv);
+		/* which reclaimed the dead one's names as it started */
+		CHECK(!node_of(id, &st2), "the stale node is gone");
 		dev_end(&s);
 		pid2 = dev_begin(r, *cfdp, id, 0, &s, &st2);
 		if (!pid2)

@@ -362,6 +362,8 @@ static __attribute__((noreturn)) void ublkd_main(int lfd)
 	evs[0].data.ptr = &listener;
 	epoll_ctl(ublkd_epfd, EPOLL_CTL_ADD, lfd, &evs[0]);
 	fcntl(lfd, F_SETFL, O_NONBLOCK);
+	/* before the first client is answered (ublkd_front.c) */
+	ublkd_front_reclaim_all();
 	for (;;) {
 		int n;
 

@@ -126,6 +126,8 @@ void ublkd_fail_requeue(struct udev *d);
  * design, docs/ublk.md "The block side") */
 void ublkd_front_start(struct udev *d);
 void ublkd_front_stop(struct udev *d);
+/* the driver's start: the names dead drivers left are cleaned */
+void ublkd_front_reclaim_all(void);
 /* the node's dev_t for GET_PARAMS: false when there is none */
 bool ublkd_front_devt(const struct udev *d, uint32_t *major,
 		      uint32_t *minor);

@@ -25,9 +25,11 @@
  * and one line says why (ublkd_log).  UURING_UBLK_BLOCKDEV=0 turns it
  * off.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/loop.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -435,6 +437,48 @@ void ublkd_front_stop(struct udev *d)
 		return;
 	d->front = NULL;
 	front_teardown(f);
+}
+
+/*
+ * At the driver's start: every name whose lock nobody holds was left by
+ * a driver that died (uublkd killed, the machine's own crash excepted:
+ * /run is a tmpfs); its node and mount go now, not only when a device of
+ * that number starts again, so a stale node does not linger to name a
+ * loop device someone else binds later.
+ */
+void ublkd_front_reclaim_all(void)
+{
+	struct dirent *de;
+	DIR *dir;
+
+	if (geteuid() || !front_wanted())
+		return;
+	dir = opendir(FRONT_DIR);
+	while (dir && (de = readdir(dir))) {
+		struct ufront f = { .fuse_fd = -1, .lock_fd = -1 };
+		char *end;
+		long id = strtol(de->d_name, &end, 10);
+
+		if (end == de->d_name || strcmp(end, ".lock") || id < 0 ||
+		    id > INT32_MAX)
+			continue;
+		f.id = (int)id;
+		snprintf(f.dir, sizeof(f.dir), FRONT_DIR "/%d", f.id);
+		snprintf(f.node_path, sizeof(f.node_path), "/dev/ublkb%d",
+			 f.id);
+		snprintf(f.lock_path, sizeof(f.lock_path), FRONT_DIR "/%d.lock",
+			 f.id);
+		if (lock_name(&f))
+			continue; /* a live driver's */
+		if (!reclaim(&f))
+			ublkd_log("ublkb%d: reclaimed a dead driver's node and "
+				  "mount", f.id);
+		rmdir(f.dir);
+		unlink(f.lock_path);
+		close(f.lock_fd);
+	}
+	if (dir)
+		closedir(dir);
 }
 
 bool ublkd_front_devt(const struct udev *d, uint32_t *major_,

@@ -122,8 +122,8 @@ void ublkd_kick_requeue(struct udev *d);
 /* the device stops: the requests kept fail */
 void ublkd_fail_requeue(struct udev *d);
 
-/* ublkd_front.c: the block node of a started device (issue 19 of the
- * design, docs/ublk.md "The block side") */
+/* ublkd_front.c: the block node of a started device (docs/ublk.md,
+ * "The block node") */
 void ublkd_front_start(struct udev *d);
 void ublkd_front_stop(struct udev *d);
 /* the driver's start: the names dead drivers left are cleaned */

@@ -77,7 +77,8 @@ static int failures;
 static int scenario_fs(struct tr *r, int *cfdp, int id)
 {
 	int cfd = *cfdp;
-	struct srv s = { .id = id };
+	/* four per-io daemons: tags t % 4 each */
+	struct srv s = { .id = id, .daemons = 4 };
 	struct ublk_params p = { .len = sizeof(p) };
 	char node[32], mnt[96];
 	struct stat st;
@@ -531,48 +532,56 @@ static int cmp_d(const void *a, const void *b)
 
 /*
  * A measurement, run only when named ("bench"): 4 KiB random reads, QD1
- * (psync) and QD32 (the kernel's io_uring), on /dev/ublkbN (the memory
- * target of this test's server) and, as the ceiling, the kernel's direct
- * I/O on a 64 MiB file of the local filesystem (what a loop target's
- * backing file is); the four runs interleaved, UBLKB_BENCH_REPS rounds
- * (default 5), medians printed.
+ * (psync) and QD32 (the kernel's io_uring), on two /dev/ublkbN (the
+ * memory target of this test's server, served by one thread, or by four
+ * per-io daemons) and, as the ceiling, the kernel's direct I/O on a
+ * 64 MiB file of the local filesystem (what a loop target's backing file
+ * is); the six runs interleaved, UBLKB_BENCH_REPS rounds (default 5),
+ * medians printed.
  */
 static int scenario_bench(struct tr *r, int *cfdp, int id)
 {
+	static const char *const names[3] = { "ublkb, 1 daemon",
+					       "ublkb, 4 per-io daemons",
+					       "file, kernel dio" };
 	const char *e = getenv("UBLKB_BENCH_REPS");
 	int reps = e ? atoi(e) : 5;
 	static const int qds[2] = { 1, 32 };
-	double v[4][64];
-	char node[32], file[96];
-	struct srv s = { 0 };
+	double v[6][64];
+	char path[3][96];
+	struct srv s[2] = { { .daemons = 1 }, { .daemons = 4 } };
 	struct stat st;
-	pid_t pid;
+	pid_t pid[2];
 
 	if (reps < 1 || reps > 64)
 		reps = 5;
-	pid = dev_begin(r, *cfdp, id, 0, &s, &st);
-	if (!pid)
-		return 0;
-	snprintf(node, sizeof(node), "/dev/ublkb%d", id);
-	snprintf(file, sizeof(file), "%s/backing", tmpdir);
-	sh("head -c 67108864 /dev/urandom > %s && sync", file);
-	for (int k = 0; k < reps; k++)
-		for (int c = 0; c < 4; c++) {
-			v[c][k] = fio_iops(c & 1 ? file : node, qds[c >> 1]);
-			fprintf(stderr, "bench round %d: %s QD%d %.0f IOPS\n", k,
-				c & 1 ? "file" : "ublkb", qds[c >> 1], v[c][k]);
-		}
-	for (int c = 0; c < 4; c++) {
-		qsort(v[c], (size_t)reps, sizeof(double), cmp_d);
-		fprintf(stderr, "bench: 4k randread QD%d on %s: median %.0f "
-				"IOPS (min %.0f, max %.0f, %d runs)\n",
-			qds[c >> 1], c & 1 ? "the file (kernel dio)" : node,
-			v[c][reps / 2], v[c][0], v[c][reps - 1], reps);
+	for (int k = 0; k < 2; k++) {
+		pid[k] = dev_begin(r, *cfdp, id + 50 * k, 0, &s[k], &st);
+		if (!pid[k])
+			return 0;
+		snprintf(path[k], sizeof(path[k]), "/dev/ublkb%d", id + 50 * k);
 	}
-	EQ(ctrl(r, *cfdp, UBLK_U_CMD_DEL_DEV, (uint32_t)id, 0xffff, NULL, 0,
-		0), 0, "DEL_DEV");
-	waitpid(pid, NULL, 0);
-	dev_end(&s);
+	snprintf(path[2], sizeof(path[2]), "%s/backing", tmpdir);
+	sh("head -c 67108864 /dev/urandom > %s && sync", path[2]);
+	for (int k = 0; k < reps; k++)
+		for (int c = 0; c < 6; c++) {
+			v[c][k] = fio_iops(path[c % 3], qds[c / 3]);
+			fprintf(stderr, "bench round %d: %s QD%d %.0f IOPS\n", k,
+				names[c % 3], qds[c / 3], v[c][k]);
+		}
+	for (int c = 0; c < 6; c++) {
+		qsort(v[c], (size_t)reps, sizeof(double), cmp_d);
+		fprintf(stderr, "bench: 4k randread QD%d, %s: median %.0f "
+				"IOPS (min %.0f, max %.0f, %d runs)\n",
+			qds[c / 3], names[c % 3], v[c][reps / 2], v[c][0],
+			v[c][reps - 1], reps);
+	}
+	for (int k = 0; k < 2; k++) {
+		EQ(ctrl(r, *cfdp, UBLK_U_CMD_DEL_DEV, (uint32_t)(id + 50 * k),
+			0xffff, NULL, 0, 0), 0, "DEL_DEV");
+		waitpid(pid[k], NULL, 0);
+		dev_end(&s[k]);
+	}
 	return 0;
 }
 

@@ -23,6 +23,7 @@ struct srvstat {
 
 struct srv {
 	int id;
+	unsigned int daemons;       /* server threads (per-io daemons) */
 	uint8_t *disk;              /* shared with the test, for looks */
 	struct srvstat *st;         /* shared */
 };
@@ -62,36 +63,40 @@ static int serve(struct srv *s, const struct ublksrv_io_desc *iod,
 	}
 }
 
-/* the server process: fetches every tag, then serves until ABORT */
-static void server_main(struct srv *s, int ready_fd)
-{
-	const struct ublksrv_io_desc *iod;
-	struct ublksrv_io_cmd io;
-	uint8_t *bufs[DEPTH];
-	unsigned int live = DEPTH;
-	char path[32];
-	struct tr r;
+/* one daemon of the server: tags t with t % step == first (per-io
+ * daemons, UBLK_F_PER_IO_DAEMON: a tag is its fetching task's) */
+struct daemon {
+	struct srv *s;
 	int chfd;
+	const struct ublksrv_io_desc *iod;
+	unsigned int first, step;
+	atomic_uint *fetched;
+	pthread_t th;
+	int err;
+};
 
-	snprintf(path, sizeof(path), "/dev/ublkc%d", s->id);
-	chfd = uuring_ublk_open(path, O_RDWR);
-	if (chfd < 0)
-		_exit(2);
-	iod = uuring_mmap(NULL, 4096, PROT_READ, MAP_SHARED, chfd, 0);
-	if ((intptr_t)iod < 0 && (intptr_t)iod > -4096)
-		_exit(3);
-	if (tr_init(&r, 2 * DEPTH, 0))
-		_exit(4);
-	for (unsigned int t = 0; t < DEPTH; t++) {
+static void *daemon_main(void *arg)
+{
+	struct daemon *dm = arg;
+	uint8_t *bufs[DEPTH];
+	struct ublksrv_io_cmd io;
+	unsigned int live = 0;
+	struct tr r;
+
+	if (tr_init(&r, 2 * DEPTH, 0)) {
+		dm->err = 4;
+		atomic_fetch_add(dm->fetched, 1);
+		return NULL;
+	}
+	for (unsigned int t = dm->first; t < DEPTH; t += dm->step) {
 		bufs[t] = aligned_alloc(4096, IOBUF);
 		io = (struct ublksrv_io_cmd){ .q_id = 0, .tag = (uint16_t)t,
 					      .addr = (uintptr_t)bufs[t] };
-		tr_cmd(&r, chfd, UBLK_U_IO_FETCH_REQ, &io, sizeof(io), t);
+		tr_cmd(&r, dm->chfd, UBLK_U_IO_FETCH_REQ, &io, sizeof(io), t);
+		live++;
 	}
-	tr_submit(&r, DEPTH);
-	if (write(ready_fd, "f", 1) != 1)
-		_exit(5);
-	close(ready_fd);
+	tr_submit(&r, live);
+	atomic_fetch_add(dm->fetched, 1);
 	while (live) {
 		struct io_uring_cqe c = tr_wait(&r);
 		unsigned int t = (unsigned int)c.user_data;
@@ -102,12 +107,50 @@ static void server_main(struct srv *s, int ready_fd)
 		}
 		io = (struct ublksrv_io_cmd){ .q_id = 0, .tag = (uint16_t)t,
 					      .addr = (uintptr_t)bufs[t] };
-		io.result = serve(s, &iod[t], bufs[t]);
-		tr_cmd(&r, chfd, UBLK_U_IO_COMMIT_AND_FETCH_REQ, &io,
+		io.result = serve(dm->s, &dm->iod[t], bufs[t]);
+		tr_cmd(&r, dm->chfd, UBLK_U_IO_COMMIT_AND_FETCH_REQ, &io,
 		       sizeof(io), t);
 		tr_submit(&r, 1);
 	}
-	_exit(0);
+	return NULL;
+}
+
+/* the server process: s->daemons threads (at least one) fetch every
+ * tag, then serve until ABORT */
+static void server_main(struct srv *s, int ready_fd)
+{
+	unsigned int n = s->daemons ? s->daemons : 1;
+	struct daemon dm[DEPTH];
+	atomic_uint fetched = 0;
+	char path[32];
+	int chfd, err = 0;
+	const struct ublksrv_io_desc *iod;
+
+	snprintf(path, sizeof(path), "/dev/ublkc%d", s->id);
+	chfd = uuring_ublk_open(path, O_RDWR);
+	if (chfd < 0)
+		_exit(2);
+	iod = uuring_mmap(NULL, 4096, PROT_READ, MAP_SHARED, chfd, 0);
+	if ((intptr_t)iod < 0 && (intptr_t)iod > -4096)
+		_exit(3);
+	if (n > DEPTH)
+		n = DEPTH;
+	for (unsigned int k = 0; k < n; k++) {
+		dm[k] = (struct daemon){ .s = s, .chfd = chfd, .iod = iod,
+					 .first = k, .step = n,
+					 .fetched = &fetched };
+		pthread_create(&dm[k].th, NULL, daemon_main, &dm[k]);
+	}
+	while (atomic_load(&fetched) < n)
+		usleep(1000);
+	if (write(ready_fd, "f", 1) != 1)
+		_exit(5);
+	close(ready_fd);
+	for (unsigned int k = 0; k < n; k++) {
+		pthread_join(dm[k].th, NULL);
+		err |= dm[k].err;
+	}
+	_exit(err);
 }
 
 static pid_t server_fork(struct srv *s)

@@ -5,7 +5,8 @@
  * with open(2), maps the descriptors with mmap(2) and drives them with
  * raw io_uring system calls, as a ublk server on ublk_drv does.  Block
  * I/O reaches the device through the preload's uuring_ublk_bdev_io
- * (looked up with dlsym: there is no block node), and stat/statx/access
+ * (looked up with dlsym) and, as root, through /dev/ublkbN (the driver,
+ * forked from this process, serves its FUSE file), and stat/statx/access
  * see the driver's files.  Not linked to
  * libuuring: the preload's engine is the only one in the process.
  *
@@ -16,6 +17,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 
 #include "abi/io_uring_abi.h"
 #include "abi/ublk_abi.h"
@@ -150,6 +152,48 @@ static void *server(void *arg)
 	return NULL;
 }
 
+/*
+ * The block node, where the driver could make one (root, /dev/fuse, a
+ * free loop device): uublkd was forked from this process under uuring
+ * run, and its FUSE threads serve plain O_DIRECT preads of /dev/ublkbN
+ * (what the 20 rounds wrote).  The number of reads, each one request.
+ */
+static int node_reads(struct rr *r, int cfd, uint32_t id)
+{
+	struct ublk_params p = { .len = sizeof(p) };
+	uint8_t *b = aligned_alloc(4096, 8192);
+	struct stat st;
+	char node[32];
+	int fd, n = 0;
+
+	snprintf(node, sizeof(node), "/dev/ublkb%u", id);
+	/* the node is ours only if GET_PARAMS names its numbers */
+	if (stat(node, &st) || !S_ISBLK(st.st_mode) ||
+	    ctrl(r, cfd, UBLK_U_CMD_GET_PARAMS, id, &p, sizeof(p), 0) ||
+	    p.devt.disk_major != major(st.st_rdev) ||
+	    p.devt.disk_minor != minor(st.st_rdev)) {
+		fprintf(stderr, "no %s of this driver: the in-process block "
+				"side only\n", node);
+		free(b);
+		return 0;
+	}
+	fd = open(node, O_RDONLY | O_DIRECT);
+	RU_CHECK(fd >= 0, "open %s: %s", node, strerror(errno));
+	for (int k = 0; fd >= 0 && k < 4; k++) {
+		bool same = pread(fd, b, 8192, (off_t)k * 8192) == 8192;
+
+		for (size_t i = 0; same && i < 8192; i++)
+			same = b[i] == (uint8_t)(i + (size_t)k * 13);
+		RU_CHECK(same, "%s: block %d reads what round %d wrote", node,
+			 k, k);
+		n++;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(b);
+	return n;
+}
+
 static int payload(void)
 {
 	int (*bdev_io)(int, int, void *, size_t, uint64_t) =
@@ -166,7 +210,7 @@ static int payload(void)
 	char path[32];
 	pthread_t th;
 	struct rr r;
-	int cfd;
+	int cfd, extra;
 
 	RU_CHECK(bdev_io, "uuring_ublk_bdev_io in the preload");
 	RU_CHECK(!stat("/dev/ublk-control", &st) && S_ISCHR(st.st_mode),
@@ -214,10 +258,11 @@ static int payload(void)
 				 !memcmp(w, rd, sizeof(w)),
 			 "read back %d", k);
 	}
+	extra = node_reads(&r, cfd, info.dev_id);
 	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_STOP_DEV, info.dev_id, NULL, 0, 0) ==
 			 0, "STOP_DEV");
 	pthread_join(th, NULL);
-	RU_CHECK(served == 40, "served %d of 40", served);
+	RU_CHECK(served == 40 + extra, "served %d of %d", served, 40 + extra);
 	munmap((void *)iods, 4096);
 	close(chfd);
 	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_DEL_DEV, info.dev_id, NULL, 0, 0) ==

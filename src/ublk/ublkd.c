@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -21,6 +23,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "ublk/ublkd.h"
@@ -72,6 +75,7 @@ void ublkd_dev_maybe_free(struct udev *d)
 
 	if (!d->deleted || d->chr || d->inflight)
 		return;
+	ublkd_front_stop(d);
 	for (pp = &ublkd_devs; *pp; pp = &(*pp)->next) {
 		if (*pp == d) {
 			*pp = d->next;
@@ -256,10 +260,58 @@ static void conn_event(struct uconn *c, uint32_t ev)
 		conn_gone(c);
 }
 
+static void conn_insert(struct uconn *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+
+	epoll_ctl(ublkd_epfd, EPOLL_CTL_ADD, c->fd, &ev);
+	c->next = ublkd_conns;
+	ublkd_conns = c;
+}
+
+struct uconn *ublkd_conn_add(int fd, uint32_t kind)
+{
+	struct uconn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->fd = fd;
+	c->kind = kind;
+	c->tgid = getpid();
+	conn_insert(c);
+	return c;
+}
+
+void ublkd_log(const char *fmt, ...)
+{
+	const char *path = getenv("UURING_UBLKD_LOG");
+	char line[512];
+	va_list ap;
+	int n, fd;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	if (!path || !*path) {
+		syslog(LOG_DAEMON | LOG_WARNING, "uublkd: %s", line);
+		return;
+	}
+	line[n++] = '\n';
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (write(fd, line, (size_t)n) < 0)
+		n = 0;
+	close(fd);
+}
+
 static void accept_all(int lfd)
 {
 	for (;;) {
-		struct epoll_event ev = { .events = EPOLLIN };
 		struct uconn *c;
 		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
@@ -271,10 +323,7 @@ static void accept_all(int lfd)
 			continue;
 		}
 		c->fd = fd;
-		ev.data.ptr = c;
-		epoll_ctl(ublkd_epfd, EPOLL_CTL_ADD, fd, &ev);
-		c->next = ublkd_conns;
-		ublkd_conns = c;
+		conn_insert(c);
 	}
 }
 
@@ -313,6 +362,8 @@ static __attribute__((noreturn)) void ublkd_main(int lfd)
 	evs[0].data.ptr = &listener;
 	epoll_ctl(ublkd_epfd, EPOLL_CTL_ADD, lfd, &evs[0]);
 	fcntl(lfd, F_SETFL, O_NONBLOCK);
+	/* before the first client is answered (ublkd_front.c) */
+	ublkd_front_reclaim_all();
 	for (;;) {
 		int n;
 

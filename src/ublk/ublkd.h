@@ -16,6 +16,7 @@
 #include "ublk/proto.h"
 
 struct udev;
+struct ufront;
 
 struct uconn {
 	int fd;
@@ -79,11 +80,19 @@ struct udev {
 	 * its tag), linked by tnext */
 	struct uu_blkq_rq *requeue_head, *requeue_tail;
 	unsigned int inflight;  /* breqs not answered */
+	/* the kernel block device in front of it (ublkd_front.c): a FUSE
+	 * file, a loop device on it and /dev/ublkbN; NULL when none */
+	struct ufront *front;
 	struct udev *next;
 };
 
 /* ublkd.c */
 extern struct udev *ublkd_devs;
+/* a connection of the driver's own (one end of a socketpair), handled
+ * like an accepted one of kind `kind`; NULL on -ENOMEM */
+struct uconn *ublkd_conn_add(int fd, uint32_t kind);
+/* one line to UURING_UBLKD_LOG (appended) or syslog */
+void ublkd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern struct uconn *ublkd_conns;
 int ublkd_reply(struct uconn *c, const void *a, size_t alen, const void *b,
 		size_t blen);
@@ -112,5 +121,15 @@ void ublkd_slot_event(struct udev *d, unsigned int q, unsigned int tag,
 void ublkd_kick_requeue(struct udev *d);
 /* the device stops: the requests kept fail */
 void ublkd_fail_requeue(struct udev *d);
+
+/* ublkd_front.c: the block node of a started device (docs/ublk.md,
+ * "The block node") */
+void ublkd_front_start(struct udev *d);
+void ublkd_front_stop(struct udev *d);
+/* the driver's start: the names dead drivers left are cleaned */
+void ublkd_front_reclaim_all(void);
+/* the node's dev_t for GET_PARAMS: false when there is none */
+bool ublkd_front_devt(const struct udev *d, uint32_t *major,
+		      uint32_t *minor);
 
 #endif

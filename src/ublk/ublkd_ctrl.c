@@ -284,6 +284,10 @@ static int params_cmd(struct ctrl *x, struct udev *d, bool set,
 		d->params.devt.char_minor = (uint32_t)d->id;
 		d->params.devt.disk_major = d->disk ? UBLKD_DISK_MAJOR : 0;
 		d->params.devt.disk_minor = d->disk ? (uint32_t)d->id : 0;
+		/* a real /dev/ublkbN: the loop device's numbers */
+		if (d->disk)
+			ublkd_front_devt(d, &d->params.devt.disk_major,
+					 &d->params.devt.disk_minor);
 		d->params.types |= UBLK_PARAM_TYPE_DEVT;
 		memcpy(out, &d->params, ph_len);
 		*out_len = ph_len;
@@ -407,6 +411,8 @@ static int start_ready(struct udev *d, const struct um_ctrl *m)
 	d->info.state = UBLK_S_DEV_LIVE;
 	d->disk = true;
 	d->used = true;
+	/* ublk_ctrl_start_dev's add_disk: the kernel block device */
+	ublkd_front_start(d);
 	return 0;
 }
 
@@ -437,6 +443,8 @@ void ublkd_ctrl_rewait(struct udev *d)
 /* The kernel's ublk_stop_dev: the disk goes, waiting commands abort. */
 void ublkd_stop_dev(struct udev *d)
 {
+	/* del_gendisk: the block node goes first (ublkd_front.c) */
+	ublkd_front_stop(d);
 	if (d->info.state != UBLK_S_DEV_DEAD) {
 		d->disk = false;
 		d->info.state = UBLK_S_DEV_DEAD;

@@ -254,26 +254,52 @@ int ublkd_start_blk(struct udev *d)
 	return 0;
 }
 
+/* the op's limit in bytes: discard and write-zeroes only as declared in
+ * the device's discard parameters (blk_queue_max_discard_sectors) */
+static uint64_t op_max(const struct udev *d, uint32_t op)
+{
+	const struct ublk_param_discard *p = &d->params.discard;
+
+	if (op == UBLK_IO_OP_READ || op == UBLK_IO_OP_WRITE)
+		return d->info.max_io_buf_bytes < UM_BDEV_MAX ?
+			       d->info.max_io_buf_bytes : UM_BDEV_MAX;
+	if (!(d->params.types & UBLK_PARAM_TYPE_DISCARD))
+		return 0;
+	if (op == UBLK_IO_OP_DISCARD)
+		return (uint64_t)p->max_discard_sectors << 9;
+	if (op == UBLK_IO_OP_WRITE_ZEROES)
+		return (uint64_t)p->max_write_zeroes_sectors << 9;
+	return 0;
+}
+
 static int bdev_check(struct udev *d, const struct um_bdev *m, uint32_t *len)
 {
 	uint64_t size = d->params.basic.dev_sectors << 9;
+	uint32_t op = m->op & 0xff;
 
 	if (!d->disk || d->info.state == UBLK_S_DEV_DEAD)
 		return -ENODEV;
-	if (m->op != UBLK_IO_OP_READ && m->op != UBLK_IO_OP_WRITE &&
-	    m->op != UBLK_IO_OP_FLUSH)
+	/* only write-zeroes carries a flag (NOUNMAP) */
+	if (m->op & ~0xffu &&
+	    (op != UBLK_IO_OP_WRITE_ZEROES || m->op != (op | UBLK_IO_F_NOUNMAP)))
+		return -EINVAL;
+	if (op == UBLK_IO_OP_FLUSH) {
+		*len = 0;
+		return 0;
+	}
+	if (op != UBLK_IO_OP_READ && op != UBLK_IO_OP_WRITE &&
+	    op != UBLK_IO_OP_DISCARD && op != UBLK_IO_OP_WRITE_ZEROES)
 		return -EOPNOTSUPP;
-	if ((m->pos | m->len) & 511 || m->len > UM_BDEV_MAX ||
-	    m->len > d->info.max_io_buf_bytes)
+	if (!op_max(d, op))
+		return -EOPNOTSUPP;
+	if ((m->pos | m->len) & 511 || m->len > op_max(d, op))
 		return -EINVAL;
 	*len = m->len;
-	if (m->op == UBLK_IO_OP_FLUSH)
-		return 0;
-	/* a block device's ends: a read is cut, a write is refused */
+	/* a block device's ends: a read is cut, anything else refused */
 	if (m->pos >= size)
-		return m->op == UBLK_IO_OP_READ ? 0 : -ENOSPC;
+		return op == UBLK_IO_OP_READ ? 0 : -ENOSPC;
 	if (m->pos + m->len > size) {
-		if (m->op == UBLK_IO_OP_WRITE)
+		if (op != UBLK_IO_OP_READ)
 			return -ENOSPC;
 		*len = (uint32_t)(size - m->pos);
 	}
@@ -298,9 +324,11 @@ void ublkd_bdev(struct uconn *c, const struct um_bdev *m, size_t n)
 		goto answer;
 	}
 	b = calloc(1, sizeof(*b));
-	if (b)
-		b->data = malloc(len ? len : 1);
-	if (!b || !b->data) {
+	/* data only for reads and writes */
+	if (b && (m->op == UBLK_IO_OP_READ || m->op == UBLK_IO_OP_WRITE))
+		b->data = malloc(len);
+	if (!b || (!b->data && (m->op == UBLK_IO_OP_READ ||
+				m->op == UBLK_IO_OP_WRITE))) {
 		free(b);
 		ret = -ENOMEM;
 		goto answer;
@@ -315,10 +343,12 @@ void ublkd_bdev(struct uconn *c, const struct um_bdev *m, size_t n)
 		memcpy(b->data, m + 1, len);
 	c->refs++;
 	d->inflight++;
+	/* discard and write-zeroes are writes for the queue model; the
+	 * server sees their own op (iod->op_flags = b->op) */
 	ret = uu_blkq_submit_raw(d->q, m->cpu,
 				 m->op == UBLK_IO_OP_READ ? UU_BLKQ_READ :
-				 m->op == UBLK_IO_OP_WRITE ? UU_BLKQ_WRITE :
-							     UU_BLKQ_FLUSH,
+				 m->op == UBLK_IO_OP_FLUSH ? UU_BLKQ_FLUSH :
+							     UU_BLKQ_WRITE,
 				 m->pos, len, b);
 	if (!ret)
 		return;

@@ -231,7 +231,9 @@ static bool have_node(int id, char *node, size_t len)
 	return ma == major(st.st_rdev) && mi == minor(st.st_rdev);
 }
 
-/* fio on the block node, outside uuring run (any program may use it) */
+/* fio on the block node, outside uuring run (any program may use it):
+ * the crc32c-headed random writes read back, or (verify_only, the same
+ * offsets and seed) only read back */
 static int fio_node(const char *node, bool write)
 {
 	char size[32], fn[PATH_MAX];
@@ -240,7 +242,7 @@ static int fio_node(const char *node, bool write)
 		"--ioengine=psync", size, "--verify=crc32c",
 		"--do_verify=1", NULL };
 	char *const rargs[] = { "/usr/bin/env", "fio", "--name=rublk",
-		fn, "--rw=randread", "--bs=4k", "--direct=1",
+		fn, "--rw=randwrite", "--bs=4k", "--direct=1",
 		"--ioengine=psync", size, "--verify=crc32c",
 		"--verify_only", NULL };
 

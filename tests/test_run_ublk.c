@@ -104,6 +104,48 @@ static int ctrl(struct rr *r, int cfd, uint32_t op, uint32_t id, void *buf,
 	return rr_wait(r).res;
 }
 
+/*
+ * /sys/class/ublk-char as libublk lists it (src/shim/ublksys.c): how
+ * many entries, and whether ublkc<id> is one of them with a dev file
+ * naming the number a stat of /dev/ublkc<id> gives; -1 if opendir fails.
+ */
+static int class_list(uint32_t id, bool *found)
+{
+	char want[32], path[64], txt[32] = "", exp[32];
+	struct dirent *e;
+	struct stat st;
+	int n = 0, fd;
+	DIR *d = opendir("/sys/class/ublk-char");
+
+	*found = false;
+	if (!d)
+		return -1;
+	snprintf(want, sizeof(want), "ublkc%u", id);
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		n++;
+		if (strcmp(e->d_name, want))
+			continue;
+		/* the entry's file, through the DIR's own fd */
+		snprintf(path, sizeof(path), "%s/dev", want);
+		fd = openat(dirfd(d), path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		if (read(fd, txt, sizeof(txt) - 1) <= 0)
+			txt[0] = 0;
+		close(fd);
+		snprintf(path, sizeof(path), "/dev/%s", want);
+		if (stat(path, &st))
+			continue;
+		snprintf(exp, sizeof(exp), "%u:%u\n", major(st.st_rdev),
+			 minor(st.st_rdev));
+		*found = !strcmp(txt, exp);
+	}
+	closedir(d);
+	return n;
+}
+
 #define DEPTH 2
 #define DISK (1 << 20)
 static uint8_t disk[DISK];
@@ -210,6 +252,7 @@ static int payload(void)
 	char path[32];
 	pthread_t th;
 	struct rr r;
+	bool listed;
 	int cfd, extra;
 
 	RU_CHECK(bdev_io, "uuring_ublk_bdev_io in the preload");
@@ -233,6 +276,9 @@ static int payload(void)
 	RU_CHECK(!statx(AT_FDCWD, path, 0, STATX_BASIC_STATS, &sx) &&
 			 S_ISCHR(sx.stx_mode),
 		 "statx %s: a character device", path);
+	RU_CHECK(class_list(info.dev_id, &listed) == 1 && listed,
+		 "/sys/class/ublk-char lists ublkc%u (with its dev file) "
+		 "and nothing else", info.dev_id);
 	chfd = open(path, O_RDWR);
 	RU_CHECK(chfd >= 0, "open %s: %s", path, strerror(errno));
 	RU_CHECK(open(path, O_RDWR) < 0 && errno == EBUSY,
@@ -269,6 +315,8 @@ static int payload(void)
 			 0, "DEL_DEV after the char device's release");
 	RU_CHECK(stat(path, &st) < 0 && errno == ENOENT,
 		 "stat %s after DEL_DEV: ENOENT", path);
+	RU_CHECK(class_list(info.dev_id, &listed) == 0,
+		 "/sys/class/ublk-char is empty after DEL_DEV");
 	close(r.fd);
 	close(cfd);
 	return ru_failures ? 1 : 0;

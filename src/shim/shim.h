@@ -69,6 +69,10 @@ struct uu_shim {
 
 extern struct uu_shim uu_shim;
 
+/* ublkfiles.c: the ublk driver's files are ours in this process
+ * (docs/ublk.md, "What servers look for before they start") */
+bool uu_shim_ublk_ours(void);
+
 /* preload.c */
 void uu_shim_init(void);
 void uu_shim_msg(const char *fmt, ...)

@@ -10,7 +10,8 @@
  * stat, lstat, fstatat, statx, access and faccessat answer for the same
  * paths as for character devices with made-up numbers (root's, mode
  * 0600): the control file always, /dev/ublkcN while device N exists
- * (libublk looks with statx before it opens).
+ * (libublk looks with statx before it opens).  The listing of
+ * /sys/class/ublk-char is ublksys.c's.
  */
 /* Meson's _FILE_OFFSET_BITS=64 renames open to open64 in glibc's
  * headers; both names are defined here (the same on x86-64). */
@@ -39,14 +40,13 @@ typedef int (*openat_fn)(int, const char *, int, ...);
 /* 1: ours, 0: the kernel's (or off), -1: not decided yet */
 static int ublk_ours = -1;
 
-static bool ublk_path(const char *path)
+/* does the driver of ours answer for ublk's files in this process? */
+bool uu_shim_ublk_ours(void)
 {
 	const char *v;
 	struct stat st;
 
-	if (!path || strncmp(path, "/dev/ublk", 9) ||
-	    (path[9] != '-' && path[9] != 'c') ||
-	    uu_shim.mode != UU_MODE_UURING)
+	if (uu_shim.mode != UU_MODE_UURING)
 		return false;
 	if (__atomic_load_n(&ublk_ours, __ATOMIC_RELAXED) < 0) {
 		v = getenv("UURING_UBLK");
@@ -59,6 +59,14 @@ static bool ublk_path(const char *path)
 					    "/dev/ublk-control", &st, 0) != 0;
 	}
 	return ublk_ours == 1;
+}
+
+static bool ublk_path(const char *path)
+{
+	if (!path || strncmp(path, "/dev/ublk", 9) ||
+	    (path[9] != '-' && path[9] != 'c'))
+		return false;
+	return uu_shim_ublk_ours();
 }
 
 static int ublk_open_errno(const char *path, int flags)

@@ -329,6 +329,44 @@ int uu_ublk_probe(const char *path, dev_t *rdev)
 	return rep.h.res ? -ENOENT : 0;
 }
 
+/* The ids of the driver's devices (at most max, ascending): how many,
+ * or -errno.  Starts the driver if none runs, as a stat of a char file
+ * does (an idle driver has no devices: the answer is 0). */
+int uu_ublk_list(uint32_t *ids, unsigned int max)
+{
+	struct um_hello h = { .h = { .type = UM_HELLO }, .kind = UK_LIST };
+	size_t len = sizeof(struct um_hello_rep) + UM_LIST_MAX * sizeof(*ids);
+	struct um_hello_rep *rep = malloc(len);
+	ssize_t n = -EPIPE;
+	unsigned int cnt;
+	int fd;
+
+	if (!rep)
+		return -ENOMEM;
+	for (int tries = 0; tries < 20 && n == -EPIPE; tries++) {
+		fd = um_connect_driver();
+		if (fd < 0) {
+			free(rep);
+			return fd;
+		}
+		n = ask(fd, &h, sizeof(h), NULL, 0, rep, len, NULL, NULL);
+		close(fd);
+	}
+	if (n < (ssize_t)sizeof(*rep) || rep->h.res < 0) {
+		cnt = n < (ssize_t)sizeof(*rep) ? 0 : (unsigned int)-rep->h.res;
+		free(rep);
+		return n < 0 ? (int)n : cnt ? -(int)cnt : -EIO;
+	}
+	cnt = (unsigned int)rep->h.res;
+	if (cnt > (n - sizeof(*rep)) / sizeof(*ids))
+		cnt = (n - sizeof(*rep)) / sizeof(*ids);
+	if (cnt > max)
+		cnt = max;
+	memcpy(ids, rep + 1, cnt * sizeof(*ids));
+	free(rep);
+	return (int)cnt;
+}
+
 /* open(2) of /dev/ublk-control or /dev/ublkcN: the fd or -errno. */
 int uu_ublk_open(const char *path, int flags)
 {

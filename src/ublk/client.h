@@ -69,6 +69,9 @@ int uu_ublk_open(const char *path, int flags);
 /* 0 if path is the control file or an existing device's char file,
  * -ENOENT if not, -EINVAL if it names neither; *rdev its made-up number */
 int uu_ublk_probe(const char *path, dev_t *rdev);
+/* the existing devices' ids, ascending (a listing of ublk-char): the
+ * count (at most max) or -errno */
+int uu_ublk_list(uint32_t *ids, unsigned int max);
 int uu_ublk_ctrl(uint32_t cmd_op, const struct ublksrv_ctrl_cmd *hdr);
 void *uu_ublk_mmap(struct ufile *f, void *addr, size_t len, int prot,
 		   int flags, off_t off);

@@ -36,8 +36,12 @@ enum {
 	UM_BDEV,     /* BDEV: one block request */
 };
 
-/* UK_PROBE: does device dev_id exist (a stat of /dev/ublkcN)? */
-enum { UK_CTRL = 1, UK_CHAR, UK_DATA, UK_CMD, UK_BDEV, UK_PROBE };
+/* UK_PROBE: does device dev_id exist (a stat of /dev/ublkcN)?
+ * UK_LIST: which devices exist (a listing of /sys/class/ublk-char); the
+ * reply's h.res is the count n, then n uint32_t ids, ascending, at most
+ * UM_LIST_MAX */
+enum { UK_CTRL = 1, UK_CHAR, UK_DATA, UK_CMD, UK_BDEV, UK_PROBE, UK_LIST };
+#define UM_LIST_MAX 4096u
 
 /* UM_IO_RES.res: the command is queued (the kernel's -EIOCBQUEUED) */
 #define UM_QUEUED (-529)

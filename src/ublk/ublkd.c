@@ -99,6 +99,29 @@ void ublkd_dev_maybe_free(struct udev *d)
 	free(d);
 }
 
+/* UK_LIST: the ids of the devices not deleted, as the kernel's
+ * ublk-char class lists them (ublk_remove takes a device's char device
+ * out at DEL_DEV, before its release) */
+static void list_devs(struct uconn *c, struct um_hello_rep *rep)
+{
+	static uint32_t ids[UM_LIST_MAX];
+	unsigned int n = 0, i, j;
+	struct udev *d;
+
+	for (d = ublkd_devs; d && n < UM_LIST_MAX; d = d->next)
+		if (!d->deleted)
+			ids[n++] = (uint32_t)d->id;
+	for (i = 1; i < n; i++) /* insertion sort: a handful of devices */
+		for (j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
+			uint32_t t = ids[j];
+
+			ids[j] = ids[j - 1];
+			ids[j - 1] = t;
+		}
+	rep->h.res = (int32_t)n;
+	ublkd_reply(c, rep, sizeof(*rep), ids, n * sizeof(ids[0]));
+}
+
 static void hello(struct uconn *c, const struct um_hello *m)
 {
 	struct um_hello_rep rep;
@@ -140,6 +163,9 @@ static void hello(struct uconn *c, const struct um_hello *m)
 		d = ublkd_dev_find((int)m->dev_id);
 		rep.h.res = d && !d->deleted ? 0 : -ENODEV;
 		break;
+	case UK_LIST:
+		list_devs(c, &rep);
+		return;
 	case UK_DATA:
 		for (d = ublkd_devs; d; d = d->next)
 			if (d->chr && d->token == m->token)

@@ -360,7 +360,7 @@ int main(int argc, char **argv)
 			     k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 				char spec[64];
 				pid_t pid;
-				int st;
+				int st = 0;
 
 				snprintf(spec, sizeof(spec), "%s:%u:1",
 					 site_names[s], positions[p]);

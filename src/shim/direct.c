@@ -127,6 +127,26 @@ WRAP(int, stat64, (const char *path, struct stat *st))
 	return libc()->stat(path, st);
 }
 
+WRAP(int, access, (const char *path, int mode))
+{
+	return libc()->access(path, mode);
+}
+
+WRAP(int, lstat64, (const char *path, struct stat *st))
+{
+	return libc()->lstat(path, st);
+}
+
+WRAP(void *, opendir, (const char *path))
+{
+	return libc()->opendir(path);
+}
+
+WRAP(int, closedir, (void *dir))
+{
+	return libc()->closedir(dir);
+}
+
 WRAP(void *, mmap64, (void *addr, size_t len, int prot, int flags, int fd,
 		      off_t off))
 {

@@ -127,6 +127,10 @@ static void resolve_real(void)
 	uu_real.stat = real("stat64");
 	uu_real.close_range = real("close_range");
 	uu_real.signal = real("signal");
+	uu_real.access = real("access");
+	uu_real.lstat = real("lstat64");
+	uu_real.opendir = real("opendir");
+	uu_real.closedir = real("closedir");
 	/* last, and released: direct.c's acquire load of it tells that
 	 * every entry above is there (pairs with libc() in direct.c) */
 	__atomic_store_n(&uu_real.write, real("write"), __ATOMIC_RELEASE);

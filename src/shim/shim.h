@@ -127,6 +127,10 @@ struct uu_real {
 	int (*stat)(const char *, struct stat *);
 	int (*close_range)(unsigned int, unsigned int, int);
 	void (*(*signal)(int, void (*)(int)))(int);
+	int (*access)(const char *, int);
+	int (*lstat)(const char *, struct stat *);
+	void *(*opendir)(const char *);
+	int (*closedir)(void *);
 };
 extern struct uu_real uu_real;
 /* Resolves uu_real (once; uu_shim_init does it before the program runs,

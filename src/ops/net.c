@@ -145,7 +145,7 @@ static int import_iov(struct uu_netmsg *m, uint64_t uiov, size_t nr, bool raw)
 }
 
 /* Skips n bytes of the iovecs (a partial transfer before a retry). */
-static void iov_advance(struct uu_netmsg *m, size_t n)
+void uu_net_iov_advance(struct uu_netmsg *m, size_t n)
 {
 	while (n && m->first < m->nr_iov) {
 		struct iovec *v = &m->iov[m->first];
@@ -247,7 +247,7 @@ static bool shot_drained(struct uu_req *req, uint32_t cflags)
 
 /* io_net_retry(): a partial MSG_WAITALL transfer continues on stream and
  * seqpacket sockets */
-static bool net_retry(struct uu_req *req)
+bool uu_net_retry(struct uu_req *req)
 {
 	int type = 0;
 	socklen_t l = sizeof(type);
@@ -361,7 +361,7 @@ static int sr_finish(struct uu_req *req, ssize_t n, size_t min, int how,
 		return done ? uu_net_short_res(req, (int)done) : (int)n;
 	}
 	if ((size_t)n < min) {
-		if (n > 0 && net_retry(req)) {
+		if (n > 0 && uu_net_retry(req)) {
 			req->os.net.done = done + (uint32_t)n;
 			*again = true;
 			return 0;
@@ -654,7 +654,7 @@ static int send_issue(struct uu_req *req)
 		if (again && m) {
 			/* the rest, after what went out, without control
 			 * data (the kernel clears it) */
-			iov_advance(m, (size_t)n);
+			uu_net_iov_advance(m, (size_t)n);
 			m->controllen = 0;
 		}
 	} while (again);
@@ -1173,7 +1173,7 @@ static int recv_select_issue(struct uu_req *req, unsigned int issue_flags)
 		 * with control data (no partial retry then, as the kernel) */
 		min = (flags & MSG_WAITALL) && !(msg && nmsg(req)->controllen) ?
 		      req->kb.len - done : 0;
-		if (n > 0 && (size_t)n < min && net_retry(req)) {
+		if (n > 0 && (size_t)n < min && uu_net_retry(req)) {
 			/* partial: the rest at once, into the same buffer */
 			req->os.net.done = done + (uint32_t)n;
 			continue;
@@ -1322,7 +1322,7 @@ int uu_recvmsg_issue(struct uu_req *req, unsigned int issue_flags)
 				(flags & MSG_WAITALL) && !m->controllen ? want : 0,
 				UU_ISSUE_PARK_POLLIN, trunc, &again);
 		if (again)
-			iov_advance(m, (size_t)n);
+			uu_net_iov_advance(m, (size_t)n);
 	} while (again);
 	if (!req->park && n >= 0)
 		req->cflags = recv_cflags(req);

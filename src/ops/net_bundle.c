@@ -303,32 +303,6 @@ int uu_recv_bundle_issue(struct uu_req *req, unsigned int issue_flags)
 
 /* ---- SEND with provided buffers ---- */
 
-static void iov_skip(struct uu_netmsg *m, size_t n)
-{
-	while (n && m->first < m->nr_iov) {
-		struct iovec *v = &m->iov[m->first];
-
-		if (n < v->iov_len) {
-			v->iov_base = (char *)v->iov_base + n;
-			v->iov_len -= n;
-			return;
-		}
-		n -= v->iov_len;
-		m->first++;
-	}
-}
-
-/* io_net_retry: MSG_WAITALL continues on stream and seqpacket sockets */
-static bool stream_like(struct uu_req *req)
-{
-	int type = 0;
-	socklen_t l = sizeof(type);
-
-	if (getsockopt(req->fd, SOL_SOCKET, SO_TYPE, &type, &l))
-		return false;
-	return type == SOCK_STREAM || type == SOCK_SEQPACKET;
-}
-
 /* io_send_select_buffer */
 static int send_select(struct uu_req *req, struct uu_netmsg *m,
 		       unsigned int issue_flags, bool bundle)
@@ -410,11 +384,11 @@ int uu_send_select_issue(struct uu_req *req, unsigned int issue_flags)
 		if (n > 0)
 			req->os.net.st |= NET_SENT;
 		if (n < 0 || ((flags & MSG_WAITALL) && (size_t)n < want)) {
-			if (n > 0 && (flags & MSG_WAITALL) && stream_like(req)) {
+			if (n > 0 && uu_net_retry(req)) {
 				/* the rest after a wait, as the kernel's
 				 * retry, which goes through poll */
 				req->os.net.done = done + (uint32_t)n;
-				iov_skip(m, (size_t)n);
+				uu_net_iov_advance(m, (size_t)n);
 				req->os.net.st |= NET_POLLED;
 				continue;
 			}

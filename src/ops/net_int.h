@@ -90,6 +90,11 @@ int uu_net_sock_kind(struct uu_req *req);
 int uu_net_is_socket(struct uu_req *req);
 /* waits for readiness; the first wait marks the request polled */
 int uu_net_park(struct uu_req *req, int how);
+/* skips n bytes of the iovecs (a partial transfer before a retry) */
+void uu_net_iov_advance(struct uu_netmsg *m, size_t n);
+/* io_net_retry: a partial MSG_WAITALL transfer continues (stream and
+ * seqpacket sockets) */
+bool uu_net_retry(struct uu_req *req);
 /* IORING_RECVSEND_POLL_FIRST's first issue */
 int uu_net_poll_first(struct uu_req *req, int how); /* 1: ready, go on */
 /* a positive result that still fails the chain */

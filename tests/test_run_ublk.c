@@ -23,86 +23,27 @@
 #include "abi/ublk_abi.h"
 #include "run_util.h"
 
-struct rr {
-	int fd;
-	unsigned char *rings, *sqes;
-	_Atomic unsigned int *sq_tail, *cq_head, *cq_tail;
-	unsigned int sq_mask, cq_mask, sqe_size;
-	struct io_uring_cqe *cqes;
-};
-
-static int rr_init(struct rr *r, unsigned int flags)
+/* the raw system calls, as a program that knows nothing of uuring makes */
+static int raw_setup(unsigned int entries, struct io_uring_params *p)
 {
-	struct io_uring_params p;
+	int fd = (int)syscall(__NR_io_uring_setup, entries, p);
 
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_NO_SQARRAY | flags;
-	r->fd = (int)syscall(__NR_io_uring_setup, 16, &p);
-	if (r->fd < 0)
-		return -errno;
-	r->sqe_size = (flags & IORING_SETUP_SQE128) ? 128 : 64;
-	r->rings = mmap(NULL, p.cq_off.cqes + p.cq_entries * 16,
-			PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
-			IORING_OFF_SQ_RING);
-	r->sqes = mmap(NULL, p.sq_entries * r->sqe_size,
-		       PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
-		       IORING_OFF_SQES);
-	if (r->rings == MAP_FAILED || r->sqes == MAP_FAILED)
-		return -ENOMEM;
-	r->sq_tail = (_Atomic unsigned int *)(r->rings + p.sq_off.tail);
-	r->cq_head = (_Atomic unsigned int *)(r->rings + p.cq_off.head);
-	r->cq_tail = (_Atomic unsigned int *)(r->rings + p.cq_off.tail);
-	r->sq_mask = *(unsigned int *)(r->rings + p.sq_off.ring_mask);
-	r->cq_mask = *(unsigned int *)(r->rings + p.cq_off.ring_mask);
-	r->cqes = (struct io_uring_cqe *)(r->rings + p.cq_off.cqes);
-	return 0;
+	return fd < 0 ? -errno : fd;
 }
 
-static void rr_cmd(struct rr *r, int fd, uint32_t op, const void *cmd,
-		   size_t len, uint64_t ud)
+static int raw_enter(unsigned int fd, unsigned int to_submit,
+		     unsigned int min_complete, unsigned int flags,
+		     const void *arg, size_t argsz)
 {
-	unsigned int t = atomic_load_explicit(r->sq_tail, memory_order_relaxed);
-	struct io_uring_sqe *sqe =
-		(struct io_uring_sqe *)(r->sqes +
-					(t & r->sq_mask) * r->sqe_size);
-
-	memset(sqe, 0, r->sqe_size);
-	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->fd = fd;
-	sqe->cmd_op = op;
-	sqe->user_data = ud;
-	memcpy(sqe->cmd, cmd, len);
-	atomic_store_explicit(r->sq_tail, t + 1, memory_order_release);
-	syscall(__NR_io_uring_enter, r->fd, 1, 0, 0, NULL, 0);
+	return (int)syscall(__NR_io_uring_enter, fd, to_submit, min_complete,
+			    flags, arg, argsz);
 }
 
-static struct io_uring_cqe rr_wait(struct rr *r)
-{
-	struct io_uring_cqe c;
-	unsigned int h;
-
-	for (;;) {
-		h = atomic_load_explicit(r->cq_head, memory_order_relaxed);
-		if (h != atomic_load_explicit(r->cq_tail, memory_order_acquire))
-			break;
-		syscall(__NR_io_uring_enter, r->fd, 0, 1,
-			IORING_ENTER_GETEVENTS, NULL, 0);
-	}
-	c = r->cqes[h & r->cq_mask];
-	atomic_store_explicit(r->cq_head, h + 1, memory_order_release);
-	return c;
-}
-
-static int ctrl(struct rr *r, int cfd, uint32_t op, uint32_t id, void *buf,
-		uint16_t len, uint64_t data0)
-{
-	struct ublksrv_ctrl_cmd c = { .dev_id = id, .queue_id = 0xffff,
-				      .len = len, .addr = (uintptr_t)buf,
-				      .data = { data0 } };
-
-	rr_cmd(r, cfd, op, &c, sizeof(c), op);
-	return rr_wait(r).res;
-}
+#define TR_SETUP raw_setup
+#define TR_MMAP mmap
+#define TR_ENTER raw_enter
+#define TR_CLOSE close
+#include "ublk_tr.h"
 
 /*
  * /sys/class/ublk-char as libublk lists it (src/shim/ublksys.c): how
@@ -159,18 +100,19 @@ static void *server(void *arg)
 	static uint8_t bufs[DEPTH][64 << 10];
 	struct ublksrv_io_cmd io = { 0 };
 	unsigned int live = DEPTH;
-	struct rr r;
+	struct tr r;
 
 	(void)arg;
-	if (rr_init(&r, 0))
+	if (tr_init(&r, 16, 0))
 		return NULL;
 	for (unsigned int t = 0; t < DEPTH; t++) {
 		io = (struct ublksrv_io_cmd){ .tag = (uint16_t)t,
 					      .addr = (uintptr_t)bufs[t] };
-		rr_cmd(&r, chfd, UBLK_U_IO_FETCH_REQ, &io, sizeof(io), t);
+		tr_cmd(&r, chfd, UBLK_U_IO_FETCH_REQ, &io, sizeof(io), t);
+		tr_submit(&r, 1);
 	}
 	while (live) {
-		struct io_uring_cqe c = rr_wait(&r);
+		struct io_uring_cqe c = tr_wait(&r);
 		unsigned int t = (unsigned int)c.user_data;
 		const struct ublksrv_io_desc *d = &iods[t];
 		size_t off = d->start_sector << 9, len = d->nr_sectors << 9;
@@ -187,10 +129,11 @@ static void *server(void *arg)
 					      .result = (int32_t)len,
 					      .addr = (uintptr_t)bufs[t] };
 		served++;
-		rr_cmd(&r, chfd, UBLK_U_IO_COMMIT_AND_FETCH_REQ, &io,
+		tr_cmd(&r, chfd, UBLK_U_IO_COMMIT_AND_FETCH_REQ, &io,
 		       sizeof(io), t);
+		tr_submit(&r, 1);
 	}
-	close(r.fd);
+	tr_exit(&r);
 	return NULL;
 }
 
@@ -200,7 +143,7 @@ static void *server(void *arg)
  * run, and its FUSE threads serve plain O_DIRECT preads of /dev/ublkbN
  * (what the 20 rounds wrote).  The number of reads, each one request.
  */
-static int node_reads(struct rr *r, int cfd, uint32_t id)
+static int node_reads(struct tr *r, int cfd, uint32_t id)
 {
 	struct ublk_params p = { .len = sizeof(p) };
 	uint8_t *b = aligned_alloc(4096, 8192);
@@ -211,7 +154,8 @@ static int node_reads(struct rr *r, int cfd, uint32_t id)
 	snprintf(node, sizeof(node), "/dev/ublkb%u", id);
 	/* the node is ours only if GET_PARAMS names its numbers */
 	if (stat(node, &st) || !S_ISBLK(st.st_mode) ||
-	    ctrl(r, cfd, UBLK_U_CMD_GET_PARAMS, id, &p, sizeof(p), 0) ||
+	    ctrl(r, cfd, UBLK_U_CMD_GET_PARAMS, id, 0xffff, &p, sizeof(p),
+		 0) ||
 	    p.devt.disk_major != major(st.st_rdev) ||
 	    p.devt.disk_minor != minor(st.st_rdev)) {
 		fprintf(stderr, "no %s of this driver: the in-process block "
@@ -251,7 +195,7 @@ static int payload(void)
 	struct stat st;
 	char path[32];
 	pthread_t th;
-	struct rr r;
+	struct tr r;
 	bool listed;
 	int cfd, extra;
 
@@ -262,16 +206,16 @@ static int payload(void)
 		 "access /dev/ublk-control");
 	cfd = open("/dev/ublk-control", O_RDWR);
 	RU_CHECK(cfd >= 0, "open /dev/ublk-control: %s", strerror(errno));
-	if (!bdev_io || cfd < 0 || rr_init(&r, IORING_SETUP_SQE128))
+	if (!bdev_io || cfd < 0 || tr_init(&r, 16, IORING_SETUP_SQE128))
 		return 1;
-	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_ADD_DEV, UINT32_MAX, &info,
-		      sizeof(info), 0) == 0, "ADD_DEV");
+	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_ADD_DEV, UINT32_MAX, 0xffff,
+		      &info, sizeof(info), 0) == 0, "ADD_DEV");
 	p.basic.logical_bs_shift = 9;
 	p.basic.physical_bs_shift = 12;
 	p.basic.max_sectors = 128;
 	p.basic.dev_sectors = DISK >> 9;
-	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_SET_PARAMS, info.dev_id, &p,
-		      sizeof(p), 0) == 0, "SET_PARAMS");
+	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_SET_PARAMS, info.dev_id, 0xffff,
+		      &p, sizeof(p), 0) == 0, "SET_PARAMS");
 	snprintf(path, sizeof(path), "/dev/ublkc%u", info.dev_id);
 	RU_CHECK(!statx(AT_FDCWD, path, 0, STATX_BASIC_STATS, &sx) &&
 			 S_ISCHR(sx.stx_mode),
@@ -291,8 +235,8 @@ static int payload(void)
 	if (chfd < 0 || iods == MAP_FAILED)
 		return 1;
 	pthread_create(&th, NULL, server, NULL);
-	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_START_DEV, info.dev_id, NULL, 0,
-		      (uint64_t)getpid()) == 0, "START_DEV");
+	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_START_DEV, info.dev_id, 0xffff,
+		      NULL, 0, (uint64_t)getpid()) == 0, "START_DEV");
 	for (int k = 0; k < 20; k++) {
 		for (size_t b = 0; b < sizeof(w); b++)
 			w[b] = (uint8_t)(b + (size_t)k * 13);
@@ -305,19 +249,21 @@ static int payload(void)
 			 "read back %d", k);
 	}
 	extra = node_reads(&r, cfd, info.dev_id);
-	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_STOP_DEV, info.dev_id, NULL, 0, 0) ==
+	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_STOP_DEV, info.dev_id, 0xffff,
+		      NULL, 0, 0) ==
 			 0, "STOP_DEV");
 	pthread_join(th, NULL);
 	RU_CHECK(served == 40 + extra, "served %d of %d", served, 40 + extra);
 	munmap((void *)iods, 4096);
 	close(chfd);
-	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_DEL_DEV, info.dev_id, NULL, 0, 0) ==
+	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_DEL_DEV, info.dev_id, 0xffff,
+		      NULL, 0, 0) ==
 			 0, "DEL_DEV after the char device's release");
 	RU_CHECK(stat(path, &st) < 0 && errno == ENOENT,
 		 "stat %s after DEL_DEV: ENOENT", path);
 	RU_CHECK(class_list(info.dev_id, &listed) == 0,
 		 "/sys/class/ublk-char is empty after DEL_DEV");
-	close(r.fd);
+	tr_exit(&r);
 	close(cfd);
 	return ru_failures ? 1 : 0;
 }

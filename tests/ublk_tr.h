@@ -1,12 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A minimal io_uring ring through the uuring API and one ublk control
- * command on it, for the ublk driver's tests (test_ublk, test_ublkb).
- * The includer provides the headers (abi/io_uring_abi.h, abi/ublk_abi.h,
- * uuring.h, <stdatomic.h>, <string.h>, <sys/mman.h>).
+ * A minimal io_uring ring and one ublk control command on it, for the
+ * ublk driver's tests.  By default the ring is uuring's, through its API
+ * (test_ublk, test_ublkb); a test run under `uuring run` (test_run_ublk)
+ * defines TR_SETUP, TR_MMAP, TR_ENTER and TR_CLOSE as the raw system
+ * calls first.  TR_SETUP returns a ring fd or -errno, TR_MMAP MAP_FAILED
+ * or a (void *)-errno on failure.  The includer provides the headers
+ * (abi/io_uring_abi.h, abi/ublk_abi.h, <stdatomic.h>, <string.h>,
+ * <sys/mman.h>, and uuring.h for the defaults).
  */
 #ifndef UURING_TESTS_UBLK_TR_H
 #define UURING_TESTS_UBLK_TR_H
+
+#ifndef TR_SETUP
+#define TR_SETUP uuring_setup
+#define TR_MMAP uuring_mmap
+#define TR_ENTER uuring_enter
+#define TR_CLOSE uuring_close
+#endif
 
 struct tr {
 	int fd;
@@ -23,16 +34,16 @@ static int tr_init(struct tr *r, unsigned int entries, unsigned int flags)
 
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_NO_SQARRAY | flags;
-	r->fd = uuring_setup(entries, &p);
+	r->fd = TR_SETUP(entries, &p);
 	if (r->fd < 0)
 		return r->fd;
 	r->sqe_size = (flags & IORING_SETUP_SQE128) ? 128 : 64;
 	rsz = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
 	ssz = p.sq_entries * r->sqe_size;
-	r->rings = uuring_mmap(NULL, rsz, PROT_READ | PROT_WRITE, MAP_SHARED,
-			       r->fd, IORING_OFF_SQ_RING);
-	r->sqes = uuring_mmap(NULL, ssz, PROT_READ | PROT_WRITE, MAP_SHARED,
-			      r->fd, IORING_OFF_SQES);
+	r->rings = TR_MMAP(NULL, rsz, PROT_READ | PROT_WRITE, MAP_SHARED,
+			   r->fd, IORING_OFF_SQ_RING);
+	r->sqes = TR_MMAP(NULL, ssz, PROT_READ | PROT_WRITE, MAP_SHARED,
+			  r->fd, IORING_OFF_SQES);
 	if ((intptr_t)r->rings < 0 || (intptr_t)r->sqes < 0)
 		return -ENOMEM;
 	r->sq_tail = (_Atomic unsigned int *)(r->rings + p.sq_off.tail);
@@ -64,7 +75,7 @@ static void tr_cmd(struct tr *r, int fd, uint32_t op, const void *cmd,
 
 static int tr_submit(struct tr *r, unsigned int n)
 {
-	return uuring_enter((unsigned int)r->fd, n, 0, 0, NULL, 0);
+	return TR_ENTER((unsigned int)r->fd, n, 0, 0, NULL, 0);
 }
 
 static struct io_uring_cqe tr_wait(struct tr *r)
@@ -76,8 +87,8 @@ static struct io_uring_cqe tr_wait(struct tr *r)
 		h = atomic_load_explicit(r->cq_head, memory_order_relaxed);
 		if (h != atomic_load_explicit(r->cq_tail, memory_order_acquire))
 			break;
-		uuring_enter((unsigned int)r->fd, 0, 1, IORING_ENTER_GETEVENTS,
-			     NULL, 0);
+		TR_ENTER((unsigned int)r->fd, 0, 1, IORING_ENTER_GETEVENTS,
+			 NULL, 0);
 	}
 	c = r->cqes[h & r->cq_mask];
 	atomic_store_explicit(r->cq_head, h + 1, memory_order_release);
@@ -86,7 +97,7 @@ static struct io_uring_cqe tr_wait(struct tr *r)
 
 static void tr_exit(struct tr *r)
 {
-	uuring_close(r->fd);
+	TR_CLOSE(r->fd);
 }
 
 /* one control command on an SQE128 ring, waited for */

@@ -37,6 +37,19 @@ static int64_t now_ns(clockid_t c)
 	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
+/* a 16-entry ring and a pipe for a scenario; false (recorded) on failure */
+static bool ring_with_pipe(struct dctx *c, struct tring *r, int p[2])
+{
+	if (dring_flags(c, r, 16, 0))
+		return false;
+	if (pipe(p)) {
+		drec_int(c, -errno, "pipe");
+		tring_exit(r);
+		return false;
+	}
+	return true;
+}
+
 /* a pure timeout fires with -ETIME after about its time */
 static void sc_basic(struct dctx *c)
 {
@@ -253,12 +266,8 @@ static void sc_link_timeout_update(struct dctx *c)
 	char buf[8];
 	int p[2];
 
-	if (dring_flags(c, &r, 16, 0))
+	if (!ring_with_pipe(c, &r, p))
 		return;
-	if (pipe(p)) {
-		drec_int(c, -errno, "pipe");
-		return;
-	}
 	/* 30 s -> 10 ms, relative */
 	sqe = tring_get_sqe(&r);
 	tring_prep_rw(sqe, IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1);
@@ -344,12 +353,8 @@ static void sc_link_timeout(struct dctx *c)
 	char buf[8];
 	int p[2];
 
-	if (dring_flags(c, &r, 16, 0))
+	if (!ring_with_pipe(c, &r, p))
 		return;
-	if (pipe(p)) {
-		drec_int(c, -errno, "pipe");
-		return;
-	}
 	sqe = tring_get_sqe(&r);
 	tring_prep_nop(sqe, 1);
 	sqe->flags |= IOSQE_IO_LINK;
@@ -409,12 +414,8 @@ static void sc_cancel(struct dctx *c)
 	char buf[8];
 	int p[2];
 
-	if (dring_flags(c, &r, 16, 0))
+	if (!ring_with_pipe(c, &r, p))
 		return;
-	if (pipe(p)) {
-		drec_int(c, -errno, "pipe");
-		return;
-	}
 	/* a read parked on an empty pipe, cancelled by user_data */
 	tring_prep_rw(tring_get_sqe(&r), IORING_OP_READ, p[0], buf, sizeof(buf), 0, 1);
 	drec_int(c, tring_submit(&r), "parked read");
@@ -663,12 +664,8 @@ static void sc_cancel_fd_same_inode(struct dctx *c)
 	char buf[8], path[64];
 	int p[2], other;
 
-	if (dring_flags(c, &r, 16, 0))
+	if (!ring_with_pipe(c, &r, p))
 		return;
-	if (pipe(p)) {
-		drec_int(c, -errno, "pipe");
-		return;
-	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[0]);
 	other = open(path, O_RDONLY);
 	dcheck(c, other >= 0, "reopen the pipe");
@@ -746,12 +743,8 @@ static void sc_cancel_timeout_modes(struct dctx *c)
 	struct tring r;
 	int p[2];
 
-	if (dring_flags(c, &r, 16, 0))
+	if (!ring_with_pipe(c, &r, p))
 		return;
-	if (pipe(p)) {
-		drec_int(c, -errno, "pipe");
-		return;
-	}
 	prep_timeout(&r, &far, 0, 0, 1);
 	prep_timeout(&r, &far, 0, 0, 2);
 	prep_timeout(&r, &far, 5, 0, 3);

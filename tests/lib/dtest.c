@@ -572,6 +572,15 @@ int dtest_main(int argc, char **argv, const struct dscenario *sc,
 		return 77;
 	}
 	printf("# %s: kernel vs %s\n", argv[0], tb->name);
+	/* a misspelt scenario name must not pass as "0 scenarios, 0 failed" */
+	for (int a = 1; a < argc; a++) {
+		for (i = 0; i < n && strcmp(argv[a], sc[i].name); i++)
+			;
+		if (i == n) {
+			printf("FAIL %s: no such scenario\n", argv[a]);
+			return 2;
+		}
+	}
 	for (i = 0; i < n; i++) {
 		struct drec *k, *u;
 		int ks, us, bad;

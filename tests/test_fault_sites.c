@@ -150,6 +150,23 @@ static int setup_work(struct work *w)
 	return 0;
 }
 
+/* what setup_work made (the buffers too: LeakSanitizer runs this test) */
+static void teardown_work(struct work *w)
+{
+	int *fds[] = { w->pipe1, w->pipe2, w->pipe3, w->sp };
+
+	for (unsigned int i = 0; i < sizeof(fds) / sizeof(*fds); i++) {
+		close(fds[i][0]);
+		close(fds[i][1]);
+	}
+	close(w->file);
+	if (w->dfile >= 0)
+		close(w->dfile);
+	free(w->buf);
+	free(w->dbuf);
+	free(w->wbuf);
+}
+
 /* queues the workload; returns the number of SQEs */
 static unsigned int queue_work(struct tring *r, struct work *w)
 {
@@ -327,6 +344,7 @@ static int child(const char *kind_name, unsigned int flags)
 		}
 	}
 	tring_exit(&r);
+	teardown_work(&w);
 	return 0;
 }
 

@@ -26,6 +26,7 @@ struct ucslot {
 	bool pending;         /* an event came before that: pending_res */
 	int pending_res;
 	bool owned;           /* the server holds the slot's request */
+	bool ngd;             /* ... and owes its NEED_GET_DATA */
 	pid_t task;           /* its daemon, as the driver recorded it */
 };
 

@@ -75,6 +75,7 @@ static void deliver(struct ufile *f, unsigned int idx, struct uu_req *req,
 				io_bytes(f, iod));
 	pthread_mutex_lock(&f->lock);
 	s->owned = res == UBLK_IO_RES_OK || res == UBLK_IO_RES_NEED_GET_DATA;
+	s->ngd = res == UBLK_IO_RES_NEED_GET_DATA;
 	pthread_mutex_unlock(&f->lock);
 	done_fn(req, res);
 }
@@ -98,6 +99,7 @@ static void answered(struct ufile *f, uint64_t seq, int res)
 		s->marked = false;
 		s->pending = false;
 		s->owned = false;
+		s->ngd = false;
 		s->task = w->tid;
 	}
 	w->res = res;
@@ -258,6 +260,66 @@ static void commit_copy(struct ufile *f, unsigned int idx,
 			  n);
 }
 
+/*
+ * COMMIT_AND_FETCH_REQ without the round trip: when this process's view
+ * of the slot gives the driver's answer (ublkd_io's checks: the daemon
+ * owns the request and owes no NEED_GET_DATA, and the buffer rule), the
+ * command is installed in its slot here, before it is sent, so the slot
+ * event the COMMIT may cause finds it (as answered() installs it for a
+ * waited command), and UM_IO_ASYNC asks for no answer.  False: the
+ * driver is asked and waited for.
+ */
+static bool commit_async(struct ufile *f, unsigned int idx, uint32_t cmd_op,
+			 const struct ublksrv_io_cmd *cmd, pid_t tid,
+			 struct uu_req *req)
+{
+	struct ucslot *s = &f->slots[idx];
+	uint32_t type = (cmd_op >> 8) & 0xff;
+	bool ok;
+
+	if (type != 'u' && type != 0)
+		return false;
+	if (!cmd->addr &&
+	    (!(f->info.flags & UBLK_F_NEED_GET_DATA) ||
+	     (iod_of(f, idx)->op_flags & 0xff) == UBLK_IO_OP_READ))
+		return false;
+	pthread_mutex_lock(&f->lock);
+	ok = !f->dead && s->owned && !s->ngd && s->task == tid && !s->req;
+	if (ok) {
+		s->req = req;
+		s->addr = cmd->addr;
+		s->marked = false;
+		s->pending = false;
+		s->owned = false;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return ok;
+}
+
+/* req is queued in its slot: marked cancelable, then an event that came
+ * before the mark is delivered */
+static int queued(struct ufile *f, unsigned int idx, struct uu_req *req,
+		  unsigned int mark_arg)
+{
+	struct ucslot *s = &f->slots[idx];
+	int pending_res = 0;
+	bool pending;
+
+	mark_fn(req, mark_arg);
+	pthread_mutex_lock(&f->lock);
+	s->marked = true;
+	pending = s->pending && s->req == req;
+	if (pending) {
+		pending_res = s->pending_res;
+		s->pending = false;
+		s->req = NULL;
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (pending)
+		deliver(f, idx, req, pending_res);
+	return UM_QUEUED;
+}
+
 int uu_ublk_io(struct ufile *f, uint32_t cmd_op,
 	       const struct ublksrv_io_cmd *cmd, pid_t tid, struct uu_req *req,
 	       unsigned int mark_arg)
@@ -272,8 +334,7 @@ int uu_ublk_io(struct ufile *f, uint32_t cmd_op,
 			   .tid = tid, .cmd = *cmd };
 	struct ucwait w = { .addr = cmd->addr, .idx = idx, .tid = tid };
 	struct ucslot *s = &f->slots[idx];
-	int res, pending_res = 0;
-	bool pending;
+	int res;
 
 	/* a forked child has no receiver for the parent's data connection
 	 * (docs/ublk.md): its commands are another task's, -EINVAL */
@@ -282,24 +343,25 @@ int uu_ublk_io(struct ufile *f, uint32_t cmd_op,
 	if (in_range && (nr == UBLK_IO_FETCH_REQ ||
 			 nr == UBLK_IO_COMMIT_AND_FETCH_REQ))
 		w.req = req;
-	if (in_range && nr == UBLK_IO_COMMIT_AND_FETCH_REQ)
+	if (in_range && nr == UBLK_IO_COMMIT_AND_FETCH_REQ) {
 		commit_copy(f, idx, cmd, tid);
-	res = call(f, &m.h, sizeof(m), &w);
-	if (res == UM_QUEUED && w.req) {
-		mark_fn(req, mark_arg);
-		pthread_mutex_lock(&f->lock);
-		s->marked = true;
-		pending = s->pending && s->req == req;
-		if (pending) {
-			pending_res = s->pending_res;
+		if (req && commit_async(f, idx, cmd_op, cmd, tid, req)) {
+			m.h.type = UM_IO_ASYNC;
+			if (um_send(f->data_conn, &m, sizeof(m), NULL, 0, NULL,
+				    0) >= 0)
+				return queued(f, idx, req, mark_arg);
+			/* the driver is gone: as call() answers then */
+			pthread_mutex_lock(&f->lock);
+			if (s->req == req)
+				s->req = NULL;
 			s->pending = false;
-			s->req = NULL;
+			pthread_mutex_unlock(&f->lock);
+			return -ENODEV;
 		}
-		pthread_mutex_unlock(&f->lock);
-		if (pending)
-			deliver(f, idx, req, pending_res);
-		return UM_QUEUED;
 	}
+	res = call(f, &m.h, sizeof(m), &w);
+	if (res == UM_QUEUED && w.req)
+		return queued(f, idx, req, mark_arg);
 	if (res == UBLK_IO_RES_OK && nr == UBLK_IO_NEED_GET_DATA && in_range) {
 		/* ublk_get_data: the write's data into the new buffer */
 		uu_copy_to_user((void *)(uintptr_t)cmd->addr, slot_buf(f, idx),
@@ -307,6 +369,7 @@ int uu_ublk_io(struct ufile *f, uint32_t cmd_op,
 		pthread_mutex_lock(&f->lock);
 		s->addr = cmd->addr;
 		s->owned = true;
+		s->ngd = false;
 		pthread_mutex_unlock(&f->lock);
 	}
 	return res;

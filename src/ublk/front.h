@@ -6,10 +6,15 @@
  * direct I/O on its file and /dev/ublkbN, a block node with the loop
  * device's numbers (ublkd_front.c).
  *
- * FUSE requests become block requests on a socketpair whose other end is
- * a BDEV connection of uublkd's loop (ublkd_conn_add), so they are served
- * exactly like uuring_ublk_bdev_io's: through the block-queue model into
- * the ublk server's slots.
+ * A FUSE READ, WRITE or FSYNC is submitted by the FUSE reader itself,
+ * under uublkd's lock, through the block-queue model into the ublk
+ * server's slots (ublkd_front_io), and answered on /dev/fuse by whoever
+ * completes it (uublkd's loop, at the server's COMMIT): no hop through
+ * uublkd's loop on the way in, none through the replier on the way out.
+ * While the loop device is being configured (uublkd's loop holds the
+ * lock inside LOOP_CONFIGURE), and for FALLOCATE, requests go as
+ * UM_BDEV messages on socketpairs whose other ends are BDEV connections
+ * of uublkd's loop (ublkd_conn_add), answered through the replier.
  */
 #ifndef UURING_UBLK_FRONT_H
 #define UURING_UBLK_FRONT_H
@@ -39,6 +44,28 @@ struct ufront {
 	uint8_t *rbuf, *wbuf;   /* the reader's and the replier's */
 	char dir[64], node_path[64], lock_path[64];
 };
+
+/*
+ * uublkd's lock (ublkd.c): its loop holds it except while it waits in
+ * epoll_wait; the FUSE reader takes it around ublkd_front_io.  Device
+ * and slot state are touched only under it.
+ */
+void ublkd_lock(void);
+void ublkd_unlock(void);
+
+/*
+ * A FUSE READ (data NULL), WRITE (len bytes at data) or FLUSH of unique
+ * on f's device, submitted from the calling thread (with uublkd's lock
+ * held, ublkd_io.c); its answer is written on /dev/fuse when it ends.
+ * cpu: the submitter's, for the hardware queue.
+ */
+void ublkd_front_io(struct ufront *f, uint64_t unique, uint32_t op,
+		    uint64_t pos, uint32_t len, const void *data, int cpu);
+
+/* one FUSE reply on f's connection: the header, then len bytes
+ * (ublkd_fuse.c; a raw system call, safe from any uublkd thread) */
+void ublkd_fuse_reply(struct ufront *f, uint64_t unique, int err,
+		      const void *data, size_t len);
 
 /* the FUSE side's threads (ublkd_fuse.c): 0 or -errno */
 int ublkd_fuse_start(struct ufront *f);

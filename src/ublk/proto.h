@@ -34,6 +34,10 @@ enum {
 	UM_CANCEL,   /* DATA: a queued command's ring exits (no answer) */
 	UM_MMAP,     /* DATA: may this process map the descriptors? */
 	UM_BDEV,     /* BDEV: one block request */
+	/* DATA: a COMMIT_AND_FETCH the engine checked and queued itself
+	 * (client_io.c): no UM_IO_RES; should the driver still refuse it,
+	 * a UM_SLOT event ends the command with the error */
+	UM_IO_ASYNC,
 };
 
 /* UK_PROBE: does device dev_id exist (a stat of /dev/ublkcN)?

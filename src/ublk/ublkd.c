@@ -9,10 +9,13 @@
  * application but the listening socket, runs ublkd_main.  It is a fork
  * of the library, not an exec: nothing to find on disk.  One thread, one
  * epoll loop, no engine ring; it exits when it holds no device and no
- * connection.
+ * connection.  The FUSE threads of the block nodes (ublkd_fuse.c) submit
+ * requests beside it, under ublkd_mu, which the loop holds except in
+ * epoll_wait.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,12 +29,25 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "ublk/front.h"
 #include "ublk/ublkd.h"
 
 struct udev *ublkd_devs;
 struct uconn *ublkd_conns;
 static int ublkd_epfd = -1;
 static uint64_t next_token = 1;
+/* the loop's state against the FUSE readers' submissions (front.h) */
+static pthread_mutex_t ublkd_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void ublkd_lock(void)
+{
+	pthread_mutex_lock(&ublkd_mu);
+}
+
+void ublkd_unlock(void)
+{
+	pthread_mutex_unlock(&ublkd_mu);
+}
 /* one message at a time: the loop is single-threaded */
 static uint64_t msgbuf[UM_MSG_MAX / 8 + 1];
 
@@ -221,7 +237,8 @@ static void conn_message(struct uconn *c, size_t n)
 			ublkd_ctrl(c, (struct um_ctrl *)msgbuf, n);
 		break;
 	case UK_DATA:
-		if (c->dev && h->type == UM_IO && n >= sizeof(struct um_io))
+		if (c->dev && (h->type == UM_IO || h->type == UM_IO_ASYNC) &&
+		    n >= sizeof(struct um_io))
 			ublkd_io(c, (const struct um_io *)msgbuf);
 		else if (c->dev && h->type == UM_CANCEL &&
 			 n >= sizeof(struct um_io))
@@ -390,6 +407,7 @@ static __attribute__((noreturn)) void ublkd_main(int lfd)
 	fcntl(lfd, F_SETFL, O_NONBLOCK);
 	/* before the first client is answered (ublkd_front.c) */
 	ublkd_front_reclaim_all();
+	ublkd_lock();
 	for (;;) {
 		int n;
 
@@ -400,7 +418,9 @@ static __attribute__((noreturn)) void ublkd_main(int lfd)
 			if (!ublkd_conns)
 				_exit(0);
 		}
+		ublkd_unlock();
 		n = epoll_wait(ublkd_epfd, evs, 64, -1);
+		ublkd_lock();
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.ptr == &listener)
 				accept_all(lfd);

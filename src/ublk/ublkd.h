@@ -47,9 +47,13 @@ struct uslot {
 	struct uu_blkq_rq *rq;  /* while US_OWNED or dispatched */
 };
 
-/* A block request from a BDEV connection. */
+/* A block request from a BDEV connection, or from a FUSE reader
+ * (front set: answered on its /dev/fuse with unique). */
 struct breq {
 	struct uconn *conn;
+	struct ufront *front;
+	uint64_t unique;
+	bool replied;           /* front: the READ's data went already */
 	uint64_t seq;
 	uint32_t op;
 	uint64_t pos;

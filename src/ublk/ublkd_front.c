@@ -353,7 +353,11 @@ static void front_teardown(struct ufront *f)
 		shutdown(f->main_req_fd, SHUT_RDWR);
 	if (f->main_sync_fd >= 0)
 		shutdown(f->main_sync_fd, SHUT_RDWR);
+	/* a reader waiting for uublkd's lock must get it to end: it finds
+	 * the device without this front (ublkd_front_io) and answers -EIO */
+	ublkd_unlock();
 	joined = ublkd_fuse_join(f);
+	ublkd_lock();
 	if (!joined)
 		ublkd_log("ublkb%d: a FUSE thread did not end", f->id);
 	if (joined) {

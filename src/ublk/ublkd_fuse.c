@@ -10,15 +10,20 @@
  * these threads is a raw system call (util/rawsys.h).
  *
  *  - the reader reads requests, answers the metadata ones itself and
- *    sends READ, WRITE and FSYNC as block requests (UM_BDEV) on the
- *    request socketpair, whose other end is a BDEV connection of
- *    uublkd's loop; FALLOCATE it runs itself, one block request at a time
- *    on the sync socketpair (punch-hole as WRITE_ZEROES, zero-range as
- *    WRITE_ZEROES with NOUNMAP: loop's discard and write-zeroes);
- *  - the replier receives the block requests' answers and writes the
+ *    submits READ, WRITE and FSYNC to the device itself, under uublkd's
+ *    lock (ublkd_front_io; they are answered by whoever completes them);
+ *    while the loop device is configured it sends them instead as block
+ *    requests (UM_BDEV) on the request socketpair, whose other end is a
+ *    BDEV connection of uublkd's loop; FALLOCATE it runs itself, one
+ *    block request at a time on the sync socketpair (punch-hole as
+ *    WRITE_ZEROES, zero-range as WRITE_ZEROES with NOUNMAP: loop's
+ *    discard and write-zeroes);
+ *  - the replier receives the socketpair's answers and writes their
  *    FUSE replies.
  * The block request's seq carries the FUSE unique (shifted) and what
- * kind of reply it needs.
+ * kind of reply it needs.  Besides raw system calls, the reader takes
+ * uublkd's lock and runs the driver's submission (libc's sendmsg to the
+ * server's data connection, as uublkd's loop does).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -73,9 +78,8 @@ static long sys_recvmsg(int fd, struct msghdr *m)
 	return uu_rawsys6(47 /* __NR_recvmsg */, fd, (long)m, 0, 0, 0, 0);
 }
 
-/* one FUSE reply: the header, then len bytes */
-static void reply(struct ufront *f, uint64_t unique, int err,
-		  const void *data, size_t len)
+void ublkd_fuse_reply(struct ufront *f, uint64_t unique, int err,
+		      const void *data, size_t len)
 {
 	struct fuse_out_header oh = {
 		.len = (uint32_t)(sizeof(oh) + (err ? 0 : len)),
@@ -89,6 +93,12 @@ static void reply(struct ufront *f, uint64_t unique, int err,
 
 	/* -ENOENT: the request was interrupted or the connection aborted */
 	sys_writev(f->fuse_fd, iov, err || !len ? 1 : 2);
+}
+
+static void reply(struct ufront *f, uint64_t unique, int err,
+		  const void *data, size_t len)
+{
+	ublkd_fuse_reply(f, unique, err, data, len);
 }
 
 static void attr_of(const struct ufront *f, uint64_t nodeid,
@@ -250,11 +260,22 @@ static void do_io(struct ufront *f, const struct fuse_in_header *ih,
 	uint64_t seq;
 	int ret;
 
+	/* outside LOOP_CONFIGURE: straight into the device (front.h).
+	 * Pairs with the release store after LOOP_CONFIGURE. */
+	bool direct = !atomic_load_explicit(&f->configuring,
+					    memory_order_acquire);
+
 	switch (ih->opcode) {
 	case FUSE_READ:
 		if (alen < sizeof(*rd) || rd->size > f->max_io) {
 			ret = -EINVAL;
 			break;
+		}
+		if (direct) {
+			ublkd_front_io(f, ih->unique, UBLK_IO_OP_READ,
+				       rd->offset, rd->size, NULL,
+				       sched_getcpu());
+			return;
 		}
 		seq = ih->unique << 2 | RK_READ;
 		ret = send_bdev(f, f->req_fd, seq, UBLK_IO_OP_READ, rd->offset,
@@ -266,11 +287,22 @@ static void do_io(struct ufront *f, const struct fuse_in_header *ih,
 			ret = -EINVAL;
 			break;
 		}
+		if (direct) {
+			ublkd_front_io(f, ih->unique, UBLK_IO_OP_WRITE,
+				       wr->offset, wr->size, wr + 1,
+				       sched_getcpu());
+			return;
+		}
 		seq = ih->unique << 2 | RK_WRITE;
 		ret = send_bdev(f, f->req_fd, seq, UBLK_IO_OP_WRITE,
 				wr->offset, wr->size, wr + 1);
 		break;
 	default: /* FUSE_FSYNC: a flush of the device's cache */
+		if (direct) {
+			ublkd_front_io(f, ih->unique, UBLK_IO_OP_FLUSH, 0, 0,
+				       NULL, sched_getcpu());
+			return;
+		}
 		seq = ih->unique << 2 | RK_NONE;
 		ret = send_bdev(f, f->req_fd, seq, UBLK_IO_OP_FLUSH, 0, 0,
 				NULL);

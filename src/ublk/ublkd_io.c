@@ -13,10 +13,12 @@
  * in its slot when the event arrives.
  */
 #include <errno.h>
+#include <linux/fuse.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "ublk/front.h"
 #include "ublk/ublkd.h"
 
 static struct uslot *slot_of(struct udev *d, unsigned int q, unsigned int tag)
@@ -106,8 +108,15 @@ static void complete_rq(struct udev *d, struct uu_blkq_rq *rq,
 		 * the rest: docs/ublk.md) */
 		if ((uint32_t)res > b->len)
 			res = (int)b->len;
-		if (b->op == UBLK_IO_OP_READ)
+		/* a FUSE read's data goes from the slot's buffer straight
+		 * to /dev/fuse, before the tag (and the buffer) is free */
+		if (b->op == UBLK_IO_OP_READ && b->front) {
+			ublkd_fuse_reply(b->front, b->unique, 0,
+					 slot_buf(d, q, rq->tag), (size_t)res);
+			b->replied = true;
+		} else if (b->op == UBLK_IO_OP_READ) {
 			memcpy(b->data, slot_buf(d, q, rq->tag), (size_t)res);
+		}
 	} else {
 		res = 0;
 	}
@@ -211,6 +220,21 @@ static void ublk_queue_rq(struct uu_blkq_rq *rq)
 	ublkd_slot_event(d, q, rq->tag, UBLK_IO_RES_OK);
 }
 
+/* a FUSE request's answer (its READ data went in complete_rq) */
+static void front_answer(const struct breq *b, int res)
+{
+	struct fuse_write_out wo = { .size = res > 0 ? (uint32_t)res : 0 };
+
+	if (b->replied)
+		return;
+	if (res < 0)
+		ublkd_fuse_reply(b->front, b->unique, res, NULL, 0);
+	else if (b->op == UBLK_IO_OP_WRITE)
+		ublkd_fuse_reply(b->front, b->unique, 0, &wo, sizeof(wo));
+	else
+		ublkd_fuse_reply(b->front, b->unique, 0, NULL, 0);
+}
+
 /* The request's end: its answer to the submitter. */
 static void ublk_end_raw(struct uu_blkq_rq *rq, int res)
 {
@@ -218,6 +242,14 @@ static void ublk_end_raw(struct uu_blkq_rq *rq, int res)
 	struct udev *d = b->dev;
 	struct um_hdr h = { .type = UM_BDEV, .res = res, .seq = b->seq };
 
+	if (b->front) {
+		front_answer(b, res);
+		d->inflight--;
+		free(b->data);
+		free(b);
+		ublkd_dev_maybe_free(d);
+		return;
+	}
 	ublkd_reply(b->conn, &h, sizeof(h), b->data,
 		    b->op == UBLK_IO_OP_READ && res > 0 ? (size_t)res : 0);
 	b->conn->refs--;
@@ -361,6 +393,77 @@ answer:
 	ublkd_reply(c, &h, sizeof(h), NULL, 0);
 }
 
+/*
+ * A FUSE reader's request (front.h): ublkd_bdev's checks and submission,
+ * from the reader's thread under uublkd's lock.  A read needs no buffer
+ * of its own (complete_rq replies from the slot's); a write's data is
+ * copied, since the request may wait for a tag after the reader has
+ * reused its buffer.
+ */
+void ublkd_front_io(struct ufront *f, uint64_t unique, uint32_t op,
+		    uint64_t pos, uint32_t len, const void *data, int cpu)
+{
+	struct um_bdev m = { .op = op, .cpu = cpu, .pos = pos, .len = len,
+			     .dev_id = (uint32_t)f->id };
+	struct udev *d;
+	struct breq *b;
+	int ret;
+
+	ublkd_lock();
+	d = ublkd_dev_find(f->id);
+	/* the front is being torn down (ublkd_front_stop) */
+	if (!d || d->front != f) {
+		ret = -EIO;
+		goto answer;
+	}
+	ret = bdev_check(d, &m, &len);
+	if (ret == 0 && op == UBLK_IO_OP_FLUSH)
+		ret = 1;
+	if (ret <= 0)
+		goto answer;
+	b = calloc(1, sizeof(*b));
+	if (b && op == UBLK_IO_OP_WRITE) {
+		b->data = malloc(len);
+		if (b->data)
+			memcpy(b->data, data, len);
+	}
+	if (!b || (op == UBLK_IO_OP_WRITE && !b->data)) {
+		free(b);
+		ret = -ENOMEM;
+		goto answer;
+	}
+	b->front = f;
+	b->unique = unique;
+	b->op = op;
+	b->pos = pos;
+	b->len = len;
+	b->dev = d;
+	d->inflight++;
+	ret = uu_blkq_submit_raw(d->q, cpu,
+				 op == UBLK_IO_OP_READ ? UU_BLKQ_READ :
+				 op == UBLK_IO_OP_FLUSH ? UU_BLKQ_FLUSH :
+							  UU_BLKQ_WRITE,
+				 pos, len, b);
+	if (!ret) {
+		ublkd_unlock();
+		return;
+	}
+	d->inflight--;
+	free(b->data);
+	free(b);
+answer:
+	ublkd_unlock();
+	/* a read cut to nothing at the end: no data; write and flush
+	 * never end here with a count */
+	if (ret >= 0 && op == UBLK_IO_OP_WRITE) {
+		struct fuse_write_out wo = { .size = 0 };
+
+		ublkd_fuse_reply(f, unique, 0, &wo, sizeof(wo));
+		return;
+	}
+	ublkd_fuse_reply(f, unique, ret < 0 ? ret : 0, NULL, 0);
+}
+
 void ublkd_bdev_gone(struct uconn *c)
 {
 	/* its requests finish in the device; their answers go nowhere
@@ -439,7 +542,8 @@ void ublkd_io(struct uconn *c, const struct um_io *m)
 		s->addr = m->cmd.addr;
 		s->data = c;
 		s->rq = NULL;
-		io_answer(c, m->h.seq, UM_QUEUED);
+		if (m->h.type != UM_IO_ASYNC)
+			io_answer(c, m->h.seq, UM_QUEUED);
 		complete_rq(d, rq, q, m->cmd.result);
 		/* stopping: the re-armed command is cancelled at once, as
 		 * the ring's exit would cancel it (docs/ublk.md) */
@@ -463,6 +567,20 @@ void ublkd_io(struct uconn *c, const struct um_io *m)
 		ret = UBLK_IO_RES_OK;
 	}
 out:
+	if (m->h.type == UM_IO_ASYNC) {
+		/* the engine queued it already: the refusal ends the command
+		 * (its checks mirror these, so this is not expected) */
+		struct um_slot ev = {
+			.h = { .type = UM_SLOT, .res = ret },
+			.q_id = (uint16_t)q,
+			.tag = (uint16_t)tag,
+		};
+
+		ublkd_log("ublk%d: async COMMIT of %u/%u refused: %d", d->id,
+			  q, tag, ret);
+		ublkd_reply(c, &ev, sizeof(ev), NULL, 0);
+		return;
+	}
 	io_answer(c, m->h.seq, ret);
 }
 

@@ -35,6 +35,8 @@ struct srv_thread {
 	int get_data_seen;          /* UBLK_IO_RES_NEED_GET_DATA CQEs */
 	int bad_get_data_res;       /* NEED_GET_DATA on a read's slot */
 	int fetched_pipe;
+	bool busy_commit;           /* io: COMMIT of its own idle tag */
+	int busy_commit_res;
 	uint8_t *bufs[SRV_MAX_TAGS];
 };
 
@@ -106,6 +108,19 @@ static void *srv_main(void *arg)
 		tr_cmd(&r, t->s->chfd, UBLK_U_IO_FETCH_REQ, &io, sizeof(io), i);
 	}
 	tr_submit(&r, t->nslots);
+	if (t->busy_commit) {
+		/* the daemon's own tag, fetched but holding no request: the
+		 * engine's COMMIT without a round trip (client_io.c) must
+		 * leave this one to the driver's answer */
+		io = (struct ublksrv_io_cmd){
+			.q_id = (uint16_t)(t->slots[0] >> 16),
+			.tag = (uint16_t)t->slots[0],
+			.addr = (uintptr_t)t->bufs[0],
+		};
+		tr_cmd(&r, t->s->chfd, UBLK_U_IO_COMMIT_AND_FETCH_REQ, &io,
+		       sizeof(io), 0xb0);
+		tr_submit(&r, 1);
+	}
 	if (t->fetched_pipe >= 0 && write(t->fetched_pipe, "f", 1) != 1)
 		t->errors++;
 	if (t->try_foreign) {
@@ -122,6 +137,10 @@ static void *srv_main(void *arg)
 
 		if (c.user_data == 0xdead) {
 			t->foreign_commit_res = c.res;
+			continue;
+		}
+		if (c.user_data == 0xb0) {
+			t->busy_commit_res = c.res;
 			continue;
 		}
 		if (c.user_data == 0xbeef) {
@@ -279,6 +298,7 @@ static void scenario_io(void)
 	memset(th, 0, sizeof(th));
 	for (unsigned int q = 0; q < s.nq; q++) {
 		th[q].fetched_pipe = -1;
+		th[q].busy_commit = q == 0;
 		for (unsigned int t = 0; t < s.depth; t++)
 			th[q].slots[th[q].nslots++] = q << 16 | t;
 		srv_thread_start(&th[q], &s);
@@ -311,6 +331,8 @@ static void scenario_io(void)
 	for (unsigned int q = 0; q < s.nq; q++)
 		CHECK(th[q].served > 0, "queue %u served %d requests", q,
 		      th[q].served);
+	EQ(th[0].busy_commit_res, -EBUSY,
+	   "ublk_ch_uring_cmd_local: COMMIT of a tag not owned by the server");
 	/* ublk_stop_dev: the waiting commands end with UBLK_IO_RES_ABORT */
 	EQ(ctrl(&r, cfd, UBLK_U_CMD_STOP_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
 		0), 0, "ublk_ctrl_stop_dev");

@@ -10,7 +10,8 @@
  * a device takes when its server process dies.
  *
  * Scenarios (arguments select some): ctrl unpriv io perio getdata exit,
- * and bench, a measurement run only when named.  The driver runs under a
+ * and bench and seed004 (test_ublk_seed004.h), measurements run only
+ * when named.  The driver runs under a
  * name of this test's own (UURING_UBLKD_NAME), so another test's devices
  * are not seen; it exits by itself once idle.
  */
@@ -436,6 +437,7 @@ static void scenario_unpriv(void)
 }
 
 #include "test_ublk_srv.h"
+#include "test_ublk_seed004.h"
 
 int main(int argc, char **argv)
 {
@@ -450,13 +452,15 @@ int main(int argc, char **argv)
 		{ "getdata", scenario_getdata },
 		{ "exit", scenario_exit },
 		{ "bench", scenario_bench }, /* named only */
+		{ "seed004", scenario_seed004 }, /* named only */
 	};
 	char name[64];
 
 	snprintf(name, sizeof(name), "uuring-ublkd-test-%d", (int)getpid());
 	setenv("UURING_UBLKD_NAME", name, 0);
 	for (size_t k = 0; k < sizeof(sc) / sizeof(sc[0]); k++) {
-		bool run = argc < 2 && strcmp(sc[k].name, "bench");
+		bool run = argc < 2 && strcmp(sc[k].name, "bench") &&
+			   strcmp(sc[k].name, "seed004");
 
 		for (int a = 1; a < argc; a++)
 			run |= !strcmp(argv[a], sc[k].name);

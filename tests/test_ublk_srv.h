@@ -7,7 +7,7 @@
 #ifndef UURING_TESTS_UBLK_SRV_H
 #define UURING_TESTS_UBLK_SRV_H
 
-#define SRV_MAX_TAGS 16
+#define SRV_MAX_TAGS 256
 #define SRV_BUF (64 << 10)
 
 struct srv {
@@ -35,6 +35,8 @@ struct srv_thread {
 	int get_data_seen;          /* UBLK_IO_RES_NEED_GET_DATA CQEs */
 	int bad_get_data_res;       /* NEED_GET_DATA on a read's slot */
 	int fetched_pipe;
+	bool null_target;           /* seed004: no data, result = length */
+	double cpu_s;               /* the thread's CPU time at its end */
 	bool busy_commit;           /* io: COMMIT of its own idle tag */
 	int busy_commit_res;
 	uint8_t *bufs[SRV_MAX_TAGS];
@@ -74,6 +76,8 @@ static int serve_one(struct srv_thread *t, unsigned int q, unsigned int tag,
 	size_t off = (size_t)iod->start_sector << 9;
 	size_t len = (size_t)iod->nr_sectors << 9;
 
+	if (t->null_target)
+		return (iod->op_flags & 0xff) <= UBLK_IO_OP_WRITE ? (int)len : 0;
 	if (off + len > t->s->disk_bytes || len > SRV_BUF)
 		return -EIO;
 	switch (iod->op_flags & 0xff) {
@@ -93,9 +97,13 @@ static void *srv_main(void *arg)
 	struct srv_thread *t = arg;
 	unsigned int live = t->nslots;
 	struct ublksrv_io_cmd io;
+	struct timespec ts;
+	unsigned int entries = 64;
 	struct tr r;
 
-	if (tr_init(&r, 64, 0)) {
+	while (entries < t->nslots)
+		entries *= 2;
+	if (tr_init(&r, entries, 0)) {
 		t->errors++;
 		return NULL;
 	}
@@ -118,7 +126,7 @@ static void *srv_main(void *arg)
 			.addr = (uintptr_t)t->bufs[0],
 		};
 		tr_cmd(&r, t->s->chfd, UBLK_U_IO_COMMIT_AND_FETCH_REQ, &io,
-		       sizeof(io), 0xb0);
+		       sizeof(io), 0xb0b0);
 		tr_submit(&r, 1);
 	}
 	if (t->fetched_pipe >= 0 && write(t->fetched_pipe, "f", 1) != 1)
@@ -139,7 +147,7 @@ static void *srv_main(void *arg)
 			t->foreign_commit_res = c.res;
 			continue;
 		}
-		if (c.user_data == 0xb0) {
+		if (c.user_data == 0xb0b0) {
 			t->busy_commit_res = c.res;
 			continue;
 		}
@@ -199,6 +207,8 @@ static void *srv_main(void *arg)
 		       sizeof(io), i);
 		tr_submit(&r, 1);
 	}
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	t->cpu_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 	tr_exit(&r);
 	return NULL;
 }

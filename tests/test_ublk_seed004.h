@@ -152,8 +152,9 @@ static double load_avg(void)
 }
 
 /* the median of v[0..n) (sorted here) and its interval's order
- * statistics: the widest k with binomial(n, 1/2) coverage >= 95 % */
-static void s4_median(double *v, int n, double *med, double *lo, double *hi)
+ * statistics: the widest k with binomial(n, 1/2) coverage >= 95 %
+ * (returned; 0: fewer than 6 values, no interval) */
+static int s4_median(double *v, int n, double *med, double *lo, double *hi)
 {
 	double cover, p;
 	int k = 0;
@@ -177,6 +178,7 @@ static void s4_median(double *v, int n, double *med, double *lo, double *hi)
 	}
 	*lo = k ? v[k - 1] : 0;
 	*hi = k ? v[n - k] : 0;
+	return k;
 }
 
 static void scenario_seed004(void)
@@ -224,17 +226,24 @@ static void scenario_seed004(void)
 	for (int a = 0; a < 3; a++) {
 		double med, lo, hi;
 
-		s4_median(v[a], reps, &med, &lo, &hi);
-		fprintf(stderr, "seed004: %-20s median %.0f IOPS (interval "
-				"%.0f-%.0f)\n", arm[a], med, lo, hi);
+		if (s4_median(v[a], reps, &med, &lo, &hi))
+			fprintf(stderr, "seed004: %-20s median %.0f IOPS "
+					"(interval %.0f-%.0f)\n",
+				arm[a], med, lo, hi);
+		else
+			fprintf(stderr, "seed004: %-20s median %.0f IOPS\n",
+				arm[a], med);
 	}
 	{
 		double med, lo, hi;
 
-		s4_median(ratio, reps, &med, &lo, &hi);
-		fprintf(stderr, "seed004: per-io / per-queue median %.3f "
-				"(interval %.3f-%.3f; seed: 1.15)\n",
-			med, lo, hi);
+		if (s4_median(ratio, reps, &med, &lo, &hi))
+			fprintf(stderr, "seed004: per-io / per-queue median "
+					"%.3f (interval %.3f-%.3f; seed: "
+					"1.15)\n", med, lo, hi);
+		else
+			fprintf(stderr, "seed004: per-io / per-queue median "
+					"%.3f (seed: 1.15)\n", med);
 	}
 out:
 	tr_exit(&r);

@@ -21,6 +21,9 @@
  *          number then serves dd through a new node).
  *  - delmnt: DEL_DEV under a mounted ext4: a synced write then fails
  *          (EIO, no hang), umount works, the loop device detaches.
+ *  - stopheld: STOP_DEV while the server holds a read: the reader gets
+ *          EIO, the read's late COMMIT is answered on the FUSE fd kept
+ *          for it, the driver lives on.
  *  - recover: USER_RECOVERY + REISSUE under a mounted ext4: the server
  *          is killed while dd writes with fsync, a new server recovers
  *          the device, dd ends well, every file's sha256 holds after a
@@ -329,6 +332,61 @@ static int scenario_crash(struct tr *r, int *cfdp, int id)
 }
 
 /*
+ * STOP_DEV while the server holds a read: the node goes and the reader
+ * gets EIO at once; the read's COMMIT comes after the block node is torn
+ * down, and uublkd must then answer it on the FUSE fd it kept open for
+ * it (its log says so), not on a freed front (under ASan: no report)
+ * nor on an fd number closed and reused; the driver still answers
+ * DEL_DEV after.
+ */
+static int scenario_stopheld(struct tr *r, int *cfdp, int id)
+{
+	struct srv s = { 0 };
+	struct pollfd pf;
+	struct stat st;
+	char node[32], line[512];
+	int res_fd = -1, e = 0, status;
+	bool logged = false;
+	FILE *f;
+	pid_t pid, rd;
+
+	pid = dev_begin(r, *cfdp, id, 0, &s, &st);
+	if (!pid)
+		return 0;
+	snprintf(node, sizeof(node), "/dev/ublkb%d", id);
+	atomic_store(&s.st->hold, 1);
+	rd = reader_fork(node, &res_fd);
+	for (int k = 0; k < 500 && !atomic_load(&s.st->held); k++)
+		usleep(10000);
+	CHECK(atomic_load(&s.st->held) > 0, "the server holds a read");
+	EQ(ctrl(r, *cfdp, UBLK_U_CMD_STOP_DEV, (uint32_t)id, 0xffff, NULL, 0,
+		0), 0, "STOP_DEV with a read held by the server");
+	pf = (struct pollfd){ .fd = res_fd, .events = POLLIN };
+	CHECK(poll(&pf, 1, 10000) == 1 &&
+		      read(res_fd, &e, sizeof(e)) == sizeof(e),
+	      "the reader ended within 10 s of STOP_DEV");
+	EQ(e, EIO, "the reader's error: EIO");
+	kill(rd, SIGKILL);
+	waitpid(rd, &status, 0);
+	close(res_fd);
+	atomic_store(&s.st->hold, 0); /* now the read's COMMIT */
+	waitpid(pid, &status, 0);
+	EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0,
+	   "the server ended (ABORT) after its COMMIT");
+	EQ(ctrl(r, *cfdp, UBLK_U_CMD_DEL_DEV, (uint32_t)id, 0xffff, NULL, 0,
+		0), 0, "DEL_DEV after the held read's COMMIT");
+	f = fopen(logpath, "r");
+	while (f && fgets(line, sizeof(line), f))
+		logged |= strstr(line, "still in the server") != NULL;
+	if (f)
+		fclose(f);
+	CHECK(logged, "uublkd kept the torn-down front for the held read");
+	check_gone(id, &st);
+	dev_end(&s);
+	return 0;
+}
+
+/*
  * DEL_DEV under a mounted ext4: it returns, the filesystem's next
  * synced write fails (EIO, not a hang), umount works, and then the loop
  * device (held by the mount until now) detaches.
@@ -595,6 +653,7 @@ int main(int argc, char **argv)
 		{ "kill", scenario_kill },
 		{ "del", scenario_del },
 		{ "delmnt", scenario_delmnt },
+		{ "stopheld", scenario_stopheld },
 		{ "recover", scenario_recover },
 		{ "crash", scenario_crash },
 		{ "squeeze", scenario_squeeze },

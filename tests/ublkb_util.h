@@ -19,6 +19,8 @@ static char logpath[128], tmpdir[64];
 struct srvstat {
 	atomic_uint ops[8];         /* requests seen, by UBLK_IO_OP_* */
 	atomic_uint nounmap;        /* WRITE_ZEROES with NOUNMAP */
+	atomic_uint hold;           /* reads wait while set ... */
+	atomic_uint held;           /* ... counted here */
 };
 
 struct srv {
@@ -37,6 +39,11 @@ static int serve(struct srv *s, const struct ublksrv_io_desc *iod,
 
 	if (op < 8)
 		atomic_fetch_add(&s->st->ops[op], 1);
+	if (op == UBLK_IO_OP_READ && atomic_load(&s->st->hold)) {
+		atomic_fetch_add(&s->st->held, 1);
+		while (atomic_load(&s->st->hold))
+			usleep(1000);
+	}
 	if (off + len > DISK_BYTES)
 		return -EIO;
 	switch (op) {

@@ -37,6 +37,11 @@ struct ufront {
 	uint32_t lbs;           /* logical block size */
 	uint32_t max_discard, max_zeroes; /* bytes; 0: not supported */
 	bool mounted, node, reader_on, replier_on;
+	/* requests submitted by the reader and not ended (uublkd's lock):
+	 * their replies need fuse_fd, so a torn-down front (gone) keeps it
+	 * open and f allocated until the last one ends (ublkd_front_put) */
+	unsigned int refs;
+	bool gone;
 	/* uublkd's loop is inside the setup (LOOP_CONFIGURE fsyncs the
 	 * file): the reader answers FSYNC itself meanwhile */
 	atomic_bool configuring;
@@ -61,6 +66,10 @@ void ublkd_unlock(void);
  */
 void ublkd_front_io(struct ufront *f, uint64_t unique, uint32_t op,
 		    uint64_t pos, uint32_t len, const void *data, int cpu);
+
+/* a request of f ended (uublkd's lock held): the last one of a front
+ * torn down meanwhile closes its connection's fd and frees it */
+void ublkd_front_put(struct ufront *f);
 
 /* one FUSE reply on f's connection: the header, then len bytes
  * (ublkd_fuse.c; a raw system call, safe from any uublkd thread) */

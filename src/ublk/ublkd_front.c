@@ -365,7 +365,10 @@ static void front_teardown(struct ufront *f)
 			close(f->req_fd);
 		if (f->sync_fd >= 0)
 			close(f->sync_fd);
-		if (f->fuse_fd >= 0)
+		/* a request still in the device (the server owns it) replies
+		 * on fuse_fd when it ends: the number must not name another
+		 * file by then */
+		if (f->fuse_fd >= 0 && !f->refs)
 			close(f->fuse_fd);
 	}
 	rmdir(f->dir);
@@ -374,8 +377,22 @@ static void front_teardown(struct ufront *f)
 		unlink(f->lock_path);
 		close(f->lock_fd);
 	}
-	if (joined)
+	if (joined && !f->refs) {
 		free(f);
+	} else if (joined) {
+		ublkd_log("ublkb%d: %u request(s) still in the server; the "
+			  "FUSE fd stays open until they end", f->id, f->refs);
+		f->gone = true;
+	}
+}
+
+void ublkd_front_put(struct ufront *f)
+{
+	if (--f->refs || !f->gone)
+		return;
+	if (f->fuse_fd >= 0)
+		close(f->fuse_fd);
+	free(f);
 }
 
 void ublkd_front_start(struct udev *d)

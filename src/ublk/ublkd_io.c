@@ -244,6 +244,7 @@ static void ublk_end_raw(struct uu_blkq_rq *rq, int res)
 
 	if (b->front) {
 		front_answer(b, res);
+		ublkd_front_put(b->front);
 		d->inflight--;
 		free(b->data);
 		free(b);
@@ -439,6 +440,7 @@ void ublkd_front_io(struct ufront *f, uint64_t unique, uint32_t op,
 	b->len = len;
 	b->dev = d;
 	d->inflight++;
+	f->refs++;
 	ret = uu_blkq_submit_raw(d->q, cpu,
 				 op == UBLK_IO_OP_READ ? UU_BLKQ_READ :
 				 op == UBLK_IO_OP_FLUSH ? UU_BLKQ_FLUSH :
@@ -449,6 +451,7 @@ void ublkd_front_io(struct ufront *f, uint64_t unique, uint32_t op,
 		return;
 	}
 	d->inflight--;
+	f->refs--;
 	free(b->data);
 	free(b);
 answer:

@@ -233,18 +233,19 @@ static bool have_node(int id, char *node, size_t len)
 
 /* fio on the block node, outside uuring run (any program may use it):
  * the crc32c-headed random writes read back, or (verify_only, the same
- * offsets and seed) only read back */
+ * offsets and seed) only read back; no local-*-verify.state file is left
+ * in the working directory */
 static int fio_node(const char *node, bool write)
 {
 	char size[32], fn[PATH_MAX];
 	char *const wargs[] = { "/usr/bin/env", "fio", "--name=rublk",
 		fn, "--rw=randwrite", "--bs=4k", "--direct=1",
 		"--ioengine=psync", size, "--verify=crc32c",
-		"--do_verify=1", NULL };
+		"--do_verify=1", "--verify_state_save=0", NULL };
 	char *const rargs[] = { "/usr/bin/env", "fio", "--name=rublk",
 		fn, "--rw=randwrite", "--bs=4k", "--direct=1",
 		"--ioengine=psync", size, "--verify=crc32c",
-		"--verify_only", NULL };
+		"--verify_only", "--verify_state_save=0", NULL };
 
 	snprintf(fn, sizeof(fn), "--filename=%s", node);
 	snprintf(size, sizeof(size), "--size=%u", DATA_BYTES);

@@ -80,7 +80,7 @@ struct uu_kbuf_ctx;
 int uu_kbuf_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		     unsigned int nr_args);
 void uu_kbuf_free(struct uu_ring *r);
-/* a forked child adopts the ring (ring/xproc.c): its copy's lock */
+/* a forked child adopts the ring (xproc/xproc.c): its copy's lock */
 void uu_kbuf_adopt(struct uu_ring *r);
 /* uuring_mmap at IORING_OFF_PBUF_RING (IOU_PBUF_RING_MMAP): 0 and *out,
  * or -errno */

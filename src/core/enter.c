@@ -27,7 +27,7 @@ UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 			return err;
 		app_fd = (int)fd;
 	}
-	/* a forked child's first use of its parent's ring (ring/xproc.c) */
+	/* a forked child's first use of its parent's ring (xproc/xproc.c) */
 	ret = uu_ring_use(r);
 	if (unlikely(ret))
 		goto out;

@@ -21,6 +21,7 @@
 #include "core/lockstat.h"
 #include "core/task_work.h"
 #include "ops/opstate.h"
+#include "ring/mem.h"
 #include "util/fault.h"
 #include "util/mpscq.h"
 #include "uuring.h"
@@ -104,7 +105,7 @@ struct uu_ocqe {
 /*
  * The part of a ring's engine state that lives in shared memory, so that
  * a forked child and its parent, each with its own engine, can use one
- * ring (ring/xproc.c, docs/architecture.md "fork").  Its own MAP_SHARED
+ * ring (xproc/xproc.c, docs/architecture.md "fork").  Its own MAP_SHARED
  * page per ring; the mutexes are PTHREAD_PROCESS_SHARED.
  */
 enum { READY_CLEAR = 0, READY_SENT = 1, READY_SENDING = 2 };
@@ -116,18 +117,18 @@ struct uu_xshared {
 					  * yet): a thread id, unique across
 					  * the processes */
 	atomic_bool disabled;            /* R_DISABLED until ENABLE_RINGS */
-	/* the ring fd's readiness byte (ring/ring.c): the socket is one
+	/* the ring fd's readiness byte (core/ring.c): the socket is one
 	 * for all processes, so is the flag that says a byte is in it */
 	_Atomic uint32_t signalled;      /* READY_* */
 	atomic_bool shared;              /* a second process adopted the
 					  * ring: cross-process wakeups on */
-	/* the request journal (ring/xlife.c), mapped at the first fork
+	/* the request journal (xproc/xlife.c), mapped at the first fork
 	 * that inherits the ring, at one address in every process */
 	struct uu_xjournal *_Atomic journal;
 	atomic_bool journal_tried;       /* at the ring's first fork only */
 	atomic_uint xsleepers;           /* waiters polling xwake_fd (all
 					  * processes); Dekker pair with the
-					  * commit's fence (ring/cq.c) */
+					  * commit's fence (core/cq.c) */
 };
 
 /* A thread sleeping in enter(GETEVENTS); see wait/cqwait.c. */
@@ -308,7 +309,7 @@ struct uu_ring {
 	atomic_uint sq_space_waiters;  /* threads in uu_sqpoll_wait_sq */
 
 	/* ---- readiness of the ring fd ---- */
-	/* where the readiness byte is (ring/ring.c): READY_CLEAR,
+	/* where the readiness byte is (core/ring.c): READY_CLEAR,
 	 * READY_SENDING (a poster is in send()), READY_SENT */
 	_Atomic uint32_t *signalled;
 	/* the fd is watched edge-triggered (epoll EPOLLET under uuring run,
@@ -390,7 +391,7 @@ enum {
 
 struct uu_req {
 	struct uu_req *link;      /* next in the chain */
-	unsigned int xj;          /* journal slot + 1 (ring/xlife.c), 0:
+	unsigned int xj;          /* journal slot + 1 (xproc/xlife.c), 0:
 				   * none */
 	struct uu_req *tw_next;   /* deferred continuation queue */
 	bool tw_cancel;           /* continuation = cancel this chain rest */
@@ -805,7 +806,7 @@ void uu_req_run_batch_in_worker(struct uu_req *list);
 void uu_iowq_put(struct uu_iowq *wq);
 extern __thread bool uu_engine_thread;
 /* an engine thread, started detached with signals blocked; returns once
- * the thread called uu_thread_ready (ring/registry.c says why) */
+ * the thread called uu_thread_ready (core/registry.c says why) */
 int uu_thread_start(void *(*fn)(void *), void *arg);
 void uu_thread_ready(void);
 
@@ -826,7 +827,7 @@ void uu_iowq_prewarm(void);
 void uu_iowq_worker_counts(uint64_t alive[2], uint64_t *created);
 void uu_timer_prewarm(void);
 void uu_wait_prewarm(void);
-/* fork handlers of the engine's parts (called by ring/registry.c) */
+/* fork handlers of the engine's parts (called by core/registry.c) */
 void uu_poller_atfork_prepare(void);
 void uu_poller_atfork_parent(void);
 void uu_poller_atfork_child(void);
@@ -846,23 +847,7 @@ int uu_register_resize_rings(struct uu_ring *ring, void *arg,
 			     unsigned int nr_args);
 void uu_resize_free_retired(struct uu_ring *ring);
 
-/* ---- ring memory and fd (ring/ring.c) ---- */
-/* One set of ring memory: the rings (with the SQ array) and the SQEs */
-struct uu_ring_mem {
-	void *rings, *sqes;
-	size_t rings_size, sqes_size, array_off;
-	bool rings_owned, sqes_owned;  /* engine mappings to unmap */
-	unsigned int sq_entries, cq_entries;
-	struct uu_ring_mem *next;      /* a ring's retired list */
-};
-int uu_ring_mem_create(struct uu_ring_mem *m, unsigned int setup_flags,
-		       unsigned int sq_entries, unsigned int cq_entries,
-		       struct io_uring_params *p);
-/* engine-mapped memory of the same flags and entries made new: zeroed,
- * its header and p's offsets written as uu_ring_mem_create does */
-void uu_ring_mem_reset(struct uu_ring_mem *m, unsigned int setup_flags,
-		       struct io_uring_params *p);
-void uu_ring_mem_free(struct uu_ring_mem *m);
+/* ---- the ring object and its fd (core/ring.c); memory: ring/mem.h ---- */
 void uu_ring_mem_install(struct uu_ring *ring, const struct uu_ring_mem *m);
 void uu_ring_mem_of(const struct uu_ring *ring, struct uu_ring_mem *m);
 int uu_ring_create(struct uu_ring **out, unsigned int entries,
@@ -870,7 +855,7 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 void uu_ring_free(struct uu_ring *ring);
 void uu_ring_init_private_locks(struct uu_ring *ring);
 void uu_ring_signal_readiness(struct uu_ring *ring);
-/* this thread sent a readiness byte (ring/ring.c; core/enter.c clears it) */
+/* this thread sent a readiness byte (core/ring.c; core/enter.c clears it) */
 extern __thread bool uu_readiness_sent;
 void uu_registry_sync_readiness(void);
 void uu_ring_sync_readiness_fd(int fd);
@@ -882,13 +867,13 @@ int uu_ring_close_fd(int fd);             /* close(2) of a ring fd */
 void uu_ring_unpin(struct uu_ring *ring); /* a RING_FDS slot let go */
 void uu_ring_sweep(void); /* rings whose fds were closed behind our back */
 
-/* ---- registry (ring/registry.c) ---- */
+/* ---- registry (core/registry.c) ---- */
 int uu_registry_add(struct uu_ring *ring, int fd);
 struct uu_ring *uu_ring_get(int fd, int *err); /* takes a ref */
 struct uu_ring *uu_ring_get_cached(int fd);    /* fast path only */
 /* whether fd's number is cached as a ring's (no reference: a hint) */
 bool uu_registry_fd_cached(int fd);
-/* -1: not a known ring fd; 1: its CQ holds a CQE; 0: empty (ring/ring.c) */
+/* -1: not a known ring fd; 1: its CQ holds a CQE; 0: empty (core/ring.c) */
 int uu_ring_fd_readable(int fd);
 void uu_ring_put(struct uu_ring *ring);
 void uu_registry_note_fd(struct uu_ring *ring, int fd);
@@ -909,7 +894,7 @@ static inline bool uu_ring_foreign(struct uu_ring *ring)
 	       atomic_load_explicit(&uu_fork_generation, memory_order_relaxed);
 }
 
-/* ---- rings shared across fork (ring/xproc.c) ---- */
+/* ---- rings shared across fork (xproc/xproc.c) ---- */
 /* A ring inherited from the parent, at its first use in this process:
  * makes this process's engine serve it too.  0 or -errno. */
 int uu_ring_adopt(struct uu_ring *ring);
@@ -933,9 +918,9 @@ static inline bool uu_ring_xshared(const struct uu_ring *ring)
  * _exit from a signal handler) leaves it to the next locker with
  * EOWNERDEAD instead of locked forever.  What they guard stays usable:
  * every holder re-reads the shared SQ head and CQ tail under the lock
- * (core/submit.c, ring/cq.c), and the dead holder's unpublished work is
+ * (core/submit.c, core/cq.c), and the dead holder's unpublished work is
  * simply lost (its requests get their -ECANCELED from the journal,
- * ring/xlife.c; SQEs it had taken but not yet published as consumed are
+ * xproc/xlife.c; SQEs it had taken but not yet published as consumed are
  * taken again by the next submitter: compatibility #2).
  */
 static inline void uu_shared_lock(pthread_mutex_t *m)
@@ -962,7 +947,7 @@ void uu_xproc_atfork_child(void);
 void uu_xproc_before_exec(void);
 pid_t uu_self_pid(void);
 
-/* ---- journal and lifelines (ring/xlife.c) ---- */
+/* ---- journal and lifelines (xproc/xlife.c) ---- */
 struct uu_xjournal;
 void uu_xj_setup(struct uu_ring *ring);
 void uu_xj_unmap(struct uu_ring *ring);
@@ -991,7 +976,7 @@ int uu_unregister_ring_fds(void *arg, unsigned int nr);
 int uu_regring_add_owned(struct uu_ring *ring);
 extern __thread bool uu_thread_has_tctx;
 
-/* ---- CQ (ring/cq.c) ---- */
+/* ---- CQ (core/cq.c) ---- */
 /* Called with completion_lock held. */
 void uu_cq_post_locked(struct uu_ring *ring, uint64_t user_data, int32_t res,
 		       uint32_t cflags, const uint64_t *big);

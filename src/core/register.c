@@ -293,7 +293,7 @@ static int sync_cancel(struct uu_ring *r, void *arg)
 		}
 	}
 	/* on a ring shared across fork the peers cancel theirs too, and
-	 * wait for it before they answer (from_app, ring/xlife.c) */
+	 * wait for it before they answer (from_app, xproc/xlife.c) */
 	ret = uu_cancel_everywhere(r, &m);
 	if (ret == -ENOENT)
 		return ret;

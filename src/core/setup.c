@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * io_uring_setup(2): parameter validation in the kernel's order, then ring
- * creation (ring/ring.c) and registration of the fd.
+ * creation (core/ring.c) and registration of the fd.
  */
 #include <errno.h>
 #include <string.h>

@@ -41,7 +41,7 @@
 
 /*
  * The words a forked child that uses one of the thread's rings reads and
- * writes (ring/xproc.c): enter(SQ_WAKEUP) in the child wakes the parent's
+ * writes (xproc/xproc.c): enter(SQ_WAKEUP) in the child wakes the parent's
  * thread, and finds it dead.  In a MAP_SHARED page, so the futex on
  * wake_seq is a shared (not FUTEX_PRIVATE) one.
  */

@@ -175,7 +175,7 @@ static void set_expiry(struct uu_req *req)
 static void timeout_fired(struct uu_timer *t);
 
 /* a ring shared across fork: a process that exits leaves its TIMEOUTs
- * to a survivor to fire (ring/xlife.c), which reads when from here */
+ * to a survivor to fire (xproc/xlife.c), which reads when from here */
 static void journal_expiry(struct uu_req *req)
 {
 	if (likely(!req->xj) || req->opcode != IORING_OP_TIMEOUT)
@@ -376,7 +376,7 @@ int uu_timeout_cancel_match(struct uu_ring *r, const struct uu_cancel_match *m,
 }
 
 /*
- * A process that used a shared ring exits (ring/xproc.c): its TIMEOUTs
+ * A process that used a shared ring exits (xproc/xproc.c): its TIMEOUTs
  * are cancelled, as the kernel's io_kill_timeouts does for an exiting
  * task.  One that is firing completes by itself.
  */

@@ -489,7 +489,7 @@ static int sock_issue(struct uu_req *req, unsigned int issue_flags)
 	}
 }
 
-/* a uuring ring fd is a socket too (ring/ring.c), but an io_uring
+/* a uuring ring fd is a socket too (core/ring.c), but an io_uring
  * instance has no ->uring_cmd */
 static bool sock_match(int fd, const struct stat *st)
 {

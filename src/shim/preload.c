@@ -651,7 +651,7 @@ static void sync_pollfds(const struct pollfd *fds, nfds_t n)
 /*
  * A ring fd added to an epoll set edge-triggered: the kernel gives such a
  * watcher an edge per CQ commit (it wakes the ring's poll waiters on
- * every post), which uuring then does too (ring/ring.c edge_again).
+ * every post), which uuring then does too (core/ring.c edge_again).
  */
 EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {

@@ -125,7 +125,7 @@ void uu_wake_waiters(struct uu_ring *r)
 }
 
 /* Every waiter of this process, satisfied or not: they look again (a
- * ring becoming shared across processes, ring/xproc.c). */
+ * ring becoming shared across processes, xproc/xproc.c). */
 void uu_wake_all_waiters(struct uu_ring *r)
 {
 	struct uu_waiter *w;
@@ -143,7 +143,7 @@ void uu_wake_all_waiters(struct uu_ring *r)
 #define NS_PER_SEC 1000000000LL
 #define KTIME_MAX INT64_MAX
 /* while a ring is shared across processes, a sleeping waiter looks at
- * the CQ at least this often (ring/xproc.c) */
+ * the CQ at least this often (xproc/xproc.c) */
 #define XPROC_RECHECK_NS (1000 * 1000)
 
 static __thread clockid_t wait_clock = CLOCK_MONOTONIC;
@@ -452,7 +452,7 @@ static int wait_check(struct cq_wait *cw, bool first)
 	uint32_t tail;
 
 	/*
-	 * A ring a forked child may use (ring/xproc.c): also watch the
+	 * A ring a forked child may use (xproc/xproc.c): also watch the
 	 * eventfd its other processes' posts write, counted in
 	 * xs->xsleepers before the CQ check below (the fence of the
 	 * Dekker pair with uu_cq_commit_locked).
@@ -469,7 +469,7 @@ static int wait_check(struct cq_wait *cw, bool first)
 	}
 	cw->xshared = cw->pfd[1].fd >= 0 && uu_ring_xshared(r);
 	/* a process of the ring that is gone without posting its
-	 * CQEs: they are posted now (ring/xlife.c) */
+	 * CQEs: they are posted now (xproc/xlife.c) */
 	if (cw->xshared)
 		uu_xlife_check();
 
@@ -527,7 +527,7 @@ static int wait_sleep(struct cq_wait *cw)
 	if (cw->xshared &&
 	    (!tmo || tmo->tv_sec || tmo->tv_nsec > XPROC_RECHECK_NS)) {
 		/* a wakeup taken by another process's waiter is
-		 * made up for by looking again (ring/xproc.c) */
+		 * made up for by looking again (xproc/xproc.c) */
 		buf.tv_sec = 0;
 		buf.tv_nsec = XPROC_RECHECK_NS;
 		tmo = &buf;

@@ -332,7 +332,7 @@ static bool adopt_timeout(struct uu_ring *r, struct uu_xjournal *j,
 	return ok;
 }
 
-/* A ring's last fd closed (ring/registry.c, live_lock held, so not
+/* A ring's last fd closed (core/registry.c, live_lock held, so not
  * exp_lock: the fork handlers take exp_lock before live_lock): the
  * service thread drops the TIMEOUTs it took over there, and their
  * references */
@@ -620,7 +620,7 @@ void uu_xlife_atfork_child(void)
 }
 
 /*
- * The child's first use of a ring it inherited (ring/xproc.c): from now
+ * The child's first use of a ring it inherited (xproc/xproc.c): from now
  * on its parent forwards cancels of that ring here, and it listens.
  */
 void uu_xlife_adopted(struct uu_ring *r)
@@ -969,7 +969,7 @@ void uu_xlife_check(void)
 }
 
 /*
- * The exit handler (ring/xproc.c), after this process cancelled its
+ * The exit handler (xproc/xproc.c), after this process cancelled its
  * requests and posted their CQEs: what it leaves in the journal are
  * TIMEOUTs the kernel would leave armed; tell the peers.
  */

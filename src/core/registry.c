@@ -153,7 +153,7 @@ static void registry_atfork_parent(void)
 static void registry_atfork_child(void)
 {
 	/* every ring is now the parent's, until this process's first use
-	 * of it adopts it (ring/xproc.c) */
+	 * of it adopts it (xproc/xproc.c) */
 	atomic_fetch_add(&uu_fork_generation, 1);
 	uu_tid_cache = 0;
 	pthread_mutex_unlock(&live_lock);

@@ -6,7 +6,7 @@
  * io_cq_unlock_post, io_post_aux_cqe, io_req_post_cqe, and
  * __io_submit_flush_completions for an execution context's batch.
  *
- * Where the caller runs travels in its issue flags (core/internal.h):
+ * Where the caller runs travels in its issue flags (core/types.h):
  * UU_ISSUE_F_BATCH, inside an execution context of the request's ring,
  * whose batch an extra CQE joins behind the completions already batched;
  * UU_ISSUE_F_POLLER, the readiness engine's thread, which fills a shot at

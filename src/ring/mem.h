@@ -4,7 +4,7 @@
  * setup and REGISTER_RESIZE_RINGS map, where each shared word lives, and
  * the CQE slot accessor.  Only abi/ and util/ below this folder
  * (tests/check_layering.sh); the ring object that uses the memory is
- * core's (core/internal.h struct uu_ring, core/ring.c).
+ * core's (core/types.h struct uu_ring, core/ring.c).
  */
 #ifndef UURING_RING_MEM_H
 #define UURING_RING_MEM_H

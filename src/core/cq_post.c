@@ -56,7 +56,7 @@ static struct uu_exec *batch_of(struct uu_req *req, unsigned int issue_flags)
 
 	if (!(issue_flags & UU_ISSUE_F_BATCH))
 		return NULL;
-	s = uu_current_exec;
+	s = uu_tctx.exec;
 	return s && s->ring == req->ring ? s : NULL;
 }
 

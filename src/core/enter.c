@@ -56,7 +56,7 @@ UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 			ret = -EEXIST;
 			goto out;
 		}
-		uu_thread_has_tctx = true;
+		uu_tctx.has_tctx = true;
 		uu_shared_lock(r->uring_lock);
 		ret = uu_submit_sqes(r, to_submit);
 		pthread_mutex_unlock(r->uring_lock);
@@ -106,8 +106,8 @@ out:
 	 * readiness engine see it first, if it watches such a file
 	 * (exec/poller.h; one load otherwise).
 	 */
-	if (uu_readiness_sent) {
-		uu_readiness_sent = false;
+	if (uu_tctx.readiness_sent) {
+		uu_tctx.readiness_sent = false;
 		uu_poller_inproc_wake();
 	}
 	return ret;

@@ -25,6 +25,7 @@
 #include "core/pers.h"
 #include "core/buffers.h"
 #include "core/task_work.h"
+#include "core/tctx.h"
 #include "core/wait.h"
 #include "core/xproc.h"
 #include "exec/iowq.h"

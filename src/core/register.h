@@ -16,7 +16,6 @@ struct uu_ring *uu_regring_get(unsigned int idx, int *err);
 int uu_register_ring_fds(struct uu_ring *ring, void *arg, unsigned int nr);
 int uu_unregister_ring_fds(void *arg, unsigned int nr);
 int uu_regring_add_owned(struct uu_ring *ring);
-extern __thread bool uu_thread_has_tctx;
 
 int uu_do_register(struct uu_ring *ring, unsigned int opcode, void *arg,
 		   unsigned int nr_args);

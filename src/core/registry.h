@@ -40,6 +40,9 @@ static inline bool uu_ring_foreign(struct uu_ring *ring)
 }
 
 void uu_registry_for_each(void (*fn)(struct uu_ring *ring));
+/* the same, with an argument for fn */
+void uu_registry_for_each_arg(void (*fn)(struct uu_ring *ring, void *arg),
+			      void *arg);
 /* the same inside the fork window (util/forkhook.h), this engine's rings */
 void uu_registry_fork_each(void (*fn)(struct uu_ring *ring));
 

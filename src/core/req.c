@@ -25,7 +25,6 @@
 #include "util/fdutil.h"
 #include "util/rawsys.h"
 
-__thread struct uu_exec *uu_current_exec;
 
 void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter)
 {
@@ -44,8 +43,8 @@ void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter)
 	s->finishing_puts = 0;
 	s->cb.nr = 0;
 	s->submitter = submitter;
-	s->prev = uu_current_exec;
-	uu_current_exec = s;
+	s->prev = uu_tctx.exec;
+	uu_tctx.exec = s;
 }
 
 static void finish_parked(struct uu_exec *s, struct uu_req *req);
@@ -54,7 +53,7 @@ static void finish_parked(struct uu_exec *s, struct uu_req *req);
 void uu_exec_end(struct uu_exec *s)
 {
 	uu_exec_flush(s);
-	uu_current_exec = s->prev;
+	uu_tctx.exec = s->prev;
 	while (s->ring_puts) {
 		s->ring_puts--;
 		uu_ring_put(s->ring);
@@ -68,7 +67,7 @@ void uu_exec_end(struct uu_exec *s)
  */
 void uu_exec_finish_late(struct uu_req *req)
 {
-	struct uu_exec *s = uu_current_exec;
+	struct uu_exec *s = uu_tctx.exec;
 
 	if (!s || s->ring != req->ring) {
 		if (req->flags & UU_REQ_NOT_PARKED) {
@@ -476,7 +475,7 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 		 * the kernel's task_work after io_submit_sqes (a DEFER_TASKRUN
 		 * ring's run at GETEVENTS anyway) */
 		req->poll_hold = !(r->setup_flags & IORING_SETUP_DEFER_TASKRUN) &&
-				 uu_current_exec == s;
+				 uu_tctx.exec == s;
 		if (!uu_poll_arm_request(req)) {
 			uu_stat_inc(r, route_poll);
 			if (req->poll_hold) {

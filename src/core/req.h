@@ -9,7 +9,6 @@
 #include "core/types.h"
 
 void uu_exec_finish_late(struct uu_req *req); /* after the batch */
-extern __thread struct uu_exec *uu_current_exec;
 
 #define UU_COMPL_BATCH 32
 

@@ -230,9 +230,6 @@ static void edge_again(struct uu_ring *r)
 		uu_stat_inc(r, readiness_signals);
 }
 
-/* this thread sent a readiness byte since its enter began (core/enter.c) */
-__thread bool uu_readiness_sent;
-
 void uu_ring_signal_readiness(struct uu_ring *r)
 {
 	uint32_t clear = READY_CLEAR, sending = READY_SENDING, st;
@@ -256,7 +253,7 @@ void uu_ring_signal_readiness(struct uu_ring *r)
 	if (uu_fd_ino(r->peer_fd) == r->peer_ino &&
 	    send(r->peer_fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL) == 1) {
 		uu_stat_inc(r, readiness_signals);
-		uu_readiness_sent = true;
+		uu_tctx.readiness_sent = true;
 	}
 	/*
 	 * release: pairs with the drain's acquire wait for READY_SENT.  Only

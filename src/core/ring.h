@@ -16,8 +16,6 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 void uu_ring_free(struct uu_ring *ring);
 void uu_ring_init_private_locks(struct uu_ring *ring);
 void uu_ring_signal_readiness(struct uu_ring *ring);
-/* this thread sent a readiness byte (core/ring.c; core/enter.c clears it) */
-extern __thread bool uu_readiness_sent;
 void uu_registry_sync_readiness(void);
 void uu_ring_sync_readiness_fd(int fd);
 void uu_ring_watch_edges_fd(int fd);

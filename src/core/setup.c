@@ -150,7 +150,7 @@ UU_EXPORT int uuring_setup(unsigned int entries, struct io_uring_params *up)
 			return ret;
 		}
 	}
-	uu_thread_has_tctx = true;
+	uu_tctx.has_tctx = true;
 	if (p.flags & IORING_SETUP_REGISTERED_FD_ONLY) {
 		fd = uu_fd_to_reserved(fd);
 		r->app_fd_hint = fd;

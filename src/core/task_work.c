@@ -165,7 +165,7 @@ void uu_req_finish_async(struct uu_req *req)
 		/* an io-wq completion counts for EVENTFD_ASYNC when its
 		 * CQE is committed (uu_eventfd_signal_locked); release:
 		 * before the SQ thread can see the request */
-		if (uu_in_iowq_worker && r->evfd_async &&
+		if (uu_tctx.iowq_worker && r->evfd_async &&
 		    !(req->flags & UU_REQ_CQE_SKIP))
 			atomic_fetch_add_explicit(&r->evfd_async_due, 1,
 						  memory_order_release);

@@ -660,11 +660,4 @@ static inline void uu_req_mark_cancelled(struct uu_req *req)
 	atomic_store_explicit(&req->cancel_mark, true, memory_order_release);
 }
 
-static inline pid_t uu_gettid(void)
-{
-	extern __thread pid_t uu_tid_cache;
-	extern pid_t uu_gettid_slow(void);
-	return likely(uu_tid_cache) ? uu_tid_cache : uu_gettid_slow();
-}
-
 #endif /* UURING_CORE_TYPES_H */

@@ -209,7 +209,7 @@ static void hand_back(struct uu_req *list)
 
 		list = req->wq_next;
 		req->wq_next = NULL;
-		if (uu_current_exec) {
+		if (uu_tctx.exec) {
 			uu_exec_finish_late(req);
 			continue;
 		}

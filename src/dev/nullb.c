@@ -138,7 +138,7 @@ static int64_t mono_ns(void)
 static void *timer_main(void *arg)
 {
 	(void)arg;
-	uu_engine_thread = true;
+	uu_tctx.engine_thread = true;
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	pthread_setname_np(pthread_self(), "uuring-nullb");
 	uu_thread_ready();

@@ -59,7 +59,7 @@ static void *reaper_main(void *arg)
 	struct uu_req *done[64];
 
 	(void)arg;
-	uu_engine_thread = true;
+	uu_tctx.engine_thread = true;
 	pthread_setname_np(pthread_self(), "uuring-aio");
 	for (;;) {
 		long n = syscall(SYS_io_getevents, aio_ctx, 1, 64, ev, NULL);

@@ -25,7 +25,6 @@ void uu_iowq_set_affinity(struct uu_iowq *wq, const cpu_set_t *mask);
 struct uu_iowq *uu_sqd_iowq(struct uu_sqd *sqd);
 
 void uu_iowq_put(struct uu_iowq *wq);
-extern __thread bool uu_engine_thread;
 
 void uu_iowq_prewarm(void);
 /* process-wide worker counts: alive[0] bounded, alive[1] unbounded */
@@ -33,6 +32,5 @@ void uu_iowq_worker_counts(uint64_t alive[2], uint64_t *created);
 
 void uu_iowq_atfork_child(void);
 
-extern __thread bool uu_in_iowq_worker;
 
 #endif /* UURING_EXEC_IOWQ_H */

@@ -125,7 +125,7 @@ static void *timer_main(void *arg)
 	struct epoll_event evs[NCLOCKS];
 
 	(void)arg;
-	uu_engine_thread = true;
+	uu_tctx.engine_thread = true;
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	pthread_setname_np(pthread_self(), "uuring-timer");
 	uu_thread_ready();

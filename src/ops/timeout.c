@@ -541,7 +541,6 @@ int uu_timeout_remove_issue(struct uu_req *req, unsigned int issue_flags)
  * the link timeout completes with -ETIME (or the cancel's error, T7);
  * otherwise the target's completion disarms it (-ECANCELED).
  */
-static __thread struct uu_req *firing_lt; /* LT whose callback runs here */
 
 static void link_timeout_fired(struct uu_timer *t)
 {
@@ -559,7 +558,7 @@ static void link_timeout_fired(struct uu_timer *t)
 	 * our result is final (it frees the link timeout) */
 	uu_exec_init(&s, target->ring, false);
 	lt->tmo.lt_res = -ETIME;
-	firing_lt = lt;
+	uu_tctx.firing_lt = lt;
 	/* io_req_task_link_timeout: the cancel's answer, -ETIME for 0 */
 	ret = uu_cancel_req_counted(target);
 	if (ret)
@@ -567,7 +566,7 @@ static void link_timeout_fired(struct uu_timer *t)
 				       * 1: a futex or waitid list's count */
 	__atomic_store_n(&lt->tmo.fired, true, __ATOMIC_RELEASE);
 	uu_exec_end(&s);
-	firing_lt = NULL;
+	uu_tctx.firing_lt = NULL;
 }
 
 void uu_link_timeout_arm(struct uu_req *target)
@@ -609,7 +608,7 @@ void uu_link_timeout_disarm(struct uu_req *target)
 		lt->tmo.lt_res = -ECANCELED; /* never armed, or disarmed */
 		return;
 	}
-	if (firing_lt == lt)
+	if (uu_tctx.firing_lt == lt)
 		return; /* completing inside our own callback: -ETIME */
 	while (!__atomic_load_n(&lt->tmo.fired, __ATOMIC_ACQUIRE))
 		sched_yield(); /* the callback is finishing in the timer */

@@ -351,39 +351,27 @@ void uu_uring_cmd_cancel_ring(struct uu_ring *r)
 /*
  * A task's exit (the kernel's io_uring_cancel_generic from do_exit): the
  * cancelable commands it submitted, on every ring of the process.  A
- * thread that preps a URING_CMD gets a key whose destructor runs when
- * it exits; the commands an SQ thread submitted are its own, as the
- * kernel's requests on an SQPOLL ring belong to the SQ task.
+ * thread that preps a URING_CMD notes this as its exit work (core/tctx.c);
+ * the commands an SQ thread submitted are its own, as the kernel's
+ * requests on an SQPOLL ring belong to the SQ task.
  */
-static pthread_key_t task_key;
-static pthread_once_t task_key_once = PTHREAD_ONCE_INIT;
-static __thread bool task_noted;
-static __thread pid_t exiting_tid;
-
-static void cancel_exiting_task(struct uu_ring *r)
+static void cancel_exiting_task(struct uu_ring *r, void *tid)
 {
-	cancel_pass(r, exiting_tid);
+	cancel_pass(r, *(pid_t *)tid);
 }
 
-static void task_exit(void *arg)
+void uu_uring_cmd_task_exit(void)
 {
-	(void)arg;
-	exiting_tid = uu_gettid();
-	uu_registry_for_each(cancel_exiting_task);
-}
+	pid_t tid = uu_gettid();
 
-static void task_key_init(void)
-{
-	pthread_key_create(&task_key, task_exit);
+	uu_registry_for_each_arg(cancel_exiting_task, &tid);
 }
 
 static void task_note(void)
 {
-	if (likely(task_noted))
+	if (likely(uu_tctx.exit_work & UU_TCTX_EXIT_CMD))
 		return;
-	task_noted = true;
-	pthread_once(&task_key_once, task_key_init);
-	pthread_setspecific(task_key, (void *)1);
+	uu_tctx_note_exit(UU_TCTX_EXIT_CMD);
 }
 
 /* ---- sockets: the kernel's io_uring_cmd_sock ---- */

@@ -634,13 +634,13 @@ EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
  */
 static inline void sync_all(void)
 {
-	if (uuring_mode() && !uu_engine_thread)
+	if (uuring_mode() && !uu_tctx.engine_thread)
 		uu_registry_sync_readiness();
 }
 
 static void sync_pollfds(const struct pollfd *fds, nfds_t n)
 {
-	if (!uuring_mode() || uu_engine_thread)
+	if (!uuring_mode() || uu_tctx.engine_thread)
 		return;
 	for (nfds_t i = 0; i < n; i++)
 		if (fds[i].fd >= 0 && (fds[i].events & POLLIN) &&

@@ -28,37 +28,33 @@
 
 #define KERNEL_SIGSET_SIZE 8 /* _NSIG / 8 on x86-64 */
 
-static __thread int wait_efd = -1;
-static __thread ino_t wait_efd_ino;
-static pthread_key_t efd_key;
-static pthread_once_t efd_once = PTHREAD_ONCE_INIT;
-
-static void efd_destroy(void *arg)
+/* the thread's wake eventfd is still the one it made (T4) */
+static bool efd_ours(void)
 {
-	(void)arg;
-	if (wait_efd >= 0 && uu_fd_ino(wait_efd) == wait_efd_ino)
-		close(wait_efd);
-	wait_efd = -1;
+	return uu_tctx.wait_efd >= 0 &&
+	       uu_fd_ino(uu_tctx.wait_efd) == uu_tctx.wait_efd_ino;
 }
 
-static void efd_key_init(void)
+/* the thread's exit (core/tctx.c) */
+void uu_wait_thread_exit(void)
 {
-	pthread_key_create(&efd_key, efd_destroy);
+	if (efd_ours())
+		close(uu_tctx.wait_efd);
+	uu_tctx.wait_efd = -1;
 }
 
 /* This thread's wake eventfd, re-created if the app closed it (T4). */
 static int thread_efd(void)
 {
-	if (wait_efd >= 0 && uu_fd_ino(wait_efd) == wait_efd_ino)
-		return wait_efd;
-	pthread_once(&efd_once, efd_key_init);
-	wait_efd = uu_engine_eventfd(EFD_CLOEXEC | EFD_NONBLOCK);
-	if (wait_efd < 0)
+	if (efd_ours())
+		return uu_tctx.wait_efd;
+	uu_tctx.wait_efd = uu_engine_eventfd(EFD_CLOEXEC | EFD_NONBLOCK);
+	if (uu_tctx.wait_efd < 0)
 		return -errno;
-	wait_efd = uu_fd_to_reserved(wait_efd);
-	wait_efd_ino = uu_fd_ino(wait_efd);
-	pthread_setspecific(efd_key, (void *)1);
-	return wait_efd;
+	uu_tctx.wait_efd = uu_fd_to_reserved(uu_tctx.wait_efd);
+	uu_tctx.wait_efd_ino = uu_fd_ino(uu_tctx.wait_efd);
+	uu_tctx_note_exit(UU_TCTX_EXIT_WAIT);
+	return uu_tctx.wait_efd;
 }
 
 /*
@@ -68,9 +64,9 @@ static int thread_efd(void)
  */
 void uu_wait_atfork_child(void)
 {
-	if (wait_efd >= 0 && uu_fd_ino(wait_efd) == wait_efd_ino)
-		close(wait_efd);
-	wait_efd = -1;
+	if (efd_ours())
+		close(uu_tctx.wait_efd);
+	uu_tctx.wait_efd = -1;
 }
 
 UU_FORK_HOOK(wait_fork_hook, UU_FORK_RANK_WAIT, NULL, NULL,
@@ -146,13 +142,11 @@ void uu_wake_all_waiters(struct uu_ring *r)
  * the CQ at least this often (xproc/xproc.c) */
 #define XPROC_RECHECK_NS (1000 * 1000)
 
-static __thread clockid_t wait_clock = CLOCK_MONOTONIC;
-
 static int64_t mono_now(void)
 {
 	struct timespec t;
 
-	clock_gettime(wait_clock, &t);
+	clock_gettime(uu_tctx.wait_clock, &t);
 	return (int64_t)t.tv_sec * NS_PER_SEC + t.tv_nsec;
 }
 
@@ -283,19 +277,17 @@ static int load_sigmask(const struct wait_args *a, sigset_t *mask)
  * ring's list (a poster may still write its eventfd: harmless), and the
  * thread's next wait finds it — registered by a frame deeper than its own,
  * which no longer exists — and unregisters it first.  A handler that waits
- * itself, inside the interrupted wait, takes the next slot.
+ * itself, inside the interrupted wait, takes the next slot.  The slots
+ * are uu_tctx.wait_slots (core/tctx.h).
  */
-#define WAIT_SLOTS 8
-static __thread struct uu_waiter wait_slots[WAIT_SLOTS];
-
 static void waiter_del(struct uu_ring *r, struct uu_waiter *w);
 
 static struct uu_waiter *waiter_slot(void *frame)
 {
 	struct uu_waiter *free_slot = NULL;
 
-	for (int i = 0; i < WAIT_SLOTS; i++) {
-		struct uu_waiter *w = &wait_slots[i];
+	for (int i = 0; i < UU_WAIT_SLOTS; i++) {
+		struct uu_waiter *w = &uu_tctx.wait_slots[i];
 
 		/* the stack grows down: a registration made by a frame
 		 * below ours was abandoned (siglongjmp) */
@@ -425,7 +417,7 @@ static int wait_init_timers(struct cq_wait *cw, unsigned int flags)
 	int64_t start;
 
 	/* IORING_REGISTER_CLOCK: timeouts (and ABS_TIMER) on that clock */
-	wait_clock = cw->r->clockid;
+	uu_tctx.wait_clock = cw->r->clockid;
 	start = mono_now();
 	cw->deadline = KTIME_MAX;
 	cw->min_deadline = KTIME_MAX;

@@ -21,7 +21,14 @@
 #include <errno.h>
 #include <sys/stat.h>
 
-#include "core/internal.h"
+#include "core/cancel.h"
+#include "core/req.h"
+#include "core/rsrc.h"
+#include "core/types.h"
+#include "core/xproc.h"
+#include "exec/iowq.h"
+#include "exec/poller.h"
+#include "ops/timeout.h"
 #include "ops/uring_cmd.h"
 
 void uu_park_list_add(struct uu_req *req)

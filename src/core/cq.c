@@ -8,7 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/cq.h"
+#include "core/ring.h"
+#include "core/rsrc.h"
+#include "core/types.h"
+#include "core/wait.h"
+#include "core/xproc.h"
+#include "ops/timeout.h"
+#include "ring/mem.h"
+#include "util/fault.h"
 
 static inline struct io_uring_cqe *cqe_at(struct uu_ring *r, uint32_t idx)
 {

@@ -5,7 +5,12 @@
  * and the commit itself are core/cq.c's (uu_cq_post_locked,
  * uu_cq_commit_locked), which all of these call with the CQ lock held.
  */
+#include "core/cq.h"
 #include "core/cq_post.h"
+#include "core/req.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/xproc.h"
 
 void uu_cq_lock(struct uu_ring *r)
 {

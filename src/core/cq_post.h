@@ -19,7 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/internal.h"
+#include "core/req.h"
+#include "core/types.h"
 
 /* The ring's CQ lock for a series of uu_cq_post_locked (io_cq_lock). */
 void uu_cq_lock(struct uu_ring *ring);

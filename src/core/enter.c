@@ -3,8 +3,20 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "core/internal.h"
+#include "core/cq.h"
+#include "core/iopoll.h"
+#include "core/register.h"
+#include "core/registry.h"
+#include "core/req.h"
+#include "core/ring.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/wait.h"
+#include "core/xproc.h"
 #include "exec/poller.h"
+#include "exec/sqpoll.h"
+#include "uuring.h"
 
 UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 			   unsigned int min_complete, unsigned int flags,

@@ -10,9 +10,22 @@
 #include <string.h>
 
 #include "core/buffers.h"
-#include "core/internal.h"
+#include "core/cancel.h"
 #include "core/memregion.h"
+#include "core/pers.h"
+#include "core/register.h"
+#include "core/registry.h"
+#include "core/ring.h"
+#include "core/rsrc.h"
+#include "core/setup.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/xproc.h"
+#include "exec/iowq.h"
+#include "exec/sqpoll.h"
+#include "ops/msg_ring.h"
 #include "util/usercopy.h"
+#include "uuring.h"
 
 /* element i of a user array; plain integer arithmetic, since the
  * application's pointer may be NULL or wild (the copy reports -EFAULT) */

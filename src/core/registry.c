@@ -21,7 +21,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/config.h"
+#include "core/cq.h"
+#include "core/registry.h"
+#include "core/ring.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "util/fault.h"
 #include "util/fdutil.h"
 #include "util/forkhook.h"
 #include "util/rawsys.h"

@@ -18,10 +18,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cancel.h"
+#include "core/config.h"
 #include "core/cq_post.h"
-#include "core/internal.h"
+#include "core/iopoll.h"
+#include "core/pers.h"
+#include "core/registry.h"
+#include "core/req.h"
+#include "core/rsrc.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/xproc.h"
 #include "dev/blkq.h"
+#include "exec/aio.h"
+#include "exec/iowq.h"
+#include "exec/poller.h"
+#include "ops/timeout.h"
 #include "ops/uring_cmd.h"
+#include "util/fault.h"
 #include "util/fdutil.h"
 #include "util/rawsys.h"
 

@@ -17,9 +17,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/config.h"
+#include "core/cq.h"
+#include "core/pers.h"
+#include "core/registry.h"
+#include "core/ring.h"
+#include "core/rsrc.h"
+#include "core/setup.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/xproc.h"
+#include "exec/iowq.h"
 #include "ring/mem.h"
 #include "util/fdutil.h"
+#include "util/mpscq.h"
 #include "util/rawsys.h"
 
 /* r uses m from now on (its previous memory is the caller's) */

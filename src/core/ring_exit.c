@@ -9,7 +9,17 @@
  * left to whoever queues, and the registry's reference goes (the ring's
  * memory goes with its last reference, core/ring.c uu_ring_free).
  */
-#include "core/internal.h"
+#include "core/cancel.h"
+#include "core/config.h"
+#include "core/iopoll.h"
+#include "core/registry.h"
+#include "core/ring.h"
+#include "core/task_work.h"
+#include "core/types.h"
+#include "core/xproc.h"
+#include "exec/poller.h"
+#include "exec/sqpoll.h"
+#include "ops/rw.h"
 #include "util/rawsys.h"
 
 static void ring_exit(struct uu_ring *r)

@@ -30,8 +30,10 @@
 #include <sys/stat.h>
 
 #include "core/buffers.h"
-#include "core/internal.h"
 #include "core/memregion.h"
+#include "core/rsrc.h"
+#include "core/tctx.h"
+#include "core/types.h"
 #include "util/fdutil.h"
 #include "util/rawsys.h"
 #include "util/usercopy.h"

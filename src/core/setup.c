@@ -7,11 +7,22 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/register.h"
+#include "core/registry.h"
+#include "core/ring.h"
+#include "core/setup.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/wait.h"
 #include "dev/nullb.h"
+#include "exec/iowq.h"
+#include "exec/poller.h"
+#include "exec/sqpoll.h"
+#include "exec/timer.h"
 #include "util/fdutil.h"
 #include "util/rawsys.h"
 #include "util/usercopy.h"
+#include "uuring.h"
 
 /* Flags a 6.18 kernel knows; anything else is -EINVAL. */
 #define SETUP_KNOWN_FLAGS ((IORING_SETUP_CQE_MIXED << 1) - 1)

@@ -7,7 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/pers.h"
+#include "core/register.h"
+#include "core/req.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/xproc.h"
+#include "exec/poller.h"
 
 /*
  * io_init_req: validate the private copy and prep.  0 or -errno.

@@ -12,7 +12,18 @@
 #include <stddef.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/config.h"
+#include "core/iopoll.h"
+#include "core/lockstat.h"
+#include "core/registry.h"
+#include "core/req.h"
+#include "core/rsrc.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "exec/poller.h"
+#include "exec/sqpoll.h"
+#include "util/mpscq.h"
 
 #ifdef UURING_TEST_HOOKS
 /*

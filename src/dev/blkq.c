@@ -21,7 +21,9 @@
 #include <sys/sysinfo.h>
 #include <time.h>
 
-#include "core/internal.h"
+#include "core/req.h"
+#include "core/tctx.h"
+#include "core/types.h"
 #include "dev/blkq.h"
 
 /* A request waiting for a tag (only then allocated). */

@@ -62,10 +62,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/registry.h"
+#include "core/tctx.h"
+#include "core/types.h"
 #include "dev/blkq.h"
 #include "dev/nullb.h"
 #include "util/usercopy.h"
+#include "uuring.h"
 
 #define NB_PAGE 4096u
 #define NB_CHUNK 512u          /* pages per page-table chunk (2 MiB) */

@@ -21,7 +21,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/req.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "exec/aio.h"
+#include "util/fault.h"
 #include "util/forkhook.h"
 
 #define AIO_NR 1024

@@ -46,8 +46,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/config.h"
+#include "core/lockstat.h"
+#include "core/req.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "exec/iowq.h"
 #include "util/cpsys.h"
+#include "util/fault.h"
 #include "util/forkhook.h"
 
 struct uu_worker {

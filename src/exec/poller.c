@@ -29,9 +29,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/cancel.h"
 #include "core/cq_post.h"
-#include "core/internal.h"
+#include "core/registry.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "exec/iowq.h"
 #include "exec/poller.h"
+#include "util/fault.h"
 #include "util/fdutil.h"
 #include "util/forkhook.h"
 #include "util/rawsys.h"

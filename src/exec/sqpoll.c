@@ -35,7 +35,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/config.h"
+#include "core/lockstat.h"
+#include "core/registry.h"
+#include "core/req.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "exec/iowq.h"
+#include "exec/sqpoll.h"
 
 #define SQPOLL_CAP_ENTRIES 8
 

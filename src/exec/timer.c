@@ -23,7 +23,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/registry.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "exec/timer.h"
+#include "util/fault.h"
 #include "util/fdutil.h"
 #include "util/forkhook.h"
 #include "util/rawsys.h"

@@ -17,8 +17,16 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "core/cancel.h"
+#include "core/cq.h"
 #include "core/cq_post.h"
-#include "core/internal.h"
+#include "core/req.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/xproc.h"
+#include "exec/timer.h"
+#include "ops/timeout.h"
 #include "util/usercopy.h"
 
 #define TIMEOUT_CLOCK_MASK (IORING_TIMEOUT_BOOTTIME | IORING_TIMEOUT_REALTIME)

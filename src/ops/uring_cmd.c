@@ -25,7 +25,12 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "core/internal.h"
+#include "core/registry.h"
+#include "core/req.h"
+#include "core/rsrc.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "ops/opstate.h"
 #include "ops/uring_cmd.h"
 
 /* include/uapi/linux/io_uring.h's socket sub-commands (sqe->cmd_op) */

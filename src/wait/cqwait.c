@@ -20,8 +20,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/config.h"
+#include "core/cq.h"
+#include "core/lockstat.h"
 #include "core/memregion.h"
+#include "core/registry.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/wait.h"
+#include "core/xproc.h"
+#include "exec/poller.h"
 #include "util/fdutil.h"
 #include "util/forkhook.h"
 #include "util/usercopy.h"

@@ -51,8 +51,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/cancel.h"
+#include "core/cq.h"
 #include "core/cq_post.h"
-#include "core/internal.h"
+#include "core/registry.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/xproc.h"
+#include "exec/timer.h"
 #include "util/fdutil.h"
 #include "util/rawsys.h"
 

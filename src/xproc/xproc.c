@@ -46,9 +46,20 @@
 #include <unistd.h>
 
 #include "core/buffers.h"
-#include "core/internal.h"
+#include "core/cancel.h"
+#include "core/cq.h"
+#include "core/registry.h"
+#include "core/ring.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/wait.h"
+#include "core/xproc.h"
+#include "ops/kbuf.h"
+#include "ops/timeout.h"
 #include "util/fdutil.h"
 #include "util/forkhook.h"
+#include "util/mpscq.h"
 #include "util/rawsys.h"
 
 /* serialises adoptions in this process (two threads of the child using

@@ -13,11 +13,19 @@
 #include <unistd.h>
 
 #include "core/buffers.h"
-#include "core/internal.h"
+#include "core/config.h"
+#include "core/lockstat.h"
 #include "core/memregion.h"
+#include "core/registry.h"
+#include "core/ring.h"
+#include "core/types.h"
+#include "exec/iowq.h"
+#include "ops/kbuf.h"
 #include "ublk/ublk.h"
+#include "util/fault.h"
 #include "util/mapalias.h"
 #include "util/rawsys.h"
+#include "uuring.h"
 
 struct uu_config uu_config = { .sqpoll_tw_cap = 32 };
 

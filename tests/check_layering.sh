@@ -22,12 +22,9 @@ fi
 SRC=${1:-$(dirname "$0")/../src}
 
 # Edges that break a rule today, each with what keeps it:
-# ring->core: struct uu_ring and the ring calls' prototypes live in
-#   core/internal.h; ring/cq.c's commit wakes waiters (wait/) and flushes
-#   count timeouts (ops/timeout.c), ring/ring.c frees through core.
 # core*<->dev: the block-queue model (dev/) completes requests through
 #   core/req.c, and core/req.c and ops/ park requests on it (dev/blkq.h).
-KNOWN="ring->core core*->dev dev->core*"
+KNOWN="core*->dev dev->core*"
 
 cd "$SRC" || exit 2
 edges=$(grep -o '^#include "[a-z_]*/' $(find . -name '*.[ch]' | sort) |

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Differential tests: one ring used by a parent and its forked child
- * (ring/xproc.c), the way liburing's across-fork and single-issuer tests
+ * (xproc/xproc.c), the way liburing's across-fork and single-issuer tests
  * use it.  The child sees the parent's CQEs and submits with its own
  * files; the parent reaps the child's CQEs; a waiter of one process is
  * woken by the other's post; the parent's SQPOLL thread serves the
@@ -338,7 +338,7 @@ static void sc_exit_cancels(struct dctx *c)
  * A child that exits (exit(3)) with TIMEOUTs armed: the kernel keeps them
  * in the ring, they expire later with -ETIME (see below for the order),
  * and what is linked behind one is cancelled then.  uuring's parent takes them over
- * from the journal when the child has said goodbye (ring/xlife.c).
+ * from the journal when the child has said goodbye (xproc/xlife.c).
  */
 static void sc_exit_timeouts_fire(struct dctx *c)
 {
@@ -394,7 +394,7 @@ static void sc_exit_timeouts_fire(struct dctx *c)
  * exec through the API.  The kernel cancels its requests however it ends
  * (the TIMEOUT and what is linked behind it only at exec); uuring's
  * survivor posts them from the shared journal when the child's lifeline
- * hangs up (ring/xlife.c).
+ * hangs up (xproc/xlife.c).
  */
 enum abrupt_end { END_UNDERSCORE_EXIT, END_SIGKILL, END_EXEC };
 
@@ -544,7 +544,7 @@ static void sc_kill_in_lock(struct dctx *c)
 /*
  * A cancel in one process finds the other's request (the kernel's cancel
  * walks every task of the ring; uuring forwards it over the lifeline to
- * the other process's engine, ring/xlife.c).  liburing's io-cancel,
+ * the other process's engine, xproc/xlife.c).  liburing's io-cancel,
  * test_cancel_req_across_fork, is the first case.
  */
 static void sc_cancel_parents_req(struct dctx *c)

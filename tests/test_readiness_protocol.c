@@ -23,7 +23,7 @@
  *       readiness;
  *   test_readiness_protocol_mutant  against a library built with
  *       -DUURING_MUTATE_NO_READINESS_FENCE (the commit loads the flag
- *       before it stores cq tail, ring/cq.c): must detect a lost
+ *       before it stores cq tail, core/cq.c): must detect a lost
  *       readiness, proving the test can fail.
  * The plain build also sees the bug itself: against the engine of
  * b6b0fdd with only its new fence deleted it reported 20 to 40 lost

@@ -86,7 +86,7 @@ static int case_fork(void)
 		struct io_uring_cqe cqe;
 
 		/* the parent's ring is usable in the child, as on the
-		 * kernel (src/ring/xproc.c) */
+		 * kernel (src/xproc/xproc.c) */
 		sqe = get_sqe(&r);
 		sqe->opcode = IORING_OP_NOP;
 		sqe->user_data = 0x77;

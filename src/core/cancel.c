@@ -21,7 +21,14 @@
 #include <errno.h>
 #include <sys/stat.h>
 
-#include "core/internal.h"
+#include "core/cancel.h"
+#include "core/req.h"
+#include "core/rsrc.h"
+#include "core/types.h"
+#include "core/xproc.h"
+#include "exec/iowq.h"
+#include "exec/poller.h"
+#include "ops/timeout.h"
 #include "ops/uring_cmd.h"
 
 void uu_park_list_add(struct uu_req *req)
@@ -365,7 +372,7 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 	/*
 	 * Then the TIMEOUT list (io_try_cancel's io_timeout_cancel, matched
 	 * by io_cancel_req_match like the rest, never for CANCEL_FD).  Not
-	 * at ring exit: TIMEOUTs end there their own way (ring/xproc.c).
+	 * at ring exit: TIMEOUTs end there their own way (xproc/xproc.c).
 	 */
 	if ((all || ret == -ENOENT) && !m->whole_ring &&
 	    !(m->flags & IORING_ASYNC_CANCEL_FD)) {
@@ -441,7 +448,7 @@ int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags)
 /*
  * uu_cancel, and on a ring shared across fork the other processes'
  * requests too when this one found nothing (or, with ALL/ANY, always),
- * as the kernel's cancel walks every task of the ring (ring/xlife.c).
+ * as the kernel's cancel walks every task of the ring (xproc/xlife.c).
  */
 int uu_cancel_everywhere(struct uu_ring *r, const struct uu_cancel_match *m)
 {

@@ -2,10 +2,15 @@
 /*
  * Posting CQEs outside a request's own completion, and the flush of an
  * execution context's batch: see core/cq_post.h.  The slots, the backlog
- * and the commit itself are ring/cq.c's (uu_cq_post_locked,
+ * and the commit itself are core/cq.c's (uu_cq_post_locked,
  * uu_cq_commit_locked), which all of these call with the CQ lock held.
  */
+#include "core/cq.h"
 #include "core/cq_post.h"
+#include "core/req.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/xproc.h"
 
 void uu_cq_lock(struct uu_ring *r)
 {
@@ -56,7 +61,7 @@ static struct uu_exec *batch_of(struct uu_req *req, unsigned int issue_flags)
 
 	if (!(issue_flags & UU_ISSUE_F_BATCH))
 		return NULL;
-	s = uu_current_exec;
+	s = uu_tctx.exec;
 	return s && s->ring == req->ring ? s : NULL;
 }
 
@@ -115,7 +120,7 @@ void uu_exec_flush_cqes(struct uu_exec *s)
 		uu_cq_post_locked(r, s->cb.e[i].user_data, s->cb.e[i].res,
 				  s->cb.e[i].cflags, s->cb.e[i].big);
 		/* under the CQ lock, with the post: a survivor posting this
-		 * process's orphans (ring/xlife.c) sees one or the other */
+		 * process's orphans (xproc/xlife.c) sees one or the other */
 		if (unlikely(s->cb.e[i].xj))
 			uu_xj_release(r, s->cb.e[i].xj);
 	}

@@ -6,7 +6,7 @@
  * io_cq_unlock_post, io_post_aux_cqe, io_req_post_cqe, and
  * __io_submit_flush_completions for an execution context's batch.
  *
- * Where the caller runs travels in its issue flags (core/internal.h):
+ * Where the caller runs travels in its issue flags (core/types.h):
  * UU_ISSUE_F_BATCH, inside an execution context of the request's ring,
  * whose batch an extra CQE joins behind the completions already batched;
  * UU_ISSUE_F_POLLER, the readiness engine's thread, which fills a shot at
@@ -19,7 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/internal.h"
+#include "core/req.h"
+#include "core/types.h"
 
 /* The ring's CQ lock for a series of uu_cq_post_locked (io_cq_lock). */
 void uu_cq_lock(struct uu_ring *ring);

@@ -3,8 +3,20 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "core/internal.h"
+#include "core/cq.h"
+#include "core/iopoll.h"
+#include "core/register.h"
+#include "core/registry.h"
+#include "core/req.h"
+#include "core/ring.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/wait.h"
+#include "core/xproc.h"
 #include "exec/poller.h"
+#include "exec/sqpoll.h"
+#include "uuring.h"
 
 UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 			   unsigned int min_complete, unsigned int flags,
@@ -27,7 +39,7 @@ UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 			return err;
 		app_fd = (int)fd;
 	}
-	/* a forked child's first use of its parent's ring (ring/xproc.c) */
+	/* a forked child's first use of its parent's ring (xproc/xproc.c) */
 	ret = uu_ring_use(r);
 	if (unlikely(ret))
 		goto out;
@@ -56,7 +68,7 @@ UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 			ret = -EEXIST;
 			goto out;
 		}
-		uu_thread_has_tctx = true;
+		uu_tctx.has_tctx = true;
 		uu_shared_lock(r->uring_lock);
 		ret = uu_submit_sqes(r, to_submit);
 		pthread_mutex_unlock(r->uring_lock);
@@ -106,8 +118,8 @@ out:
 	 * readiness engine see it first, if it watches such a file
 	 * (exec/poller.h; one load otherwise).
 	 */
-	if (uu_readiness_sent) {
-		uu_readiness_sent = false;
+	if (uu_tctx.readiness_sent) {
+		uu_tctx.readiness_sent = false;
 		uu_poller_inproc_wake();
 	}
 	return ret;

@@ -32,7 +32,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/cq.h"
+#include "core/iopoll.h"
+#include "core/registry.h"
+#include "core/req.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
 #include "util/usercopy.h"
 
 /* Called with the request on the heap, parked, before it is handed to

@@ -9,7 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/internal.h"
+#include "core/lockstat.h"
+#include "core/types.h"
+#include "uuring.h"
 
 atomic_bool uu_lockstat_on;
 

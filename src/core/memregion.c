@@ -24,8 +24,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "core/internal.h"
 #include "core/memregion.h"
+#include "core/types.h"
 #include "util/mapalias.h"
 #include "util/usercopy.h"
 

@@ -8,10 +8,26 @@
  * others fail there with -EINVAL), .iopoll_queue those whose completions
  * that ring's enter reaps (core/iopoll.c).
  */
-#include "core/internal.h"
 #include "core/buffers.h"
+#include "core/cancel.h"
+#include "core/rsrc.h"
+#include "core/types.h"
+#include "exec/poller.h"
+#include "ops/epoll.h"
+#include "ops/fs.h"
+#include "ops/futex.h"
+#include "ops/kbuf.h"
+#include "ops/msg_ring.h"
+#include "ops/net.h"
+#include "ops/nop.h"
+#include "ops/openclose.h"
 #include "ops/ops.h"
+#include "ops/rw.h"
+#include "ops/splice.h"
+#include "ops/timeout.h"
 #include "ops/uring_cmd.h"
+#include "ops/waitid.h"
+#include "ops/xattr.h"
 
 #define OP(code, nm) [code] = { .name = nm }
 

@@ -43,7 +43,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/pers.h"
+#include "core/types.h"
 #include "util/cpsys.h"
 #include "util/rawsys.h"
 

@@ -9,8 +9,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core/internal.h"
 #include "core/memregion.h"
+#include "core/types.h"
 #include "util/usercopy.h"
 
 /* the kernel's io_uring_query_hdr and IO_URING_QUERY_OPCODES answer */

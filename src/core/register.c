@@ -10,9 +10,22 @@
 #include <string.h>
 
 #include "core/buffers.h"
-#include "core/internal.h"
+#include "core/cancel.h"
 #include "core/memregion.h"
+#include "core/pers.h"
+#include "core/register.h"
+#include "core/registry.h"
+#include "core/ring.h"
+#include "core/rsrc.h"
+#include "core/setup.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/xproc.h"
+#include "exec/iowq.h"
+#include "exec/sqpoll.h"
+#include "ops/msg_ring.h"
 #include "util/usercopy.h"
+#include "uuring.h"
 
 /* element i of a user array; plain integer arithmetic, since the
  * application's pointer may be NULL or wild (the copy reports -EFAULT) */
@@ -21,21 +34,11 @@ static inline void *uarg_at(void *arg, unsigned int i)
 	return (void *)((uintptr_t)arg + i * sizeof(struct io_uring_rsrc_update));
 }
 
-/* RING_FDS registrations belong to the calling thread (T17). */
-static __thread struct uu_ring *regrings[UU_RINGFD_REG_MAX];
-/* The kernel's per-task io_uring context exists once a thread created a
- * ring, submitted, or registered a ring fd; registered-ring calls from a
- * thread without one get -EINVAL. */
-__thread bool uu_thread_has_tctx;
-
 /*
  * A thread that exits lets go of its slots, as the kernel drops a task's
  * registered rings when it exits: a ring they pinned past its last close
- * goes away then.  The key's value only marks a thread that has slots;
- * __thread variables are still valid while key destructors run.
+ * goes away then (core/tctx.c runs this at the thread's exit).
  */
-static pthread_key_t regring_key;
-static pthread_once_t regring_key_once = PTHREAD_ONCE_INIT;
 
 static void regring_release(struct uu_ring *t)
 {
@@ -52,40 +55,32 @@ static void regring_release(struct uu_ring *t)
 	uu_ring_put(t);
 }
 
-static void regring_thread_exit(void *unused)
+void uu_ringfds_thread_exit(void)
 {
-	(void)unused;
 	for (unsigned int s = 0; s < UU_RINGFD_REG_MAX; s++) {
-		struct uu_ring *t = regrings[s];
+		struct uu_ring *t = uu_tctx.ringfds[s];
 
 		if (t) {
-			regrings[s] = NULL;
+			uu_tctx.ringfds[s] = NULL;
 			regring_release(t);
 		}
 	}
 }
 
-static void regring_key_init(void)
-{
-	pthread_key_create(&regring_key, regring_thread_exit);
-}
-
 static void regring_mark_thread(void)
 {
-	pthread_once(&regring_key_once, regring_key_init);
-	if (!pthread_getspecific(regring_key))
-		pthread_setspecific(regring_key, (void *)1);
+	uu_tctx_note_exit(UU_TCTX_EXIT_RINGFDS);
 }
 
 struct uu_ring *uu_regring_get(unsigned int idx, int *err)
 {
 	struct uu_ring *r;
 
-	if (idx >= UU_RINGFD_REG_MAX || !uu_thread_has_tctx) {
+	if (idx >= UU_RINGFD_REG_MAX || !uu_tctx.has_tctx) {
 		*err = -EINVAL;
 		return NULL;
 	}
-	r = regrings[idx];
+	r = uu_tctx.ringfds[idx];
 	if (!r) {
 		*err = -EBADF;
 		return NULL;
@@ -103,7 +98,7 @@ int uu_register_ring_fds(struct uu_ring *ring, void *arg, unsigned int nr)
 	(void)ring;
 	if (!nr || nr > UU_RINGFD_REG_MAX)
 		return -EINVAL;
-	uu_thread_has_tctx = true;
+	uu_tctx.has_tctx = true;
 	for (i = 0; i < nr; i++) {
 		struct uu_ring *target;
 		int err;
@@ -118,8 +113,9 @@ int uu_register_ring_fds(struct uu_ring *ring, void *arg, unsigned int nr)
 		if (upd.offset == -1U) {
 			unsigned int s;
 
-			for (s = 0; s < UU_RINGFD_REG_MAX && regrings[s]; s++)
-				;
+			for (s = 0; s < UU_RINGFD_REG_MAX; s++)
+				if (!uu_tctx.ringfds[s])
+					break;
 			if (s == UU_RINGFD_REG_MAX) {
 				ret = -EBUSY;
 				break;
@@ -130,7 +126,7 @@ int uu_register_ring_fds(struct uu_ring *ring, void *arg, unsigned int nr)
 				ret = -EINVAL;
 				break;
 			}
-			if (regrings[upd.offset]) {
+			if (uu_tctx.ringfds[upd.offset]) {
 				ret = -EBUSY;
 				break;
 			}
@@ -151,7 +147,7 @@ int uu_register_ring_fds(struct uu_ring *ring, void *arg, unsigned int nr)
 		atomic_fetch_add_explicit(&target->regfd_pins, 1,
 					  memory_order_relaxed);
 		regring_mark_thread();
-		regrings[upd.offset] = target;
+		uu_tctx.ringfds[upd.offset] = target;
 	}
 	return i ? (int)i : ret;
 }
@@ -172,10 +168,10 @@ int uu_unregister_ring_fds(void *arg, unsigned int nr)
 			ret = -EINVAL;
 			break;
 		}
-		if (regrings[upd.offset]) {
-			struct uu_ring *t = regrings[upd.offset];
+		if (uu_tctx.ringfds[upd.offset]) {
+			struct uu_ring *t = uu_tctx.ringfds[upd.offset];
 
-			regrings[upd.offset] = NULL;
+			uu_tctx.ringfds[upd.offset] = NULL;
 			regring_release(t);
 		}
 	}
@@ -190,10 +186,10 @@ int uu_unregister_ring_fds(void *arg, unsigned int nr)
 int uu_regring_add_owned(struct uu_ring *ring)
 {
 	for (unsigned int s = 0; s < UU_RINGFD_REG_MAX; s++) {
-		if (!regrings[s]) {
+		if (!uu_tctx.ringfds[s]) {
 			atomic_fetch_add(&ring->refs, 1);
 			regring_mark_thread();
-			regrings[s] = ring;
+			uu_tctx.ringfds[s] = ring;
 			return (int)s;
 		}
 	}
@@ -293,7 +289,7 @@ static int sync_cancel(struct uu_ring *r, void *arg)
 		}
 	}
 	/* on a ring shared across fork the peers cancel theirs too, and
-	 * wait for it before they answer (from_app, ring/xlife.c) */
+	 * wait for it before they answer (from_app, xproc/xlife.c) */
 	ret = uu_cancel_everywhere(r, &m);
 	if (ret == -ENOENT)
 		return ret;

@@ -18,14 +18,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cancel.h"
+#include "core/config.h"
 #include "core/cq_post.h"
-#include "core/internal.h"
+#include "core/iopoll.h"
+#include "core/pers.h"
+#include "core/registry.h"
+#include "core/req.h"
+#include "core/rsrc.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/xproc.h"
 #include "dev/blkq.h"
+#include "exec/aio.h"
+#include "exec/iowq.h"
+#include "exec/poller.h"
+#include "ops/timeout.h"
 #include "ops/uring_cmd.h"
+#include "util/fault.h"
 #include "util/fdutil.h"
 #include "util/rawsys.h"
 
-__thread struct uu_exec *uu_current_exec;
 
 void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter)
 {
@@ -44,8 +58,8 @@ void uu_exec_init(struct uu_exec *s, struct uu_ring *ring, bool submitter)
 	s->finishing_puts = 0;
 	s->cb.nr = 0;
 	s->submitter = submitter;
-	s->prev = uu_current_exec;
-	uu_current_exec = s;
+	s->prev = uu_tctx.exec;
+	uu_tctx.exec = s;
 }
 
 static void finish_parked(struct uu_exec *s, struct uu_req *req);
@@ -54,7 +68,7 @@ static void finish_parked(struct uu_exec *s, struct uu_req *req);
 void uu_exec_end(struct uu_exec *s)
 {
 	uu_exec_flush(s);
-	uu_current_exec = s->prev;
+	uu_tctx.exec = s->prev;
 	while (s->ring_puts) {
 		s->ring_puts--;
 		uu_ring_put(s->ring);
@@ -68,7 +82,7 @@ void uu_exec_end(struct uu_exec *s)
  */
 void uu_exec_finish_late(struct uu_req *req)
 {
-	struct uu_exec *s = uu_current_exec;
+	struct uu_exec *s = uu_tctx.exec;
 
 	if (!s || s->ring != req->ring) {
 		if (req->flags & UU_REQ_NOT_PARKED) {
@@ -476,7 +490,7 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 		 * the kernel's task_work after io_submit_sqes (a DEFER_TASKRUN
 		 * ring's run at GETEVENTS anyway) */
 		req->poll_hold = !(r->setup_flags & IORING_SETUP_DEFER_TASKRUN) &&
-				 uu_current_exec == s;
+				 uu_tctx.exec == s;
 		if (!uu_poll_arm_request(req)) {
 			uu_stat_inc(r, route_poll);
 			if (req->poll_hold) {

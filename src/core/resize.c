@@ -24,7 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/ring.h"
+#include "core/setup.h"
+#include "core/types.h"
+#include "ring/mem.h"
 #include "util/usercopy.h"
 
 /* setup flags a resize may ask for, and those the new rings inherit */

@@ -3,13 +3,23 @@
  * A ring's end (docs/architecture.md, "Last close"): once no fd of it is
  * left anywhere (every close of a ring fd, the last RING_FDS slot let go,
  * or a sweep for fds closed behind our back), the ring is unlinked from
- * the registry (ring/registry.c) and this file runs its exit, as the
+ * the registry (core/registry.c) and this file runs its exit, as the
  * kernel's io_ring_exit_work: what is parked is cancelled, polls and
  * IOPOLL reaping stop, the SQ thread detaches, the task_work queue is
  * left to whoever queues, and the registry's reference goes (the ring's
- * memory goes with its last reference, ring/ring.c uu_ring_free).
+ * memory goes with its last reference, core/ring.c uu_ring_free).
  */
-#include "core/internal.h"
+#include "core/cancel.h"
+#include "core/config.h"
+#include "core/iopoll.h"
+#include "core/registry.h"
+#include "core/ring.h"
+#include "core/task_work.h"
+#include "core/types.h"
+#include "core/xproc.h"
+#include "exec/poller.h"
+#include "exec/sqpoll.h"
+#include "ops/rw.h"
 #include "util/rawsys.h"
 
 static void ring_exit(struct uu_ring *r)

@@ -30,8 +30,10 @@
 #include <sys/stat.h>
 
 #include "core/buffers.h"
-#include "core/internal.h"
 #include "core/memregion.h"
+#include "core/rsrc.h"
+#include "core/tctx.h"
+#include "core/types.h"
 #include "util/fdutil.h"
 #include "util/rawsys.h"
 #include "util/usercopy.h"
@@ -448,7 +450,7 @@ void uu_eventfd_signal_locked(struct uu_ring *r, uint32_t tail)
 	if (fd < 0 || tail == r->evfd_last_tail)
 		return;
 	r->evfd_last_tail = tail;
-	if (r->evfd_async && !uu_in_iowq_worker) {
+	if (r->evfd_async && !uu_tctx.iowq_worker) {
 		/*
 		 * On an SQPOLL ring the kernel's io-wq worker posts its
 		 * completion itself (one commit each, which EVENTFD_ASYNC
@@ -481,7 +483,7 @@ void uu_eventfd_signal_tw(struct uu_ring *r)
 	if (fd < 0 || (atomic_load_explicit(r->cq_flags, memory_order_relaxed) &
 		       IORING_CQ_EVENTFD_DISABLED))
 		return;
-	if (r->evfd_async && !uu_in_iowq_worker)
+	if (r->evfd_async && !uu_tctx.iowq_worker)
 		return;
 	eventfd_write_ring(r, fd, one);
 }

@@ -41,7 +41,12 @@
 
 #include "core/buffers.h"
 #include "core/cq_post.h"
-#include "core/internal.h"
+#include "core/register.h"
+#include "core/registry.h"
+#include "core/req.h"
+#include "core/types.h"
+#include "core/xproc.h"
+#include "ops/kbuf.h"
 #include "util/usercopy.h"
 
 #define UU_MAX_REG_BUFFERS (1U << 14)

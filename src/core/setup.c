@@ -1,17 +1,28 @@
 // SPDX-License-Identifier: MIT
 /*
  * io_uring_setup(2): parameter validation in the kernel's order, then ring
- * creation (ring/ring.c) and registration of the fd.
+ * creation (core/ring.c) and registration of the fd.
  */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/register.h"
+#include "core/registry.h"
+#include "core/ring.h"
+#include "core/setup.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/wait.h"
 #include "dev/nullb.h"
+#include "exec/iowq.h"
+#include "exec/poller.h"
+#include "exec/sqpoll.h"
+#include "exec/timer.h"
 #include "util/fdutil.h"
 #include "util/rawsys.h"
 #include "util/usercopy.h"
+#include "uuring.h"
 
 /* Flags a 6.18 kernel knows; anything else is -EINVAL. */
 #define SETUP_KNOWN_FLAGS ((IORING_SETUP_CQE_MIXED << 1) - 1)
@@ -150,7 +161,7 @@ UU_EXPORT int uuring_setup(unsigned int entries, struct io_uring_params *up)
 			return ret;
 		}
 	}
-	uu_thread_has_tctx = true;
+	uu_tctx.has_tctx = true;
 	if (p.flags & IORING_SETUP_REGISTERED_FD_ONLY) {
 		fd = uu_fd_to_reserved(fd);
 		r->app_fd_hint = fd;

@@ -7,7 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/pers.h"
+#include "core/register.h"
+#include "core/req.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/xproc.h"
+#include "exec/poller.h"
 
 /*
  * io_init_req: validate the private copy and prep.  0 or -errno.
@@ -48,7 +54,7 @@ static int init_req(struct uu_ring *r, struct uu_req *req, bool in_chain)
 	req->xj = 0;
 	/* a ring a forked process uses besides its creator: record the
 	 * request, so that the other processes post its CQE if this one
-	 * ends without doing it (ring/xlife.c).  Not merely after a fork:
+	 * ends without doing it (xproc/xlife.c).  Not merely after a fork:
 	 * a program that forks to exec pays nothing per request. */
 	if (unlikely(uu_ring_xshared(r)))
 		uu_xj_claim(r, req);
@@ -206,7 +212,7 @@ static int submit_one(struct uu_exec *s, struct uu_req *req, bool *stop)
 		}
 		s->last->link = h;
 		s->last = h;
-		/* the journal (ring/xlife.c): it ends with its TIMEOUT */
+		/* the journal (xproc/xlife.c): it ends with its TIMEOUT */
 		if (unlikely(h->xj) && s->head->opcode == IORING_OP_TIMEOUT)
 			uu_xj_mark_timeout(r, h->xj, s->head->xj);
 		if (h->flags & UU_REQ_DRAIN)
@@ -261,7 +267,7 @@ int uu_submit_sqes(struct uu_ring *r, unsigned int nr)
 	uint32_t head;
 	int ret, err;
 
-	/* another process using the ring (a forked child, ring/xproc.c)
+	/* another process using the ring (a forked child, xproc/xproc.c)
 	 * may have consumed SQEs since this engine's last submission: its
 	 * head store came before it released uring_lock */
 	head = atomic_load_explicit(r->sq_head, memory_order_relaxed);

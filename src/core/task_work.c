@@ -12,7 +12,18 @@
 #include <stddef.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/config.h"
+#include "core/iopoll.h"
+#include "core/lockstat.h"
+#include "core/registry.h"
+#include "core/req.h"
+#include "core/rsrc.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "exec/poller.h"
+#include "exec/sqpoll.h"
+#include "util/mpscq.h"
 
 #ifdef UURING_TEST_HOOKS
 /*
@@ -165,7 +176,7 @@ void uu_req_finish_async(struct uu_req *req)
 		/* an io-wq completion counts for EVENTFD_ASYNC when its
 		 * CQE is committed (uu_eventfd_signal_locked); release:
 		 * before the SQ thread can see the request */
-		if (uu_in_iowq_worker && r->evfd_async &&
+		if (uu_tctx.iowq_worker && r->evfd_async &&
 		    !(req->flags & UU_REQ_CQE_SKIP))
 			atomic_fetch_add_explicit(&r->evfd_async_due, 1,
 						  memory_order_release);

@@ -21,7 +21,9 @@
 #include <sys/sysinfo.h>
 #include <time.h>
 
-#include "core/internal.h"
+#include "core/req.h"
+#include "core/tctx.h"
+#include "core/types.h"
 #include "dev/blkq.h"
 
 /* A request waiting for a tag (only then allocated). */
@@ -209,7 +211,7 @@ static void hand_back(struct uu_req *list)
 
 		list = req->wq_next;
 		req->wq_next = NULL;
-		if (uu_current_exec) {
+		if (uu_tctx.exec) {
 			uu_exec_finish_late(req);
 			continue;
 		}

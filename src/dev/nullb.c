@@ -62,10 +62,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/registry.h"
+#include "core/tctx.h"
+#include "core/types.h"
 #include "dev/blkq.h"
 #include "dev/nullb.h"
 #include "util/usercopy.h"
+#include "uuring.h"
 
 #define NB_PAGE 4096u
 #define NB_CHUNK 512u          /* pages per page-table chunk (2 MiB) */
@@ -138,7 +141,7 @@ static int64_t mono_ns(void)
 static void *timer_main(void *arg)
 {
 	(void)arg;
-	uu_engine_thread = true;
+	uu_tctx.engine_thread = true;
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	pthread_setname_np(pthread_self(), "uuring-nullb");
 	uu_thread_ready();

@@ -21,7 +21,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/req.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "exec/aio.h"
+#include "util/fault.h"
 #include "util/forkhook.h"
 
 #define AIO_NR 1024
@@ -59,7 +63,7 @@ static void *reaper_main(void *arg)
 	struct uu_req *done[64];
 
 	(void)arg;
-	uu_engine_thread = true;
+	uu_tctx.engine_thread = true;
 	pthread_setname_np(pthread_self(), "uuring-aio");
 	for (;;) {
 		long n = syscall(SYS_io_getevents, aio_ctx, 1, 64, ev, NULL);

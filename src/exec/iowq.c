@@ -46,8 +46,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/config.h"
+#include "core/lockstat.h"
+#include "core/req.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "exec/iowq.h"
 #include "util/cpsys.h"
+#include "util/fault.h"
 #include "util/forkhook.h"
 
 struct uu_worker {
@@ -100,16 +107,9 @@ struct uu_iowq {
 	cpu_set_t aff;
 };
 
-static __thread struct uu_iowq *thread_wq;
-__thread bool uu_engine_thread; /* poller/timer: no pool of its own */
-__thread bool uu_in_iowq_worker;
-static __thread struct uu_wq_acct *cur_acct;
-static __thread struct uu_worker *cur_worker;
 static void activate_more(struct uu_wq_acct *a);
 static struct uu_req *pop_work(struct uu_wq_acct *a);
 static void interrupt_locked(struct uu_worker *w);
-static pthread_key_t wq_key;
-static pthread_once_t wq_once = PTHREAD_ONCE_INIT;
 
 static long futex(_Atomic uint32_t *uaddr, int op, uint32_t val,
 		  const struct timespec *ts)
@@ -170,14 +170,18 @@ void uu_iowq_put(struct uu_iowq *wq)
 	}
 }
 
-static void wq_thread_exit(void *arg)
+/* the owner thread's exit (core/tctx.c) */
+void uu_iowq_thread_exit(void)
 {
-	struct uu_iowq *wq = arg;
+	struct uu_iowq *wq = uu_tctx.wq;
+
+	if (!wq)
+		return;
 
 	/* like the kernel's io-wq at task exit: idle workers leave now,
 	 * busy ones once their work is done (the pool lives on while work
 	 * or workers hold references) */
-	thread_wq = NULL;
+	uu_tctx.wq = NULL;
 	atomic_store(&wq->exiting, true);
 	for (int i = 0; i < 2; i++) {
 		struct uu_wq_acct *a = &wq->acct[i];
@@ -225,11 +229,6 @@ static void wq_thread_exit(void *arg)
 	uu_iowq_put(wq);
 }
 
-static void wq_key_init(void)
-{
-	pthread_key_create(&wq_key, wq_thread_exit);
-}
-
 /*
  * fork: the forking thread's pool has no workers in the child (they are
  * the parent's threads); work queued there would wait forever.  The child
@@ -245,10 +244,9 @@ void uu_iowq_atfork_child(void)
 	atomic_store_explicit(&workers_alive[0], 0, memory_order_relaxed);
 	atomic_store_explicit(&workers_alive[1], 0, memory_order_relaxed);
 	atomic_store_explicit(&workers_created, 0, memory_order_relaxed);
-	if (thread_wq)
-		pthread_setspecific(wq_key, NULL);
-	thread_wq = NULL;
-	cur_acct = NULL;
+	uu_tctx.exit_work &= ~(unsigned int)UU_TCTX_EXIT_IOWQ;
+	uu_tctx.wq = NULL;
+	uu_tctx.wq_acct = NULL;
 }
 
 UU_FORK_HOOK(iowq_fork_hook, UU_FORK_RANK_IOWQ, NULL, NULL,
@@ -292,7 +290,7 @@ static int idle_ms(void)
 /* The calling thread's pool, created on first use. */
 static struct uu_iowq *current_wq(struct uu_ring *ring)
 {
-	struct uu_iowq *wq = thread_wq;
+	struct uu_iowq *wq = uu_tctx.wq;
 	struct rlimit rl;
 
 	if (wq)
@@ -316,9 +314,8 @@ static struct uu_iowq *current_wq(struct uu_ring *ring)
 		wq->acct[1].max_workers = UINT32_MAX;
 	else
 		wq->acct[1].max_workers = (unsigned int)rl.rlim_cur;
-	pthread_once(&wq_once, wq_key_init);
-	pthread_setspecific(wq_key, wq);
-	thread_wq = wq;
+	uu_tctx.wq = wq;
+	uu_tctx_note_exit(UU_TCTX_EXIT_IOWQ);
 	return wq;
 }
 
@@ -433,7 +430,7 @@ static void interrupt_locked(struct uu_worker *w)
  */
 void uu_iowq_issue_done(void)
 {
-	struct uu_worker *w = cur_worker;
+	struct uu_worker *w = uu_tctx.wq_worker;
 	int was;
 
 	if (!w || !w->cur)
@@ -494,7 +491,7 @@ bool uu_iowq_cancel_running(struct uu_req *req)
 /* The calling thread's pool, if it has one (not created). */
 struct uu_iowq *uu_iowq_current(void)
 {
-	return thread_wq;
+	return uu_tctx.wq;
 }
 
 /* With workers_lock held: takes w (which is on it) off the free list. */
@@ -709,10 +706,10 @@ static void *worker_main(void *arg)
 
 	atomic_fetch_add_explicit(&workers_alive[cls], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&workers_created, 1, memory_order_relaxed);
-	uu_engine_thread = true;
-	uu_in_iowq_worker = true;
-	cur_acct = a;
-	cur_worker = w;
+	uu_tctx.engine_thread = true;
+	uu_tctx.iowq_worker = true;
+	uu_tctx.wq_acct = a;
+	uu_tctx.wq_worker = w;
 	w->tid = uu_gettid();
 	uu_cp_self = &w->cp;
 	/* T8: every async signal stays blocked (create_worker), except the
@@ -724,7 +721,7 @@ static void *worker_main(void *arg)
 		sigaddset(&one, uu_cp_signal());
 		pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 	}
-	thread_wq = wq; /* continuations punted from here stay in this pool */
+	uu_tctx.wq = wq; /* continuations punted from here stay in this pool */
 	snprintf(name, sizeof(name), "iou-wrk-%d", (int)wq->owner_tid);
 	pthread_setname_np(pthread_self(), name);
 	for (;;) {
@@ -763,7 +760,7 @@ static void *worker_main(void *arg)
 	}
 	atomic_fetch_sub_explicit(&workers_alive[cls], 1, memory_order_relaxed);
 	uu_cp_self = NULL;
-	cur_worker = NULL;
+	uu_tctx.wq_worker = NULL;
 	pthread_mutex_destroy(&w->cur_lock);
 	free(w);
 	uu_iowq_put(wq);
@@ -968,7 +965,7 @@ static void activate(struct uu_wq_acct *a, unsigned int n)
  */
 void uu_iowq_blocking(bool begin)
 {
-	struct uu_wq_acct *a = cur_acct;
+	struct uu_wq_acct *a = uu_tctx.wq_acct;
 
 	if (!a)
 		return;
@@ -1026,9 +1023,9 @@ struct uu_iowq *uu_iowq_of_caller(struct uu_ring *ring)
 {
 	if (ring->sqd)
 		return uu_sqd_iowq(ring->sqd);
-	if (uu_engine_thread)
-		return thread_wq;
-	if (!uu_thread_has_tctx)
+	if (uu_tctx.engine_thread)
+		return uu_tctx.wq;
+	if (!uu_tctx.has_tctx)
 		return NULL;
 	return current_wq(ring);
 }
@@ -1058,7 +1055,8 @@ void uu_iowq_set_affinity(struct uu_iowq *wq, const cpu_set_t *mask)
 /* The pool for req (the calling thread's), with a reference in req->wq. */
 static struct uu_iowq *pool_for(struct uu_req *req)
 {
-	struct uu_iowq *wq = uu_engine_thread ? thread_wq : current_wq(req->ring);
+	struct uu_iowq *wq = uu_tctx.engine_thread ? uu_tctx.wq :
+						     current_wq(req->ring);
 
 	if (!wq)
 		wq = req->ring->wq_default;

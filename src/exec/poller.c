@@ -29,9 +29,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/cancel.h"
 #include "core/cq_post.h"
-#include "core/internal.h"
+#include "core/registry.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "exec/iowq.h"
 #include "exec/poller.h"
+#include "util/fault.h"
 #include "util/fdutil.h"
 #include "util/forkhook.h"
 #include "util/rawsys.h"
@@ -123,7 +129,6 @@ static atomic_bool careful_round;
  */
 static _Atomic uint32_t tickets_taken, tickets_served;
 static atomic_int sync_waiters;
-static __thread bool in_poller; /* this thread is the poller */
 
 /*
  * All anonymous-inode files (eventfd, timerfd, signalfd, epoll, ...) share
@@ -437,7 +442,7 @@ static void pollfile_release_locked(struct uu_pollfile *pf)
 	P.graveyard = pf;
 	/* only memory waits for it: the poller frees it at the end of its
 	 * current or next round (no kick when that is this thread) */
-	if (!in_poller && kick_needed_locked())
+	if (!uu_tctx.poller && kick_needed_locked())
 		kick();
 }
 
@@ -458,7 +463,7 @@ void uu_poller_inproc_wake_slow(void)
 
 	/* holding nothing of the engine's: up to a second for a round
 	 * (a poller kept off the CPU beside CPU hogs) */
-	if (!uu_engine_thread && !uu_current_exec && !in_poller)
+	if (!uu_tctx.engine_thread && !uu_tctx.exec && !uu_tctx.poller)
 		poller_sync_exact(1000);
 	errno = saved;
 }
@@ -889,8 +894,8 @@ static void *poller_main(void *arg)
 	struct uu_pollfile *grave = NULL;
 
 	(void)arg;
-	uu_engine_thread = true;
-	in_poller = true;
+	uu_tctx.engine_thread = true;
+	uu_tctx.poller = true;
 	pthread_setname_np(pthread_self(), "uuring-poll");
 	uu_thread_ready();
 	for (;;) {
@@ -1074,7 +1079,7 @@ static bool await_count(_Atomic uint32_t *count, uint32_t target, int *max_ms)
 static void poller_sync_for(int max_ms, int passes)
 {
 	if (!atomic_load_explicit(&started, memory_order_acquire) || !P.up ||
-	    in_poller)
+	    uu_tctx.poller)
 		return;
 	atomic_fetch_add_explicit(&sync_waiters, 1, memory_order_seq_cst);
 	for (int pass = 0; pass < passes; pass++) {
@@ -1117,7 +1122,7 @@ static void poller_sync_exact(int max_ms)
 	uint32_t ticket;
 
 	if (!atomic_load_explicit(&started, memory_order_acquire) || !P.up ||
-	    in_poller)
+	    uu_tctx.poller)
 		return;
 	if (atomic_load_explicit(&careful_round, memory_order_seq_cst)) {
 		poller_sync_for(max_ms, 4);

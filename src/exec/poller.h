@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
+ * The readiness engine (exec/poller.c): parking a request on a file's
+ * readiness, POLL_ADD and POLL_REMOVE, and its fork handlers.
+ *
  * In-process wakers (exec/poller.c): the kernel runs a poll's wakeup in
  * the waker's context, so by the time write(2) to a pipe a request polls
  * returns, the poll's CQE is posted (on a ring without COOP_TASKRUN or
@@ -23,6 +26,8 @@
 
 #include <stdatomic.h>
 
+#include "core/types.h"
+
 extern atomic_int uu_inproc_watched;
 
 void uu_poller_inproc_wake_slow(void);
@@ -36,5 +41,44 @@ static inline void uu_poller_inproc_wake(void)
 			     0))
 		uu_poller_inproc_wake_slow();
 }
+
+/* ---- POLL_ADD, POLL_REMOVE ---- */
+int uu_poll_add_prep(struct uu_req *req);
+int uu_poll_add_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_poll_remove_prep(struct uu_req *req);
+int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags);
+
+/*
+ * A request parked on the readiness engine is armed (on a file's waiter
+ * list) a moment after it is put on the parked list: a cancel (a LINK_TIMEOUT
+ * firing, ASYNC_CANCEL) may come in between.  Such a cancel is left to the
+ * arming thread, which completes the request -ECANCELED instead of arming.
+ */
+enum { UU_POLLST_UNARMED, UU_POLLST_ARMED, UU_POLLST_TAKEN,
+       UU_POLLST_CANCEL_AT_ARM,
+       UU_POLLST_CANCEL_AT_TW /* cancelled while a wakeup was queued as
+			       * task_work: that item completes it */ };
+/* DEFER_TASKRUN: run a queued multishot wakeup in the submitter; true if
+ * the request ended (res set: the caller finishes it) */
+bool uu_poll_tw_shot(struct uu_req *req);
+/* the batch that armed req ended: true when req ended (res set) */
+bool uu_poll_release_hold(struct uu_req *req);
+enum { UU_POLL_CANCEL_REMOVED, UU_POLL_CANCEL_DEFERRED, UU_POLL_CANCEL_BUSY };
+int uu_poll_cancel_req(struct uu_req *req);
+/* ---- readiness engine (exec/poller.c) ---- */
+struct uu_pollfile;
+#define UU_POLL_IN 1
+#define UU_POLL_OUT 2
+int uu_poll_arm(struct uu_req *req, int dir);
+/* POLL_ADD/REMOVE support */
+int uu_poll_arm_request(struct uu_req *req);
+void uu_poll_cancel_ring(struct uu_ring *ring);
+/* engine fds created at setup, not in the middle of the application's
+ * own opens (each briefly takes the lowest free number) */
+void uu_poller_prewarm(void);
+void uu_poller_sync(void);
+void uu_poller_atfork_prepare(void);
+void uu_poller_atfork_parent(void);
+void uu_poller_atfork_child(void);
 
 #endif /* UURING_EXEC_POLLER_H */

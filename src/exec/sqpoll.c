@@ -35,13 +35,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/config.h"
+#include "core/lockstat.h"
+#include "core/registry.h"
+#include "core/req.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "exec/iowq.h"
+#include "exec/sqpoll.h"
 
 #define SQPOLL_CAP_ENTRIES 8
 
 /*
  * The words a forked child that uses one of the thread's rings reads and
- * writes (ring/xproc.c): enter(SQ_WAKEUP) in the child wakes the parent's
+ * writes (xproc/xproc.c): enter(SQ_WAKEUP) in the child wakes the parent's
  * thread, and finds it dead.  In a MAP_SHARED page, so the futex on
  * wake_seq is a shared (not FUTEX_PRIVATE) one.
  */

@@ -23,7 +23,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/registry.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "exec/timer.h"
+#include "util/fault.h"
 #include "util/fdutil.h"
 #include "util/forkhook.h"
 #include "util/rawsys.h"
@@ -125,7 +129,7 @@ static void *timer_main(void *arg)
 	struct epoll_event evs[NCLOCKS];
 
 	(void)arg;
-	uu_engine_thread = true;
+	uu_tctx.engine_thread = true;
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	pthread_setname_np(pthread_self(), "uuring-timer");
 	uu_thread_ready();

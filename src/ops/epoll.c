@@ -20,7 +20,8 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 
-#include "core/internal.h"
+#include "core/types.h"
+#include "ops/epoll.h"
 #include "ops/ops.h"
 #include "util/usercopy.h"
 

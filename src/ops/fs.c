@@ -3,8 +3,9 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/types.h"
 #include "dev/nullb.h"
+#include "ops/fs.h"
 
 int uu_fsync_prep(struct uu_req *req)
 {

@@ -26,8 +26,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/types.h"
+#include "ops/fs.h"
 #include "ops/ops.h"
+#include "ops/opstate.h"
 #include "util/usercopy.h"
 
 #ifndef AT_EMPTY_PATH

@@ -19,7 +19,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/types.h"
+#include "exec/iowq.h"
+#include "ops/futex.h"
 #include "ops/futex_waiter.h"
 #include "ops/ops.h"
 #include "util/cpsys.h"

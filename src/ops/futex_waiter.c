@@ -14,7 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/registry.h"
+#include "core/tctx.h"
+#include "core/types.h"
 #include "ops/futex_waiter.h"
 #include "util/cpsys.h"
 #include "util/rawsys.h"

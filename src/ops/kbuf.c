@@ -41,7 +41,8 @@
 #include <sys/mman.h>
 
 #include "core/buffers.h"
-#include "core/internal.h"
+#include "core/types.h"
+#include "ops/kbuf.h"
 #include "ops/kbuf_int.h"
 #include "util/mapalias.h"
 #include "util/usercopy.h"

@@ -11,7 +11,8 @@
 #include <sys/uio.h>
 
 #include "core/buffers.h"
-#include "core/internal.h"
+#include "core/types.h"
+#include "ops/kbuf.h"
 #include "ops/kbuf_int.h"
 
 /*

@@ -9,7 +9,11 @@
 #include <errno.h>
 
 #include "core/cq_post.h"
-#include "core/internal.h"
+#include "core/registry.h"
+#include "core/rsrc.h"
+#include "core/types.h"
+#include "core/xproc.h"
+#include "ops/msg_ring.h"
 #include "util/fdutil.h"
 #include "util/rawsys.h"
 #include "util/usercopy.h"

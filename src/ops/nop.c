@@ -4,7 +4,9 @@
 #include <fcntl.h>
 
 #include "core/buffers.h"
-#include "core/internal.h"
+#include "core/rsrc.h"
+#include "core/types.h"
+#include "ops/nop.h"
 
 #define NOP_FLAGS                                                          \
 	(IORING_NOP_INJECT_RESULT | IORING_NOP_FIXED_FILE |                \

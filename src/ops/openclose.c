@@ -23,7 +23,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/registry.h"
+#include "core/rsrc.h"
+#include "core/types.h"
+#include "exec/iowq.h"
+#include "ops/openclose.h"
 #include "ops/ops.h"
 #include "util/cpsys.h"
 #include "util/rawsys.h"

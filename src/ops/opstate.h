@@ -2,7 +2,7 @@
 /*
  * Per-request state of the file-family opcodes (ops/fsops.c and friends):
  * a union member of struct uu_req (req->os), filled by prep, consumed by
- * issue.  Kept apart from core/internal.h so that opcode families can grow
+ * issue.  Kept apart from core/types.h so that opcode families can grow
  * without touching the core's request layout.
  *
  * Every state starts with struct uu_os_hdr.  Whatever an SQE points to

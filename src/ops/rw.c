@@ -25,9 +25,13 @@
 
 #include "core/buffers.h"
 #include "core/cq_post.h"
-#include "core/internal.h"
+#include "core/registry.h"
 #include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
 #include "dev/nullb.h"
+#include "ops/kbuf.h"
+#include "ops/rw.h"
 #include "util/cpsys.h"
 #include "util/usercopy.h"
 

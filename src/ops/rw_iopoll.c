@@ -40,7 +40,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/types.h"
+#include "ops/rw.h"
 
 #ifndef XFS_SUPER_MAGIC
 #define XFS_SUPER_MAGIC 0x58465342

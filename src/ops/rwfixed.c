@@ -16,7 +16,8 @@
 #include <fcntl.h>
 
 #include "core/buffers.h"
-#include "core/internal.h"
+#include "core/types.h"
+#include "ops/rw.h"
 
 int uu_rw_fixed_prep(struct uu_req *req)
 {

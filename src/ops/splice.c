@@ -23,8 +23,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/rsrc.h"
+#include "core/types.h"
 #include "ops/ops.h"
+#include "ops/splice.h"
 #include "util/cpsys.h"
 #include "util/rawsys.h"
 

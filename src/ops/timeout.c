@@ -17,8 +17,16 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "core/cancel.h"
+#include "core/cq.h"
 #include "core/cq_post.h"
-#include "core/internal.h"
+#include "core/req.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/xproc.h"
+#include "exec/timer.h"
+#include "ops/timeout.h"
 #include "util/usercopy.h"
 
 #define TIMEOUT_CLOCK_MASK (IORING_TIMEOUT_BOOTTIME | IORING_TIMEOUT_REALTIME)
@@ -175,7 +183,7 @@ static void set_expiry(struct uu_req *req)
 static void timeout_fired(struct uu_timer *t);
 
 /* a ring shared across fork: a process that exits leaves its TIMEOUTs
- * to a survivor to fire (ring/xlife.c), which reads when from here */
+ * to a survivor to fire (xproc/xlife.c), which reads when from here */
 static void journal_expiry(struct uu_req *req)
 {
 	if (likely(!req->xj) || req->opcode != IORING_OP_TIMEOUT)
@@ -376,7 +384,7 @@ int uu_timeout_cancel_match(struct uu_ring *r, const struct uu_cancel_match *m,
 }
 
 /*
- * A process that used a shared ring exits (ring/xproc.c): its TIMEOUTs
+ * A process that used a shared ring exits (xproc/xproc.c): its TIMEOUTs
  * are cancelled, as the kernel's io_kill_timeouts does for an exiting
  * task.  One that is firing completes by itself.
  */
@@ -541,7 +549,6 @@ int uu_timeout_remove_issue(struct uu_req *req, unsigned int issue_flags)
  * the link timeout completes with -ETIME (or the cancel's error, T7);
  * otherwise the target's completion disarms it (-ECANCELED).
  */
-static __thread struct uu_req *firing_lt; /* LT whose callback runs here */
 
 static void link_timeout_fired(struct uu_timer *t)
 {
@@ -559,7 +566,7 @@ static void link_timeout_fired(struct uu_timer *t)
 	 * our result is final (it frees the link timeout) */
 	uu_exec_init(&s, target->ring, false);
 	lt->tmo.lt_res = -ETIME;
-	firing_lt = lt;
+	uu_tctx.firing_lt = lt;
 	/* io_req_task_link_timeout: the cancel's answer, -ETIME for 0 */
 	ret = uu_cancel_req_counted(target);
 	if (ret)
@@ -567,7 +574,7 @@ static void link_timeout_fired(struct uu_timer *t)
 				       * 1: a futex or waitid list's count */
 	__atomic_store_n(&lt->tmo.fired, true, __ATOMIC_RELEASE);
 	uu_exec_end(&s);
-	firing_lt = NULL;
+	uu_tctx.firing_lt = NULL;
 }
 
 void uu_link_timeout_arm(struct uu_req *target)
@@ -609,7 +616,7 @@ void uu_link_timeout_disarm(struct uu_req *target)
 		lt->tmo.lt_res = -ECANCELED; /* never armed, or disarmed */
 		return;
 	}
-	if (firing_lt == lt)
+	if (uu_tctx.firing_lt == lt)
 		return; /* completing inside our own callback: -ETIME */
 	while (!__atomic_load_n(&lt->tmo.fired, __ATOMIC_ACQUIRE))
 		sched_yield(); /* the callback is finishing in the timer */

@@ -25,7 +25,12 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "core/internal.h"
+#include "core/registry.h"
+#include "core/req.h"
+#include "core/rsrc.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "ops/opstate.h"
 #include "ops/uring_cmd.h"
 
 /* include/uapi/linux/io_uring.h's socket sub-commands (sqe->cmd_op) */
@@ -351,39 +356,27 @@ void uu_uring_cmd_cancel_ring(struct uu_ring *r)
 /*
  * A task's exit (the kernel's io_uring_cancel_generic from do_exit): the
  * cancelable commands it submitted, on every ring of the process.  A
- * thread that preps a URING_CMD gets a key whose destructor runs when
- * it exits; the commands an SQ thread submitted are its own, as the
- * kernel's requests on an SQPOLL ring belong to the SQ task.
+ * thread that preps a URING_CMD notes this as its exit work (core/tctx.c);
+ * the commands an SQ thread submitted are its own, as the kernel's
+ * requests on an SQPOLL ring belong to the SQ task.
  */
-static pthread_key_t task_key;
-static pthread_once_t task_key_once = PTHREAD_ONCE_INIT;
-static __thread bool task_noted;
-static __thread pid_t exiting_tid;
-
-static void cancel_exiting_task(struct uu_ring *r)
+static void cancel_exiting_task(struct uu_ring *r, void *tid)
 {
-	cancel_pass(r, exiting_tid);
+	cancel_pass(r, *(pid_t *)tid);
 }
 
-static void task_exit(void *arg)
+void uu_uring_cmd_task_exit(void)
 {
-	(void)arg;
-	exiting_tid = uu_gettid();
-	uu_registry_for_each(cancel_exiting_task);
-}
+	pid_t tid = uu_gettid();
 
-static void task_key_init(void)
-{
-	pthread_key_create(&task_key, task_exit);
+	uu_registry_for_each_arg(cancel_exiting_task, &tid);
 }
 
 static void task_note(void)
 {
-	if (likely(task_noted))
+	if (likely(uu_tctx.exit_work & UU_TCTX_EXIT_CMD))
 		return;
-	task_noted = true;
-	pthread_once(&task_key_once, task_key_init);
-	pthread_setspecific(task_key, (void *)1);
+	uu_tctx_note_exit(UU_TCTX_EXIT_CMD);
 }
 
 /* ---- sockets: the kernel's io_uring_cmd_sock ---- */
@@ -489,7 +482,7 @@ static int sock_issue(struct uu_req *req, unsigned int issue_flags)
 	}
 }
 
-/* a uuring ring fd is a socket too (ring/ring.c), but an io_uring
+/* a uuring ring fd is a socket too (core/ring.c), but an io_uring
  * instance has no ->uring_cmd */
 static bool sock_match(int fd, const struct stat *st)
 {

@@ -27,8 +27,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/types.h"
+#include "exec/iowq.h"
 #include "ops/ops.h"
+#include "ops/waitid.h"
 #include "util/cpsys.h"
 #include "util/fdutil.h"
 #include "util/usercopy.h"

@@ -15,8 +15,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/types.h"
 #include "ops/ops.h"
+#include "ops/opstate.h"
+#include "ops/xattr.h"
 #include "util/usercopy.h"
 
 #define UU_XATTR_SIZE_MAX 65536

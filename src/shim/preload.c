@@ -634,13 +634,13 @@ EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
  */
 static inline void sync_all(void)
 {
-	if (uuring_mode() && !uu_engine_thread)
+	if (uuring_mode() && !uu_tctx.engine_thread)
 		uu_registry_sync_readiness();
 }
 
 static void sync_pollfds(const struct pollfd *fds, nfds_t n)
 {
-	if (!uuring_mode() || uu_engine_thread)
+	if (!uuring_mode() || uu_tctx.engine_thread)
 		return;
 	for (nfds_t i = 0; i < n; i++)
 		if (fds[i].fd >= 0 && (fds[i].events & POLLIN) &&
@@ -651,7 +651,7 @@ static void sync_pollfds(const struct pollfd *fds, nfds_t n)
 /*
  * A ring fd added to an epoll set edge-triggered: the kernel gives such a
  * watcher an edge per CQ commit (it wakes the ring's poll waiters on
- * every post), which uuring then does too (ring/ring.c edge_again).
+ * every post), which uuring then does too (core/ring.c edge_again).
  */
 EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {

@@ -20,45 +20,50 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/config.h"
+#include "core/cq.h"
+#include "core/lockstat.h"
 #include "core/memregion.h"
+#include "core/registry.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/wait.h"
+#include "core/xproc.h"
+#include "exec/poller.h"
 #include "util/fdutil.h"
 #include "util/forkhook.h"
 #include "util/usercopy.h"
 
 #define KERNEL_SIGSET_SIZE 8 /* _NSIG / 8 on x86-64 */
 
-static __thread int wait_efd = -1;
-static __thread ino_t wait_efd_ino;
-static pthread_key_t efd_key;
-static pthread_once_t efd_once = PTHREAD_ONCE_INIT;
-
-static void efd_destroy(void *arg)
+/* the thread's wake eventfd is still the one it made (T4) */
+static bool efd_ours(void)
 {
-	(void)arg;
-	if (wait_efd >= 0 && uu_fd_ino(wait_efd) == wait_efd_ino)
-		close(wait_efd);
-	wait_efd = -1;
+	return uu_tctx.wait_efd >= 0 &&
+	       uu_fd_ino(uu_tctx.wait_efd) == uu_tctx.wait_efd_ino;
 }
 
-static void efd_key_init(void)
+/* the thread's exit (core/tctx.c) */
+void uu_wait_thread_exit(void)
 {
-	pthread_key_create(&efd_key, efd_destroy);
+	if (efd_ours())
+		close(uu_tctx.wait_efd);
+	uu_tctx.wait_efd = -1;
 }
 
 /* This thread's wake eventfd, re-created if the app closed it (T4). */
 static int thread_efd(void)
 {
-	if (wait_efd >= 0 && uu_fd_ino(wait_efd) == wait_efd_ino)
-		return wait_efd;
-	pthread_once(&efd_once, efd_key_init);
-	wait_efd = uu_engine_eventfd(EFD_CLOEXEC | EFD_NONBLOCK);
-	if (wait_efd < 0)
+	if (efd_ours())
+		return uu_tctx.wait_efd;
+	uu_tctx.wait_efd = uu_engine_eventfd(EFD_CLOEXEC | EFD_NONBLOCK);
+	if (uu_tctx.wait_efd < 0)
 		return -errno;
-	wait_efd = uu_fd_to_reserved(wait_efd);
-	wait_efd_ino = uu_fd_ino(wait_efd);
-	pthread_setspecific(efd_key, (void *)1);
-	return wait_efd;
+	uu_tctx.wait_efd = uu_fd_to_reserved(uu_tctx.wait_efd);
+	uu_tctx.wait_efd_ino = uu_fd_ino(uu_tctx.wait_efd);
+	uu_tctx_note_exit(UU_TCTX_EXIT_WAIT);
+	return uu_tctx.wait_efd;
 }
 
 /*
@@ -68,9 +73,9 @@ static int thread_efd(void)
  */
 void uu_wait_atfork_child(void)
 {
-	if (wait_efd >= 0 && uu_fd_ino(wait_efd) == wait_efd_ino)
-		close(wait_efd);
-	wait_efd = -1;
+	if (efd_ours())
+		close(uu_tctx.wait_efd);
+	uu_tctx.wait_efd = -1;
 }
 
 UU_FORK_HOOK(wait_fork_hook, UU_FORK_RANK_WAIT, NULL, NULL,
@@ -125,7 +130,7 @@ void uu_wake_waiters(struct uu_ring *r)
 }
 
 /* Every waiter of this process, satisfied or not: they look again (a
- * ring becoming shared across processes, ring/xproc.c). */
+ * ring becoming shared across processes, xproc/xproc.c). */
 void uu_wake_all_waiters(struct uu_ring *r)
 {
 	struct uu_waiter *w;
@@ -143,16 +148,14 @@ void uu_wake_all_waiters(struct uu_ring *r)
 #define NS_PER_SEC 1000000000LL
 #define KTIME_MAX INT64_MAX
 /* while a ring is shared across processes, a sleeping waiter looks at
- * the CQ at least this often (ring/xproc.c) */
+ * the CQ at least this often (xproc/xproc.c) */
 #define XPROC_RECHECK_NS (1000 * 1000)
-
-static __thread clockid_t wait_clock = CLOCK_MONOTONIC;
 
 static int64_t mono_now(void)
 {
 	struct timespec t;
 
-	clock_gettime(wait_clock, &t);
+	clock_gettime(uu_tctx.wait_clock, &t);
 	return (int64_t)t.tv_sec * NS_PER_SEC + t.tv_nsec;
 }
 
@@ -283,19 +286,17 @@ static int load_sigmask(const struct wait_args *a, sigset_t *mask)
  * ring's list (a poster may still write its eventfd: harmless), and the
  * thread's next wait finds it — registered by a frame deeper than its own,
  * which no longer exists — and unregisters it first.  A handler that waits
- * itself, inside the interrupted wait, takes the next slot.
+ * itself, inside the interrupted wait, takes the next slot.  The slots
+ * are uu_tctx.wait_slots (core/tctx.h).
  */
-#define WAIT_SLOTS 8
-static __thread struct uu_waiter wait_slots[WAIT_SLOTS];
-
 static void waiter_del(struct uu_ring *r, struct uu_waiter *w);
 
 static struct uu_waiter *waiter_slot(void *frame)
 {
 	struct uu_waiter *free_slot = NULL;
 
-	for (int i = 0; i < WAIT_SLOTS; i++) {
-		struct uu_waiter *w = &wait_slots[i];
+	for (int i = 0; i < UU_WAIT_SLOTS; i++) {
+		struct uu_waiter *w = &uu_tctx.wait_slots[i];
 
 		/* the stack grows down: a registration made by a frame
 		 * below ours was abandoned (siglongjmp) */
@@ -425,7 +426,7 @@ static int wait_init_timers(struct cq_wait *cw, unsigned int flags)
 	int64_t start;
 
 	/* IORING_REGISTER_CLOCK: timeouts (and ABS_TIMER) on that clock */
-	wait_clock = cw->r->clockid;
+	uu_tctx.wait_clock = cw->r->clockid;
 	start = mono_now();
 	cw->deadline = KTIME_MAX;
 	cw->min_deadline = KTIME_MAX;
@@ -452,7 +453,7 @@ static int wait_check(struct cq_wait *cw, bool first)
 	uint32_t tail;
 
 	/*
-	 * A ring a forked child may use (ring/xproc.c): also watch the
+	 * A ring a forked child may use (xproc/xproc.c): also watch the
 	 * eventfd its other processes' posts write, counted in
 	 * xs->xsleepers before the CQ check below (the fence of the
 	 * Dekker pair with uu_cq_commit_locked).
@@ -469,7 +470,7 @@ static int wait_check(struct cq_wait *cw, bool first)
 	}
 	cw->xshared = cw->pfd[1].fd >= 0 && uu_ring_xshared(r);
 	/* a process of the ring that is gone without posting its
-	 * CQEs: they are posted now (ring/xlife.c) */
+	 * CQEs: they are posted now (xproc/xlife.c) */
 	if (cw->xshared)
 		uu_xlife_check();
 
@@ -527,7 +528,7 @@ static int wait_sleep(struct cq_wait *cw)
 	if (cw->xshared &&
 	    (!tmo || tmo->tv_sec || tmo->tv_nsec > XPROC_RECHECK_NS)) {
 		/* a wakeup taken by another process's waiter is
-		 * made up for by looking again (ring/xproc.c) */
+		 * made up for by looking again (xproc/xproc.c) */
 		buf.tv_sec = 0;
 		buf.tv_nsec = XPROC_RECHECK_NS;
 		tmo = &buf;

@@ -21,7 +21,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/config.h"
+#include "core/cq.h"
+#include "core/registry.h"
+#include "core/ring.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "util/fault.h"
 #include "util/fdutil.h"
 #include "util/forkhook.h"
 #include "util/rawsys.h"
@@ -48,12 +54,11 @@ static struct uu_ring *free_rings[64];
 static int nr_free_rings;
 
 atomic_uint uu_fork_generation;
-__thread pid_t uu_tid_cache;
 
 pid_t uu_gettid_slow(void)
 {
-	uu_tid_cache = (pid_t)syscall(SYS_gettid);
-	return uu_tid_cache;
+	uu_tctx.tid = (pid_t)syscall(SYS_gettid);
+	return uu_tctx.tid;
 }
 
 /*
@@ -79,15 +84,13 @@ struct thread_start {
 	_Atomic uint32_t ready; /* futex word: 1 once the thread is up */
 };
 
-static __thread struct thread_start *thread_starting;
-
 void uu_thread_ready(void)
 {
-	struct thread_start *s = thread_starting;
+	struct thread_start *s = uu_tctx.thread_start;
 
 	if (!s)
 		return;
-	thread_starting = NULL;
+	uu_tctx.thread_start = NULL;
 	/* release, paired with the starter's acquire: our start-up is
 	 * over when it goes on.  s is on the starter's stack, gone once it
 	 * sees 1: the wake may then hit a reused word, a spurious wake
@@ -103,7 +106,7 @@ static void *thread_trampoline(void *p)
 	void *arg = s->arg;
 	void *ret;
 
-	thread_starting = s;
+	uu_tctx.thread_start = s;
 	ret = fn(arg);
 	uu_thread_ready(); /* a thread that ended before its loop */
 	return ret;
@@ -153,9 +156,9 @@ static void registry_atfork_parent(void)
 static void registry_atfork_child(void)
 {
 	/* every ring is now the parent's, until this process's first use
-	 * of it adopts it (ring/xproc.c) */
+	 * of it adopts it (xproc/xproc.c) */
 	atomic_fetch_add(&uu_fork_generation, 1);
-	uu_tid_cache = 0;
+	uu_tctx.tid = 0;
 	pthread_mutex_unlock(&live_lock);
 }
 
@@ -340,7 +343,8 @@ struct uu_ring *uu_ring_get(int fd, int *err)
 }
 
 /* fn on each live ring, outside the registry's lock (with a reference) */
-void uu_registry_for_each(void (*fn)(struct uu_ring *ring))
+void uu_registry_for_each_arg(void (*fn)(struct uu_ring *ring, void *arg),
+			      void *arg)
 {
 	struct uu_ring **v = NULL;
 	struct live_node *n;
@@ -362,10 +366,26 @@ void uu_registry_for_each(void (*fn)(struct uu_ring *ring))
 	}
 	pthread_mutex_unlock(&live_lock);
 	for (int i = 0; i < nr; i++) {
-		fn(v[i]);
+		fn(v[i], arg);
 		uu_ring_put(v[i]);
 	}
 	free(v);
+}
+
+struct each_plain {
+	void (*fn)(struct uu_ring *ring);
+};
+
+static void each_plain(struct uu_ring *ring, void *arg)
+{
+	((struct each_plain *)arg)->fn(ring);
+}
+
+void uu_registry_for_each(void (*fn)(struct uu_ring *ring))
+{
+	struct each_plain p = { fn };
+
+	uu_registry_for_each_arg(each_plain, &p);
 }
 
 /* The ring has no fd left anywhere: unlink it and drop the registry ref. */

@@ -51,8 +51,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/cancel.h"
+#include "core/cq.h"
 #include "core/cq_post.h"
-#include "core/internal.h"
+#include "core/registry.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/xproc.h"
+#include "exec/timer.h"
 #include "util/fdutil.h"
 #include "util/rawsys.h"
 
@@ -332,7 +338,7 @@ static bool adopt_timeout(struct uu_ring *r, struct uu_xjournal *j,
 	return ok;
 }
 
-/* A ring's last fd closed (ring/registry.c, live_lock held, so not
+/* A ring's last fd closed (core/registry.c, live_lock held, so not
  * exp_lock: the fork handlers take exp_lock before live_lock): the
  * service thread drops the TIMEOUTs it took over there, and their
  * references */
@@ -501,13 +507,17 @@ static int64_t fire_due(void)
 	return next;
 }
 
-static __thread pid_t orphan_pid;
-static __thread bool orphan_graceful;
+struct orphans_of {
+	pid_t pid;
+	bool graceful;
+};
 
-static void post_orphans_each(struct uu_ring *r)
+static void post_orphans_each(struct uu_ring *r, void *arg)
 {
+	struct orphans_of *o = arg;
+
 	if (!uu_ring_foreign(r))
-		post_orphans(r, orphan_pid, orphan_graceful);
+		post_orphans(r, o->pid, o->graceful);
 }
 
 /* ---- lifelines ---- */
@@ -620,7 +630,7 @@ void uu_xlife_atfork_child(void)
 }
 
 /*
- * The child's first use of a ring it inherited (ring/xproc.c): from now
+ * The child's first use of a ring it inherited (xproc/xproc.c): from now
  * on its parent forwards cancels of that ring here, and it listens.
  */
 void uu_xlife_adopted(struct uu_ring *r)
@@ -642,24 +652,28 @@ void uu_xlife_adopted(struct uu_ring *r)
 static int build_pollset(struct pollfd *pfd);
 static void service_pass(struct pollfd *pfd, int n);
 
-static __thread const struct xmsg *cancel_ask;
-static __thread int cancel_res;
-static __thread bool cancel_found_ring;
+struct cancel_walk {
+	const struct xmsg *ask;
+	int res;
+	bool found_ring;
+};
 
-static void cancel_on_ring(struct uu_ring *r)
+static void cancel_on_ring(struct uu_ring *r, void *arg)
 {
-	if (uu_ring_foreign(r) || cancel_found_ring ||
-	    (uint64_t)(uintptr_t)r->xs != cancel_ask->xs)
+	struct cancel_walk *c = arg;
+
+	if (uu_ring_foreign(r) || c->found_ring ||
+	    (uint64_t)(uintptr_t)r->xs != c->ask->xs)
 		return;
-	cancel_found_ring = true;
-	cancel_res = uu_cancel(r, &cancel_ask->m);
+	c->found_ring = true;
+	c->res = uu_cancel(r, &c->ask->m);
 	/* a REGISTER_SYNC_CANCEL returns once what it found has completed
 	 * (register.c sync_cancel): here too, before the answer, so that
 	 * the asker finds the CQEs posted when its call returns */
-	if (cancel_ask->m.from_app &&
-	    (cancel_ask->all ? cancel_res > 0 : cancel_res != -ENOENT)) {
+	if (c->ask->m.from_app &&
+	    (c->ask->all ? c->res > 0 : c->res != -ENOENT)) {
 		for (int ms = 0; ms < SYNC_CANCEL_WAIT_MS &&
-				 uu_cancel_still_parked(r, &cancel_ask->m);
+				 uu_cancel_still_parked(r, &c->ask->m);
 		     ms++)
 			usleep(1000);
 	}
@@ -670,11 +684,10 @@ static void answer_cancel(int fd, const struct xmsg *ask)
 {
 	struct xmsg rep = { .type = XM_REPLY, .seq = ask->seq };
 
-	cancel_ask = ask;
-	cancel_res = ask->all ? 0 : -ENOENT;
-	cancel_found_ring = false;
-	uu_registry_for_each(cancel_on_ring);
-	rep.val = cancel_res;
+	struct cancel_walk c = { .ask = ask, .res = ask->all ? 0 : -ENOENT };
+
+	uu_registry_for_each_arg(cancel_on_ring, &c);
+	rep.val = c.res;
 	if (!send_msg(fd, &rep)) {
 		/* the asker is gone */
 	}
@@ -879,9 +892,9 @@ static void service_pass(struct pollfd *pfd, int n)
 	for (int i = 0; i < nr_asks; i++)
 		answer_cancel(asks_fd[i], &asks[i]);
 	for (int i = 0; i < nr_dead; i++) {
-		orphan_pid = dead[i];
-		orphan_graceful = graceful[i];
-		uu_registry_for_each(post_orphans_each);
+		struct orphans_of o = { dead[i], graceful[i] };
+
+		uu_registry_for_each_arg(post_orphans_each, &o);
 	}
 }
 
@@ -902,7 +915,7 @@ static void *svc_main(void *arg)
 	struct pollfd pfd[MAX_LIFELINES + 1];
 
 	(void)arg;
-	uu_engine_thread = true;
+	uu_tctx.engine_thread = true;
 	pthread_setname_np(pthread_self(), "uuring-xproc");
 	uu_thread_ready();
 	for (;;) {
@@ -969,7 +982,7 @@ void uu_xlife_check(void)
 }
 
 /*
- * The exit handler (ring/xproc.c), after this process cancelled its
+ * The exit handler (xproc/xproc.c), after this process cancelled its
  * requests and posted their CQEs: what it leaves in the journal are
  * TIMEOUTs the kernel would leave armed; tell the peers.
  */

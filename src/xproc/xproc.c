@@ -11,7 +11,7 @@
  *    uu_xshared): the SQ and CQ locks (PTHREAD_PROCESS_SHARED mutexes),
  *    the SINGLE_ISSUER owner, and the cross-process wakeup state.  Each
  *    engine's cached SQ head and CQ tail are re-read from the ring under
- *    those locks (core/submit.c, ring/cq.c), so SQEs are consumed once and
+ *    those locks (core/submit.c, core/cq.c), so SQEs are consumed once and
  *    CQEs never overwrite each other.
  *  - Everything else is the engine's own: at its first use of an
  *    inherited ring (uu_ring_adopt) the child forgets its copy of the
@@ -20,7 +20,7 @@
  *    runs its own requests with its own fds and threads, as the kernel runs
  *    a task's requests with that task's files.  A cancel that finds
  *    nothing in its process is forwarded to the other processes of the
- *    ring (ring/xlife.c).
+ *    ring (xproc/xlife.c).
  *  - Waiting: a waiter of one process is woken by posts of the other
  *    through an eventfd made at the first fork (xwake_fd, inherited by the
  *    child): a poster that sees a cross-process sleeper (xs->xsleepers)
@@ -35,7 +35,7 @@
  *    at exit (atexit; TIMEOUTs too at exec under `uuring run`) and waits
  *    for their CQEs, as the kernel cancels a task's requests when it exits
  *    or execs, so the other process sees them.  One that ends otherwise
- *    has its requests posted by the others (ring/xlife.c).
+ *    has its requests posted by the others (xproc/xlife.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -46,9 +46,20 @@
 #include <unistd.h>
 
 #include "core/buffers.h"
-#include "core/internal.h"
+#include "core/cancel.h"
+#include "core/cq.h"
+#include "core/registry.h"
+#include "core/ring.h"
+#include "core/task_work.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/wait.h"
+#include "core/xproc.h"
+#include "ops/kbuf.h"
+#include "ops/timeout.h"
 #include "util/fdutil.h"
 #include "util/forkhook.h"
+#include "util/mpscq.h"
 #include "util/rawsys.h"
 
 /* serialises adoptions in this process (two threads of the child using
@@ -122,7 +133,7 @@ void uu_xproc_wake(struct uu_ring *r)
  * task's TIMEOUTs (io_kill_timeouts); at exit it does not: they stay
  * armed in the ring, and expire there later.  Here they die with the
  * process's timer thread, and a process that still uses the ring fires
- * them from the journal (ring/xlife.c): the exit waits for everything
+ * them from the journal (xproc/xlife.c): the exit waits for everything
  * but them.
  */
 static void end_ring(struct uu_ring *r, bool all)

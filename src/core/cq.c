@@ -8,12 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/cq.h"
+#include "core/ring.h"
+#include "core/rsrc.h"
+#include "core/types.h"
+#include "core/wait.h"
+#include "core/xproc.h"
+#include "ops/timeout.h"
+#include "ring/mem.h"
+#include "util/fault.h"
 
 static inline struct io_uring_cqe *cqe_at(struct uu_ring *r, uint32_t idx)
 {
-	return (struct io_uring_cqe *)(r->cqes +
-				       ((size_t)(idx & r->cq_mask) << r->cqe_shift));
+	return uu_ring_cqe_at(r->cqes, r->cq_mask, r->cqe_shift, idx);
 }
 
 /* Slots a CQE needs: 1; on a CQE_MIXED ring a 32-byte CQE takes 2, plus a
@@ -100,7 +107,7 @@ static void overflow_append(struct uu_ring *r, uint64_t user_data,
 /*
  * Before each post (what matters is the first of a hold of
  * completion_lock): another process using the ring (a forked child,
- * ring/xproc.c) may have moved cq tail since this engine's last commit.
+ * xproc/xproc.c) may have moved cq tail since this engine's last commit.
  * Every holder commits before it unlocks, so under the lock cq tail is
  * exact and our cached tail is either equal (no one else posted), behind
  * (someone did: take theirs), or ahead (our own posts of this hold, not

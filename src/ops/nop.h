@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NOP (ops/nop.c).
+ */
+#ifndef UURING_OPS_NOP_H
+#define UURING_OPS_NOP_H
+
+#include "core/types.h"
+
+int uu_nop_prep(struct uu_req *req);
+int uu_nop_issue(struct uu_req *req, unsigned int issue_flags);
+
+#endif /* UURING_OPS_NOP_H */

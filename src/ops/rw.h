@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * READ, WRITE, READV, WRITEV, READ_MULTISHOT (ops/rw.c), their IOPOLL
+ * path (ops/rw_iopoll.c) and the registered-buffer variants (ops/rwfixed.c).
+ */
+#ifndef UURING_OPS_RW_H
+#define UURING_OPS_RW_H
+
+#include "core/types.h"
+
+int uu_rw_prep(struct uu_req *req);
+int uu_rwv_prep(struct uu_req *req);
+int uu_read_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_read_mshot_prep(struct uu_req *req);
+int uu_read_mshot_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_write_issue(struct uu_req *req, unsigned int issue_flags);
+void uu_rw_cleanup(struct uu_req *req);
+void uu_rw_forget_fd(int fd); /* an fd number was closed */
+int uu_rw_iopoll_issue(struct uu_req *req, bool is_write,
+		       unsigned int issue_flags); /* ops/rw_iopoll.c */
+
+/* ---- registered-buffer opcodes (ops/rwfixed.c) ---- */
+int uu_rw_fixed_prep(struct uu_req *req);
+int uu_rwv_fixed_prep(struct uu_req *req);
+int uu_read_fixed_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_write_fixed_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_readv_fixed_issue(struct uu_req *req, unsigned int issue_flags);
+int uu_writev_fixed_issue(struct uu_req *req, unsigned int issue_flags);
+void uu_rw_fixed_cleanup(struct uu_req *req);
+
+#endif /* UURING_OPS_RW_H */

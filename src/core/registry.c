@@ -14,6 +14,7 @@
 #include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +82,9 @@ pid_t uu_gettid_slow(void)
 struct thread_start {
 	void *(*fn)(void *);
 	void *arg;
-	_Atomic uint32_t ready; /* futex word: 1 once the thread is up */
+	/* futex word: 1 once the thread is up, 2 once its FUTEX_WAKE of this
+	 * word has returned */
+	_Atomic uint32_t ready;
 };
 
 void uu_thread_ready(void)
@@ -92,11 +95,17 @@ void uu_thread_ready(void)
 		return;
 	uu_tctx.thread_start = NULL;
 	/* release, paired with the starter's acquire: our start-up is
-	 * over when it goes on.  s is on the starter's stack, gone once it
-	 * sees 1: the wake may then hit a reused word, a spurious wake
-	 * that futex users tolerate */
+	 * over when it goes on */
 	atomic_store_explicit(&s->ready, 1, memory_order_release);
 	syscall(SYS_futex, &s->ready, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	/* s is on the starter's stack, gone once it sees 2.  Not before: a
+	 * FUTEX_WAKE still in flight once the word is reused could wake
+	 * whoever then waits there (an application futex, which an
+	 * io_uring FUTEX_WAIT's waiter would take as its wake), and the
+	 * starter, if it saw 1 without sleeping, could take the wake-up
+	 * the call has yet to deliver in its next sleep.  Release: pairs
+	 * with the starter's acquire; the last access to s. */
+	atomic_store_explicit(&s->ready, 2, memory_order_release);
 }
 
 static void *thread_trampoline(void *p)
@@ -133,6 +142,10 @@ int uu_thread_start(void *(*fn)(void *), void *arg)
 	while (!atomic_load_explicit(&s.ready, memory_order_acquire))
 		syscall(SYS_futex, &s.ready, FUTEX_WAIT_PRIVATE, 0, NULL, NULL,
 			0);
+	/* the thread's FUTEX_WAKE returns at once: spin, a futex wait
+	 * here could take that very wake-up (uu_thread_ready) */
+	while (atomic_load_explicit(&s.ready, memory_order_acquire) != 2)
+		sched_yield();
 	return 0;
 }
 

@@ -282,8 +282,8 @@ static void *direct_main(void *arg)
  * Waiter threads are started as spares: a spare is a thread that has
  * never waited on an application futex, asleep on a word of its own until
  * it is given a job (waiter_spawn wakes it with FUTEX_WAKE, whose wake-up
- * is delivered before that call returns, so none is left pending for the
- * job's wait).  A job's thread that ends starts one replacement spare
+ * is delivered before that call returns; the spare starts the job only
+ * after that, so none is left pending for the job's wait).  A job's thread that ends starts one replacement spare
  * (spares_refill), so the thread creation is off the issue's path; the
  * thread itself then exits (never reused, see above).  Spare records are
  * recycled, never freed: a late FUTEX_WAKE on one can only reach another
@@ -293,6 +293,7 @@ static void *direct_main(void *arg)
 
 struct spare {
 	_Atomic uint32_t go;    /* 1 once it has a job (a futex word) */
+	_Atomic uint32_t handed; /* 1 once the FUTEX_WAKE of go returned */
 	void *(*fn)(void *);
 	void *arg;
 	struct spare *next;     /* spares or free records */
@@ -329,9 +330,24 @@ static void *spare_main(void *arg)
 	/* acquire: pairs with the release in waiter_spawn */
 	while (!atomic_load_explicit(&sp->go, memory_order_acquire))
 		sys_futex(&sp->go, FUTEX_WAIT_PRIVATE, 0, 0, NULL, 0);
+	/*
+	 * The spawner's FUTEX_WAKE may not have delivered its wake-up yet:
+	 * the kernel unqueues a waiter under the bucket lock and wakes the
+	 * task only after dropping it, and a waiter that was unqueued
+	 * before it slept returns without sleeping.  Taken into the job's
+	 * wait, that wake-up is a spurious one, and the kernel's retry
+	 * takes the thread off the application's futex for a moment: a
+	 * FUTEX_WAKE then finds nobody (test_diff_futex futex_wait, about
+	 * once in 1000 runs beside two CPU hogs).  So wait, spinning (a
+	 * futex wait could take that very wake-up), until the call has
+	 * returned.  Acquire: pairs with the release in waiter_spawn.
+	 */
+	while (!atomic_load_explicit(&sp->handed, memory_order_acquire))
+		sched_yield();
 	fn = sp->fn;
 	fn_arg = sp->arg;
 	atomic_store_explicit(&sp->go, 0, memory_order_relaxed);
+	atomic_store_explicit(&sp->handed, 0, memory_order_relaxed);
 	pthread_mutex_lock(&spares_lock);
 	sp->next = spare_records;
 	spare_records = sp;
@@ -389,8 +405,10 @@ static int waiter_start(void *(*fn)(void *), void *arg)
 	sp->fn = fn;
 	sp->arg = arg;
 	atomic_store_explicit(&sp->go, 1, memory_order_relaxed);
+	atomic_store_explicit(&sp->handed, 1, memory_order_relaxed);
 	if (uu_thread_start(spare_main, sp)) {
 		atomic_store_explicit(&sp->go, 0, memory_order_relaxed);
+		atomic_store_explicit(&sp->handed, 0, memory_order_relaxed);
 		pthread_mutex_lock(&spares_lock);
 		sp->next = spare_records;
 		spare_records = sp;
@@ -420,6 +438,9 @@ static int waiter_spawn(void *(*fn)(void *), void *arg)
 	/* release: fn and arg before go (acquire in spare_main) */
 	atomic_store_explicit(&sp->go, 1, memory_order_release);
 	sys_futex(&sp->go, FUTEX_WAKE_PRIVATE, 1, 0, NULL, 0);
+	/* release: pairs with spare_main's acquire; the spare may recycle
+	 * sp from here on, so this is the last access */
+	atomic_store_explicit(&sp->handed, 1, memory_order_release);
 	return 0;
 }
 

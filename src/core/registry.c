@@ -28,6 +28,7 @@
 #include "core/ring.h"
 #include "core/tctx.h"
 #include "core/types.h"
+#include "ring/mem.h"
 #include "util/fault.h"
 #include "util/fdutil.h"
 #include "util/forkhook.h"
@@ -551,15 +552,8 @@ __attribute__((destructor)) static void registry_fini(void)
 /* Is addr the start of a live ring's engine mapping?  (TSan builds) */
 bool uu_registry_is_engine_mapping(const void *addr)
 {
-	struct live_node *n;
-	bool found = false;
-
-	pthread_mutex_lock(&live_lock);
-	for (n = live_list; n && !found; n = n->next)
-		found = !n->ring->user_mem &&
-			(n->ring->rings_mem == addr || n->ring->sqes_mem == addr);
-	pthread_mutex_unlock(&live_lock);
-	return found;
+	/* a live ring's or one retired by a resize (ring/mem.c) */
+	return uu_ring_mem_is_engine_map(addr);
 }
 
 /*

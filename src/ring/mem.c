@@ -92,6 +92,50 @@ static void fill_offsets(struct io_uring_params *p, size_t array_off)
 	}
 }
 
+/*
+ * The addresses of the engine's ring mappings, live or retired by a
+ * resize (lock-free: a fork may come at any time).  Under ThreadSanitizer
+ * the application is handed these mappings themselves, not aliases
+ * (api.c map_region), so its munmap must leave them alone, retired ones
+ * too: a resize to an earlier size takes a retired memory back.
+ */
+#define ENGINE_MAPS 1024
+static _Atomic(void *) engine_maps[ENGINE_MAPS];
+
+static void engine_map_note(void *addr)
+{
+	for (unsigned int i = 0; i < ENGINE_MAPS; i++) {
+		void *empty = NULL;
+
+		if (atomic_compare_exchange_strong_explicit(
+			    &engine_maps[i], &empty, addr,
+			    memory_order_relaxed, memory_order_relaxed))
+			return;
+	}
+	/* full: such a mapping is not recognised (munmap goes through) */
+}
+
+static void engine_map_forget(void *addr)
+{
+	for (unsigned int i = 0; i < ENGINE_MAPS; i++) {
+		void *want = addr;
+
+		if (atomic_compare_exchange_strong_explicit(
+			    &engine_maps[i], &want, NULL,
+			    memory_order_relaxed, memory_order_relaxed))
+			return;
+	}
+}
+
+bool uu_ring_mem_is_engine_map(const void *addr)
+{
+	for (unsigned int i = 0; i < ENGINE_MAPS; i++)
+		if (atomic_load_explicit(&engine_maps[i],
+					 memory_order_relaxed) == addr)
+			return true;
+	return false;
+}
+
 static void *map_shared(size_t len)
 {
 	void *p;
@@ -100,7 +144,10 @@ static void *map_shared(size_t len)
 		return NULL;
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED)
+		return NULL;
+	engine_map_note(p);
+	return p;
 }
 
 /*
@@ -224,9 +271,13 @@ void uu_ring_mem_reset(struct uu_ring_mem *m, unsigned int setup_flags,
 
 void uu_ring_mem_free(struct uu_ring_mem *m)
 {
-	if (m->rings && m->rings_owned)
+	if (m->rings && m->rings_owned) {
+		engine_map_forget(m->rings);
 		munmap(m->rings, m->rings_size);
-	if (m->sqes && m->sqes_owned)
+	}
+	if (m->sqes && m->sqes_owned) {
+		engine_map_forget(m->sqes);
 		munmap(m->sqes, m->sqes_size);
+	}
 	m->rings = m->sqes = NULL;
 }

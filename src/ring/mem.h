@@ -41,6 +41,8 @@ int uu_ring_mem_create(struct uu_ring_mem *m, unsigned int setup_flags,
 void uu_ring_mem_reset(struct uu_ring_mem *m, unsigned int setup_flags,
 		       struct io_uring_params *p);
 void uu_ring_mem_free(struct uu_ring_mem *m);
+/* addr is the start of a ring mapping the engine made (live or retired) */
+bool uu_ring_mem_is_engine_map(const void *addr);
 /* the shared words of m, for a ring set up with setup_flags */
 void uu_ring_mem_words(const struct uu_ring_mem *m, unsigned int setup_flags,
 		       struct uu_ring_words *w);

@@ -44,6 +44,13 @@ for t in "$BUILD"/tests/test_*; do
 				run_one "test_run_conformance@$v" env LIBURING_VERSION="$v" "$t"
 		done
 		continue;;
+	test_fault_sites)
+		# ~110 child runs that each start a ring's threads: 11 s in
+		# the plain build, 51 s under ASan, past 120 s under TSan at
+		# a load average of 10
+		RUN_LIMIT=${UURING_FAULT_SITES_TIMEOUT:-480} \
+			run_one test_fault_sites "$t"
+		continue;;
 	esac
 	run_one "$(basename "$t")" "$t"
 done

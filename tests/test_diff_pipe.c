@@ -858,6 +858,15 @@ static long body_many(struct dctx *c, void *arg)
 	}
 	dsubmit(c, &r, "48 reads on 48 pipes");
 	dnone(c, &r, 30, "48 reads");
+	/* the ASYNC half parks only once an io-wq worker has tried it: wait
+	 * for that (10 s at most), not for a time; a read that runs after
+	 * the writes would complete without parking (seen under TSan) */
+	for (int ms = 0; !c->is_kernel && ms < 10000; ms++) {
+		s1 = dstats(c, &r);
+		if (s1.route_poll - s0.route_poll >= N)
+			break;
+		usleep(1000);
+	}
 	for (i = N - 1; i >= 0; i--)
 		twrite(p[i][1], &i, sizeof(i));
 	dreapq(c, &r, q, N, false, "48 reads");

@@ -72,6 +72,9 @@ extern struct uu_shim uu_shim;
 /* ublkfiles.c: the ublk driver's files are ours in this process
  * (docs/ublk.md, "What servers look for before they start") */
 bool uu_shim_ublk_ours(void);
+/* the next definition of name (libc's), looked up once into *slot, for
+ * the ublk files' interposers (ublkfiles.c, ublksys.c) */
+void *uu_shim_real_next(void **slot, const char *name);
 
 /* preload.c */
 void uu_shim_init(void);

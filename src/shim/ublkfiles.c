@@ -87,8 +87,8 @@ static mode_t open_mode(int flags, va_list ap)
 
 /* libc's function behind one of ours, looked up once (a racing first
  * call looks it up twice and stores the same pointer: relaxed is
- * enough, the pointer is all that is published) */
-static void *real_fn(void **slot, const char *name)
+ * enough, the pointer is all that is published); shim/shim.h */
+void *uu_shim_real_next(void **slot, const char *name)
 {
 	void *p = __atomic_load_n(slot, __ATOMIC_RELAXED);
 
@@ -106,7 +106,7 @@ static int open_common(void **slot, const char *name, const char *path,
 
 	if (ublk_path(path))
 		return ublk_open_errno(path, flags);
-	real = (open_fn)real_fn(slot, name);
+	real = (open_fn)uu_shim_real_next(slot, name);
 	return real(path, flags, mode);
 }
 
@@ -118,7 +118,7 @@ static int openat_common(void **slot, const char *name, int dirfd,
 	/* only absolute paths can name the driver's files */
 	if (ublk_path(path))
 		return ublk_open_errno(path, flags);
-	real = (openat_fn)real_fn(slot, name);
+	real = (openat_fn)uu_shim_real_next(slot, name);
 	return real(dirfd, path, flags, mode);
 }
 
@@ -226,7 +226,7 @@ EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
 {
 	if (ublk_path(path))
 		return ublk_fill_stat(path, st);
-	return ((fstatat_fn)real_fn(&real_fstatat, "fstatat"))(dirfd, path, st,
+	return ((fstatat_fn)uu_shim_real_next(&real_fstatat, "fstatat"))(dirfd, path, st,
 							       flags);
 }
 
@@ -262,7 +262,7 @@ EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask,
 	struct stat st;
 
 	if (!ublk_path(path))
-		return ((statx_fn)real_fn(&real_statx, "statx"))(dirfd, path,
+		return ((statx_fn)uu_shim_real_next(&real_statx, "statx"))(dirfd, path,
 								 flags, mask,
 								 sx);
 	if (ublk_fill_stat(path, &st))
@@ -285,7 +285,7 @@ EXPORT int faccessat(int dirfd, const char *path, int mode, int flags)
 	int ret;
 
 	if (!ublk_path(path))
-		return ((faccessat_fn)real_fn(&real_faccessat, "faccessat"))(
+		return ((faccessat_fn)uu_shim_real_next(&real_faccessat, "faccessat"))(
 			dirfd, path, mode, flags);
 	ret = ublk_node(path, &rdev);
 	if (ret)

@@ -45,19 +45,6 @@ typedef int (*closedir_fn)(DIR *);
 
 static void *real_opendir, *real_closedir;
 
-static void *real_fn(void **slot, const char *name)
-{
-	/* relaxed: the pointer is all that is published, and a racing
-	 * first call stores the same one */
-	void *p = __atomic_load_n(slot, __ATOMIC_RELAXED);
-
-	if (!p) {
-		p = dlsym(RTLD_NEXT, name);
-		__atomic_store_n(slot, p, __ATOMIC_RELAXED);
-	}
-	return p;
-}
-
 /* The open listings: their DIR and the tree to remove at closedir. */
 struct listing {
 	DIR *dir;
@@ -86,7 +73,7 @@ static bool sys_class_path(const char *path)
 /* the tree at root: ublkcN directories with their dev file, then root */
 static void tree_remove(const char *root)
 {
-	DIR *d = ((opendir_fn)real_fn(&real_opendir, "opendir"))(root);
+	DIR *d = ((opendir_fn)uu_shim_real_next(&real_opendir, "opendir"))(root);
 	char p[PATH_MAX];
 	struct dirent *e;
 
@@ -99,7 +86,7 @@ static void tree_remove(const char *root)
 			snprintf(p, sizeof(p), "%s/%s", root, e->d_name);
 			rmdir(p);
 		}
-		((closedir_fn)real_fn(&real_closedir, "closedir"))(d);
+		((closedir_fn)uu_shim_real_next(&real_closedir, "closedir"))(d);
 	}
 	rmdir(root);
 }
@@ -108,7 +95,7 @@ static void tree_remove(const char *root)
  * name's pid and the owner) */
 static void sweep_dead(void)
 {
-	DIR *d = ((opendir_fn)real_fn(&real_opendir, "opendir"))(TREE_DIR);
+	DIR *d = ((opendir_fn)uu_shim_real_next(&real_opendir, "opendir"))(TREE_DIR);
 	struct dirent *e;
 	struct stat st;
 	char p[PATH_MAX];
@@ -127,7 +114,7 @@ static void sweep_dead(void)
 		    st.st_uid == geteuid())
 			tree_remove(p);
 	}
-	((closedir_fn)real_fn(&real_closedir, "closedir"))(d);
+	((closedir_fn)uu_shim_real_next(&real_closedir, "closedir"))(d);
 }
 
 /* builds the listing's tree in l->path: 0 or -errno */
@@ -190,7 +177,7 @@ static DIR *sys_class_open(void)
 		errno = -ret;
 		return NULL;
 	}
-	l->dir = ((opendir_fn)real_fn(&real_opendir, "opendir"))(l->path);
+	l->dir = ((opendir_fn)uu_shim_real_next(&real_opendir, "opendir"))(l->path);
 	if (!l->dir) {
 		ret = errno;
 		tree_remove(l->path);
@@ -210,7 +197,7 @@ EXPORT DIR *opendir(const char *path)
 {
 	if (sys_class_path(path))
 		return sys_class_open();
-	return ((opendir_fn)real_fn(&real_opendir, "opendir"))(path);
+	return ((opendir_fn)uu_shim_real_next(&real_opendir, "opendir"))(path);
 }
 
 EXPORT int closedir(DIR *dir)
@@ -231,7 +218,7 @@ EXPORT int closedir(DIR *dir)
 		}
 		pthread_mutex_unlock(&listings_lock);
 	}
-	ret = ((closedir_fn)real_fn(&real_closedir, "closedir"))(dir);
+	ret = ((closedir_fn)uu_shim_real_next(&real_closedir, "closedir"))(dir);
 	if (l) {
 		tree_remove(l->path);
 		free(l);

@@ -1344,6 +1344,78 @@ static long body_ready_at_arm(struct dctx *c, void *arg)
 ISOLATED(sc_ready_at_arm, body_ready_at_arm)
 
 /*
+ * A multishot poll ready at arm, alone in its enter, then its cancel in
+ * the next enter: the kernel's arm-time wakeup (__io_poll_execute) is
+ * task_work that runs before the first enter returns (at the next
+ * GETEVENTS on DEFER_TASKRUN), so the shot comes before the cancel
+ * wherever the file sits, the readiness engine's timing aside.  Twenty
+ * times on a pipe, a socket and an eventfd, each a file the readiness
+ * engine already watches (a second poll on it waits meanwhile), so that
+ * no new registration reports it first.
+ */
+/* Reaps until the poll ud has ended and its cancel ud + 1 answered. */
+static void reap_pair(struct dctx *c, struct tring *r, uint64_t ud,
+		      const char *label)
+{
+	struct tcqe q[16];
+	unsigned int n = 0, seen = 0;
+
+	while (seen != 3 && n < 16 &&
+	       tring_reap_wait(r, q + n, 1, 2 * SEC) == 1) {
+		if (q[n].user_data == ud + 1)
+			seen |= 2;
+		else if (q[n].user_data == ud &&
+			 !(q[n].flags & IORING_CQE_F_MORE))
+			seen |= 1;
+		n++;
+	}
+	drec_cqes(c, q, n, false, "%s", label);
+}
+
+static long body_ready_at_arm_cancel_next(struct dctx *c, void *arg)
+{
+	struct tring r;
+	int p[2], sv[2], efd, fds[3], k, i;
+
+	(void)arg;
+	if (dring_flags(c, &r, 64, 0) || pipe(p))
+		return 0;
+	tsockpair(sv);
+	efd = eventfd(0, EFD_CLOEXEC);
+	fds[0] = p[1];
+	fds[1] = sv[1];
+	fds[2] = efd;
+	for (k = 0; k < 3; k++) {
+		/* the engine watches the file already: a one-shot POLLPRI
+		 * that never fires keeps it watched */
+		poll_add(&r, fds[k], POLLPRI, 0, 900 + k, 0);
+		dsubmit(c, &r, "POLLPRI keeps the file watched");
+	}
+	for (i = 0; i < 20; i++) {
+		for (k = 0; k < 3; k++) {
+			uint64_t ud = 1000 + 10 * i + 2 * k;
+
+			poll_add(&r, fds[k], POLLOUT, IORING_POLL_ADD_MULTI,
+				 ud, 0);
+			dsubmit(c, &r, "multishot POLLOUT, ready");
+			cancel_sqe(&r, ud, 0, ud + 1);
+			dsubmit(c, &r, "its cancel in the next enter");
+			reap_pair(c, &r, ud, "ready at arm, cancel next enter");
+		}
+	}
+	cancel_sqe(&r, 0, IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL,
+		   1);
+	dsubmit(c, &r, "cancel the POLLPRI polls");
+	reap_all(c, &r, 4, "POLLPRI polls cancelled");
+	tclose2(p);
+	tclose2(sv);
+	close(efd);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_ready_at_arm_cancel_next, body_ready_at_arm_cancel_next)
+
+/*
  * Multishot polls on the ring's own fd: what the arm finds is reported
  * (POLLOUT: the SQ has room), and after that only the CQ wakes the poll
  * (io_cqring_wake: EPOLLIN with EPOLL_URING_WAKE, which ends a multishot
@@ -1398,6 +1470,8 @@ static const struct dscenario scenarios[] = {
 	{ "poll_32bit_masks", sc_poll32, NULL },
 	{ "poll_ring_fd", sc_ring_fd, NULL },
 	{ "poll_ready_at_arm", sc_ready_at_arm, NULL },
+	{ "poll_ready_at_arm_cancel_next", sc_ready_at_arm_cancel_next,
+	  NULL },
 	{ "poll_own_ring_fd_multishot", sc_own_ring_fd_mshot, NULL },
 };
 

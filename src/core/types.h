@@ -480,6 +480,10 @@ struct uu_req {
 					    * found at arm, not yet seen
 					    * by the readiness engine) */
 			uint32_t arm_mask; /* multishot: ready at issue */
+			bool arm_absorb;   /* the arm-time shot was posted
+					    * before the readiness engine
+					    * looked: its first look is that
+					    * same readiness (P.lock) */
 			bool ring_file;    /* polls a ring fd */
 			bool ring_seen;    /* ring_file: the readiness engine
 					    * reported its arm */

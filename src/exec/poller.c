@@ -661,6 +661,13 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 				}
 				req->poll.ring_seen = true;
 			}
+			if (req->poll.arm_absorb) {
+				/* the shot of what the arm found is posted
+				 * (uu_poll_tw_shot): this first look sees
+				 * that readiness again, not a new wakeup */
+				req->poll.arm_absorb = false;
+				continue;
+			}
 			if (!m) {
 				continue;
 			}
@@ -1253,10 +1260,13 @@ int uu_poll_arm_request(struct uu_req *req)
 	 * (tw_nr 0: the readiness engine has not seen it yet; its first
 	 * look at the file is counted, and the shot then posts what the
 	 * file holds).  Run by the submitter's task_work (DEFER_TASKRUN)
-	 * or at the end of the batch (poll_hold); if the readiness engine
-	 * has not looked by then, its look posts the shot, as before.
-	 * Not visible to the poller before arm() adds it, under P.lock.
+	 * or at the end of the batch (poll_hold), as the kernel's
+	 * __io_poll_execute from __io_arm_poll_handler: if the readiness
+	 * engine has not looked by then, the shot posts the arm's mask and
+	 * that engine's first look is absorbed (arm_absorb).  Not visible
+	 * to the poller before arm() adds it, under P.lock.
 	 */
+	req->poll.arm_absorb = false;
 	if (pending) {
 		req->poll_tw = true;
 		req->poll.tw_nr = 0;
@@ -1488,13 +1498,18 @@ bool uu_poll_tw_shot(struct uu_req *req)
 		return true;
 	}
 	pf = req->pf;
-	/* tw_nr 0: readiness found at arm that the readiness engine has
-	 * not seen yet: its look posts the shot (no second one) */
-	if (req->poll_state != UU_POLLST_ARMED || !pf || !req->poll.tw_nr) {
+	if (req->poll_state != UU_POLLST_ARMED || !pf) {
 		pthread_mutex_unlock(&P.lock);
 		return false;
 	}
-	if (req->poll.tw_nr == 1) {
+	if (!req->poll.tw_nr) {
+		/* readiness found at arm that the readiness engine has not
+		 * seen yet: its shot now, as the kernel's task_work posts it
+		 * before the submitter's next enter; the engine's first look
+		 * is that same readiness (no second shot) */
+		m = req->poll.tw_mask;
+		req->poll.arm_absorb = true;
+	} else if (req->poll.tw_nr == 1) {
 		/* one wakeup: its mask, as the kernel stashed it (even if
 		 * the data was taken since) */
 		m = req->poll.tw_mask;

@@ -228,6 +228,9 @@ static void sqe_round(struct f2_env *e, unsigned int round, bool dump_it)
 		dnote(e->c, "fds: pipe %d/%d, sockets %d/%d, ring %d, closed %d, dir %d",
 		      e->pr, e->pw, e->s0, e->s1, e->r->fd, e->closed_fd,
 		      e->dirfd);
+		dnote(e->c, "memory: buf %p pbuf %p rbuf %p edge %p (none, ro, pedge follow)",
+		      (void *)e->buf, (void *)e->pbuf, (void *)e->rbuf,
+		      (void *)e->edge);
 		dump(e);
 	}
 	submit_all(e, round, true);

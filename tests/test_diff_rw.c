@@ -981,6 +981,35 @@ static void sc_ring_fd_as_file(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * DEFER_TASKRUN: a read on the ring's own fd parked (CQ empty) is woken
+ * by a CQE of its own batch; the kernel's retry (and its -EINVAL) is the
+ * submitter's task_work, run at its next GETEVENTS, so an ASYNC_CANCEL
+ * submitted before that still finds the read: -ECANCELED.  The pause lets
+ * a readiness engine that retried at the wakeup show it.
+ */
+static void sc_ring_fd_read_defer_cancel(struct dctx *c)
+{
+	char buf[64] = { 0 };
+	struct io_uring_sqe s, *sqe;
+	struct tring r;
+
+	if (dring_flags(c, &r, 16, IORING_SETUP_DEFER_TASKRUN |
+			IORING_SETUP_SINGLE_ISSUER))
+		return;
+	s = mk(IORING_OP_READ, r.fd, buf, 64, 0, 1);
+	memcpy(tring_get_sqe(&r), &s, sizeof(s));
+	tring_prep_nop(tring_get_sqe(&r), 2);
+	drec_int(c, tring_submit(&r), "read ring fd and a nop");
+	usleep(20000);
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 3);
+	sqe->addr = 1;
+	drec_int(c, tring_submit(&r), "cancel the read");
+	dreapn(c, &r, 3, false, "read cancelled before GETEVENTS");
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "iovec_stable", sc_iovec_stable, NULL },
 	{ "read_ext4", sc_read_ext4, NULL },
@@ -1001,6 +1030,7 @@ static const struct dscenario scenarios[] = {
 	{ "direct", sc_direct, NULL },
 	{ "direct_fanotify", sc_direct_fanotify, NULL },
 	{ "ring_fd_as_file", sc_ring_fd_as_file, NULL },
+	{ "ring_fd_read_defer_cancel", sc_ring_fd_read_defer_cancel, NULL },
 };
 
 DTEST_MAIN(scenarios)

@@ -343,11 +343,17 @@ static enum rw_class classify(int fd)
  * CQE.  uuring's ring fd is a socket whose readiness byte must not be
  * read.  1: not a ring fd after all.
  */
-static int ring_file_rw(struct uu_req *req, bool is_write)
+static int ring_file_rw(struct uu_req *req, bool is_write,
+			unsigned int issue_flags)
 {
 	int readable;
 
-	/* woken by the ring fd's readiness: a CQE is there */
+	/* woken by the ring fd's readiness: a CQE is there.  On a
+	 * DEFER_TASKRUN ring the kernel's retry is the submitter's task_work
+	 * (a cancel before its GETEVENTS still finds the read): so is ours */
+	if (req->rw.ring_file && (issue_flags & UU_ISSUE_F_POLLER) &&
+	    (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN))
+		return uu_tw_reissue(req);
 	if (req->rw.ring_file)
 		return -EINVAL;
 	readable = uu_ring_fd_readable(req->fd);
@@ -380,7 +386,7 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF; /* no registered files yet */
 	if (unlikely(req->rw.ring_file || uu_registry_fd_cached(req->fd))) {
-		int ret = ring_file_rw(req, is_write);
+		int ret = ring_file_rw(req, is_write, issue_flags);
 
 		if (ret != 1)
 			return ret;

@@ -11,7 +11,7 @@ DEB_PKGS := meson ninja-build gcc clang pkg-config libseccomp-dev liburing-dev \
 DEPS_STAMP := .deps-installed
 
 .PHONY: all deps build test test-asan test-tsan demo demo-docker bench bench-seeds conformance-api \
-	conformance check-clang clean format soak
+	conformance check-clang clean format soak fuzz fuzz-build
 
 all: build
 
@@ -43,8 +43,31 @@ check-clang: | $(DEPS_STAMP)
 	@[ -f build-clang/build.ninja ] || CC=clang meson setup build-clang >/dev/null
 	ninja -C build-clang
 
-test: build check-clang
+test: build check-clang fuzz-build
 	tests/run-tests.sh $(BUILD)
+
+# Coverage-guided fuzzing (issue 20 item 1; tests/fuzz/run-fuzz.sh): the
+# libFuzzer target fuzz_uuring (tests/test_diff_fuzz2.c's programs on
+# uuring, ASan+UBSan, seeded by tests/fuzz/corpus) half of FUZZ_MINUTES,
+# the differential test_diff_fuzz2 on fresh seeds in the four ring modes
+# the other half; lines of src/ the work corpus executes, from a
+# coverage build (build-cov).  Report: tests/results/fuzz.md.  make test
+# runs a one-minute smoke (tests/run-tests.sh, fuzz-smoke).
+FUZZ_MINUTES ?= 30
+FUZZ_BUILD := build-fuzz
+COV_BUILD := build-cov
+
+fuzz-build: | $(DEPS_STAMP)
+	@[ -f $(FUZZ_BUILD)/build.ninja ] || CC=clang meson setup $(FUZZ_BUILD) \
+		-Db_sanitize=address,undefined -Db_lundef=false -Dfuzzer=true >/dev/null
+	ninja -C $(FUZZ_BUILD) tests/fuzz_uuring
+
+fuzz: build fuzz-build
+	@[ -f $(COV_BUILD)/build.ninja ] || CC=clang meson setup $(COV_BUILD) \
+		-Dfuzzer=true -Dc_args='-fprofile-instr-generate -fcoverage-mapping' \
+		-Dc_link_args=-fprofile-instr-generate >/dev/null
+	ninja -C $(COV_BUILD) tests/fuzz_uuring
+	nice -n 19 env COV_BUILD=$(COV_BUILD) tests/fuzz/run-fuzz.sh $(BUILD) $(FUZZ_BUILD) $(FUZZ_MINUTES)
 
 test-asan: | $(DEPS_STAMP)
 	@[ -f build-asan/build.ninja ] || CC=clang meson setup build-asan \
@@ -117,4 +140,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) build-clang build-asan build-tsan
+	rm -rf $(BUILD) build-clang build-asan build-tsan build-fuzz build-cov

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/uio.h>
 
 #include "dtest.h"
@@ -75,6 +76,12 @@ struct f2_env {
 uint32_t f2_rnd(void);
 uint32_t f2_pick(uint32_t n);
 void f2_seed(uint64_t seed);
+/* The generator's choices come from data first (4 bytes each), then from
+ * the seeded xorshift (the libFuzzer target fuzz_uuring's inputs). */
+void f2_stream(const uint8_t *data, size_t len);
+/* Every choice made is also written to f (NULL: stop), 4 bytes each: the
+ * stream that replays the run (tests/fuzz/corpus). */
+void f2_record(FILE *f);
 
 /* Fills the round's n SQEs (env->kind chooses the family). */
 void f2_gen_round(struct f2_env *e);

@@ -46,19 +46,45 @@
 #endif
 
 static uint64_t rng_state;
+/* f2_stream: choices taken from a byte string first (libFuzzer input) */
+static const uint8_t *stream;
+static size_t stream_len, stream_pos;
+static FILE *record_to;
 
 void f2_seed(uint64_t seed)
 {
 	rng_state = seed * 0x9e3779b97f4a7c15ULL + 1;
 }
 
+void f2_stream(const uint8_t *data, size_t len)
+{
+	stream = data;
+	stream_len = len;
+	stream_pos = 0;
+}
+
+void f2_record(FILE *f)
+{
+	record_to = f;
+}
+
 uint32_t f2_rnd(void)
 {
-	/* xorshift64*, as tests/test_diff_fuzz.c */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return (uint32_t)((rng_state * 2685821657736338717ULL) >> 32);
+	uint32_t v;
+
+	if (stream && stream_pos + 4 <= stream_len) {
+		memcpy(&v, stream + stream_pos, 4);
+		stream_pos += 4;
+	} else {
+		/* xorshift64*, as tests/test_diff_fuzz.c */
+		rng_state ^= rng_state >> 12;
+		rng_state ^= rng_state << 25;
+		rng_state ^= rng_state >> 27;
+		v = (uint32_t)((rng_state * 2685821657736338717ULL) >> 32);
+	}
+	if (record_to)
+		fwrite(&v, sizeof(v), 1, record_to);
+	return v;
 }
 
 uint32_t f2_pick(uint32_t n)

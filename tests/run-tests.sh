@@ -54,6 +54,12 @@ for t in "$BUILD"/tests/test_*; do
 	esac
 	run_one "$(basename "$t")" "$t"
 done
+# one minute of both fuzzers (tests/fuzz/run-fuzz.sh; make test builds
+# build-fuzz's libFuzzer target first): fails on a libFuzzer finding
+FUZZ_BUILD=${UURING_FUZZ_BUILD:-build-fuzz}
+if [ -x "$FUZZ_BUILD/tests/fuzz_uuring" ] && [ -z "${UURING_SKIP_FUZZ:-}" ]; then
+	run_one fuzz-smoke tests/fuzz/run-fuzz.sh "$BUILD" "$FUZZ_BUILD" 1 --smoke
+fi
 # the folder dependency rules of src/ (no build needed)
 run_one check_layering tests/check_layering.sh --graph
 # no engine call inside libuuring-preload.so binds to its interposers

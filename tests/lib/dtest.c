@@ -264,6 +264,19 @@ void *dprot_none_page(void)
 	return p;
 }
 
+struct drec *drec_alloc(void)
+{
+	struct drec *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return r == MAP_FAILED ? NULL : r;
+}
+
+void drec_free(struct drec *r)
+{
+	munmap(r, sizeof(*r));
+}
+
 void *dunmapped_addr(void)
 {
 	/* below vm.mmap_min_addr: never mapped, yet not NULL */

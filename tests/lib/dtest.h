@@ -39,6 +39,13 @@ struct dscenario {
 	const char *known;
 };
 
+/*
+ * A recording outside DTEST_MAIN (a libFuzzer target drives scenario
+ * code on one backend and compares nothing): zeroed, freed by drec_free.
+ */
+struct drec *drec_alloc(void);
+void drec_free(struct drec *r);
+
 /* Records an integer observation. */
 void drec_int(struct dctx *c, long v, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -92,8 +92,9 @@ if [ -n "${COV_BUILD:-}" ] && [ -x "$COV_BUILD/tests/fuzz_uuring" ]; then
 		-o "$RES/$name-logs/cov.profdata" &&
 	llvm-cov report "$COV_BUILD/tests/fuzz_uuring" \
 		-instr-profile="$RES/$name-logs/cov.profdata" \
-		$(git ls-files 'src/*.c') > "$RES/$name-logs/cov-report.txt" 2>&1 &&
-	cov_line=$(awk '/^TOTAL/ { print "lines of src/ executed: " $8 - $9 " of " $8 " (" $10 ")" }' \
+		> "$RES/$name-logs/cov-report.txt" 2>&1 &&
+	cov_line=$(awk '$1 ~ /(^|\/)src\// { l += $8; m += $9 }
+		END { printf "lines of src/ executed: %d of %d (%.1f%%)", l - m, l, l ? 100 * (l - m) / l : 0 }' \
 		"$RES/$name-logs/cov-report.txt")
 	rm -f "$RES/$name-logs"/*.profraw
 fi

@@ -1372,6 +1372,36 @@ static void reap_pair(struct dctx *c, struct tring *r, uint64_t ud,
 	drec_cqes(c, q, n, false, "%s", label);
 }
 
+/*
+ * An update of a one-shot poll's events to a mask the file has: the
+ * kernel arms the poll again (io_poll_remove -> io_poll_add), which
+ * completes it with that mask at once (its CQE through task_work, on
+ * DEFER_TASKRUN at the next GETEVENTS), so a cancel submitted next finds
+ * nothing.  The pause lets a readiness engine that found it later show.
+ */
+static long body_update_ready(struct dctx *c, void *arg)
+{
+	struct tring r;
+	int p[2];
+
+	(void)arg;
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return 0;
+	twrite(p[1], "x", 1);
+	poll_add(&r, p[0], POLLPRI, 0, 1, 0);
+	dsubmit(c, &r, "POLLPRI on a pipe holding data");
+	poll_remove(&r, 1, IORING_POLL_UPDATE_EVENTS, 0, POLLIN, 2);
+	dsubmit(c, &r, "update to POLLIN");
+	usleep(20000);
+	cancel_sqe(&r, 1, 0, 3);
+	dsubmit(c, &r, "cancel the poll");
+	reap_all(c, &r, 3, "updated poll ready at its re-arm, then cancel");
+	tclose2(p);
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_update_ready, body_update_ready)
+
 static long body_ready_at_arm_cancel_next(struct dctx *c, void *arg)
 {
 	struct tring r;
@@ -1472,6 +1502,7 @@ static const struct dscenario scenarios[] = {
 	{ "poll_ready_at_arm", sc_ready_at_arm, NULL },
 	{ "poll_ready_at_arm_cancel_next", sc_ready_at_arm_cancel_next,
 	  NULL },
+	{ "poll_update_ready", sc_update_ready, NULL },
 	{ "poll_own_ring_fd_multishot", sc_own_ring_fd_mshot, NULL },
 };
 

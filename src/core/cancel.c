@@ -245,6 +245,22 @@ static int cancel_one(struct uu_req *target, bool *counts)
 	return ret > 0 ? 0 : ret;
 }
 
+int uu_complete_parked(struct uu_req *target, int res)
+{
+	struct uu_ring *r = target->ring;
+	int ret;
+
+	pthread_mutex_lock(&r->park_lock);
+	ret = target->parked_on == UU_PARKED_POLL ? try_remove(target) :
+						    -EALREADY;
+	pthread_mutex_unlock(&r->park_lock);
+	if (ret)
+		return -EALREADY;
+	target->res = res;
+	uu_exec_finish_late(target);
+	return 0;
+}
+
 int uu_cancel_req_counted(struct uu_req *target)
 {
 	bool counts;

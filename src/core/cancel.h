@@ -33,6 +33,14 @@ bool uu_cancel_match_req(const struct uu_req *req,
 			 const struct uu_cancel_match *m);
 int uu_cancel_everywhere(struct uu_ring *ring, const struct uu_cancel_match *m);
 int uu_cancel_req(struct uu_req *req); /* one parked request */
+/*
+ * Takes a request parked on the readiness engine off what it waits on and
+ * completes it with res (not as cancelled: its links go on), as late work
+ * of the caller: the kernel's io_poll_remove when the updated poll is
+ * ready at its re-arm.  0 done; -EALREADY when another thread is
+ * completing it already.
+ */
+int uu_complete_parked(struct uu_req *target, int res);
 /* the same, answering 1 where the kernel's cancel of that list answers
  * with its count (FUTEX_WAIT/WAITV, armed WAITID) */
 int uu_cancel_req_counted(struct uu_req *req);

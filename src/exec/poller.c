@@ -1337,6 +1337,34 @@ static struct uu_req *find_poll(struct uu_ring *ring, uint64_t ud)
 	return found;
 }
 
+/*
+ * A one-shot poll whose events an update changed is armed again by the
+ * kernel (io_poll_remove -> io_poll_add): ready then, it completes with
+ * that mask at once, through task_work, and no cancel finds it any more.
+ * Called under P.lock, which it drops when true.
+ */
+static bool update_ready(struct uu_pollfile *pf, struct uu_req *target)
+{
+	struct pollfd pfd = {
+		.fd = pf->fd,
+		.events = (short)(target->poll.events & 0xffff),
+	};
+	uint32_t m;
+
+	/* armed by the running batch: its end settles it (poll_hold) */
+	if (target->poll.ring_file || target->poll_hold ||
+	    poll(&pfd, 1, 0) != 1 ||
+	    (pfd.revents & POLLNVAL))
+		return false;
+	m = (uint16_t)pfd.revents & target->poll.events;
+	if (!m)
+		return false;
+	pthread_mutex_unlock(&P.lock);
+	/* -EALREADY: the readiness engine completes it meanwhile */
+	uu_complete_parked(target, (int)m);
+	return true;
+}
+
 int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	struct uu_pollfile *pf;
@@ -1383,6 +1411,8 @@ int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 			pthread_mutex_unlock(&P.lock);
 			return 0;
 		}
+		if (!target->poll.multishot && update_ready(pf, target))
+			return 0;
 		target->poll_fresh = true;
 		need_kick = recheck_queue_locked(pf);
 		pthread_mutex_unlock(&P.lock);

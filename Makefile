@@ -46,7 +46,7 @@ check-clang: | $(DEPS_STAMP)
 test: build check-clang fuzz-build
 	tests/run-tests.sh $(BUILD)
 
-# Coverage-guided fuzzing (issue 20 item 1; tests/fuzz/run-fuzz.sh): the
+# Coverage-guided fuzzing (tests/fuzz/run-fuzz.sh): the
 # libFuzzer target fuzz_uuring (tests/test_diff_fuzz2.c's programs on
 # uuring, ASan+UBSan, seeded by tests/fuzz/corpus) half of FUZZ_MINUTES,
 # the differential test_diff_fuzz2 on fresh seeds in the four ring modes
@@ -85,7 +85,7 @@ test-tsan: | $(DEPS_STAMP)
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
 		tests/run-tests.sh build-tsan
 
-# The soak (issue 20 item 4; tests/soak/soak.py): SOAK_MINUTES of fio
+# The soak (tests/soak/soak.py): SOAK_MINUTES of fio
 # verify jobs, a TCP echo load, timers and cancels and fork/exec churn in
 # one tree under `uuring run --mode=force --block-kernel-uring`, its RSS,
 # fds and threads sampled every 10 s; the slopes over the last 2/3 of the
@@ -132,7 +132,7 @@ conformance-api: build
 	conformance/run-conformance.sh api $(BUILD)
 
 # The same suite, unmodified liburing under `uuring run --mode=force
-# --block-kernel-uring` (issue 5).  LIBURING_SRC=dir: another checkout.
+# --block-kernel-uring`.  LIBURING_SRC=dir: another checkout.
 conformance: build
 	conformance/run-conformance.sh intercept $(BUILD)
 

@@ -604,6 +604,7 @@ static void cancel_chain(struct uu_exec *s, struct uu_req *req)
 		next = l->link;
 		l->res = (l->flags & UU_REQ_FAIL) ? l->res : -ECANCELED;
 		l->cflags = 0;
+		l->link_failed = true;
 		req_complete(s, l);
 		req_free(l, true);
 	}

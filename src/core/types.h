@@ -392,6 +392,9 @@ struct uu_req {
 				   * none */
 	struct uu_req *tw_next;   /* deferred continuation queue */
 	bool tw_cancel;           /* continuation = cancel this chain rest */
+	bool link_failed;         /* completed as a failed chain's member
+				   * (the kernel's io_fail_links, which
+				   * calls no op's ->fail) */
 	bool fd_owned;            /* fd is the engine's dup (T4) */
 	int fd;                   /* the file, for ops that need one */
 	struct uu_req *defer_next; /* ring's drain defer list */

@@ -63,7 +63,7 @@
 	 IORING_FEAT_NATIVE_WORKERS | IORING_FEAT_SQPOLL_NONFIXED |         \
 	 IORING_FEAT_RSRC_TAGS | IORING_FEAT_CUR_PERSONALITY |            \
 	 IORING_FEAT_POLL_32BITS | IORING_FEAT_NO_IOWAIT |                 \
-	 IORING_FEAT_RECVSEND_BUNDLE)
+	 IORING_FEAT_RECVSEND_BUNDLE | IORING_FEAT_RW_ATTR)
 
 /* IORING_ENTER_* flags enter accepts (core/enter.c), and SQE flags a
  * submission accepts (core/submit.c); REGISTER_QUERY reports both */
@@ -461,6 +461,8 @@ struct uu_req {
 			uint32_t rw_flags;
 			bool ring_file;    /* parked on a ring fd's readiness
 					    * (rw.c ring_file_rw) */
+			bool meta;         /* a PI attribute (rw.c
+					    * prep_attr) */
 			int nr_iov;
 			size_t total;
 			struct iovec *iov;

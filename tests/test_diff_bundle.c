@@ -598,7 +598,7 @@ static void sc_errors(struct dctx *c)
  * take turns.  The order of the CQEs' user_data is compared.
  */
 #define FLOOD 100
-static void sc_fair(struct dctx *c)
+static void fair(struct dctx *c, unsigned int setup_flags)
 {
 	struct tcqe q[2 * FLOOD + 4];
 	struct tring r;
@@ -606,14 +606,7 @@ static void sc_fair(struct dctx *c)
 	int a[2], b[2], got;
 	char order[2 * FLOOD + 1];
 
-	/*
-	 * DEFER_TASKRUN: the shots after the first round run when the
-	 * submitter waits, on both backends; elsewhere uuring's readiness
-	 * engine takes its rounds while the submitter still issues the
-	 * second request inline (docs/compatibility.md #23).
-	 */
-	if (dring_flags(c, &r, 512, IORING_SETUP_SINGLE_ISSUER |
-					    IORING_SETUP_DEFER_TASKRUN) ||
+	if (dring_flags(c, &r, 512, setup_flags) ||
 	    socketpair(AF_UNIX, SOCK_DGRAM, 0, a) ||
 	    socketpair(AF_UNIX, SOCK_DGRAM, 0, b))
 		return;
@@ -644,6 +637,21 @@ static void sc_fair(struct dctx *c)
 	tring_exit(&r);
 }
 
+/* DEFER_TASKRUN: the shots after the first round run when the submitter
+ * waits */
+static void sc_fair(struct dctx *c)
+{
+	fair(c, IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
+}
+
+/* the ring mode's own flags (UURING_TEST_RING_MODE): on a default, COOP
+ * or SQPOLL ring the rounds after the submission's run as task_work
+ * when the submitting enter returns, the requests taking turns */
+static void sc_fair_mode(struct dctx *c)
+{
+	fair(c, 0);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "oneshot_tcp", sc_oneshot_tcp, NULL },
 	{ "oneshot_unix", sc_oneshot_unix, NULL },
@@ -657,6 +665,7 @@ static const struct dscenario scenarios[] = {
 	{ "send", sc_send, NULL },
 	{ "errors", sc_errors, NULL },
 	{ "fair", sc_fair, NULL },
+	{ "fair_mode", sc_fair_mode, NULL },
 };
 
 DTEST_MAIN(scenarios)

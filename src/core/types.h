@@ -611,6 +611,9 @@ enum {
 				* (dev/blkq.h: uu_blkq_prepare first) */
 	UU_ISSUE_PARK_CMD,     /* URING_CMD kept by its file type's handler
 				* (ops/uring_cmd.h) */
+	UU_ISSUE_PARK_REQUEUE, /* a multishot receive at its retry cap,
+				* issued inline: issued again after the
+				* batch's other work (IOU_REQUEUE) */
 };
 
 /* where a parked request waits (req->parked_on) */

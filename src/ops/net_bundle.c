@@ -135,9 +135,20 @@ bool uu_net_mshot_again(struct uu_req *req, bool cap)
 
 int uu_net_requeue(struct uu_req *req, unsigned int issue_flags)
 {
-	/* elsewhere the park's arm rechecks the file itself */
-	if (in_poller(issue_flags))
+	if (in_poller(issue_flags)) {
 		req->requeue = true;
+		return uu_net_park(req, UU_ISSUE_PARK_POLLIN);
+	}
+	/* issued by a submission batch (or its task_work): again once the
+	 * batch's other work ran (core/req.c); a DEFER_TASKRUN ring's
+	 * retry waits for the submitter's GETEVENTS anyway */
+	if ((issue_flags & UU_ISSUE_F_BATCH) &&
+	    !(issue_flags & UU_ISSUE_F_WORKER) &&
+	    !(req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN)) {
+		req->os.net.st |= NET_POLLED;
+		return uu_park(req, UU_ISSUE_PARK_REQUEUE);
+	}
+	/* elsewhere the park's arm rechecks the file itself */
 	return uu_net_park(req, UU_ISSUE_PARK_POLLIN);
 }
 

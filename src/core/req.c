@@ -686,6 +686,16 @@ static void inflight_put(struct uu_exec *s)
 	}
 	if (!n)
 		return;
+	/*
+	 * A link continuation this context queued (the member behind a
+	 * parked head that just finished) runs first: a drained request
+	 * waits for it too (io_drain_req counts every request submitted
+	 * before it), and it holds no inflight count of its own.  The flush
+	 * loop puts these once its queue is empty (tests/test_diff_link
+	 * drain_behind_waiting_chain).
+	 */
+	if (s->tw_head)
+		return;
 	s->inflight_puts = 0;
 	if (atomic_fetch_sub_explicit(&r->inflight, (int)n, memory_order_acq_rel) ==
 		    (int)n &&

@@ -70,9 +70,9 @@ run_one check_engine_calls tests/check_engine_calls.sh "$BUILD"
 # added to every ring whose scenario chose no mode itself).  A test not
 # listed for a mode still diverges there: docs/compatibility.md row 20.
 RING_MODE_TESTS=(
-	"coop:async buffers bundle cancel_running epoll fault fork fsops futex fuzz lifecycle link msgring net netbuf nop overflow personality pipe poll read_mshot region register rsrc rw setup sqpoll timeout uring_cmd wait"
-	"defer:async buffers bundle epoll fault fork fsops futex fuzz lifecycle link msgring net netbuf nop overflow pipe poll read_mshot region register rsrc rw setup sqpoll timeout uring_cmd wait"
-	"sqpoll:async buffers bundle cancel_running epoll fault fork fsops futex fuzz lifecycle link msgring net netbuf nop overflow personality pipe poll read_mshot region register rsrc rw setup sqpoll timeout uring_cmd wait"
+	"coop:async buffers bundle cancel_running epoll fault fork fsops futex fuzz lifecycle link msgring net netbuf nop overflow personality pipe poll read_mshot region register rsrc rw rw_attr setup sqpoll timeout uring_cmd wait"
+	"defer:async buffers bundle epoll fault fork fsops futex fuzz lifecycle link msgring net netbuf nop overflow pipe poll read_mshot region register rsrc rw rw_attr setup sqpoll timeout uring_cmd wait"
+	"sqpoll:async buffers bundle cancel_running epoll fault fork fsops futex fuzz lifecycle link msgring net netbuf nop overflow personality pipe poll read_mshot region register rsrc rw rw_attr setup sqpoll timeout uring_cmd wait"
 )
 if [ -z "${UURING_SKIP_RING_MODES:-}" ]; then
 	for entry in "${RING_MODE_TESTS[@]}"; do

@@ -378,6 +378,92 @@ static void sc_async(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * One-shot bundles with MSG_WAITALL on a stream socket: the buffers
+ * mapped for the length (or one, without a length) are filled before the
+ * CQE is posted; a receive that gets part of it commits the buffers the
+ * part reached and waits for the rest, which goes on in the same buffers;
+ * EOF ends it with what came (short: the chain would fail).  When the
+ * buffers are full and more is queued, a bundle appends as always.  Each
+ * case on a fresh socket and ring; the CQE, the ring's head while it
+ * waits and after, and the bytes are compared, except in the two cases
+ * where 6.18 leaves a buffer the rest reached in the ring (no commit after
+ * the first wait; with the append it then receives into it again, so the
+ * data is lost): there the head after and the bytes are only noted
+ * (docs/compatibility.md #31).
+ */
+static void waitall_case(struct dctx *c, bool tcp, int kase)
+{
+	static const struct {
+		unsigned int len, first, more;
+		bool eof, kbug;
+	} k[] = {
+		{ 64, 40, 40, false, true },	/* the rest, then 16 more */
+		{ 64, 40, 24, false, true },	/* exactly the rest */
+		{ 0, 10, 30, false, false },	/* no length: one buffer */
+		{ 48, 24, 8, true, false },	/* EOF before the length */
+		{ 32, 32, 0, false, false },	/* all there at once */
+		{ 40, 20, 8, false, false },	/* twice short, then full */
+	};
+	struct tring r;
+	struct tcqe q;
+	struct pring p;
+	char label[64];
+	int sp[2];
+
+	if (dring_flags(c, &r, 16, 0) ||
+	    (tcp ? tcp_pair(sp) : socketpair(AF_UNIX, SOCK_STREAM, 0, sp)))
+		return;
+	if (pring_make(c, &r, &p, 16, 16, 16, 0))
+		return;
+	snprintf(label, sizeof(label), "length %u, %u queued", k[kase].len,
+		 k[kase].first);
+	send_pat(sp[0], 0, k[kase].first);
+	wait_queued(sp[1], (int)k[kase].first);
+	recv_bundle(&r, sp[1], k[kase].len, 1, false)->msg_flags =
+		MSG_WAITALL;
+	dsubmit(c, &r, label);
+	if (k[kase].more || k[kase].eof) {
+		dnone(c, &r, 20, "waits for the rest");
+		rec_head(c, &r, "while it waits");
+	}
+	if (k[kase].more)
+		send_pat(sp[0], k[kase].first, k[kase].more);
+	if (kase == 5) {
+		dnone(c, &r, 20, "still short");
+		send_pat(sp[0], k[kase].first + k[kase].more, 12);
+	}
+	if (k[kase].eof) {
+		dnone(c, &r, 20, "still short");
+		shutdown(sp[0], SHUT_WR);
+	}
+	if (dreapq(c, &r, &q, 1, true, "its CQE") != 1)
+		q.res = 0;
+	if (k[kase].kbug) {
+		dnote(c, "head after %d, bytes in order %d",
+		      tpbuf_head(&r, BGID), stream_ok(p.mem, (size_t)q.res));
+	} else {
+		rec_head(c, &r, "after");
+		drec_int(c, q.res > 0 && stream_ok(p.mem, (size_t)q.res),
+			 "the bytes in order");
+	}
+	tclose2(sp);
+	pring_free(&p);
+	tring_exit(&r);
+}
+
+static void sc_waitall_tcp(struct dctx *c)
+{
+	for (int i = 0; i < 6; i++)
+		waitall_case(c, true, i);
+}
+
+static void sc_waitall_unix(struct dctx *c)
+{
+	for (int i = 0; i < 6; i++)
+		waitall_case(c, false, i);
+}
+
 /* An incremental ring: bundles consume bytes, not whole buffers. */
 static void sc_inc(struct dctx *c)
 {
@@ -512,7 +598,7 @@ static void sc_errors(struct dctx *c)
  * take turns.  The order of the CQEs' user_data is compared.
  */
 #define FLOOD 100
-static void sc_fair(struct dctx *c)
+static void fair(struct dctx *c, unsigned int setup_flags)
 {
 	struct tcqe q[2 * FLOOD + 4];
 	struct tring r;
@@ -520,14 +606,7 @@ static void sc_fair(struct dctx *c)
 	int a[2], b[2], got;
 	char order[2 * FLOOD + 1];
 
-	/*
-	 * DEFER_TASKRUN: the shots after the first round run when the
-	 * submitter waits, on both backends; elsewhere uuring's readiness
-	 * engine takes its rounds while the submitter still issues the
-	 * second request inline (docs/compatibility.md #23).
-	 */
-	if (dring_flags(c, &r, 512, IORING_SETUP_SINGLE_ISSUER |
-					    IORING_SETUP_DEFER_TASKRUN) ||
+	if (dring_flags(c, &r, 512, setup_flags) ||
 	    socketpair(AF_UNIX, SOCK_DGRAM, 0, a) ||
 	    socketpair(AF_UNIX, SOCK_DGRAM, 0, b))
 		return;
@@ -558,6 +637,21 @@ static void sc_fair(struct dctx *c)
 	tring_exit(&r);
 }
 
+/* DEFER_TASKRUN: the shots after the first round run when the submitter
+ * waits */
+static void sc_fair(struct dctx *c)
+{
+	fair(c, IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
+}
+
+/* the ring mode's own flags (UURING_TEST_RING_MODE): on a default, COOP
+ * or SQPOLL ring the rounds after the submission's run as task_work
+ * when the submitting enter returns, the requests taking turns */
+static void sc_fair_mode(struct dctx *c)
+{
+	fair(c, 0);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "oneshot_tcp", sc_oneshot_tcp, NULL },
 	{ "oneshot_unix", sc_oneshot_unix, NULL },
@@ -565,10 +659,13 @@ static const struct dscenario scenarios[] = {
 	{ "mshot", sc_mshot, NULL },
 	{ "mshot_len", sc_mshot_len, NULL },
 	{ "async", sc_async, NULL },
+	{ "waitall_tcp", sc_waitall_tcp, NULL },
+	{ "waitall_unix", sc_waitall_unix, NULL },
 	{ "inc", sc_inc, NULL },
 	{ "send", sc_send, NULL },
 	{ "errors", sc_errors, NULL },
 	{ "fair", sc_fair, NULL },
+	{ "fair_mode", sc_fair_mode, NULL },
 };
 
 DTEST_MAIN(scenarios)

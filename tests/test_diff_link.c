@@ -6,6 +6,7 @@
  * order on the kernel, so their CQEs are compared in order.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -357,6 +358,38 @@ static void sc_drain_mid_chain(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * A drained request behind a chain whose head waits (a POLL_ADD on an
+ * empty pipe, a NOP linked to it): the drain waits for the chain's last
+ * member, not only for the head (liburing's multicqes_drain mixes).
+ */
+static void sc_drain_behind_waiting_chain(struct dctx *c)
+{
+	struct io_uring_sqe *sqe;
+	struct tcqe out[4];
+	struct tring r;
+	unsigned int n;
+	int p[2];
+
+	if (dring_flags(c, &r, 16, 0) || pipe(p))
+		return;
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_POLL_ADD, p[0], NULL, 0, 0, 1);
+	sqe->poll32_events = POLLIN;
+	sqe->flags = IOSQE_IO_LINK;
+	nop(tring_get_sqe(&r), 2, false, 0);
+	nop(tring_get_sqe(&r), 3, false, IOSQE_IO_DRAIN);
+	drec_int(c, tring_submit(&r), "submit");
+	n = tring_reap_wait(&r, out, 1, 20000000LL);
+	drec_int(c, n, "nothing before the pipe is written");
+	drec_int(c, write(p[1], "x", 1), "write");
+	n = tring_reap_wait(&r, out, 3, 2000000000LL);
+	drec_cqes(c, out, n, true, "poll, its linked NOP, the drained NOP");
+	close(p[0]);
+	close(p[1]);
+	tring_exit(&r);
+}
+
 static void sc_drain_after_skip(struct dctx *c)
 {
 	struct tring r;
@@ -423,6 +456,7 @@ static const struct dscenario scenarios[] = {
 	{ "drain", sc_drain, NULL },
 	{ "drain_after_skip", sc_drain_after_skip, NULL },
 	{ "drain_mid_chain", sc_drain_mid_chain, NULL },
+	{ "drain_behind_waiting_chain", sc_drain_behind_waiting_chain, NULL },
 };
 
 DTEST_MAIN(scenarios)

@@ -48,8 +48,6 @@ struct allow {
 static const struct allow allowlist[] = {
 	/* opcodes: RECV_ZC */
 	{ "probe: op 58 supported", 0, NOT_USER },
-	/* FEAT bits of features not built */
-	{ "feat: bit 16 RW_ATTR", 0, NOT_BUILT },
 	/* NAPI busy polling */
 	{ "register: 27 NAPI (unmapped,1)", -EINVAL, NOT_USER },
 	{ "register: 27 NAPI (zeros,1)", -EINVAL, NOT_USER },

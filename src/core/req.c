@@ -362,6 +362,7 @@ static uint8_t park_place(int how)
 	case UU_ISSUE_PARK_AIO_WRITE:
 		return UU_PARKED_AIO;
 	case UU_ISSUE_PARK_TW:
+	case UU_ISSUE_PARK_REQUEUE:
 		return UU_PARKED_TW;
 	case UU_ISSUE_PARK_DEV:
 		return UU_PARKED_DEV;
@@ -468,6 +469,27 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 		 * its CQE comes after the batch's inline ones (and on a
 		 * DEFER_TASKRUN ring at the submitter's GETEVENTS) */
 		uu_exec_finish_late(req);
+		return true;
+	case UU_ISSUE_PARK_REQUEUE:
+		/*
+		 * The kernel's poll arm finds the socket ready and queues
+		 * the retry as task_work, which runs once the submission is
+		 * done, behind what the batch queued before it; a retry at
+		 * the cap again goes to the back (IOU_REQUEUE).  So requests
+		 * flooded at once take turns (MULTISHOT_MAX_RETRY; tests/
+		 * test_diff_bundle fair_mode).  Parked on task_work, so a
+		 * cancel finds it (core/cancel.c try_remove).
+		 */
+		uu_stat_inc(r, route_poll);
+		pthread_mutex_lock(&r->park_lock);
+		req->flags |= UU_REQ_TW_REISSUE;
+		pthread_mutex_unlock(&r->park_lock);
+		req->late_next = NULL;
+		if (s->late_tail)
+			s->late_tail->late_next = req;
+		else
+			s->late_head = req;
+		s->late_tail = req;
 		return true;
 	case UU_ISSUE_PARK_AIO_READ:
 	case UU_ISSUE_PARK_AIO_WRITE:
@@ -604,6 +626,7 @@ static void cancel_chain(struct uu_exec *s, struct uu_req *req)
 		next = l->link;
 		l->res = (l->flags & UU_REQ_FAIL) ? l->res : -ECANCELED;
 		l->cflags = 0;
+		l->link_failed = true;
 		req_complete(s, l);
 		req_free(l, true);
 	}
@@ -663,6 +686,16 @@ static void inflight_put(struct uu_exec *s)
 	}
 	if (!n)
 		return;
+	/*
+	 * A link continuation this context queued (the member behind a
+	 * parked head that just finished) runs first: a drained request
+	 * waits for it too (io_drain_req counts every request submitted
+	 * before it), and it holds no inflight count of its own.  The flush
+	 * loop puts these once its queue is empty (tests/test_diff_link
+	 * drain_behind_waiting_chain).
+	 */
+	if (s->tw_head)
+		return;
 	s->inflight_puts = 0;
 	if (atomic_fetch_sub_explicit(&r->inflight, (int)n, memory_order_acq_rel) ==
 		    (int)n &&
@@ -715,6 +748,23 @@ static void release_holds(struct uu_exec *s)
 	}
 }
 
+/* a request parked by UU_ISSUE_PARK_REQUEUE: issued again here (as
+ * uu_req_finish_now does for the task_work runner), unless cancelled */
+static void reissue_late(struct uu_exec *s, struct uu_req *req)
+{
+	bool heap = true;
+
+	/* flags is shared with a cancel (park_lock): see try_remove */
+	pthread_mutex_lock(&req->ring->park_lock);
+	req->flags &= ~UU_REQ_TW_REISSUE;
+	pthread_mutex_unlock(&req->ring->park_lock);
+	if (uu_req_cancelled(req))
+		req->res = -ECANCELED;
+	else if (!issue_one(s, &req, &heap, 0))
+		return; /* waiting again, or requeued behind the others */
+	finish_parked(s, req);
+}
+
 void uu_exec_flush(struct uu_exec *s)
 {
 	uu_exec_flush_direct(s);
@@ -729,6 +779,8 @@ void uu_exec_flush(struct uu_exec *s)
 				s->late_tail = NULL;
 			if (req->flags & UU_REQ_NOT_PARKED)
 				finish_parked(s, req);
+			else if (req->flags & UU_REQ_TW_REISSUE)
+				reissue_late(s, req);
 			else if (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN)
 				/*
 				 * a parked request finished by something

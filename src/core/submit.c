@@ -41,6 +41,7 @@ static int init_req(struct uu_ring *r, struct uu_req *req, bool in_chain)
 	req->pf = NULL;
 	req->file_tag = NULL;
 	req->tw_reissue_req = false;
+	req->link_failed = false;
 	req->cq_uncommitted = false;
 	req->poll_state = UU_POLLST_UNARMED;
 	req->poll_tw = false;

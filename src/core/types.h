@@ -63,7 +63,7 @@
 	 IORING_FEAT_NATIVE_WORKERS | IORING_FEAT_SQPOLL_NONFIXED |         \
 	 IORING_FEAT_RSRC_TAGS | IORING_FEAT_CUR_PERSONALITY |            \
 	 IORING_FEAT_POLL_32BITS | IORING_FEAT_NO_IOWAIT |                 \
-	 IORING_FEAT_RECVSEND_BUNDLE)
+	 IORING_FEAT_RECVSEND_BUNDLE | IORING_FEAT_RW_ATTR)
 
 /* IORING_ENTER_* flags enter accepts (core/enter.c), and SQE flags a
  * submission accepts (core/submit.c); REGISTER_QUERY reports both */
@@ -392,6 +392,9 @@ struct uu_req {
 				   * none */
 	struct uu_req *tw_next;   /* deferred continuation queue */
 	bool tw_cancel;           /* continuation = cancel this chain rest */
+	bool link_failed;         /* completed as a failed chain's member
+				   * (the kernel's io_fail_links, which
+				   * calls no op's ->fail) */
 	bool fd_owned;            /* fd is the engine's dup (T4) */
 	int fd;                   /* the file, for ops that need one */
 	struct uu_req *defer_next; /* ring's drain defer list */
@@ -458,6 +461,8 @@ struct uu_req {
 			uint32_t rw_flags;
 			bool ring_file;    /* parked on a ring fd's readiness
 					    * (rw.c ring_file_rw) */
+			bool meta;         /* a PI attribute (rw.c
+					    * prep_attr) */
 			int nr_iov;
 			size_t total;
 			struct iovec *iov;
@@ -610,6 +615,9 @@ enum {
 				* (dev/blkq.h: uu_blkq_prepare first) */
 	UU_ISSUE_PARK_CMD,     /* URING_CMD kept by its file type's handler
 				* (ops/uring_cmd.h) */
+	UU_ISSUE_PARK_REQUEUE, /* a multishot receive at its retry cap,
+				* issued inline: issued again after the
+				* batch's other work (IOU_REQUEUE) */
 };
 
 /* where a parked request waits (req->parked_on) */

@@ -83,5 +83,14 @@ struct uu_kbuf_multi {
 int uu_kbuf_select_multi(struct uu_req *req, struct uu_kbuf_multi *a,
 			 unsigned int issue_flags, bool commit);
 uint32_t uu_kbuf_consume_multi(struct uu_req *req, int len, unsigned int nr);
+/*
+ * A MSG_WAITALL bundle that has to wait after len bytes (the kernel's
+ * io_net_kbuf_recyle): the nr buffers they reached are committed and the
+ * group lock is dropped; the rest of the selection stays with the
+ * request.  uu_kbuf_commit_more commits len more bytes in nr more
+ * buffers of it later (locked here), before uu_kbuf_consume_multi posts.
+ */
+void uu_kbuf_commit_part(struct uu_req *req, int len, unsigned int nr);
+void uu_kbuf_commit_more(struct uu_req *req, int len, unsigned int nr);
 
 #endif /* UURING_OPS_KBUF_H */

@@ -176,3 +176,36 @@ uint32_t uu_kbuf_consume_multi(struct uu_req *req, int len, unsigned int nr)
 	}
 	return cflags;
 }
+
+void uu_kbuf_commit_part(struct uu_req *req, int len, unsigned int nr)
+{
+	struct uu_kbuf_ctx *c = uu_kb_ctx_get(req->ring, false);
+
+	if (req->kb.state == UU_KB_RING && !req->kb.committed) {
+		struct kb_group *g = uu_kb_group_find(c, req->kb.bgid);
+
+		if (g && g->ring && !uu_kb_ring_commit_n(g, len, nr))
+			req->kb.more = true;
+		req->kb.committed = true;
+	}
+	if (req->kb.locked) {
+		req->kb.locked = false;
+		pthread_mutex_unlock(&c->lock);
+	}
+}
+
+void uu_kbuf_commit_more(struct uu_req *req, int len, unsigned int nr)
+{
+	struct uu_kbuf_ctx *c = uu_kb_ctx_get(req->ring, false);
+	struct kb_group *g;
+
+	if (!c || req->kb.state != UU_KB_RING || len <= 0)
+		return;
+	pthread_mutex_lock(&c->lock);
+	g = uu_kb_group_find(c, req->kb.bgid);
+	/* an incremental ring counts the bytes, another the buffers */
+	if (g && g->ring && (g->inc || nr) &&
+	    !uu_kb_ring_commit_n(g, len, nr))
+		req->kb.more = true;
+	pthread_mutex_unlock(&c->lock);
+}

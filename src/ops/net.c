@@ -727,6 +727,13 @@ static int zc_prep(struct uu_req *req, bool msg)
 		return -EINVAL;
 	if (req->flags & UU_REQ_CQE_SKIP)
 		return -EINVAL;
+	/*
+	 * io_send_zc_prep has its notification from here on: a prep error
+	 * below completes with IORING_CQE_F_MORE and then the notification
+	 * (io_sendrecv_fail, io_send_zc_cleanup), so the cleanup that posts
+	 * both runs for it too (core/req.c req_complete).
+	 */
+	req->flags |= UU_REQ_PREPPED;
 	fl = sqe->ioprio;
 	req->os.net.flags = fl;
 	if ((fl & ~ZC_FLAGS_COMMON) && (fl & ~ZC_FLAGS_VALID))
@@ -888,14 +895,16 @@ int uu_send_zc_issue(struct uu_req *req, unsigned int issue_flags)
 void uu_send_zc_cleanup(struct uu_req *req)
 {
 	int32_t res = req->res;
-	uint32_t cflags = req->cflags | IORING_CQE_F_MORE;
+	/* a failed chain's member: io_fail_links posts it without the
+	 * F_MORE io_sendrecv_fail adds, the notification still follows */
+	uint32_t cflags = req->cflags |
+			  (req->link_failed ? 0 : IORING_CQE_F_MORE);
 
 	if (res < 0 && req->os.net.done)
 		res = (int32_t)req->os.net.done;
 	if (!(req->flags & UU_REQ_CQE_SKIP))
 		uu_req_post_extra_cqe(req, res, cflags);
-	req->res = (req->os.net.st & NET_ZC_REPORT) &&
-			   (req->os.net.st & NET_SENT) ?
+	req->res = (req->os.net.st & NET_ZC_REPORT) ?
 		   (int32_t)IORING_NOTIF_USAGE_ZC_COPIED : 0;
 	req->cflags = IORING_CQE_F_NOTIF;
 	if (req->buf_node) {

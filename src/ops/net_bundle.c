@@ -59,6 +59,8 @@ enum {
 	BNDL_CAP = 1u << 2,     /* IORING_RECV_MSHOT_CAP */
 	BNDL_DONE = 1u << 3,    /* IORING_RECV_MSHOT_DONE */
 	BNDL_EMPTY = 1u << 4,   /* REQ_F_BL_EMPTY */
+	BNDL_WAIT = 1u << 5,    /* MSG_WAITALL: the mapping waits for the
+				 * rest (REQ_F_BL_NO_RECYCLE) */
 };
 #define BNDL_NO_RETRY (BNDL_RETRY | BNDL_PARTIAL | BNDL_CAP | BNDL_DONE)
 /* what an appended receive takes of its own flags */
@@ -133,9 +135,20 @@ bool uu_net_mshot_again(struct uu_req *req, bool cap)
 
 int uu_net_requeue(struct uu_req *req, unsigned int issue_flags)
 {
-	/* elsewhere the park's arm rechecks the file itself */
-	if (in_poller(issue_flags))
+	if (in_poller(issue_flags)) {
 		req->requeue = true;
+		return uu_net_park(req, UU_ISSUE_PARK_POLLIN);
+	}
+	/* issued by a submission batch (or its task_work): again once the
+	 * batch's other work ran (core/req.c); a DEFER_TASKRUN ring's
+	 * retry waits for the submitter's GETEVENTS anyway */
+	if ((issue_flags & UU_ISSUE_F_BATCH) &&
+	    !(issue_flags & UU_ISSUE_F_WORKER) &&
+	    !(req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN)) {
+		req->os.net.st |= NET_POLLED;
+		return uu_park(req, UU_ISSUE_PARK_REQUEUE);
+	}
+	/* elsewhere the park's arm rechecks the file itself */
 	return uu_net_park(req, UU_ISSUE_PARK_POLLIN);
 }
 
@@ -187,18 +200,48 @@ static int recv_select(struct uu_req *req, struct uu_netmsg *m,
 	return 0;
 }
 
-static ssize_t recv_iov(struct uu_req *req, struct uu_netmsg *m, int flags)
+/* receives into the mapped buffers from byte off on (a MSG_WAITALL
+ * receive goes on where it stopped) */
+static ssize_t recv_iov(struct uu_req *req, struct uu_netmsg *m, size_t off,
+			int flags)
 {
+	unsigned int k = 0;
+	struct iovec save;
 	struct msghdr h;
 	ssize_t n;
 
+	while (k + 1 < m->b.nr && off >= m->iov[k].iov_len)
+		off -= m->iov[k++].iov_len;
+	save = m->iov[k];
+	m->iov[k].iov_base = (char *)save.iov_base + off;
+	m->iov[k].iov_len = save.iov_len - off;
 	do {
 		memset(&h, 0, sizeof(h));
-		h.msg_iov = m->iov;
-		h.msg_iovlen = m->b.nr;
+		h.msg_iov = &m->iov[k];
+		h.msg_iovlen = m->b.nr - k;
 		n = recvmsg(req->fd, &h, flags);
 	} while (n < 0 && errno == EINTR);
+	m->iov[k] = save;
 	return n < 0 ? -errno : n;
+}
+
+/*
+ * A one-shot MSG_WAITALL bundle on a stream socket got part of what it
+ * mapped (the kernel's io_recv: ret < min_ret, io_net_retry): the
+ * buffers the part reached are committed at the first such wait
+ * (io_net_kbuf_recyle), and the request waits to receive the rest into
+ * the same buffers.
+ */
+static int waitall_wait(struct uu_req *req, struct uu_netmsg *m, ssize_t n)
+{
+	if (!(m->b.fl & BNDL_WAIT)) {
+		m->b.wa_nbufs = (uint16_t)bundle_nbufs(m, (int)n);
+		m->b.wa_clen = (uint32_t)n;
+		uu_kbuf_commit_part(req, (int)n, m->b.wa_nbufs);
+		m->b.fl |= BNDL_WAIT;
+	}
+	m->b.wa_off += (uint32_t)n;
+	return uu_net_park(req, UU_ISSUE_PARK_POLLIN);
 }
 
 int uu_recv_bundle_issue(struct uu_req *req, unsigned int issue_flags)
@@ -222,25 +265,37 @@ int uu_recv_bundle_issue(struct uu_req *req, unsigned int issue_flags)
 		ssize_t n;
 		int res, this_ret;
 
-		ret = recv_select(req, m, issue_flags);
+		uint32_t part = m->b.wa_off;
+		size_t min = 0;
+
+		/* a MSG_WAITALL receive goes on in the buffers it has */
+		ret = (m->b.fl & BNDL_WAIT) ? 0 :
+					      recv_select(req, m, issue_flags);
 		if (ret < 0) {
 			n = ret;
 			fail = true;
 		} else {
-			n = recv_iov(req, m, flags);
+			n = recv_iov(req, m, part, flags);
 			if (n == -EAGAIN &&
 			    !(req->os.net.msg_flags & MSG_DONTWAIT)) {
+				if (m->b.fl & BNDL_WAIT)
+					return uu_net_park(req,
+							   UU_ISSUE_PARK_POLLIN);
 				uu_kbuf_recycle(req);
 				return uu_net_park(req, UU_ISSUE_PARK_POLLIN);
 			}
-			fail = n < 0;
+			if (flags & MSG_WAITALL)
+				min = m->b.mapped - part;
+			if (n > 0 && (size_t)n < min && uu_net_retry(req))
+				return waitall_wait(req, m, n);
+			fail = n < 0 || (size_t)n < min;
 		}
 		m->b.inq = n >= 0 ? sock_inq(req) : -1;
 		finished = n <= 0;
 		if (n > 0) {
-			res = (int)n + (int)done;
-		} else if (done) {
-			res = (int)done;
+			res = (int)n + (int)part + (int)done;
+		} else if (done || part) {
+			res = (int)part + (int)done;
 		} else {
 			res = (int)n;
 			uu_kbuf_recycle(req);
@@ -257,6 +312,18 @@ int uu_recv_bundle_issue(struct uu_req *req, unsigned int issue_flags)
 			}
 		}
 		this_ret = res - (int)done;
+		if (m->b.fl & BNDL_WAIT) {
+			/* what the rest reached beyond the buffers committed
+			 * at the wait (the kernel leaves those in the ring:
+			 * docs/compatibility.md #31) */
+			unsigned int nb = bundle_nbufs(m, this_ret);
+
+			uu_kbuf_commit_more(req, this_ret - (int)m->b.wa_clen,
+					    nb > m->b.wa_nbufs ?
+					    nb - m->b.wa_nbufs : 0);
+			m->b.fl &= (uint8_t)~BNDL_WAIT;
+		}
+		m->b.wa_off = 0;
 		cflags |= uu_kbuf_consume_multi(req, this_ret,
 						bundle_nbufs(m, this_ret));
 		/* an appended part keeps the first part's buffer id; on an

@@ -63,6 +63,10 @@ struct uu_netmsg {
 		uint16_t vec_nr; /* the request's vector size */
 		uint16_t nr;     /* buffers mapped now */
 		size_t mapped;   /* their bytes */
+		uint32_t wa_off; /* MSG_WAITALL: bytes in them before a
+				  * wait (the kernel's sr->done_io part) */
+		uint32_t wa_clen; /* the bytes committed at the first */
+		uint16_t wa_nbufs; /* and the buffers */
 		uint8_t fl;      /* BNDL_* (ops/net_bundle.c) */
 		bool selected;   /* SEND: buffers held */
 	} b;

@@ -59,6 +59,43 @@ static int check_ioprio(uint16_t ioprio)
 	}
 }
 
+/* RWF_* known to 6.18: HIPRI DSYNC SYNC NOWAIT APPEND NOAPPEND ATOMIC
+ * DONTCACHE */
+#define UU_RWF_SUPPORTED 0xffu
+
+/* the highest user address plus one (x86-64's TASK_SIZE_MAX) */
+#define UU_USER_END 0x7ffffffff000ull
+
+/*
+ * Read/write attributes (IORING_FEAT_RW_ATTR; the kernel's __io_prep_rw
+ * and io_prep_rw_pi): attr_type_mask names the attributes attr_ptr
+ * points to, and the only one is protection information.  Its struct is
+ * read and checked here; the file is asked at issue (rw_meta_check).
+ * With a mask of 0, attr_ptr is not read.
+ */
+static int prep_attr(struct uu_req *req)
+{
+	const struct io_uring_sqe *sqe = &req->sqe;
+	struct io_uring_attr_pi pi;
+	uint64_t len, end;
+	int ret;
+
+	if (sqe->attr_type_mask != IORING_RW_ATTR_FLAG_PI)
+		return -EINVAL;
+	ret = uu_copy_from_user(&pi, (const void *)(uintptr_t)sqe->attr_ptr,
+				sizeof(pi));
+	if (ret)
+		return ret;
+	if (pi.rsvd)
+		return -EINVAL;
+	/* import_ubuf of the metadata buffer: capped, then access_ok */
+	len = pi.len > UU_MAX_RW_COUNT ? UU_MAX_RW_COUNT : pi.len;
+	if (__builtin_add_overflow(pi.addr, len, &end) || end > UU_USER_END)
+		return -EFAULT;
+	req->rw.meta = true;
+	return 0;
+}
+
 static int prep_common(struct uu_req *req)
 {
 	const struct io_uring_sqe *sqe = &req->sqe;
@@ -70,7 +107,35 @@ static int prep_common(struct uu_req *req)
 	req->rw.rw_flags = sqe->rw_flags;
 	req->rw.iov = req->rw.inline_iov;
 	req->rw.ring_file = false;
+	req->rw.meta = false;
+	if (unlikely(sqe->attr_type_mask))
+		return prep_attr(req);
 	return 0;
+}
+
+/*
+ * A read or write with protection information meets the kernel's
+ * io_rw_init_file: the file must be open for the direction (-EBADF),
+ * the RWF flags valid (-EOPNOTSUPP), on an IOPOLL ring O_DIRECT
+ * (-EOPNOTSUPP), and the file must carry integrity metadata
+ * (FMODE_HAS_METADATA, -EINVAL).  Only block devices with an integrity
+ * profile do, and user space has no call that passes the metadata to
+ * them: every such request ends here (docs/compatibility.md #31).
+ */
+static int rw_meta_check(struct uu_req *req, bool is_write)
+{
+	int fl = req->fd >= 0 ? fcntl(req->fd, F_GETFL) : -1;
+
+	if (fl < 0 || (fl & O_PATH) ||
+	    (is_write ? (fl & O_ACCMODE) == O_RDONLY :
+			(fl & O_ACCMODE) == O_WRONLY))
+		return -EBADF;
+	if (req->rw.rw_flags & ~UU_RWF_SUPPORTED)
+		return -EOPNOTSUPP;
+	if ((req->ring->setup_flags & IORING_SETUP_IOPOLL) &&
+	    !(fl & O_DIRECT))
+		return -EOPNOTSUPP;
+	return -EINVAL;
 }
 
 int uu_rw_prep(struct uu_req *req)
@@ -153,9 +218,6 @@ void uu_rw_cleanup(struct uu_req *req)
 	}
 }
 
-/* RWF_* known to 6.18: HIPRI DSYNC SYNC NOWAIT APPEND NOAPPEND ATOMIC
- * DONTCACHE */
-#define UU_RWF_SUPPORTED 0xffu
 
 /*
  * A NOWAIT write failed with EOPNOTSUPP.  The kernel's io_uring turns the
@@ -385,6 +447,8 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF; /* no registered files yet */
+	if (unlikely(req->rw.meta))
+		return rw_meta_check(req, is_write);
 	if (unlikely(req->rw.ring_file || uu_registry_fd_cached(req->fd))) {
 		int ret = ring_file_rw(req, is_write, issue_flags);
 
@@ -694,6 +758,10 @@ int uu_read_mshot_issue(struct uu_req *req, unsigned int issue_flags)
 		if (req->rw.rw_flags & ~UU_RWF_SUPPORTED) {
 			uu_kbuf_recycle(req);
 			return -EOPNOTSUPP;
+		}
+		if (unlikely(req->rw.meta)) {
+			uu_kbuf_recycle(req);
+			return rw_meta_check(req, false);
 		}
 		n = mshot_read_once(req);
 		if (n == -EAGAIN) {

@@ -378,6 +378,7 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 {
 	struct uu_req *req = *reqp;
 	struct uu_ring *r = req->ring;
+	bool hold;
 	int ret;
 
 	if (!*heap) {
@@ -511,11 +512,15 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
 		/* its wakeups during this batch run at the batch's end, as
 		 * the kernel's task_work after io_submit_sqes (a DEFER_TASKRUN
 		 * ring's run at GETEVENTS anyway) */
-		req->poll_hold = !(r->setup_flags & IORING_SETUP_DEFER_TASKRUN) &&
-				 uu_tctx.exec == s;
+		hold = !(r->setup_flags & IORING_SETUP_DEFER_TASKRUN) &&
+		       uu_tctx.exec == s;
+		req->poll_hold = hold;
+		/* once armed, a request not held may complete and be freed
+		 * by another thread at once (a worker's park, a DEFER ring's
+		 * task_work): only the local copy is read after the arm */
 		if (!uu_poll_arm_request(req)) {
 			uu_stat_inc(r, route_poll);
-			if (req->poll_hold) {
+			if (hold) {
 				req->hold_next = s->hold_head;
 				s->hold_head = req;
 			}

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Seed 004's experiment on uuring's ublk driver (issue 18 item 6): per-io
-# daemons (UBLK_F_PER_IO_DAEMON) against per-queue daemons, null target,
+# The per-io daemon experiment (Linux 6.16) on uuring's ublk driver:
+# per-io daemons (UBLK_F_PER_IO_DAEMON) against per-queue daemons, null target,
 # 2 queues of depth 128, the load from CPU 0, plus one server thread as
 # the floor; interleaved rounds, medians with a distribution-free
 # interval, each server thread's share and CPU time

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Differential surface sweep (issue 16 item 4): what this kernel accepts
+ * Differential surface sweep: what this kernel accepts
  * and refuses, compared case by case with uuring: the REGISTER_PROBE
  * opcode table, every IORING_SETUP_* bit alone and in pairs, every
  * IORING_REGISTER_* opcode with empty or invalid arguments, the FEAT bits,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The null target of the block-queue model (src/dev/, issue 17 item 1),
+ * The null target of the block-queue model (src/dev/),
  * through the API and under `uuring run`; behaviour only, never timings:
  *
  *   - memory_backed=0: a read returns its full length and leaves the

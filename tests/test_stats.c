@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The statistics of issue 4 item 9 (uuring only: the kernel has none of
+ * The statistics (uuring_get_stats; uuring only: the kernel has none of
  * these counters): routes, task_work runs and items, io-wq workers per
  * class, and the two text forms (uuring_dump_stats) carrying every field
  * of struct uuring_stats with the values uuring_get_stats returns.

@@ -102,27 +102,16 @@ static void fill_offsets(struct io_uring_params *p, size_t array_off)
 #define ENGINE_MAPS 1024
 static _Atomic(void *) engine_maps[ENGINE_MAPS];
 
-static void engine_map_note(void *addr)
+/* the first slot holding from now holds to: note (NULL, addr), forget
+ * (addr, NULL); a full table notes nothing (munmap then goes through) */
+static void engine_map_swap(void *from, void *to)
 {
 	for (unsigned int i = 0; i < ENGINE_MAPS; i++) {
-		void *empty = NULL;
+		void *want = from;
 
 		if (atomic_compare_exchange_strong_explicit(
-			    &engine_maps[i], &empty, addr,
-			    memory_order_relaxed, memory_order_relaxed))
-			return;
-	}
-	/* full: such a mapping is not recognised (munmap goes through) */
-}
-
-static void engine_map_forget(void *addr)
-{
-	for (unsigned int i = 0; i < ENGINE_MAPS; i++) {
-		void *want = addr;
-
-		if (atomic_compare_exchange_strong_explicit(
-			    &engine_maps[i], &want, NULL,
-			    memory_order_relaxed, memory_order_relaxed))
+			    &engine_maps[i], &want, to, memory_order_relaxed,
+			    memory_order_relaxed))
 			return;
 	}
 }
@@ -146,7 +135,7 @@ static void *map_shared(size_t len)
 		 MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	engine_map_note(p);
+	engine_map_swap(NULL, p);
 	return p;
 }
 
@@ -272,11 +261,11 @@ void uu_ring_mem_reset(struct uu_ring_mem *m, unsigned int setup_flags,
 void uu_ring_mem_free(struct uu_ring_mem *m)
 {
 	if (m->rings && m->rings_owned) {
-		engine_map_forget(m->rings);
+		engine_map_swap(m->rings, NULL);
 		munmap(m->rings, m->rings_size);
 	}
 	if (m->sqes && m->sqes_owned) {
-		engine_map_forget(m->sqes);
+		engine_map_swap(m->sqes, NULL);
 		munmap(m->sqes, m->sqes_size);
 	}
 	m->rings = m->sqes = NULL;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/cq.h"
+#include "core/req.h"
 #include "core/ring.h"
 #include "core/rsrc.h"
 #include "core/types.h"
@@ -153,6 +154,51 @@ void uu_cq_post_locked(struct uu_ring *r, uint64_t user_data, int32_t res,
 		return;
 	}
 	fill_cq(r, need, user_data, res, cflags, big);
+}
+
+/*
+ * n CQEs in order, as n uu_cq_post_locked calls would post them.  When
+ * there is no backlog, every CQE takes one slot (not a CQE_MIXED ring)
+ * and the CQ has room for all n, that is one tail sync and one room check
+ * for the batch instead of one per CQE: the room a sequence of checks
+ * would find only grows (the head only moves forward), so the outcome is
+ * the same.  Otherwise one at a time, overflow included.
+ */
+void uu_cq_post_batch_locked(struct uu_ring *r, const struct uu_cqe_rec *e,
+			     unsigned int n)
+{
+	bool wide = r->cqe_shift == 5;
+	uint32_t tail;
+	unsigned int i;
+
+	cq_sync_tail(r);
+	if (unlikely(r->ovf_head) ||
+	    unlikely(r->setup_flags & IORING_SETUP_CQE_MIXED) ||
+	    unlikely(cq_full(r, n))) {
+		for (i = 0; i < n; i++)
+			uu_cq_post_locked(r, e[i].user_data, e[i].res,
+					  e[i].cflags, e[i].big);
+		return;
+	}
+	tail = r->cq_cached_tail;
+	for (i = 0; i < n; i++) {
+		struct io_uring_cqe *cqe = cqe_at(r, tail + i);
+
+		cqe->user_data = e[i].user_data;
+		cqe->res = e[i].res;
+		cqe->flags = e[i].cflags;
+		if (wide) {
+			cqe->big_cqe[0] = e[i].big[0];
+			cqe->big_cqe[1] = e[i].big[1];
+		}
+	}
+	r->cq_cached_tail = tail + n;
+	r->cq_produced += n; /* the count-timeout sequence (T15) */
+	/* under the CQ lock, its only writers' lock (uu_stat_inc_locked) */
+	atomic_store_explicit(&r->st.cqes_posted,
+			      atomic_load_explicit(&r->st.cqes_posted,
+						   memory_order_relaxed) + n,
+			      memory_order_relaxed);
 }
 
 /* Moves backlog entries into the CQ while there is room; true if the

@@ -11,6 +11,9 @@
 /* Called with completion_lock held. */
 void uu_cq_post_locked(struct uu_ring *ring, uint64_t user_data, int32_t res,
 		       uint32_t cflags, const uint64_t *big);
+struct uu_cqe_rec;
+void uu_cq_post_batch_locked(struct uu_ring *ring, const struct uu_cqe_rec *e,
+			     unsigned int n);
 void uu_cq_commit_locked(struct uu_ring *ring);
 bool uu_cq_has_room_locked(struct uu_ring *ring, uint32_t pending);
 void uu_cq_commit_sq_head_locked(struct uu_ring *ring, uint32_t sq_head);

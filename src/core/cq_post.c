@@ -116,14 +116,13 @@ void uu_exec_flush_cqes(struct uu_exec *s)
 	if (!s->cb.nr)
 		return;
 	uu_cq_lock(r);
-	for (i = 0; i < s->cb.nr; i++) {
-		uu_cq_post_locked(r, s->cb.e[i].user_data, s->cb.e[i].res,
-				  s->cb.e[i].cflags, s->cb.e[i].big);
-		/* under the CQ lock, with the post: a survivor posting this
-		 * process's orphans (xproc/xlife.c) sees one or the other */
+	uu_cq_post_batch_locked(r, s->cb.e, s->cb.nr);
+	/* under the CQ lock, in the same hold as the posts: a survivor
+	 * posting this process's orphans (xproc/xlife.c) sees the CQE and the
+	 * journal slot freed, or neither */
+	for (i = 0; i < s->cb.nr; i++)
 		if (unlikely(s->cb.e[i].xj))
 			uu_xj_release(r, s->cb.e[i].xj);
-	}
 	if (s->publish_sq_head) {
 		s->publish_sq_head = false;
 		s->sq_head_published = true;

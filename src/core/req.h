@@ -12,6 +12,15 @@ void uu_exec_finish_late(struct uu_req *req); /* after the batch */
 
 #define UU_COMPL_BATCH 32
 
+/* a CQE an execution context holds until its next flush */
+struct uu_cqe_rec {
+	uint64_t user_data;
+	int32_t res;
+	uint32_t cflags;
+	uint64_t big[2];
+	unsigned int xj; /* journal slot + 1 to free */
+};
+
 struct uu_exec {
 	struct uu_ring *ring;
 	struct uu_req *head, *last;       /* link chain being assembled */
@@ -37,13 +46,7 @@ struct uu_exec {
 					   * are posted (drain, T6) */
 	struct {
 		unsigned int nr;
-		struct {
-			uint64_t user_data;
-			int32_t res;
-			uint32_t cflags;
-			uint64_t big[2];
-			unsigned int xj; /* journal slot + 1 to free */
-		} e[UU_COMPL_BATCH];
+		struct uu_cqe_rec e[UU_COMPL_BATCH];
 	} cb;                             /* CQEs posted at the next flush */
 };
 

@@ -113,7 +113,9 @@ void uu_req_set_fail(struct uu_req *req)
 	}
 }
 
-static void req_complete(struct uu_exec *s, struct uu_req *req)
+/* inlined: it runs once per request, and a call costs as much as its body */
+static inline __attribute__((always_inline)) void
+req_complete(struct uu_exec *s, struct uu_req *req)
 {
 	const struct uu_opdef *def = &uu_opdefs[req->opcode];
 
@@ -132,7 +134,7 @@ static void req_complete(struct uu_exec *s, struct uu_req *req)
 	req->xj = 0;
 }
 
-static void req_free(struct uu_req *req, bool heap)
+static void req_release(struct uu_req *req, bool heap)
 {
 	if (unlikely(req->xj)) {
 		/* ended without a CQE of its own */
@@ -157,6 +159,16 @@ static void req_free(struct uu_req *req, bool heap)
 	}
 	if (heap)
 		free(req);
+}
+
+/* what a request holds goes with it; most hold nothing (a NOP, a request
+ * on a plain fd run inline): one test, no call */
+static inline __attribute__((always_inline)) void
+req_free(struct uu_req *req, bool heap)
+{
+	if (heap || req->xj || req->fd_owned || req->file_tag || req->wq ||
+	    req->cred)
+		req_release(req, heap);
 }
 
 /* A request that was set up (init, prep) but will not run: what it holds
@@ -547,8 +559,9 @@ static bool park(struct uu_exec *s, struct uu_req **reqp, bool *heap, int how,
  * Issues one request; true if it completed (res set), false if parked.
  * heap/reqp may change when the request is moved to the heap.
  */
-static bool issue_one(struct uu_exec *s, struct uu_req **reqp, bool *heap,
-		      unsigned int issue_flags)
+static inline __attribute__((always_inline)) bool
+issue_one_inl(struct uu_exec *s, struct uu_req **reqp, bool *heap,
+	      unsigned int issue_flags)
 {
 	struct uu_req *req = *reqp;
 	const struct uu_opdef *def = &uu_opdefs[req->opcode];
@@ -603,6 +616,13 @@ static bool issue_one(struct uu_exec *s, struct uu_req **reqp, bool *heap,
 	return true;
 }
 
+/* issue_one_inl for the callers off the submission path */
+static bool issue_one(struct uu_exec *s, struct uu_req **reqp, bool *heap,
+		      unsigned int issue_flags)
+{
+	return issue_one_inl(s, reqp, heap, issue_flags);
+}
+
 /* Issues a request (a chain head or a continuation) and completes it
  * unless it was parked. */
 static void queue_req(struct uu_exec *s, struct uu_req *req, bool heap,
@@ -613,11 +633,12 @@ static void queue_req(struct uu_exec *s, struct uu_req *req, bool heap,
 		 * hardlinks are treated as plain links (io_queue_sqe_fallback) */
 		req->flags &= ~UU_REQ_HARDLINK;
 		uu_req_set_fail(req);
-	} else if (!issue_one(s, &req, &heap, issue_flags)) {
+	} else if (!issue_one_inl(s, &req, &heap, issue_flags)) {
 		return;
 	}
 	req_complete(s, req);
-	queue_next(s, req);
+	if (req->link)
+		queue_next(s, req);
 	req_free(req, heap);
 }
 

@@ -625,8 +625,9 @@ static bool issue_one(struct uu_exec *s, struct uu_req **reqp, bool *heap,
 
 /* Issues a request (a chain head or a continuation) and completes it
  * unless it was parked. */
-static void queue_req(struct uu_exec *s, struct uu_req *req, bool heap,
-		      unsigned int issue_flags)
+static inline __attribute__((always_inline)) void
+queue_req_inl(struct uu_exec *s, struct uu_req *req, bool heap,
+	      unsigned int issue_flags)
 {
 	if (req->flags & UU_REQ_FAIL) {
 		/* failed while the chain was assembled: nothing runs, and
@@ -640,6 +641,13 @@ static void queue_req(struct uu_exec *s, struct uu_req *req, bool heap,
 	if (req->link)
 		queue_next(s, req);
 	req_free(req, heap);
+}
+
+/* queue_req_inl for the callers off the submission path */
+static void queue_req(struct uu_exec *s, struct uu_req *req, bool heap,
+		      unsigned int issue_flags)
+{
+	queue_req_inl(s, req, heap, issue_flags);
 }
 
 /* the rest of a failed chain: every member completes -ECANCELED (or its
@@ -912,7 +920,7 @@ void uu_req_queue_head(struct uu_exec *s, struct uu_req *req, bool heap)
 		if (unlikely(r->sqd) && unlikely(uu_knob(issue_via_tw)))
 			queue_head_via_tw(s, req, heap);
 		else
-			queue_req(s, req, heap, 0);
+			queue_req_inl(s, req, heap, 0);
 		return;
 	}
 	if (!heap && !(req = uu_req_to_heap(req)))

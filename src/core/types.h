@@ -386,6 +386,25 @@ enum {
 
 #define UU_INLINE_IOVS 8
 
+/*
+ * The per-op area of struct uu_req (the kernel's io_kiocb cmd and
+ * io_kiocb_to_cmd): each opcode family declares its state as a struct in
+ * its own header and reaches it only through uu_req_cmd(req, that
+ * struct), which fails the build if the struct outgrows the area.  A
+ * family whose state is larger keeps the rest in a block of its own
+ * that the area points to (ops/net.c's struct uu_netmsg), so the request
+ * does not grow to the largest family.
+ */
+#define UU_REQ_CMD_SIZE 168
+#define uu_req_cmd(req, T)						\
+	((T *)(void *)((req)->cmd + 0 * sizeof(struct {			\
+		_Static_assert(sizeof(T) <= UU_REQ_CMD_SIZE &&		\
+			       _Alignof(T) <= _Alignof(uint64_t),	\
+			       #T " outgrows the request's per-op area"); \
+		int ok; })))
+/* the same for a family named by its short name: struct uu_<fam>_cmd */
+#define uu_cmd(req, fam) uu_req_cmd(req, struct uu_##fam##_cmd)
+
 struct uu_req {
 	struct uu_req *link;      /* next in the chain */
 	unsigned int xj;          /* journal slot + 1 (xproc/xlife.c), 0:
@@ -452,10 +471,11 @@ struct uu_req {
 	uint64_t big[2];          /* CQE32 extra words */
 	struct io_uring_sqe sqe;  /* private copy (first 64 bytes) */
 	unsigned char sqe_ext[64]; /* second half of an SQE128 */
-	/* file-family op state (ops/opstate.h), filled by prep */
-	union uu_op_state os;
-	/* per-op state, filled by prep */
+	/* per-op state, filled by prep: one area each opcode family views
+	 * as its own struct through uu_req_cmd() */
 	union {
+		unsigned char cmd[UU_REQ_CMD_SIZE];
+		union uu_op_state os;
 		struct {
 			int64_t pos;
 			uint32_t rw_flags;
@@ -472,11 +492,6 @@ struct uu_req {
 			unsigned int flags;
 			uint64_t off, len;
 		} sync;
-		struct {
-			int32_t result;
-			uint32_t flags;
-			int fd;
-		} nop;
 		struct {
 			uint32_t events;   /* EPOLL* interest, incl. ERR/HUP */
 			uint32_t tw_mask;  /* poll_tw: the first wakeup's mask */

@@ -15,15 +15,16 @@
 
 int uu_nop_prep(struct uu_req *req)
 {
+	struct uu_nop_cmd *nop_st = uu_cmd(req, nop);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
-	req->nop.flags = sqe->nop_flags;
-	if (req->nop.flags & ~NOP_FLAGS)
+	nop_st->flags = sqe->nop_flags;
+	if (nop_st->flags & ~NOP_FLAGS)
 		return -EINVAL;
-	req->nop.result = (req->nop.flags & IORING_NOP_INJECT_RESULT) ?
+	nop_st->result = (nop_st->flags & IORING_NOP_INJECT_RESULT) ?
 		(int32_t)sqe->len : 0;
-	req->nop.fd = (req->nop.flags & IORING_NOP_FILE) ? sqe->fd : -1;
-	if (req->nop.flags & IORING_NOP_CQE32) {
+	nop_st->fd = (nop_st->flags & IORING_NOP_FILE) ? sqe->fd : -1;
+	if (nop_st->flags & IORING_NOP_CQE32) {
 		unsigned int f = req->ring->setup_flags;
 
 		if (!(f & (IORING_SETUP_CQE32 | IORING_SETUP_CQE_MIXED)))
@@ -38,14 +39,16 @@ int uu_nop_prep(struct uu_req *req)
 
 static int nop_result(struct uu_req *req)
 {
-	if (req->nop.flags & IORING_NOP_FILE) {
-		if (req->nop.flags & IORING_NOP_FIXED_FILE) {
-			if (uu_fixed_file(req->ring, (unsigned int)req->nop.fd) < 0)
+	struct uu_nop_cmd *nop_st = uu_cmd(req, nop);
+
+	if (nop_st->flags & IORING_NOP_FILE) {
+		if (nop_st->flags & IORING_NOP_FIXED_FILE) {
+			if (uu_fixed_file(req->ring, (unsigned int)nop_st->fd) < 0)
 				return -EBADF;
-		} else if (fcntl(req->nop.fd, F_GETFD) < 0)
+		} else if (fcntl(nop_st->fd, F_GETFD) < 0)
 			return -EBADF;
 	}
-	if (req->nop.flags & IORING_NOP_FIXED_BUFFER) {
+	if (nop_st->flags & IORING_NOP_FIXED_BUFFER) {
 		/* the kernel's lookup in the buffer table: an empty or
 		 * out-of-range slot is -EFAULT */
 		struct uu_rbuf_node *node =
@@ -55,7 +58,7 @@ static int nop_result(struct uu_req *req)
 			return -EFAULT;
 		uu_rbuf_put(node);
 	}
-	return req->nop.result;
+	return nop_st->result;
 }
 
 int uu_nop_issue(struct uu_req *req, unsigned int issue_flags)
@@ -63,7 +66,7 @@ int uu_nop_issue(struct uu_req *req, unsigned int issue_flags)
 	int res = nop_result(req);
 
 	(void)issue_flags;
-	if (!(req->nop.flags & IORING_NOP_TW))
+	if (!(uu_cmd(req, nop)->flags & IORING_NOP_TW))
 		return res;
 	/* the result, good or bad, is posted from task_work */
 	req->res = res;

@@ -99,15 +99,15 @@ uint64_t uu_os_tag(const struct uu_req *req)
 
 void uu_os_init(struct uu_req *req)
 {
-	req->os.hdr.mem = req->os.hdr.mem2 = NULL;
-	req->os.hdr.issued = false;
-	req->os.hdr.tag = uu_os_tag(req);
+	uu_os_hdr(req)->mem = uu_os_hdr(req)->mem2 = NULL;
+	uu_os_hdr(req)->issued = false;
+	uu_os_hdr(req)->tag = uu_os_tag(req);
 }
 
 void uu_os_take(struct uu_req *req, void *mem, void *mem2)
 {
-	req->os.hdr.mem = mem;
-	req->os.hdr.mem2 = mem2;
+	uu_os_hdr(req)->mem = mem;
+	uu_os_hdr(req)->mem2 = mem2;
 }
 
 /*
@@ -119,19 +119,19 @@ void uu_os_take(struct uu_req *req, void *mem, void *mem2)
  */
 static bool os_mine(struct uu_req *req)
 {
-	return req->os.hdr.tag == uu_os_tag(req);
+	return uu_os_hdr(req)->tag == uu_os_tag(req);
 }
 
 void uu_os_drop(struct uu_req *req)
 {
-	free(req->os.hdr.mem);
-	free(req->os.hdr.mem2);
-	req->os.hdr.mem = req->os.hdr.mem2 = NULL;
+	free(uu_os_hdr(req)->mem);
+	free(uu_os_hdr(req)->mem2);
+	uu_os_hdr(req)->mem = uu_os_hdr(req)->mem2 = NULL;
 }
 
 void uu_os_release(struct uu_req *req)
 {
-	struct uu_os_hdr *h = &req->os.hdr;
+	struct uu_os_hdr *h = uu_os_hdr(req);
 
 	if ((h->mem || h->mem2) && os_mine(req))
 		uu_os_drop(req);
@@ -151,7 +151,7 @@ void uu_os_release(struct uu_req *req)
  */
 void uu_os_release_nofail(struct uu_req *req)
 {
-	if (req->os.hdr.issued && req->res < 0 &&
+	if (uu_os_hdr(req)->issued && req->res < 0 &&
 	    (req->flags & UU_REQ_FAIL) && os_mine(req)) {
 		req->flags &= ~UU_REQ_FAIL;
 		if (req->flags & UU_REQ_SKIP_LINK_CQES) {
@@ -170,7 +170,7 @@ static inline int sys_ret(long ret)
 /* a final result produced by the opcode (see uu_os_release_nofail) */
 static inline int done(struct uu_req *req, int res)
 {
-	req->os.hdr.issued = true;
+	uu_os_hdr(req)->issued = true;
 	return res;
 }
 
@@ -179,7 +179,7 @@ static inline int sys_done(struct uu_req *req, long ret)
 	return done(req, sys_ret(ret));
 }
 
-/* Imports one or two paths into req->os.hdr. */
+/* Imports one or two paths into uu_os_hdr(req)-> */
 static int get_paths(struct uu_req *req, uint64_t p1, bool empty1,
 		     uint64_t p2, bool two)
 {
@@ -223,7 +223,7 @@ int uu_statx_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	(void)issue_flags;
 	return sys_done(req, syscall(SYS_statx, req->os.statx.dfd,
-			       (const char *)req->os.hdr.mem,
+			       (const char *)uu_os_hdr(req)->mem,
 			       req->os.statx.flags, req->os.statx.mask,
 			       (void *)(uintptr_t)req->os.statx.ubuf));
 }
@@ -249,9 +249,9 @@ int uu_renameat_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	(void)issue_flags;
 	return sys_done(req, syscall(SYS_renameat2, req->os.path.old_dfd,
-			       (const char *)req->os.hdr.mem,
+			       (const char *)uu_os_hdr(req)->mem,
 			       req->os.path.new_dfd,
-			       (const char *)req->os.hdr.mem2,
+			       (const char *)uu_os_hdr(req)->mem2,
 			       (unsigned int)req->os.path.flags));
 }
 
@@ -275,7 +275,7 @@ int uu_unlinkat_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	(void)issue_flags;
 	return sys_done(req, syscall(SYS_unlinkat, req->os.path.old_dfd,
-			       (const char *)req->os.hdr.mem,
+			       (const char *)uu_os_hdr(req)->mem,
 			       req->os.path.flags));
 }
 
@@ -297,7 +297,7 @@ int uu_mkdirat_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	(void)issue_flags;
 	return sys_done(req, syscall(SYS_mkdirat, req->os.path.old_dfd,
-			       (const char *)req->os.hdr.mem,
+			       (const char *)uu_os_hdr(req)->mem,
 			       (unsigned int)req->os.path.flags));
 }
 
@@ -317,9 +317,9 @@ int uu_symlinkat_prep(struct uu_req *req)
 int uu_symlinkat_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	(void)issue_flags;
-	return sys_done(req, syscall(SYS_symlinkat, (const char *)req->os.hdr.mem,
+	return sys_done(req, syscall(SYS_symlinkat, (const char *)uu_os_hdr(req)->mem,
 			       req->os.path.new_dfd,
-			       (const char *)req->os.hdr.mem2));
+			       (const char *)uu_os_hdr(req)->mem2));
 }
 
 int uu_linkat_prep(struct uu_req *req)
@@ -342,9 +342,9 @@ int uu_linkat_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	(void)issue_flags;
 	return sys_done(req, syscall(SYS_linkat, req->os.path.old_dfd,
-			       (const char *)req->os.hdr.mem,
+			       (const char *)uu_os_hdr(req)->mem,
 			       req->os.path.new_dfd,
-			       (const char *)req->os.hdr.mem2,
+			       (const char *)uu_os_hdr(req)->mem2,
 			       req->os.path.flags));
 }
 

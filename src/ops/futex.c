@@ -293,22 +293,22 @@ int uu_futex_wait_issue(struct uu_req *req, unsigned int issue_flags)
 	/* futex_wait's check, made at issue as before */
 	if (!req->os.futex.mask)
 		return -EINVAL;
-	return vjob_issue(req, req->os.hdr.mem, issue_flags);
+	return vjob_issue(req, uu_os_hdr(req)->mem, issue_flags);
 }
 
 int uu_futexv_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	return vjob_issue(req, req->os.hdr.mem, issue_flags);
+	return vjob_issue(req, uu_os_hdr(req)->mem, issue_flags);
 }
 
 /* At completion, whatever it was: the threads still waiting are taken
  * off their futexes (uu_vjob_stop; no spurious wakeups for anyone). */
 void uu_futexv_cleanup(struct uu_req *req)
 {
-	struct vjob *j = req->os.hdr.mem;
+	struct vjob *j = uu_os_hdr(req)->mem;
 
-	req->os.hdr.mem = NULL; /* shared with the threads: not uu_os_drop */
-	if (j && req->os.hdr.tag == uu_os_tag(req)) {
+	uu_os_hdr(req)->mem = NULL; /* shared with the threads: not uu_os_drop */
+	if (j && uu_os_hdr(req)->tag == uu_os_tag(req)) {
 		uu_vjob_stop(j);
 		uu_vjob_await_left(j);
 		uu_vjob_put(j);

@@ -66,8 +66,9 @@ struct uu_open_how {
 /* The tail of __io_openat_prep, shared by OPENAT and OPENAT2. */
 static int open_prep_common(struct uu_req *req)
 {
+	struct uu_open_cmd *open_st = uu_cmd(req, open);
 	const struct io_uring_sqe *sqe = &req->sqe;
-	uint64_t f = req->os.open.flags;
+	uint64_t f = open_st->flags;
 	char *path;
 	int ret;
 
@@ -75,23 +76,24 @@ static int open_prep_common(struct uu_req *req)
 		return -EINVAL;
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF;
-	req->os.open.dfd = sqe->fd;
+	open_st->dfd = sqe->fd;
 	ret = uu_getname(sqe->addr, false, 0, &path);
 	if (ret)
 		return ret;
-	req->os.open.file_slot = sqe->file_index;
-	if (req->os.open.file_slot && (f & O_CLOEXEC)) {
+	open_st->file_slot = sqe->file_index;
+	if (open_st->file_slot && (f & O_CLOEXEC)) {
 		free(path);
 		return -EINVAL;
 	}
 	/* the kernel's io_openat_force_async */
-	req->os.open.force_async = f & (O_TRUNC | O_CREAT | __O_TMPFILE);
+	open_st->force_async = f & (O_TRUNC | O_CREAT | __O_TMPFILE);
 	uu_os_take(req, path, NULL);
 	return 0;
 }
 
 int uu_openat_prep(struct uu_req *req)
 {
+	struct uu_open_cmd *open_st = uu_cmd(req, open);
 	const struct io_uring_sqe *sqe = &req->sqe;
 	uint64_t f = sqe->open_flags & UU_VALID_OPEN_FLAGS;
 
@@ -99,10 +101,10 @@ int uu_openat_prep(struct uu_req *req)
 	/* build_open_how(): what open(2) makes of flags and mode */
 	if (f & O_PATH)
 		f &= UU_O_PATH_FLAGS;
-	req->os.open.flags = f;
-	req->os.open.mode = sqe->len; /* passed to openat(2) as given */
-	req->os.open.resolve = 0;
-	req->os.open.openat2 = false;
+	open_st->flags = f;
+	open_st->mode = sqe->len; /* passed to openat(2) as given */
+	open_st->resolve = 0;
+	open_st->openat2 = false;
 	return open_prep_common(req);
 }
 
@@ -134,6 +136,7 @@ static int copy_open_how(struct uu_open_how *how, uint64_t uptr, uint64_t len)
 
 int uu_openat2_prep(struct uu_req *req)
 {
+	struct uu_open_cmd *open_st = uu_cmd(req, open);
 	const struct io_uring_sqe *sqe = &req->sqe;
 	struct uu_open_how how;
 	int ret;
@@ -144,46 +147,48 @@ int uu_openat2_prep(struct uu_req *req)
 	ret = copy_open_how(&how, sqe->addr2, sqe->len);
 	if (ret)
 		return ret;
-	req->os.open.flags = how.flags;
-	req->os.open.mode = how.mode;
-	req->os.open.resolve = how.resolve;
-	req->os.open.openat2 = true;
+	open_st->flags = how.flags;
+	open_st->mode = how.mode;
+	open_st->resolve = how.resolve;
+	open_st->openat2 = true;
 	return open_prep_common(req);
 }
 
 /* The fd or -errno.  Interruptible by a cancel in a worker (T7). */
 static int do_open(struct uu_req *req, uint64_t extra)
 {
-	const char *path = req->os.hdr.mem;
+	struct uu_open_cmd *open_st = uu_cmd(req, open);
+	const char *path = uu_os_hdr(req)->mem;
 
-	if (req->os.open.openat2) {
+	if (open_st->openat2) {
 		struct uu_open_how how = {
-			.flags = req->os.open.flags | extra,
-			.mode = req->os.open.mode,
-			.resolve = req->os.open.resolve,
+			.flags = open_st->flags | extra,
+			.mode = open_st->mode,
+			.resolve = open_st->resolve,
 		};
 
-		return (int)uu_sys_cp(SYS_openat2, req->os.open.dfd,
+		return (int)uu_sys_cp(SYS_openat2, open_st->dfd,
 				      (long)path, (long)&how, sizeof(how), 0, 0);
 	}
-	return (int)uu_sys_cp(SYS_openat, req->os.open.dfd, (long)path,
-			      (int)(req->os.open.flags | extra),
-			      (unsigned int)req->os.open.mode, 0, 0);
+	return (int)uu_sys_cp(SYS_openat, open_st->dfd, (long)path,
+			      (int)(open_st->flags | extra),
+			      (unsigned int)open_st->mode, 0, 0);
 }
 
 int uu_openat_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_open_cmd *open_st = uu_cmd(req, open);
 	bool worker = issue_flags & UU_ISSUE_F_WORKER;
-	bool nonblock = !worker && !(req->os.open.flags & O_PATH);
+	bool nonblock = !worker && !(open_st->flags & O_PATH);
 	uint64_t extra = 0;
 	int fd, fl;
 
 	/* a FIFO open may wait for the other end for ever: unbounded */
-	if (req->os.open.force_async && !worker)
+	if (open_st->force_async && !worker)
 		return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
 	if (nonblock)
 		extra |= O_NONBLOCK;
-	if (req->os.open.file_slot)
+	if (open_st->file_slot)
 		extra |= O_CLOEXEC; /* only ours, for a moment */
 	if (worker)
 		uu_iowq_blocking(true); /* a FIFO may wait for its other end */
@@ -192,7 +197,7 @@ int uu_openat_issue(struct uu_req *req, unsigned int issue_flags)
 		uu_iowq_blocking(false);
 	if (fd < 0) {
 		if (fd == -EAGAIN && nonblock &&
-		    !(req->os.open.resolve & RESOLVE_CACHED))
+		    !(open_st->resolve & RESOLVE_CACHED))
 			return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
 		/* interrupted by a cancel: the kernel's open leaves the
 		 * wait's -ERESTARTSYS in the CQE (T7) */
@@ -200,13 +205,13 @@ int uu_openat_issue(struct uu_req *req, unsigned int issue_flags)
 			return -UU_ERESTARTSYS;
 		return fd;
 	}
-	if (nonblock && !(req->os.open.flags & O_NONBLOCK)) {
+	if (nonblock && !(open_st->flags & O_NONBLOCK)) {
 		fl = fcntl(fd, F_GETFL);
 		if (fl >= 0)
 			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	}
-	if (req->os.open.file_slot)
-		return uu_fixed_install(req->ring, fd, req->os.open.file_slot);
+	if (open_st->file_slot)
+		return uu_fixed_install(req->ring, fd, open_st->file_slot);
 	return fd;
 }
 
@@ -214,6 +219,7 @@ int uu_openat_issue(struct uu_req *req, unsigned int issue_flags)
 
 int uu_close_prep(struct uu_req *req)
 {
+	struct uu_close_cmd *close_st = uu_cmd(req, close);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	if (sqe->off || sqe->addr || sqe->len || sqe->rw_flags ||
@@ -221,9 +227,9 @@ int uu_close_prep(struct uu_req *req)
 		return -EINVAL;
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF;
-	req->os.close.fd = sqe->fd;
-	req->os.close.file_slot = sqe->file_index;
-	if (req->os.close.file_slot && req->os.close.fd)
+	close_st->fd = sqe->fd;
+	close_st->file_slot = sqe->file_index;
+	if (close_st->file_slot && close_st->fd)
 		return -EINVAL;
 	return 0;
 }
@@ -250,7 +256,7 @@ int uu_fixed_fd_install_prep(struct uu_req *req)
 		return -EINVAL;
 	if (req->cred)
 		return -EPERM;
-	req->os.fd_install.dup_cmd = flags & IORING_FIXED_FD_NO_CLOEXEC ?
+	uu_cmd(req, fd_install)->dup_cmd = flags & IORING_FIXED_FD_NO_CLOEXEC ?
 					     F_DUPFD : F_DUPFD_CLOEXEC;
 	return 0;
 }
@@ -262,7 +268,7 @@ int uu_fixed_fd_install_issue(struct uu_req *req, unsigned int issue_flags)
 	int fd;
 
 	(void)issue_flags;
-	fd = fcntl(req->fd, req->os.fd_install.dup_cmd, 0);
+	fd = fcntl(req->fd, uu_cmd(req, fd_install)->dup_cmd, 0);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -294,12 +300,13 @@ bool uu_is_ring_fd(int fd, const struct stat *st)
 
 int uu_close_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	int fd = req->os.close.fd;
+	struct uu_close_cmd *close_st = uu_cmd(req, close);
+	int fd = close_st->fd;
 	struct stat st;
 
 	(void)issue_flags;
-	if (req->os.close.file_slot)
-		return uu_fixed_remove(req->ring, req->os.close.file_slot);
+	if (close_st->file_slot)
+		return uu_fixed_remove(req->ring, close_st->file_slot);
 	if (fd < 0 || fstat(fd, &st) || uu_is_ring_fd(fd, &st))
 		return -EBADF;
 	return uu_sys_close(fd);
@@ -309,16 +316,17 @@ int uu_close_issue(struct uu_req *req, unsigned int issue_flags)
 
 int uu_pipe_prep(struct uu_req *req)
 {
+	struct uu_pipe_cmd *pipe_st = uu_cmd(req, pipe);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	if (sqe->fd || sqe->off || sqe->addr3)
 		return -EINVAL;
-	req->os.pipe.ufds = sqe->addr;
-	req->os.pipe.flags = (int)sqe->pipe_flags;
-	if (req->os.pipe.flags &
+	pipe_st->ufds = sqe->addr;
+	pipe_st->flags = (int)sqe->pipe_flags;
+	if (pipe_st->flags &
 	    ~(O_CLOEXEC | O_NONBLOCK | O_DIRECT | O_NOTIFICATION_PIPE))
 		return -EINVAL;
-	req->os.pipe.file_slot = sqe->file_index;
+	pipe_st->file_slot = sqe->file_index;
 	return 0;
 }
 
@@ -331,7 +339,8 @@ int uu_pipe_prep(struct uu_req *req)
  */
 static int pipe_fixed(struct uu_req *req, int fds[2])
 {
-	uint32_t slot = req->os.pipe.file_slot;
+	struct uu_pipe_cmd *pipe_st = uu_cmd(req, pipe);
+	uint32_t slot = pipe_st->file_slot;
 	bool alloc = slot == IORING_FILE_INDEX_ALLOC;
 	int idx[2] = { -1, -1 }, ret;
 
@@ -348,7 +357,7 @@ static int pipe_fixed(struct uu_req *req, int fds[2])
 	if (ret < 0)
 		goto err;
 	idx[1] = alloc ? ret : (int)slot - 1;
-	if (!uu_copy_to_user((void *)(uintptr_t)req->os.pipe.ufds, idx,
+	if (!uu_copy_to_user((void *)(uintptr_t)pipe_st->ufds, idx,
 			     sizeof(idx)))
 		return 0;
 	ret = -EFAULT;
@@ -361,20 +370,21 @@ err:
 
 int uu_pipe_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_pipe_cmd *pipe_st = uu_cmd(req, pipe);
 	int fds[2];
 
 	(void)issue_flags;
-	if (req->os.pipe.file_slot) {
-		if (req->os.pipe.flags & O_CLOEXEC)
+	if (pipe_st->file_slot) {
+		if (pipe_st->flags & O_CLOEXEC)
 			return -EINVAL;
-		if (pipe2(fds, req->os.pipe.flags | O_CLOEXEC))
+		if (pipe2(fds, pipe_st->flags | O_CLOEXEC))
 			return -errno;
 		return pipe_fixed(req, fds);
 	}
 	/* pipe2 writes the two fds itself: a bad address gives EFAULT and
 	 * leaves no fd behind, as the kernel's io_pipe does */
-	if (syscall(SYS_pipe2, (int *)(uintptr_t)req->os.pipe.ufds,
-		    req->os.pipe.flags))
+	if (syscall(SYS_pipe2, (int *)(uintptr_t)pipe_st->ufds,
+		    pipe_st->flags))
 		return -errno;
 	return 0;
 }

@@ -34,14 +34,14 @@ int uu_getname(uint64_t uptr, bool allow_empty, size_t prefix, char **out);
 
 /* Tag of the SQE a request was prepped from (see ops/opstate.h). */
 uint64_t uu_os_tag(const struct uu_req *req);
-/* Starts req->os.hdr for this SQE: the first thing a prep does. */
+/* Starts uu_os_hdr(req) for this SQE: the first thing a prep does. */
 void uu_os_init(struct uu_req *req);
 /* Makes the request the owner of the blocks prep allocated (either may
  * be NULL). */
 void uu_os_take(struct uu_req *req, void *mem, void *mem2);
-/* Frees req->os.hdr's blocks: for a prep that fails after allocating. */
+/* Frees uu_os_hdr(req)'s blocks: for a prep that fails after allocating. */
 void uu_os_drop(struct uu_req *req);
-/* Frees req->os.hdr's blocks if this request owns them: the cleanup of
+/* Frees uu_os_hdr(req)'s blocks if this request owns them: the cleanup of
  * the opcodes that allocate at prep. */
 void uu_os_release(struct uu_req *req);
 /* The same, for the opcodes whose errors do not fail a link chain. */

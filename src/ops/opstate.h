@@ -32,39 +32,16 @@ struct uu_os_hdr {
 	bool issued;
 };
 
+/* the header every file-family state starts with, in the request's
+ * per-op area (uu_req_cmd in core/types.h) */
+#define uu_os_hdr(req) uu_req_cmd(req, struct uu_os_hdr)
+
 union uu_op_state {
 	struct uu_os_hdr hdr;
 
-	/* OPENAT, OPENAT2: path in hdr.mem */
-	struct {
-		struct uu_os_hdr hdr;
-		uint64_t flags, mode, resolve; /* struct open_how */
-		int dfd;
-		uint32_t file_slot;
-		bool openat2;
-		bool force_async;        /* O_CREAT, O_TRUNC, O_TMPFILE */
-	} open;
 
-	/* CLOSE */
-	struct {
-		struct uu_os_hdr hdr;
-		int fd;
-		uint32_t file_slot;
-	} close;
 
-	/* FIXED_FD_INSTALL */
-	struct {
-		struct uu_os_hdr hdr;
-		int dup_cmd;             /* F_DUPFD_CLOEXEC or F_DUPFD */
-	} fd_install;
 
-	/* PIPE */
-	struct {
-		struct uu_os_hdr hdr;
-		uint64_t ufds;           /* int[2] in user memory */
-		int flags;
-		uint32_t file_slot;
-	} pipe;
 
 	/* STATX: path in hdr.mem */
 	struct {

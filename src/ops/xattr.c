@@ -63,7 +63,7 @@ static int prep_name_path(struct uu_req *req, bool with_path)
 		}
 		memcpy(both, blk, UU_XATTR_NAME_LEN);
 		free(blk);
-		req->os.hdr.mem = both;
+		uu_os_hdr(req)->mem = both;
 	}
 	return 0;
 }
@@ -97,18 +97,18 @@ int uu_getxattr_prep(struct uu_req *req)
 
 static inline int xattr_done(struct uu_req *req, long ret)
 {
-	req->os.hdr.issued = true;
+	uu_os_hdr(req)->issued = true;
 	return ret < 0 ? -errno : (int)ret;
 }
 
 static inline const char *xname(struct uu_req *req)
 {
-	return req->os.hdr.mem;
+	return uu_os_hdr(req)->mem;
 }
 
 static inline const char *xpath(struct uu_req *req)
 {
-	return (const char *)req->os.hdr.mem + UU_XATTR_NAME_LEN;
+	return (const char *)uu_os_hdr(req)->mem + UU_XATTR_NAME_LEN;
 }
 
 int uu_fgetxattr_issue(struct uu_req *req, unsigned int issue_flags)
@@ -157,7 +157,7 @@ static int setxattr_prep(struct uu_req *req, bool with_path)
 		val = malloc(size);
 		if (!val)
 			goto fail;
-		req->os.hdr.mem2 = val;
+		uu_os_hdr(req)->mem2 = val;
 		ret = uu_copy_from_user(val, (const void *)(uintptr_t)sqe->addr2,
 					size);
 		if (ret)
@@ -173,9 +173,9 @@ static int setxattr_prep(struct uu_req *req, bool with_path)
 		ret = uu_getname(sqe->addr3, false, UU_XATTR_NAME_LEN, &both);
 		if (ret)
 			goto fail;
-		memcpy(both, req->os.hdr.mem, UU_XATTR_NAME_LEN);
-		free(req->os.hdr.mem);
-		req->os.hdr.mem = both;
+		memcpy(both, uu_os_hdr(req)->mem, UU_XATTR_NAME_LEN);
+		free(uu_os_hdr(req)->mem);
+		uu_os_hdr(req)->mem = both;
 	}
 	return 0;
 fail:
@@ -201,7 +201,7 @@ int uu_fsetxattr_issue(struct uu_req *req, unsigned int issue_flags)
 	if (ret)
 		return ret;
 	return xattr_done(req, syscall(SYS_fsetxattr, req->fd, xname(req),
-				       req->os.hdr.mem2,
+				       uu_os_hdr(req)->mem2,
 				       (size_t)req->os.xattr.size,
 				       req->os.xattr.flags));
 }
@@ -210,7 +210,7 @@ int uu_setxattr_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	(void)issue_flags;
 	return xattr_done(req, syscall(SYS_setxattr, xpath(req), xname(req),
-				       req->os.hdr.mem2,
+				       uu_os_hdr(req)->mem2,
 				       (size_t)req->os.xattr.size,
 				       req->os.xattr.flags));
 }

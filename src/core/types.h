@@ -489,10 +489,6 @@ struct uu_req {
 			struct iovec inline_iov[UU_INLINE_IOVS];
 		} rw;
 		struct {
-			unsigned int flags;
-			uint64_t off, len;
-		} sync;
-		struct {
 			uint32_t events;   /* EPOLL* interest, incl. ERR/HUP */
 			uint32_t tw_mask;  /* poll_tw: the first wakeup's mask */
 			uint32_t tw_nr;    /* poll_tw: wakeups since it was

@@ -9,15 +9,16 @@
 
 int uu_fsync_prep(struct uu_req *req)
 {
+	struct uu_sync_cmd *sync_st = uu_cmd(req, sync);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	if (sqe->addr || sqe->buf_index || sqe->splice_fd_in)
 		return -EINVAL;
-	req->sync.flags = sqe->fsync_flags;
-	if (req->sync.flags & ~IORING_FSYNC_DATASYNC)
+	sync_st->flags = sqe->fsync_flags;
+	if (sync_st->flags & ~IORING_FSYNC_DATASYNC)
 		return -EINVAL;
-	req->sync.off = sqe->off;
-	req->sync.len = sqe->len;
+	sync_st->off = sqe->off;
+	sync_st->len = sqe->len;
 	return 0;
 }
 
@@ -37,7 +38,7 @@ int uu_fsync_issue(struct uu_req *req, unsigned int issue_flags)
 	/* fsync blocks on the device: the kernel always runs it in io-wq */
 	if (!(issue_flags & UU_ISSUE_F_WORKER))
 		return uu_park(req, UU_ISSUE_PUNT);
-	ret = (req->sync.flags & IORING_FSYNC_DATASYNC) ?
+	ret = (uu_cmd(req, sync)->flags & IORING_FSYNC_DATASYNC) ?
 		fdatasync(req->fd) : fsync(req->fd);
 	return ret ? -errno : 0;
 }

@@ -204,6 +204,7 @@ static int get_paths(struct uu_req *req, uint64_t p1, bool empty1,
 
 int uu_statx_prep(struct uu_req *req)
 {
+	struct uu_statx_cmd *statx_st = uu_cmd(req, statx);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	uu_os_init(req);
@@ -211,27 +212,30 @@ int uu_statx_prep(struct uu_req *req)
 		return -EINVAL;
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF;
-	req->os.statx.dfd = sqe->fd;
-	req->os.statx.mask = sqe->len;
-	req->os.statx.ubuf = sqe->addr2;
-	req->os.statx.flags = (int)sqe->statx_flags;
+	statx_st->dfd = sqe->fd;
+	statx_st->mask = sqe->len;
+	statx_st->ubuf = sqe->addr2;
+	statx_st->flags = (int)sqe->statx_flags;
 	return get_paths(req, sqe->addr,
-			 req->os.statx.flags & AT_EMPTY_PATH, 0, false);
+			 statx_st->flags & AT_EMPTY_PATH, 0, false);
 }
 
 int uu_statx_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_statx_cmd *statx_st = uu_cmd(req, statx);
+
 	(void)issue_flags;
-	return sys_done(req, syscall(SYS_statx, req->os.statx.dfd,
+	return sys_done(req, syscall(SYS_statx, statx_st->dfd,
 			       (const char *)uu_os_hdr(req)->mem,
-			       req->os.statx.flags, req->os.statx.mask,
-			       (void *)(uintptr_t)req->os.statx.ubuf));
+			       statx_st->flags, statx_st->mask,
+			       (void *)(uintptr_t)statx_st->ubuf));
 }
 
 /* ---- RENAMEAT, UNLINKAT, MKDIRAT, SYMLINKAT, LINKAT ---- */
 
 int uu_renameat_prep(struct uu_req *req)
 {
+	struct uu_path_cmd *path_st = uu_cmd(req, path);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	uu_os_init(req);
@@ -239,24 +243,27 @@ int uu_renameat_prep(struct uu_req *req)
 		return -EINVAL;
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF;
-	req->os.path.old_dfd = sqe->fd;
-	req->os.path.new_dfd = (int)sqe->len;
-	req->os.path.flags = (int)sqe->rename_flags;
+	path_st->old_dfd = sqe->fd;
+	path_st->new_dfd = (int)sqe->len;
+	path_st->flags = (int)sqe->rename_flags;
 	return get_paths(req, sqe->addr, false, sqe->addr2, true);
 }
 
 int uu_renameat_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_path_cmd *path_st = uu_cmd(req, path);
+
 	(void)issue_flags;
-	return sys_done(req, syscall(SYS_renameat2, req->os.path.old_dfd,
+	return sys_done(req, syscall(SYS_renameat2, path_st->old_dfd,
 			       (const char *)uu_os_hdr(req)->mem,
-			       req->os.path.new_dfd,
+			       path_st->new_dfd,
 			       (const char *)uu_os_hdr(req)->mem2,
-			       (unsigned int)req->os.path.flags));
+			       (unsigned int)path_st->flags));
 }
 
 int uu_unlinkat_prep(struct uu_req *req)
 {
+	struct uu_path_cmd *path_st = uu_cmd(req, path);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	uu_os_init(req);
@@ -264,23 +271,26 @@ int uu_unlinkat_prep(struct uu_req *req)
 		return -EINVAL;
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF;
-	req->os.path.old_dfd = sqe->fd;
-	req->os.path.flags = (int)sqe->unlink_flags;
-	if (req->os.path.flags & ~AT_REMOVEDIR)
+	path_st->old_dfd = sqe->fd;
+	path_st->flags = (int)sqe->unlink_flags;
+	if (path_st->flags & ~AT_REMOVEDIR)
 		return -EINVAL;
 	return get_paths(req, sqe->addr, false, 0, false);
 }
 
 int uu_unlinkat_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_path_cmd *path_st = uu_cmd(req, path);
+
 	(void)issue_flags;
-	return sys_done(req, syscall(SYS_unlinkat, req->os.path.old_dfd,
+	return sys_done(req, syscall(SYS_unlinkat, path_st->old_dfd,
 			       (const char *)uu_os_hdr(req)->mem,
-			       req->os.path.flags));
+			       path_st->flags));
 }
 
 int uu_mkdirat_prep(struct uu_req *req)
 {
+	struct uu_path_cmd *path_st = uu_cmd(req, path);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	uu_os_init(req);
@@ -288,17 +298,19 @@ int uu_mkdirat_prep(struct uu_req *req)
 		return -EINVAL;
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF;
-	req->os.path.old_dfd = sqe->fd;
-	req->os.path.flags = (int)(uint16_t)sqe->len; /* umode_t */
+	path_st->old_dfd = sqe->fd;
+	path_st->flags = (int)(uint16_t)sqe->len; /* umode_t */
 	return get_paths(req, sqe->addr, false, 0, false);
 }
 
 int uu_mkdirat_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_path_cmd *path_st = uu_cmd(req, path);
+
 	(void)issue_flags;
-	return sys_done(req, syscall(SYS_mkdirat, req->os.path.old_dfd,
+	return sys_done(req, syscall(SYS_mkdirat, path_st->old_dfd,
 			       (const char *)uu_os_hdr(req)->mem,
-			       (unsigned int)req->os.path.flags));
+			       (unsigned int)path_st->flags));
 }
 
 int uu_symlinkat_prep(struct uu_req *req)
@@ -310,7 +322,7 @@ int uu_symlinkat_prep(struct uu_req *req)
 		return -EINVAL;
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF;
-	req->os.path.new_dfd = sqe->fd;
+	uu_cmd(req, path)->new_dfd = sqe->fd;
 	return get_paths(req, sqe->addr, false, sqe->addr2, true);
 }
 
@@ -318,12 +330,13 @@ int uu_symlinkat_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	(void)issue_flags;
 	return sys_done(req, syscall(SYS_symlinkat, (const char *)uu_os_hdr(req)->mem,
-			       req->os.path.new_dfd,
+			       uu_cmd(req, path)->new_dfd,
 			       (const char *)uu_os_hdr(req)->mem2));
 }
 
 int uu_linkat_prep(struct uu_req *req)
 {
+	struct uu_path_cmd *path_st = uu_cmd(req, path);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	uu_os_init(req);
@@ -331,21 +344,23 @@ int uu_linkat_prep(struct uu_req *req)
 		return -EINVAL;
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF;
-	req->os.path.old_dfd = sqe->fd;
-	req->os.path.new_dfd = (int)sqe->len;
-	req->os.path.flags = (int)sqe->hardlink_flags;
-	return get_paths(req, sqe->addr, req->os.path.flags & AT_EMPTY_PATH,
+	path_st->old_dfd = sqe->fd;
+	path_st->new_dfd = (int)sqe->len;
+	path_st->flags = (int)sqe->hardlink_flags;
+	return get_paths(req, sqe->addr, path_st->flags & AT_EMPTY_PATH,
 			 sqe->addr2, true);
 }
 
 int uu_linkat_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_path_cmd *path_st = uu_cmd(req, path);
+
 	(void)issue_flags;
-	return sys_done(req, syscall(SYS_linkat, req->os.path.old_dfd,
+	return sys_done(req, syscall(SYS_linkat, path_st->old_dfd,
 			       (const char *)uu_os_hdr(req)->mem,
-			       req->os.path.new_dfd,
+			       path_st->new_dfd,
 			       (const char *)uu_os_hdr(req)->mem2,
-			       req->os.path.flags));
+			       path_st->flags));
 }
 
 /* ---- FALLOCATE, FADVISE, MADVISE, FTRUNCATE, SYNC_FILE_RANGE ---- */
@@ -390,45 +405,49 @@ static bool run_here_in_worker(struct uu_req *req, unsigned int issue_flags,
 
 int uu_fallocate_prep(struct uu_req *req)
 {
+	struct uu_fsync_cmd *fsync_st = uu_cmd(req, fsync);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	uu_os_init(req);
 	if (sqe->buf_index || sqe->rw_flags || sqe->splice_fd_in)
 		return -EINVAL;
-	req->os.fsync.off = sqe->off;
-	req->os.fsync.len = sqe->addr;
-	req->os.fsync.mode = (int)sqe->len;
+	fsync_st->off = sqe->off;
+	fsync_st->len = sqe->addr;
+	fsync_st->mode = (int)sqe->len;
 	return 0;
 }
 
 int uu_fallocate_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_fsync_cmd *fsync_st = uu_cmd(req, fsync);
 	int ret;
 
 	if (!run_here_in_worker(req, issue_flags, &ret))
 		return ret;
 	return sys_done(req, syscall(SYS_fallocate, req->fd,
-				     req->os.fsync.mode,
-				     (off_t)req->os.fsync.off,
-				     (off_t)req->os.fsync.len));
+				     fsync_st->mode,
+				     (off_t)fsync_st->off,
+				     (off_t)fsync_st->len));
 }
 
 /* 6.12+: a 64-bit length in addr, else the 32-bit one in len */
 int uu_fadvise_prep(struct uu_req *req)
 {
+	struct uu_fsync_cmd *fsync_st = uu_cmd(req, fsync);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	if (sqe->buf_index || sqe->splice_fd_in)
 		return -EINVAL;
-	req->os.fsync.off = sqe->off;
-	req->os.fsync.len = sqe->addr ? sqe->addr : sqe->len;
-	req->os.fsync.mode = (int)sqe->fadvise_advice;
+	fsync_st->off = sqe->off;
+	fsync_st->len = sqe->addr ? sqe->addr : sqe->len;
+	fsync_st->mode = (int)sqe->fadvise_advice;
 	return 0;
 }
 
 int uu_fadvise_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	int advice = req->os.fsync.mode;
+	struct uu_fsync_cmd *fsync_st = uu_cmd(req, fsync);
+	int advice = fsync_st->mode;
 
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF;
@@ -437,31 +456,34 @@ int uu_fadvise_issue(struct uu_req *req, unsigned int issue_flags)
 	    advice != POSIX_FADV_SEQUENTIAL && !(issue_flags & UU_ISSUE_F_WORKER))
 		return uu_park(req, UU_ISSUE_PUNT);
 	/* every error fails the request here: no fd check needed */
-	return sys_ret(syscall(SYS_fadvise64, req->fd, (off_t)req->os.fsync.off,
-			       (off_t)req->os.fsync.len, advice));
+	return sys_ret(syscall(SYS_fadvise64, req->fd, (off_t)fsync_st->off,
+			       (off_t)fsync_st->len, advice));
 }
 
 /* 6.12+: a 64-bit length in off, else the 32-bit one in len */
 int uu_madvise_prep(struct uu_req *req)
 {
+	struct uu_fsync_cmd *fsync_st = uu_cmd(req, fsync);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	uu_os_init(req);
 	if (sqe->buf_index || sqe->splice_fd_in)
 		return -EINVAL;
-	req->os.fsync.off = sqe->addr;
-	req->os.fsync.len = sqe->off ? sqe->off : sqe->len;
-	req->os.fsync.mode = (int)sqe->fadvise_advice;
+	fsync_st->off = sqe->addr;
+	fsync_st->len = sqe->off ? sqe->off : sqe->len;
+	fsync_st->mode = (int)sqe->fadvise_advice;
 	return 0;
 }
 
 int uu_madvise_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_fsync_cmd *fsync_st = uu_cmd(req, fsync);
+
 	if (!(issue_flags & UU_ISSUE_F_WORKER))
 		return uu_park(req, UU_ISSUE_PUNT);
-	return sys_done(req, syscall(SYS_madvise, (uintptr_t)req->os.fsync.off,
-				     (size_t)req->os.fsync.len,
-				     req->os.fsync.mode));
+	return sys_done(req, syscall(SYS_madvise, (uintptr_t)fsync_st->off,
+				     (size_t)fsync_st->len,
+				     fsync_st->mode));
 }
 
 int uu_ftruncate_prep(struct uu_req *req)
@@ -472,7 +494,7 @@ int uu_ftruncate_prep(struct uu_req *req)
 	if (sqe->rw_flags || sqe->addr || sqe->len || sqe->buf_index ||
 	    sqe->splice_fd_in || sqe->addr3)
 		return -EINVAL;
-	req->os.fsync.off = sqe->off;
+	uu_cmd(req, fsync)->off = sqe->off;
 	return 0;
 }
 
@@ -483,31 +505,33 @@ int uu_ftruncate_issue(struct uu_req *req, unsigned int issue_flags)
 	if (!run_here_in_worker(req, issue_flags, &ret))
 		return ret;
 	return sys_done(req, syscall(SYS_ftruncate, req->fd,
-				     (off_t)req->os.fsync.off));
+				     (off_t)uu_cmd(req, fsync)->off));
 }
 
 int uu_sfr_prep(struct uu_req *req)
 {
+	struct uu_fsync_cmd *fsync_st = uu_cmd(req, fsync);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	uu_os_init(req);
 	if (sqe->addr || sqe->buf_index || sqe->splice_fd_in)
 		return -EINVAL;
-	req->os.fsync.off = sqe->off;
-	req->os.fsync.len = sqe->len;
-	req->os.fsync.mode = (int)sqe->sync_range_flags;
+	fsync_st->off = sqe->off;
+	fsync_st->len = sqe->len;
+	fsync_st->mode = (int)sqe->sync_range_flags;
 	return 0;
 }
 
 /* sync_file_range waits for the device: always a worker */
 int uu_sfr_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_fsync_cmd *fsync_st = uu_cmd(req, fsync);
 	int ret;
 
 	if (!run_here_in_worker(req, issue_flags, &ret))
 		return ret;
 	return sys_done(req, syscall(SYS_sync_file_range, req->fd,
-				     (off_t)req->os.fsync.off,
-				     (off_t)req->os.fsync.len,
-				     (unsigned int)req->os.fsync.mode));
+				     (off_t)fsync_st->off,
+				     (off_t)fsync_st->len,
+				     (unsigned int)fsync_st->mode));
 }

@@ -43,22 +43,7 @@ union uu_op_state {
 
 
 
-	/* STATX: path in hdr.mem */
-	struct {
-		struct uu_os_hdr hdr;
-		uint64_t ubuf;           /* struct statx in user memory */
-		int dfd;
-		uint32_t mask;
-		int flags;
-	} statx;
 
-	/* RENAMEAT, LINKAT, SYMLINKAT, UNLINKAT, MKDIRAT: the (old) path in
-	 * hdr.mem, the new one in hdr.mem2 */
-	struct {
-		struct uu_os_hdr hdr;
-		int old_dfd, new_dfd;
-		int flags;               /* rename/link/unlink flags, mkdir mode */
-	} path;
 
 	/* FGETXATTR, FSETXATTR, GETXATTR, SETXATTR: hdr.mem holds the name
 	 * (UU_XATTR_NAME_LEN bytes) then the path of GETXATTR/SETXATTR;
@@ -71,13 +56,6 @@ union uu_op_state {
 		bool has_path;
 	} xattr;
 
-	/* FALLOCATE, SYNC_FILE_RANGE, FTRUNCATE, FADVISE, MADVISE */
-	struct {
-		struct uu_os_hdr hdr;
-		uint64_t off;            /* MADVISE: the address */
-		uint64_t len;
-		int mode;                /* fallocate mode, sfr flags, advice */
-	} fsync;
 
 	/* SPLICE, TEE */
 	struct {

@@ -45,16 +45,6 @@ union uu_op_state {
 
 
 
-	/* FGETXATTR, FSETXATTR, GETXATTR, SETXATTR: hdr.mem holds the name
-	 * (UU_XATTR_NAME_LEN bytes) then the path of GETXATTR/SETXATTR;
-	 * hdr.mem2 the value of a set */
-	struct {
-		struct uu_os_hdr hdr;
-		uint64_t uvalue;         /* get: the user's buffer */
-		uint32_t size;
-		int flags;
-		bool has_path;
-	} xattr;
 
 
 	/* SPLICE, TEE */

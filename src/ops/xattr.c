@@ -51,7 +51,7 @@ static int prep_name_path(struct uu_req *req, bool with_path)
 		return ret;
 	}
 	uu_os_take(req, blk, NULL);
-	req->os.xattr.has_path = with_path;
+	uu_cmd(req, xattr)->has_path = with_path;
 	if (with_path) {
 		char *both;
 
@@ -70,6 +70,7 @@ static int prep_name_path(struct uu_req *req, bool with_path)
 
 static int getxattr_prep(struct uu_req *req, bool with_path)
 {
+	struct uu_xattr_cmd *xattr_st = uu_cmd(req, xattr);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	uu_os_init(req);
@@ -77,10 +78,10 @@ static int getxattr_prep(struct uu_req *req, bool with_path)
 	 * it resolves the file, at issue */
 	if (with_path && (req->flags & UU_REQ_FIXED_FILE))
 		return -EBADF;
-	req->os.xattr.uvalue = sqe->addr2;
-	req->os.xattr.size = sqe->len;
-	req->os.xattr.flags = (int)sqe->xattr_flags;
-	if (req->os.xattr.flags)
+	xattr_st->uvalue = sqe->addr2;
+	xattr_st->size = sqe->len;
+	xattr_st->flags = (int)sqe->xattr_flags;
+	if (xattr_st->flags)
 		return -EINVAL;
 	return prep_name_path(req, with_path);
 }
@@ -113,27 +114,31 @@ static inline const char *xpath(struct uu_req *req)
 
 int uu_fgetxattr_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_xattr_cmd *xattr_st = uu_cmd(req, xattr);
 	int ret = uu_file_check(req);
 
 	(void)issue_flags;
 	if (ret)
 		return ret;
 	return xattr_done(req, syscall(SYS_fgetxattr, req->fd, xname(req),
-				       (void *)(uintptr_t)req->os.xattr.uvalue,
-				       (size_t)req->os.xattr.size));
+				       (void *)(uintptr_t)xattr_st->uvalue,
+				       (size_t)xattr_st->size));
 }
 
 int uu_getxattr_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_xattr_cmd *xattr_st = uu_cmd(req, xattr);
+
 	(void)issue_flags;
 	return xattr_done(req, syscall(SYS_getxattr, xpath(req), xname(req),
-				       (void *)(uintptr_t)req->os.xattr.uvalue,
-				       (size_t)req->os.xattr.size));
+				       (void *)(uintptr_t)xattr_st->uvalue,
+				       (size_t)xattr_st->size));
 }
 
 /* setxattr_copy(): flags, name, then the value (copied here) */
 static int setxattr_prep(struct uu_req *req, bool with_path)
 {
+	struct uu_xattr_cmd *xattr_st = uu_cmd(req, xattr);
 	const struct io_uring_sqe *sqe = &req->sqe;
 	uint32_t size = sqe->len;
 	void *val = NULL;
@@ -142,9 +147,9 @@ static int setxattr_prep(struct uu_req *req, bool with_path)
 	uu_os_init(req);
 	if (with_path && (req->flags & UU_REQ_FIXED_FILE))
 		return -EBADF;
-	req->os.xattr.size = size;
-	req->os.xattr.flags = (int)sqe->xattr_flags;
-	if (req->os.xattr.flags & ~(UU_XATTR_CREATE | UU_XATTR_REPLACE))
+	xattr_st->size = size;
+	xattr_st->flags = (int)sqe->xattr_flags;
+	if (xattr_st->flags & ~(UU_XATTR_CREATE | UU_XATTR_REPLACE))
 		return -EINVAL;
 	ret = prep_name_path(req, false);
 	if (ret)
@@ -169,7 +174,7 @@ static int setxattr_prep(struct uu_req *req, bool with_path)
 	{
 		char *both;
 
-		req->os.xattr.has_path = true;
+		xattr_st->has_path = true;
 		ret = uu_getname(sqe->addr3, false, UU_XATTR_NAME_LEN, &both);
 		if (ret)
 			goto fail;
@@ -195,6 +200,7 @@ int uu_setxattr_prep(struct uu_req *req)
 
 int uu_fsetxattr_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_xattr_cmd *xattr_st = uu_cmd(req, xattr);
 	int ret = uu_file_check(req);
 
 	(void)issue_flags;
@@ -202,15 +208,17 @@ int uu_fsetxattr_issue(struct uu_req *req, unsigned int issue_flags)
 		return ret;
 	return xattr_done(req, syscall(SYS_fsetxattr, req->fd, xname(req),
 				       uu_os_hdr(req)->mem2,
-				       (size_t)req->os.xattr.size,
-				       req->os.xattr.flags));
+				       (size_t)xattr_st->size,
+				       xattr_st->flags));
 }
 
 int uu_setxattr_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_xattr_cmd *xattr_st = uu_cmd(req, xattr);
+
 	(void)issue_flags;
 	return xattr_done(req, syscall(SYS_setxattr, xpath(req), xname(req),
 				       uu_os_hdr(req)->mem2,
-				       (size_t)req->os.xattr.size,
-				       req->os.xattr.flags));
+				       (size_t)xattr_st->size,
+				       xattr_st->flags));
 }

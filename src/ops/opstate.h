@@ -47,14 +47,6 @@ union uu_op_state {
 
 
 
-	/* SPLICE, TEE */
-	struct {
-		struct uu_os_hdr hdr;
-		int64_t off_in, off_out;
-		uint32_t len;
-		uint32_t flags;
-		int fd_in;
-	} splice;
 
 	/* FUTEX_WAKE, FUTEX_WAIT (the wait's job, shared with its thread,
 	 * in hdr.mem) */

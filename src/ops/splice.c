@@ -37,22 +37,24 @@
 
 static int splice_prep_common(struct uu_req *req)
 {
+	struct uu_splice_cmd *splice_st = uu_cmd(req, splice);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
-	req->os.splice.len = sqe->len;
-	req->os.splice.flags = sqe->splice_flags;
-	if (req->os.splice.flags & ~(SPLICE_F_FD_IN_FIXED | UU_SPLICE_F_ALL))
+	splice_st->len = sqe->len;
+	splice_st->flags = sqe->splice_flags;
+	if (splice_st->flags & ~(SPLICE_F_FD_IN_FIXED | UU_SPLICE_F_ALL))
 		return -EINVAL;
-	req->os.splice.fd_in = sqe->splice_fd_in;
+	splice_st->fd_in = sqe->splice_fd_in;
 	return 0;
 }
 
 int uu_splice_prep(struct uu_req *req)
 {
+	struct uu_splice_cmd *splice_st = uu_cmd(req, splice);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
-	req->os.splice.off_in = (int64_t)sqe->splice_off_in;
-	req->os.splice.off_out = (int64_t)sqe->off;
+	splice_st->off_in = (int64_t)sqe->splice_off_in;
+	splice_st->off_out = (int64_t)sqe->off;
 	return splice_prep_common(req);
 }
 
@@ -71,10 +73,11 @@ int uu_tee_prep(struct uu_req *req)
  */
 static int get_in(struct uu_req *req, bool *owned)
 {
-	int fl, fd = req->os.splice.fd_in;
+	struct uu_splice_cmd *splice_st = uu_cmd(req, splice);
+	int fl, fd = splice_st->fd_in;
 
 	*owned = false;
-	if (req->os.splice.flags & SPLICE_F_FD_IN_FIXED) {
+	if (splice_st->flags & SPLICE_F_FD_IN_FIXED) {
 		fd = uu_fixed_file_dup(req->ring, (unsigned int)fd);
 		*owned = fd >= 0;
 		return fd;
@@ -85,21 +88,23 @@ static int get_in(struct uu_req *req, bool *owned)
 
 static long do_call(struct uu_req *req, int in, bool tee, unsigned int flags)
 {
-	int64_t off_in = req->os.splice.off_in, off_out = req->os.splice.off_out;
+	struct uu_splice_cmd *splice_st = uu_cmd(req, splice);
+	int64_t off_in = splice_st->off_in, off_out = splice_st->off_out;
 
 	/* -errno; interruptible by a cancel in a worker (T7) */
 	if (tee)
 		return uu_sys_cp(SYS_tee, in, req->fd,
-				 (long)req->os.splice.len, flags, 0, 0);
+				 (long)splice_st->len, flags, 0, 0);
 	return uu_sys_cp(SYS_splice, in, off_in == -1 ? 0 : (long)&off_in,
 			 req->fd, off_out == -1 ? 0 : (long)&off_out,
-			 (long)req->os.splice.len, flags);
+			 (long)splice_st->len, flags);
 }
 
 static int splice_issue(struct uu_req *req, unsigned int issue_flags,
 			bool tee)
 {
-	unsigned int flags = req->os.splice.flags & ~SPLICE_F_FD_IN_FIXED;
+	struct uu_splice_cmd *splice_st = uu_cmd(req, splice);
+	unsigned int flags = splice_st->flags & ~SPLICE_F_FD_IN_FIXED;
 	bool worker = issue_flags & UU_ISSUE_F_WORKER, owned;
 	int ret, in;
 	long n;
@@ -107,7 +112,7 @@ static int splice_issue(struct uu_req *req, unsigned int issue_flags,
 	if (!worker)
 		return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
 	/* the files are resolved first: out (req->fd), then in */
-	if (!req->os.splice.len) {
+	if (!splice_st->len) {
 		ret = uu_file_check(req);
 		if (ret)
 			return ret;
@@ -135,7 +140,7 @@ static int splice_issue(struct uu_req *req, unsigned int issue_flags,
 		uu_sys_close(in);
 	if (n < 0)
 		return (int)n;
-	if ((uint64_t)n != req->os.splice.len)
+	if ((uint64_t)n != splice_st->len)
 		req->flags |= UU_REQ_SHORT;
 	return (int)n;
 }

@@ -55,30 +55,32 @@ static bool futex2_flags_valid(uint32_t flags)
 
 int uu_futex_prep(struct uu_req *req)
 {
+	struct uu_futex_cmd *futex_st = uu_cmd(req, futex);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	if (sqe->len || sqe->futex_flags || sqe->buf_index || sqe->file_index)
 		return -EINVAL;
-	req->os.futex.uaddr = sqe->addr;
-	req->os.futex.val = sqe->addr2;
-	req->os.futex.mask = sqe->addr3;
-	req->os.futex.flags = (uint32_t)sqe->fd;
-	if (!futex2_flags_valid(req->os.futex.flags))
+	futex_st->uaddr = sqe->addr;
+	futex_st->val = sqe->addr2;
+	futex_st->mask = sqe->addr3;
+	futex_st->flags = (uint32_t)sqe->fd;
+	if (!futex2_flags_valid(futex_st->flags))
 		return -EINVAL;
 	/* futex_validate_input: both fit the (32-bit) futex */
-	if ((req->os.futex.val >> 32) || (req->os.futex.mask >> 32))
+	if ((futex_st->val >> 32) || (futex_st->mask >> 32))
 		return -EINVAL;
 	return 0;
 }
 
 int uu_futex_wake_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_futex_cmd *futex_st = uu_cmd(req, futex);
 	long ret;
 
 	(void)issue_flags;
-	ret = syscall(SYS_futex_wake, (void *)(uintptr_t)req->os.futex.uaddr,
-		      (unsigned long)req->os.futex.mask,
-		      (int)req->os.futex.val, req->os.futex.flags);
+	ret = syscall(SYS_futex_wake, (void *)(uintptr_t)futex_st->uaddr,
+		      (unsigned long)futex_st->mask,
+		      (int)futex_st->val, futex_st->flags);
 	return ret < 0 ? -errno : (int)ret;
 }
 
@@ -127,6 +129,7 @@ static struct vjob *vjob_alloc(unsigned int nr)
  */
 int uu_futex_wait_prep(struct uu_req *req)
 {
+	struct uu_futex_cmd *futex_st = uu_cmd(req, futex);
 	struct vjob *j;
 	uint32_t flags;
 	int ret;
@@ -138,13 +141,13 @@ int uu_futex_wait_prep(struct uu_req *req)
 	j = vjob_alloc(1);
 	if (!j)
 		return -ENOMEM;
-	flags = req->os.futex.flags;
+	flags = futex_st->flags;
 	j->v[0] = (struct futex_waitv){
-		.val = req->os.futex.val,
-		.uaddr = req->os.futex.uaddr,
+		.val = futex_st->val,
+		.uaddr = futex_st->uaddr,
 		.flags = flags,
 	};
-	j->mask = (uint32_t)req->os.futex.mask;
+	j->mask = (uint32_t)futex_st->mask;
 	j->direct = j->mask != FUTEX_BITSET_MATCH_ANY ||
 		    (flags & (UU_FUTEX2_NUMA | UU_FUTEX2_MPOL)) ||
 		    !futexv_flags_valid(flags);
@@ -291,7 +294,7 @@ static int vjob_issue(struct uu_req *req, struct vjob *j,
 int uu_futex_wait_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	/* futex_wait's check, made at issue as before */
-	if (!req->os.futex.mask)
+	if (!uu_cmd(req, futex)->mask)
 		return -EINVAL;
 	return vjob_issue(req, uu_os_hdr(req)->mem, issue_flags);
 }

@@ -16,4 +16,14 @@ int uu_futexv_prep(struct uu_req *req);
 int uu_futexv_issue(struct uu_req *req, unsigned int issue_flags);
 void uu_futexv_cleanup(struct uu_req *req);
 
+/* per-op state, in the request's area (uu_req_cmd in core/types.h) */
+/* FUTEX_WAKE, FUTEX_WAIT (the wait's job, shared with its thread,
+ * in hdr.mem) */
+struct uu_futex_cmd {
+	struct uu_os_hdr hdr;
+	uint64_t uaddr;
+	uint64_t val, mask;
+	uint32_t flags;          /* FUTEX2_* */
+};
+
 #endif /* UURING_OPS_FUTEX_H */

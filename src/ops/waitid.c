@@ -52,15 +52,16 @@
  */
 static int exit_pidfd(const struct uu_req *req)
 {
+	const struct uu_waitid_cmd *waitid_st = uu_cmd(req, waitid);
 	int fd;
 
-	if ((req->os.waitid.options & (WSTOPPED | WCONTINUED | __WNOTHREAD)) ||
-	    !(req->os.waitid.options & WEXITED))
+	if ((waitid_st->options & (WSTOPPED | WCONTINUED | __WNOTHREAD)) ||
+	    !(waitid_st->options & WEXITED))
 		return -1;
-	if (req->os.waitid.which == P_PID)
-		fd = (int)syscall(SYS_pidfd_open, req->os.waitid.upid, 0);
-	else if (req->os.waitid.which == P_PIDFD)
-		return uu_fd_dup_reserved(req->os.waitid.upid);
+	if (waitid_st->which == P_PID)
+		fd = (int)syscall(SYS_pidfd_open, waitid_st->upid, 0);
+	else if (waitid_st->which == P_PIDFD)
+		return uu_fd_dup_reserved(waitid_st->upid);
 	else
 		return -1;
 	return fd < 0 ? -1 : uu_fd_to_reserved(fd);
@@ -68,14 +69,15 @@ static int exit_pidfd(const struct uu_req *req)
 
 int uu_waitid_prep(struct uu_req *req)
 {
+	struct uu_waitid_cmd *waitid_st = uu_cmd(req, waitid);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	if (sqe->addr || sqe->buf_index || sqe->addr3 || sqe->waitid_flags)
 		return -EINVAL;
-	req->os.waitid.which = (int)sqe->len;
-	req->os.waitid.upid = sqe->fd;
-	req->os.waitid.options = (int)sqe->file_index;
-	req->os.waitid.uinfop = sqe->addr2;
+	waitid_st->which = (int)sqe->len;
+	waitid_st->upid = sqe->fd;
+	waitid_st->options = (int)sqe->file_index;
+	waitid_st->uinfop = sqe->addr2;
 	return 0;
 }
 
@@ -101,8 +103,9 @@ static int copy_si(uint64_t uinfop, const siginfo_t *si, int signo)
 
 int uu_waitid_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_waitid_cmd *waitid_st = uu_cmd(req, waitid);
 	bool worker = issue_flags & UU_ISSUE_F_WORKER;
-	int options = req->os.waitid.options;
+	int options = waitid_st->options;
 	bool nohang = options & WNOHANG;
 	siginfo_t si;
 	long ret;
@@ -113,8 +116,8 @@ int uu_waitid_issue(struct uu_req *req, unsigned int issue_flags)
 	if (worker)
 		uu_iowq_blocking(true); /* counted out while it sleeps */
 	do {
-		ret = syscall(SYS_waitid, req->os.waitid.which,
-			      req->os.waitid.upid, &si, options, NULL);
+		ret = syscall(SYS_waitid, waitid_st->which,
+			      waitid_st->upid, &si, options, NULL);
 	} while (ret < 0 && errno == EINTR && worker &&
 		 !uu_req_cancelled(req));
 	if (worker)
@@ -127,7 +130,7 @@ int uu_waitid_issue(struct uu_req *req, unsigned int issue_flags)
 		return -errno;
 	/* WNOHANG and nothing ready: si_pid stays 0 */
 	if (!si.si_pid && !nohang && !worker &&
-	    !(req->os.waitid.options & __WNOTHREAD)) {
+	    !(waitid_st->options & __WNOTHREAD)) {
 		/* tried again when the pidfd turns readable (the request
 		 * owns it from the first park on) */
 		if (!req->fd_owned) {
@@ -142,5 +145,5 @@ int uu_waitid_issue(struct uu_req *req, unsigned int issue_flags)
 			return uu_park(req, UU_ISSUE_PARK_POLLIN);
 		return uu_park(req, UU_ISSUE_PUNT_UNBOUND);
 	}
-	return copy_si(req->os.waitid.uinfop, &si, si.si_pid ? SIGCHLD : 0);
+	return copy_si(waitid_st->uinfop, &si, si.si_pid ? SIGCHLD : 0);
 }

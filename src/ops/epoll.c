@@ -27,6 +27,7 @@
 
 int uu_epoll_ctl_prep(struct uu_req *req)
 {
+	struct uu_epoll_cmd *epoll_st = uu_cmd(req, epoll);
 	const struct io_uring_sqe *sqe = &req->sqe;
 	int op;
 
@@ -34,11 +35,11 @@ int uu_epoll_ctl_prep(struct uu_req *req)
 	if (sqe->buf_index || sqe->splice_fd_in)
 		return -EINVAL;
 	op = (int)sqe->len;
-	req->os.epoll.epfd = sqe->fd;
-	req->os.epoll.op = op;
-	req->os.epoll.fd = (int)sqe->off;
-	req->os.epoll.events = 0;
-	req->os.epoll.data = 0;
+	epoll_st->epfd = sqe->fd;
+	epoll_st->op = op;
+	epoll_st->fd = (int)sqe->off;
+	epoll_st->events = 0;
+	epoll_st->data = 0;
 	/* every op but DEL carries an event (ep_op_has_event) */
 	if (op != EPOLL_CTL_DEL) {
 		struct epoll_event ev;
@@ -48,20 +49,21 @@ int uu_epoll_ctl_prep(struct uu_req *req)
 
 		if (ret)
 			return ret;
-		req->os.epoll.events = ev.events;
-		req->os.epoll.data = ev.data.u64;
+		epoll_st->events = ev.events;
+		epoll_st->data = ev.data.u64;
 	}
 	return 0;
 }
 
 int uu_epoll_ctl_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_epoll_cmd *epoll_st = uu_cmd(req, epoll);
 	struct epoll_event ev;
 
 	(void)issue_flags;
-	ev.events = req->os.epoll.events;
-	ev.data.u64 = req->os.epoll.data;
-	if (epoll_ctl(req->os.epoll.epfd, req->os.epoll.op, req->os.epoll.fd,
+	ev.events = epoll_st->events;
+	ev.data.u64 = epoll_st->data;
+	if (epoll_ctl(epoll_st->epfd, epoll_st->op, epoll_st->fd,
 		      &ev) < 0)
 		return -errno;
 	return 0;
@@ -69,25 +71,27 @@ int uu_epoll_ctl_issue(struct uu_req *req, unsigned int issue_flags)
 
 int uu_epoll_wait_prep(struct uu_req *req)
 {
+	struct uu_epoll_cmd *epoll_st = uu_cmd(req, epoll);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	uu_os_init(req);
 	if (sqe->off || sqe->rw_flags || sqe->buf_index || sqe->splice_fd_in)
 		return -EINVAL;
-	req->os.epoll.op = (int)sqe->len; /* maxevents */
-	req->os.epoll.uevents = sqe->addr;
+	epoll_st->op = (int)sqe->len; /* maxevents */
+	epoll_st->uevents = sqe->addr;
 	return 0;
 }
 
 int uu_epoll_wait_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_epoll_cmd *epoll_st = uu_cmd(req, epoll);
 	int n;
 
 	(void)issue_flags;
 	do {
 		n = epoll_wait(req->fd,
-			       (struct epoll_event *)(uintptr_t)req->os.epoll.uevents,
-			       req->os.epoll.op, 0);
+			       (struct epoll_event *)(uintptr_t)epoll_st->uevents,
+			       epoll_st->op, 0);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;

@@ -48,32 +48,10 @@ union uu_op_state {
 
 
 
-	/* FUTEX_WAKE, FUTEX_WAIT (the wait's job, shared with its thread,
-	 * in hdr.mem) */
-	struct {
-		struct uu_os_hdr hdr;
-		uint64_t uaddr;
-		uint64_t val, mask;
-		uint32_t flags;          /* FUTEX2_* */
-	} futex;
 
-	/* WAITID */
-	struct {
-		struct uu_os_hdr hdr;
-		uint64_t uinfop;         /* siginfo_t in user memory */
-		int which, upid, options;
-	} waitid;
 
 	/* ---- network and epoll opcodes (ops/net.c, ops/epoll.c) ---- */
 
-	/* EPOLL_CTL, EPOLL_WAIT */
-	struct {
-		struct uu_os_hdr hdr;
-		uint64_t uevents;        /* EPOLL_WAIT: the user's array */
-		uint64_t data;           /* EPOLL_CTL: the event, copied */
-		uint32_t events;
-		int epfd, op, fd;        /* EPOLL_WAIT: maxevents in op */
-	} epoll;
 
 	/* SEND, RECV, SENDMSG, RECVMSG, ACCEPT, CONNECT, SOCKET, SHUTDOWN,
 	 * BIND, LISTEN: what the SQE points to (a msghdr, its iovecs, a

@@ -242,7 +242,7 @@ static void queue_next(struct uu_exec *s, struct uu_req *req)
 		uu_link_timeout_disarm(req);
 		req->link = next->link;
 		next->link = NULL;
-		next->res = next->tmo.lt_res;
+		next->res = uu_cmd(next, tmo)->lt_res;
 		next->flags |= UU_REQ_NOT_PARKED;
 		/* the kernel only sets a link timeout's result, it never
 		 * marks it failed: with CQE_SKIP_SUCCESS it posts nothing,

@@ -524,24 +524,6 @@ struct uu_req {
 			bool update_events, update_user_data, multishot;
 		} poll_upd;
 		struct {
-			struct uu_timer t;
-			struct uu_req *prev, *next; /* ring timeout list */
-			int64_t ts_ns;      /* relative or absolute */
-			uint32_t off;       /* completion count, 0 = none */
-			uint32_t target;    /* cq sequence that completes it */
-			uint32_t repeats;   /* multishot: remaining, 0 = inf */
-			uint32_t flags;     /* IORING_TIMEOUT_* */
-			bool listed;        /* on the ring's timeout list */
-			struct uu_req *target_req; /* LINK_TIMEOUT: guarded req */
-			int32_t lt_res;     /* LINK_TIMEOUT result once fired */
-			bool fired;
-		} tmo;
-		struct {
-			uint64_t addr;
-			uint32_t flags;
-			int64_t ts_ns;
-		} tmo_rm;
-		struct {
 			uint64_t addr;
 			uint32_t flags;
 			int fd;

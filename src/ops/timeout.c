@@ -60,6 +60,7 @@ static int read_ts(uint64_t uaddr, int64_t *ns)
 
 static int prep_common(struct uu_req *req, bool is_link)
 {
+	struct uu_tmo_cmd *tmo_st = uu_cmd(req, tmo);
 	const struct io_uring_sqe *sqe = &req->sqe;
 	uint32_t flags = sqe->timeout_flags;
 	uint32_t off = (uint32_t)sqe->off;
@@ -76,14 +77,14 @@ static int prep_common(struct uu_req *req, bool is_link)
 	/* multishot only makes sense with relative times */
 	if ((flags & IORING_TIMEOUT_MULTISHOT) && (flags & IORING_TIMEOUT_ABS))
 		return -EINVAL;
-	memset(&req->tmo, 0, sizeof(req->tmo));
-	req->tmo.t.heap_idx = -1;
-	req->tmo.off = off;
-	req->tmo.flags = flags;
+	memset(tmo_st, 0, sizeof(*tmo_st));
+	tmo_st->t.heap_idx = -1;
+	tmo_st->off = off;
+	tmo_st->flags = flags;
 	if ((flags & IORING_TIMEOUT_MULTISHOT) && off > 0)
-		req->tmo.repeats = off;
-	req->tmo.t.clock = clock_of(flags);
-	return read_ts(sqe->addr, &req->tmo.ts_ns);
+		tmo_st->repeats = off;
+	tmo_st->t.clock = clock_of(flags);
+	return read_ts(sqe->addr, &tmo_st->ts_ns);
 }
 
 int uu_timeout_prep(struct uu_req *req)
@@ -108,76 +109,85 @@ int uu_link_timeout_issue(struct uu_req *req, unsigned int issue_flags)
 
 static bool noseq(const struct uu_req *req)
 {
-	return !req->tmo.off || (req->tmo.flags & IORING_TIMEOUT_MULTISHOT);
+	const struct uu_tmo_cmd *tmo_st = uu_cmd(req, tmo);
+
+	return !tmo_st->off || (tmo_st->flags & IORING_TIMEOUT_MULTISHOT);
 }
 
 static void list_del_tmo(struct uu_ring *r, struct uu_req *req)
 {
-	if (!req->tmo.listed)
+	struct uu_tmo_cmd *tmo_st = uu_cmd(req, tmo);
+
+	if (!tmo_st->listed)
 		return;
-	if (req->tmo.prev)
-		req->tmo.prev->tmo.next = req->tmo.next;
+	if (tmo_st->prev)
+		uu_cmd(uu_cmd(req, tmo)->prev, tmo)->next = tmo_st->next;
 	else
-		r->tmo_head = req->tmo.next;
-	if (req->tmo.next)
-		req->tmo.next->tmo.prev = req->tmo.prev;
+		r->tmo_head = tmo_st->next;
+	if (tmo_st->next)
+		uu_cmd(uu_cmd(req, tmo)->next, tmo)->prev = tmo_st->prev;
 	else
-		r->tmo_tail = req->tmo.prev;
-	req->tmo.prev = req->tmo.next = NULL;
-	req->tmo.listed = false;
+		r->tmo_tail = tmo_st->prev;
+	tmo_st->prev = tmo_st->next = NULL;
+	tmo_st->listed = false;
 }
 
 static void list_add_tail_tmo(struct uu_ring *r, struct uu_req *req)
 {
-	req->tmo.next = NULL;
-	req->tmo.prev = r->tmo_tail;
+	struct uu_tmo_cmd *tmo_st = uu_cmd(req, tmo);
+
+	tmo_st->next = NULL;
+	tmo_st->prev = r->tmo_tail;
 	if (r->tmo_tail)
-		r->tmo_tail->tmo.next = req;
+		uu_cmd(r->tmo_tail, tmo)->next = req;
 	else
 		r->tmo_head = req;
 	r->tmo_tail = req;
-	req->tmo.listed = true;
+	tmo_st->listed = true;
 }
 
 /* insertion by target, so the list head is always the next to fire */
 static void list_add_sorted_tmo(struct uu_ring *r, struct uu_req *req)
 {
+	struct uu_tmo_cmd *tmo_st = uu_cmd(req, tmo);
 	struct uu_req *pos;
-	uint32_t mine = req->tmo.target - r->cq_last_tm_flush;
+	uint32_t mine = tmo_st->target - r->cq_last_tm_flush;
 
-	for (pos = r->tmo_tail; pos; pos = pos->tmo.prev) {
-		if (!noseq(pos) && pos->tmo.target - r->cq_last_tm_flush <= mine)
+	for (pos = r->tmo_tail; pos; pos = uu_cmd(pos, tmo)->prev) {
+		if (!noseq(pos) && uu_cmd(pos, tmo)->target - r->cq_last_tm_flush <= mine)
 			break;
 	}
 	if (!pos) {
-		req->tmo.prev = NULL;
-		req->tmo.next = r->tmo_head;
+		tmo_st->prev = NULL;
+		tmo_st->next = r->tmo_head;
 		if (r->tmo_head)
-			r->tmo_head->tmo.prev = req;
+			uu_cmd(r->tmo_head, tmo)->prev = req;
 		else
 			r->tmo_tail = req;
 		r->tmo_head = req;
 	} else {
-		req->tmo.prev = pos;
-		req->tmo.next = pos->tmo.next;
-		if (pos->tmo.next)
-			pos->tmo.next->tmo.prev = req;
+		tmo_st->prev = pos;
+		tmo_st->next = uu_cmd(pos, tmo)->next;
+		if (uu_cmd(pos, tmo)->next)
+			uu_cmd(uu_cmd(pos, tmo)->next, tmo)->prev = req;
 		else
 			r->tmo_tail = req;
-		pos->tmo.next = req;
+		uu_cmd(pos, tmo)->next = req;
 	}
-	req->tmo.listed = true;
+	tmo_st->listed = true;
 }
 
 static void set_expiry(struct uu_req *req)
 {
-	if (req->tmo.flags & IORING_TIMEOUT_ABS)
-		req->tmo.t.expires = req->tmo.ts_ns;
-	else if (req->tmo.ts_ns == INT64_MAX)
-		req->tmo.t.expires = INT64_MAX;
+	struct uu_tmo_cmd *tmo_st = uu_cmd(req, tmo);
+
+	if (tmo_st->flags & IORING_TIMEOUT_ABS)
+		tmo_st->t.expires = tmo_st->ts_ns;
+	else if (tmo_st->ts_ns == INT64_MAX)
+		tmo_st->t.expires = INT64_MAX;
 	else
-		req->tmo.t.expires = uu_clock_now(req->tmo.t.clock) +
-				     req->tmo.ts_ns;
+		tmo_st->t.expires = uu_clock_now(tmo_st->t.clock) +
+				     tmo_st->ts_ns;
 }
 
 static void timeout_fired(struct uu_timer *t);
@@ -186,12 +196,14 @@ static void timeout_fired(struct uu_timer *t);
  * to a survivor to fire (xproc/xlife.c), which reads when from here */
 static void journal_expiry(struct uu_req *req)
 {
+	struct uu_tmo_cmd *tmo_st = uu_cmd(req, tmo);
+
 	if (likely(!req->xj) || req->opcode != IORING_OP_TIMEOUT)
 		return;
-	uu_xj_set_expiry(req->ring, req->xj, req->tmo.t.clock,
-			 (req->tmo.flags & IORING_TIMEOUT_MULTISHOT) ?
+	uu_xj_set_expiry(req->ring, req->xj, tmo_st->t.clock,
+			 (tmo_st->flags & IORING_TIMEOUT_MULTISHOT) ?
 				 INT64_MAX :
-				 req->tmo.t.expires);
+				 tmo_st->t.expires);
 }
 
 int uu_timeout_issue(struct uu_req *req, unsigned int issue_flags)
@@ -205,9 +217,10 @@ int uu_timeout_issue(struct uu_req *req, unsigned int issue_flags)
 /* core/req.c, once req is on the heap and parked */
 void uu_timeout_arm(struct uu_req *req)
 {
+	struct uu_tmo_cmd *tmo_st = uu_cmd(req, tmo);
 	struct uu_ring *r = req->ring;
 
-	req->tmo.t.fn = timeout_fired;
+	tmo_st->t.fn = timeout_fired;
 	journal_expiry(req);
 	uu_shared_lock(r->completion_lock);
 	if (noseq(req)) {
@@ -217,13 +230,13 @@ void uu_timeout_arm(struct uu_req *req)
 				atomic_load_explicit(&r->cq_timeouts,
 						     memory_order_relaxed);
 
-		req->tmo.target = tail + req->tmo.off;
+		tmo_st->target = tail + tmo_st->off;
 		r->cq_last_tm_flush = tail;
 		r->off_timeout_used = true;
 		list_add_sorted_tmo(r, req);
 	}
 	pthread_mutex_unlock(r->completion_lock);
-	if (uu_timer_arm(&req->tmo.t)) {
+	if (uu_timer_arm(&tmo_st->t)) {
 		uu_shared_lock(r->completion_lock);
 		list_del_tmo(r, req);
 		pthread_mutex_unlock(r->completion_lock);
@@ -232,34 +245,40 @@ void uu_timeout_arm(struct uu_req *req)
 	}
 }
 
+/* the request whose per-op area holds this timer */
+static struct uu_req *tmo_req(struct uu_timer *t)
+{
+	return (struct uu_req *)((char *)t - offsetof(struct uu_tmo_cmd, t) -
+				 offsetof(struct uu_req, cmd));
+}
+
 static void timeout_fired(struct uu_timer *t)
 {
-	struct uu_req *req = (struct uu_req *)((char *)t -
-					       offsetof(struct uu_req, tmo.t));
+	struct uu_req *req = tmo_req(t);
 	struct uu_ring *r = req->ring;
 
 	uu_shared_lock(r->completion_lock);
-	if (!req->tmo.listed) {
+	if (!uu_cmd(req, tmo)->listed) {
 		/* completed by count or removed meanwhile */
 		pthread_mutex_unlock(r->completion_lock);
 		return;
 	}
 	atomic_fetch_add_explicit(&r->cq_timeouts, 1, memory_order_relaxed);
-	if ((req->tmo.flags & IORING_TIMEOUT_MULTISHOT) &&
-	    req->tmo.repeats != 1 &&
+	if ((uu_cmd(req, tmo)->flags & IORING_TIMEOUT_MULTISHOT) &&
+	    uu_cmd(req, tmo)->repeats != 1 &&
 	    uu_req_post_cqe_locked(req, -ETIME, 0)) {
-		if (req->tmo.repeats)
-			req->tmo.repeats--;
+		if (uu_cmd(req, tmo)->repeats)
+			uu_cmd(req, tmo)->repeats--;
 		pthread_mutex_unlock(r->completion_lock);
 		set_expiry(req);
-		if (!uu_timer_arm(&req->tmo.t))
+		if (!uu_timer_arm(&uu_cmd(req, tmo)->t))
 			return;
 		uu_shared_lock(r->completion_lock);
 	}
 	list_del_tmo(r, req);
 	pthread_mutex_unlock(r->completion_lock);
 	req->res = -ETIME;
-	if (req->tmo.flags & IORING_TIMEOUT_ETIME_SUCCESS)
+	if (uu_cmd(req, tmo)->flags & IORING_TIMEOUT_ETIME_SUCCESS)
 		req->flags |= UU_REQ_RES_NOFAIL;
 	uu_req_finish_async(req);
 }
@@ -278,14 +297,14 @@ void uu_timeouts_flush_locked(struct uu_ring *r)
 	for (req = r->tmo_head; req; req = next) {
 		uint32_t needed, got;
 
-		next = req->tmo.next;
+		next = uu_cmd(req, tmo)->next;
 		if (noseq(req))
 			continue;
-		needed = req->tmo.target - r->cq_last_tm_flush;
+		needed = uu_cmd(req, tmo)->target - r->cq_last_tm_flush;
 		got = seq - r->cq_last_tm_flush;
 		if (got < needed)
 			break;
-		if (!uu_timer_cancel(&req->tmo.t))
+		if (!uu_timer_cancel(&uu_cmd(req, tmo)->t))
 			continue; /* firing right now: the timer wins */
 		list_del_tmo(r, req);
 		atomic_fetch_add_explicit(&r->cq_timeouts, 1, memory_order_relaxed);
@@ -309,14 +328,14 @@ static int find_and_stop(struct uu_ring *r, uint64_t user_data,
 	struct uu_req *req;
 
 	uu_shared_lock(r->completion_lock);
-	for (req = r->tmo_head; req; req = req->tmo.next)
+	for (req = r->tmo_head; req; req = uu_cmd(req, tmo)->next)
 		if (req->user_data == user_data)
 			break;
 	if (!req) {
 		pthread_mutex_unlock(r->completion_lock);
 		return -ENOENT;
 	}
-	if (!uu_timer_cancel(&req->tmo.t)) {
+	if (!uu_timer_cancel(&uu_cmd(req, tmo)->t)) {
 		pthread_mutex_unlock(r->completion_lock);
 		return -EALREADY;
 	}
@@ -357,11 +376,11 @@ int uu_timeout_cancel_match(struct uu_ring *r, const struct uu_cancel_match *m,
 
 	uu_shared_lock(r->completion_lock);
 	for (req = r->tmo_head; req; req = next) {
-		next = req->tmo.next;
+		next = uu_cmd(req, tmo)->next;
 		if (!uu_cancel_match_req(req, m))
 			continue;
 		nr++;
-		if (uu_timer_cancel(&req->tmo.t)) {
+		if (uu_timer_cancel(&uu_cmd(req, tmo)->t)) {
 			list_del_tmo(r, req);
 			req->late_next = NULL;
 			*tail = req;
@@ -394,8 +413,8 @@ void uu_timeouts_cancel_all(struct uu_ring *r)
 		struct uu_req *req;
 
 		uu_shared_lock(r->completion_lock);
-		for (req = r->tmo_head; req; req = req->tmo.next)
-			if (uu_timer_cancel(&req->tmo.t))
+		for (req = r->tmo_head; req; req = uu_cmd(req, tmo)->next)
+			if (uu_timer_cancel(&uu_cmd(req, tmo)->t))
 				break;
 		if (!req) {
 			pthread_mutex_unlock(r->completion_lock);
@@ -418,17 +437,17 @@ static int timeout_update(struct uu_ring *r, uint64_t user_data,
 		return ret;
 	/* an updated timeout is a pure timer: it leaves the count order */
 	list_del_tmo(r, req);
-	req->tmo.off = 0;
-	req->tmo.ts_ns = ts_ns;
-	req->tmo.flags = (req->tmo.flags & ~(IORING_TIMEOUT_ABS |
+	uu_cmd(req, tmo)->off = 0;
+	uu_cmd(req, tmo)->ts_ns = ts_ns;
+	uu_cmd(req, tmo)->flags = (uu_cmd(req, tmo)->flags & ~(IORING_TIMEOUT_ABS |
 					     TIMEOUT_CLOCK_MASK)) |
 			 (flags & (IORING_TIMEOUT_ABS | TIMEOUT_CLOCK_MASK));
-	req->tmo.t.clock = clock_of(flags);
+	uu_cmd(req, tmo)->t.clock = clock_of(flags);
 	list_add_tail_tmo(r, req);
 	pthread_mutex_unlock(r->completion_lock);
 	set_expiry(req);
 	journal_expiry(req);
-	if (uu_timer_arm(&req->tmo.t)) {
+	if (uu_timer_arm(&uu_cmd(req, tmo)->t)) {
 		uu_shared_lock(r->completion_lock);
 		list_del_tmo(r, req);
 		pthread_mutex_unlock(r->completion_lock);
@@ -445,26 +464,26 @@ static int timeout_update(struct uu_ring *r, uint64_t user_data,
  */
 static void lt_list_add(struct uu_ring *r, struct uu_req *lt)
 {
-	lt->tmo.prev = NULL;
-	lt->tmo.next = r->lt_head;
+	uu_cmd(lt, tmo)->prev = NULL;
+	uu_cmd(lt, tmo)->next = r->lt_head;
 	if (r->lt_head)
-		r->lt_head->tmo.prev = lt;
+		uu_cmd(r->lt_head, tmo)->prev = lt;
 	r->lt_head = lt;
-	lt->tmo.listed = true;
+	uu_cmd(lt, tmo)->listed = true;
 }
 
 static void lt_list_del(struct uu_ring *r, struct uu_req *lt)
 {
-	if (!lt->tmo.listed)
+	if (!uu_cmd(lt, tmo)->listed)
 		return;
-	if (lt->tmo.prev)
-		lt->tmo.prev->tmo.next = lt->tmo.next;
+	if (uu_cmd(lt, tmo)->prev)
+		uu_cmd(uu_cmd(lt, tmo)->prev, tmo)->next = uu_cmd(lt, tmo)->next;
 	else
-		r->lt_head = lt->tmo.next;
-	if (lt->tmo.next)
-		lt->tmo.next->tmo.prev = lt->tmo.prev;
-	lt->tmo.prev = lt->tmo.next = NULL;
-	lt->tmo.listed = false;
+		r->lt_head = uu_cmd(lt, tmo)->next;
+	if (uu_cmd(lt, tmo)->next)
+		uu_cmd(uu_cmd(lt, tmo)->next, tmo)->prev = uu_cmd(lt, tmo)->prev;
+	uu_cmd(lt, tmo)->prev = uu_cmd(lt, tmo)->next = NULL;
+	uu_cmd(lt, tmo)->listed = false;
 }
 
 /*
@@ -481,21 +500,21 @@ static int link_timeout_update(struct uu_ring *r, uint64_t user_data,
 	int ret = 0;
 
 	uu_shared_lock(r->completion_lock);
-	for (lt = r->lt_head; lt; lt = lt->tmo.next)
+	for (lt = r->lt_head; lt; lt = uu_cmd(lt, tmo)->next)
 		if (lt->user_data == user_data)
 			break;
 	if (!lt) {
 		ret = -ENOENT;
-	} else if (!uu_timer_cancel(&lt->tmo.t)) {
+	} else if (!uu_timer_cancel(&uu_cmd(lt, tmo)->t)) {
 		ret = -EALREADY;
 	} else {
-		lt->tmo.ts_ns = ts_ns;
-		lt->tmo.flags = (lt->tmo.flags & ~IORING_TIMEOUT_ABS) |
+		uu_cmd(lt, tmo)->ts_ns = ts_ns;
+		uu_cmd(lt, tmo)->flags = (uu_cmd(lt, tmo)->flags & ~IORING_TIMEOUT_ABS) |
 				(flags & IORING_TIMEOUT_ABS);
 		set_expiry(lt);
-		if (uu_timer_arm(&lt->tmo.t)) {
+		if (uu_timer_arm(&uu_cmd(lt, tmo)->t)) {
 			/* no memory for the timer: the target waits on */
-			lt->tmo.t.heap_idx = -1;
+			uu_cmd(lt, tmo)->t.heap_idx = -1;
 			lt_list_del(r, lt);
 			ret = -ENOMEM;
 		}
@@ -506,39 +525,41 @@ static int link_timeout_update(struct uu_ring *r, uint64_t user_data,
 
 int uu_timeout_remove_prep(struct uu_req *req)
 {
+	struct uu_tmo_rm_cmd *tmo_rm_st = uu_cmd(req, tmo_rm);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	if (req->flags & (UU_REQ_FIXED_FILE | UU_REQ_BUFFER_SELECT))
 		return -EINVAL;
 	if (sqe->buf_index || sqe->len || sqe->splice_fd_in)
 		return -EINVAL;
-	req->tmo_rm.addr = sqe->addr;
-	req->tmo_rm.flags = sqe->timeout_flags;
-	if (req->tmo_rm.flags & TIMEOUT_UPDATE_MASK) {
+	tmo_rm_st->addr = sqe->addr;
+	tmo_rm_st->flags = sqe->timeout_flags;
+	if (tmo_rm_st->flags & TIMEOUT_UPDATE_MASK) {
 		/* io_timeout_remove_prep: an update keeps the timeout's
 		 * clock, so a clock flag is invalid */
-		if (req->tmo_rm.flags & ~(TIMEOUT_UPDATE_MASK | IORING_TIMEOUT_ABS))
+		if (tmo_rm_st->flags & ~(TIMEOUT_UPDATE_MASK | IORING_TIMEOUT_ABS))
 			return -EINVAL;
-		return read_ts(sqe->addr2, &req->tmo_rm.ts_ns);
+		return read_ts(sqe->addr2, &tmo_rm_st->ts_ns);
 	}
-	if (req->tmo_rm.flags)
+	if (tmo_rm_st->flags)
 		return -EINVAL;
 	return 0;
 }
 
 int uu_timeout_remove_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	uint32_t f = req->tmo_rm.flags;
+	struct uu_tmo_rm_cmd *tmo_rm_st = uu_cmd(req, tmo_rm);
+	uint32_t f = tmo_rm_st->flags;
 
 	(void)issue_flags;
 	/* io_timeout_remove: without TIMEOUT_UPDATE it is a remove, even
 	 * with LINK_TIMEOUT_UPDATE */
 	if (!(f & IORING_TIMEOUT_UPDATE))
-		return uu_timeout_cancel(req->ring, req->tmo_rm.addr);
+		return uu_timeout_cancel(req->ring, tmo_rm_st->addr);
 	if (f & IORING_LINK_TIMEOUT_UPDATE)
-		return link_timeout_update(req->ring, req->tmo_rm.addr,
-					   req->tmo_rm.ts_ns, f);
-	return timeout_update(req->ring, req->tmo_rm.addr, req->tmo_rm.ts_ns, f);
+		return link_timeout_update(req->ring, tmo_rm_st->addr,
+					   tmo_rm_st->ts_ns, f);
+	return timeout_update(req->ring, tmo_rm_st->addr, tmo_rm_st->ts_ns, f);
 }
 
 /*
@@ -552,9 +573,8 @@ int uu_timeout_remove_issue(struct uu_req *req, unsigned int issue_flags)
 
 static void link_timeout_fired(struct uu_timer *t)
 {
-	struct uu_req *lt = (struct uu_req *)((char *)t -
-					      offsetof(struct uu_req, tmo.t));
-	struct uu_req *target = lt->tmo.target_req;
+	struct uu_req *lt = tmo_req(t);
+	struct uu_req *target = uu_cmd(lt, tmo)->target_req;
 	int ret;
 
 	struct uu_exec s;
@@ -565,14 +585,14 @@ static void link_timeout_fired(struct uu_timer *t)
 	/* a cancelled target completes in this context's late list, after
 	 * our result is final (it frees the link timeout) */
 	uu_exec_init(&s, target->ring, false);
-	lt->tmo.lt_res = -ETIME;
+	uu_cmd(lt, tmo)->lt_res = -ETIME;
 	uu_tctx.firing_lt = lt;
 	/* io_req_task_link_timeout: the cancel's answer, -ETIME for 0 */
 	ret = uu_cancel_req_counted(target);
 	if (ret)
-		lt->tmo.lt_res = ret; /* -EALREADY: running, cannot cancel;
+		uu_cmd(lt, tmo)->lt_res = ret; /* -EALREADY: running, cannot cancel;
 				       * 1: a futex or waitid list's count */
-	__atomic_store_n(&lt->tmo.fired, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&uu_cmd(lt, tmo)->fired, true, __ATOMIC_RELEASE);
 	uu_exec_end(&s);
 	uu_tctx.firing_lt = NULL;
 }
@@ -581,13 +601,13 @@ void uu_link_timeout_arm(struct uu_req *target)
 {
 	struct uu_req *lt = target->link;
 
-	lt->tmo.target_req = target;
-	lt->tmo.t.fn = link_timeout_fired;
-	lt->tmo.fired = false;
+	uu_cmd(lt, tmo)->target_req = target;
+	uu_cmd(lt, tmo)->t.fn = link_timeout_fired;
+	uu_cmd(lt, tmo)->fired = false;
 	set_expiry(lt);
 	uu_shared_lock(lt->ring->completion_lock);
-	if (uu_timer_arm(&lt->tmo.t))
-		lt->tmo.t.heap_idx = -1;
+	if (uu_timer_arm(&uu_cmd(lt, tmo)->t))
+		uu_cmd(lt, tmo)->t.heap_idx = -1;
 	else
 		lt_list_add(lt->ring, lt);
 	pthread_mutex_unlock(lt->ring->completion_lock);
@@ -603,21 +623,21 @@ void uu_link_timeout_disarm(struct uu_req *target)
 	struct uu_req *lt = target->link;
 	bool stopped = true;
 
-	if (lt->tmo.t.fn == link_timeout_fired) {
+	if (uu_cmd(lt, tmo)->t.fn == link_timeout_fired) {
 		/* the lock orders this stop with an update's stop and
 		 * restart (link_timeout_update) */
 		uu_shared_lock(lt->ring->completion_lock);
-		stopped = uu_timer_cancel(&lt->tmo.t);
+		stopped = uu_timer_cancel(&uu_cmd(lt, tmo)->t);
 		if (stopped)
 			lt_list_del(lt->ring, lt);
 		pthread_mutex_unlock(lt->ring->completion_lock);
 	}
 	if (stopped) {
-		lt->tmo.lt_res = -ECANCELED; /* never armed, or disarmed */
+		uu_cmd(lt, tmo)->lt_res = -ECANCELED; /* never armed, or disarmed */
 		return;
 	}
 	if (uu_tctx.firing_lt == lt)
 		return; /* completing inside our own callback: -ETIME */
-	while (!__atomic_load_n(&lt->tmo.fired, __ATOMIC_ACQUIRE))
+	while (!__atomic_load_n(&uu_cmd(lt, tmo)->fired, __ATOMIC_ACQUIRE))
 		sched_yield(); /* the callback is finishing in the timer */
 }

@@ -27,4 +27,25 @@ void uu_link_timeout_arm(struct uu_req *target);  /* target parked */
 /* target completed: decide the LINK_TIMEOUT that follows it */
 void uu_link_timeout_disarm(struct uu_req *target);
 
+/* per-op state, in the request's area (uu_req_cmd in core/types.h) */
+struct uu_tmo_cmd {
+	struct uu_timer t;
+	struct uu_req *prev, *next; /* ring timeout list */
+	int64_t ts_ns;      /* relative or absolute */
+	uint32_t off;       /* completion count, 0 = none */
+	uint32_t target;    /* cq sequence that completes it */
+	uint32_t repeats;   /* multishot: remaining, 0 = inf */
+	uint32_t flags;     /* IORING_TIMEOUT_* */
+	bool listed;        /* on the ring's timeout list */
+	struct uu_req *target_req; /* LINK_TIMEOUT: guarded req */
+	int32_t lt_res;     /* LINK_TIMEOUT result once fired */
+	bool fired;
+};
+
+struct uu_tmo_rm_cmd {
+	uint64_t addr;
+	uint32_t flags;
+	int64_t ts_ns;
+};
+
 #endif /* UURING_OPS_TIMEOUT_H */

@@ -22,17 +22,18 @@
 
 int uu_msg_ring_prep(struct uu_req *req)
 {
+	struct uu_msg_cmd *msg_st = uu_cmd(req, msg);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	if (sqe->buf_index || sqe->personality)
 		return -EINVAL;
-	req->msg.user_data = sqe->off;
-	req->msg.len = sqe->len;
-	req->msg.cmd = sqe->addr;
-	req->msg.src_fd = (uint32_t)sqe->addr3;
-	req->msg.dst_fd = sqe->file_index;
-	req->msg.flags = sqe->msg_ring_flags;
-	if (req->msg.flags & ~MSG_RING_MASK)
+	msg_st->user_data = sqe->off;
+	msg_st->len = sqe->len;
+	msg_st->cmd = sqe->addr;
+	msg_st->src_fd = (uint32_t)sqe->addr3;
+	msg_st->dst_fd = sqe->file_index;
+	msg_st->flags = sqe->msg_ring_flags;
+	if (msg_st->flags & ~MSG_RING_MASK)
 		return -EINVAL;
 	return 0;
 }
@@ -57,23 +58,26 @@ static int post_data(struct uu_ring *t, uint64_t user_data, uint32_t len,
 
 static int msg_data(struct uu_req *req, struct uu_ring *t)
 {
-	return post_data(t, req->msg.user_data, req->msg.len, req->msg.src_fd,
-			 req->msg.dst_fd, req->msg.flags);
+	struct uu_msg_cmd *msg_st = uu_cmd(req, msg);
+
+	return post_data(t, msg_st->user_data, msg_st->len, msg_st->src_fd,
+			 msg_st->dst_fd, msg_st->flags);
 }
 
 static int msg_send_fd(struct uu_req *req, struct uu_ring *t)
 {
+	struct uu_msg_cmd *msg_st = uu_cmd(req, msg);
 	struct uu_ring *src = req->ring;
-	unsigned int slot = req->msg.dst_fd;
+	unsigned int slot = msg_st->dst_fd;
 	int fd, ret;
 
-	if (req->msg.len)
+	if (msg_st->len)
 		return -EINVAL;
 	if (t == src)
 		return -EINVAL;
 	if (atomic_load(t->disabled))
 		return -EBADFD;
-	fd = uu_fixed_file(src, req->msg.src_fd);
+	fd = uu_fixed_file(src, msg_st->src_fd);
 	if (fd < 0)
 		return -EBADF;
 	fd = uu_fd_dup_reserved(fd);
@@ -82,8 +86,8 @@ static int msg_send_fd(struct uu_req *req, struct uu_ring *t)
 	ret = uu_fixed_install(t, fd, slot); /* closes fd */
 	if (ret < 0)
 		return ret;
-	if (!(req->msg.flags & IORING_MSG_RING_CQE_SKIP))
-		uu_post_aux_cqe(t, req->msg.user_data, ret, 0);
+	if (!(msg_st->flags & IORING_MSG_RING_CQE_SKIP))
+		uu_post_aux_cqe(t, msg_st->user_data, ret, 0);
 	return ret;
 }
 
@@ -100,7 +104,7 @@ int uu_msg_ring_issue(struct uu_req *req, unsigned int issue_flags)
 		uu_ring_put(t);
 		return -EBADFD;
 	}
-	switch (req->msg.cmd) {
+	switch (uu_cmd(req, msg)->cmd) {
 	case IORING_MSG_DATA:
 		ret = msg_data(req, t);
 		break;

@@ -411,41 +411,43 @@ int uu_cancel(struct uu_ring *r, const struct uu_cancel_match *m)
 
 int uu_async_cancel_prep(struct uu_req *req)
 {
+	struct uu_cancel_cmd *cancel_st = uu_cmd(req, cancel);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	if (req->flags & UU_REQ_BUFFER_SELECT)
 		return -EINVAL;
 	if (sqe->off || sqe->splice_fd_in)
 		return -EINVAL;
-	req->cancel.addr = sqe->addr;
-	req->cancel.flags = sqe->cancel_flags;
-	if (req->cancel.flags & ~CANCEL_FLAGS)
+	cancel_st->addr = sqe->addr;
+	cancel_st->flags = sqe->cancel_flags;
+	if (cancel_st->flags & ~CANCEL_FLAGS)
 		return -EINVAL;
-	if (req->cancel.flags & IORING_ASYNC_CANCEL_FD) {
-		if (req->cancel.flags & IORING_ASYNC_CANCEL_ANY)
+	if (cancel_st->flags & IORING_ASYNC_CANCEL_FD) {
+		if (cancel_st->flags & IORING_ASYNC_CANCEL_ANY)
 			return -EINVAL;
-		req->cancel.fd = sqe->fd;
+		cancel_st->fd = sqe->fd;
 	}
-	if (req->cancel.flags & IORING_ASYNC_CANCEL_OP) {
-		if (req->cancel.flags & IORING_ASYNC_CANCEL_ANY)
+	if (cancel_st->flags & IORING_ASYNC_CANCEL_OP) {
+		if (cancel_st->flags & IORING_ASYNC_CANCEL_ANY)
 			return -EINVAL;
-		req->cancel.opcode = sqe->len;
+		cancel_st->opcode = sqe->len;
 	}
 	return 0;
 }
 
 int uu_async_cancel_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_cancel_cmd *cancel_st = uu_cmd(req, cancel);
 	struct uu_cancel_match m = {
-		.user_data = req->cancel.addr,
-		.flags = req->cancel.flags,
-		.opcode = req->cancel.opcode,
+		.user_data = cancel_st->addr,
+		.flags = cancel_st->flags,
+		.opcode = cancel_st->opcode,
 	};
 
 	(void)issue_flags;
 	if (m.flags & IORING_ASYNC_CANCEL_FD) {
 		struct stat st;
-		int fd = req->cancel.fd;
+		int fd = cancel_st->fd;
 
 		/* the slot is looked up at issue, as io_async_cancel does */
 		if (m.flags & IORING_ASYNC_CANCEL_FD_FIXED) {

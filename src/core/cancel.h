@@ -51,4 +51,12 @@ int uu_parked_timeouts(struct uu_ring *ring);
 void uu_park_list_add(struct uu_req *req);
 void uu_park_list_del(struct uu_req *req);
 
+/* per-op state, in the request's area (uu_req_cmd in core/types.h) */
+struct uu_cancel_cmd {
+	uint64_t addr;
+	uint32_t flags;
+	int fd;
+	uint32_t opcode;
+};
+
 #endif /* UURING_CORE_CANCEL_H */

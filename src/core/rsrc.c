@@ -588,30 +588,32 @@ int uu_fixed_install(struct uu_ring *r, int fd, uint32_t file_slot)
  */
 int uu_files_update_prep(struct uu_req *req)
 {
+	struct uu_upd_cmd *upd_st = uu_cmd(req, upd);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EINVAL;
 	if (sqe->rw_flags || sqe->splice_fd_in)
 		return -EINVAL;
-	req->upd.offset = (uint32_t)sqe->off;
-	req->upd.nr = sqe->len;
-	if (!req->upd.nr)
+	upd_st->offset = (uint32_t)sqe->off;
+	upd_st->nr = sqe->len;
+	if (!upd_st->nr)
 		return -EINVAL;
-	req->upd.arg = sqe->addr;
+	upd_st->arg = sqe->addr;
 	return 0;
 }
 
 static int files_update_alloc(struct uu_req *req)
 {
+	struct uu_upd_cmd *upd_st = uu_cmd(req, upd);
 	struct uu_ring *r = req->ring;
-	int32_t *fds = (int32_t *)(uintptr_t)req->upd.arg;
+	int32_t *fds = (int32_t *)(uintptr_t)upd_st->arg;
 	unsigned int done;
 	int ret = 0;
 
 	if (!r->files)
 		return -ENXIO;
-	for (done = 0; done < req->upd.nr; done++) {
+	for (done = 0; done < upd_st->nr; done++) {
 		int32_t fd, slot;
 
 		ret = uu_copy_from_user(&fd, &fds[done], sizeof(fd));
@@ -636,16 +638,17 @@ static int files_update_alloc(struct uu_req *req)
 
 int uu_files_update_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_upd_cmd *upd_st = uu_cmd(req, upd);
 	struct uu_ring *r = req->ring;
 	int ret;
 
 	(void)issue_flags;
-	if (req->upd.offset == IORING_FILE_INDEX_ALLOC)
+	if (upd_st->offset == IORING_FILE_INDEX_ALLOC)
 		return files_update_alloc(req);
 	pthread_mutex_lock(&r->files_lock);
-	ret = update_files(r, req->upd.offset,
-			   (const void *)(uintptr_t)req->upd.arg, 0,
-			   req->upd.nr);
+	ret = update_files(r, upd_st->offset,
+			   (const void *)(uintptr_t)upd_st->arg, 0,
+			   upd_st->nr);
 	pthread_mutex_unlock(&r->files_lock);
 	return ret;
 }

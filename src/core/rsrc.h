@@ -28,4 +28,11 @@ int uu_files_update_prep(struct uu_req *req);
 int uu_files_update_issue(struct uu_req *req, unsigned int issue_flags);
 void uu_rsrc_free(struct uu_ring *ring);
 
+/* per-op state, in the request's area (uu_req_cmd in core/types.h) */
+/* FILES_UPDATE */
+struct uu_upd_cmd {
+	uint64_t arg;      /* the user's array of fds */
+	uint32_t nr, offset;
+};
+
 #endif /* UURING_CORE_RSRC_H */

@@ -523,20 +523,6 @@ struct uu_req {
 			uint32_t events;
 			bool update_events, update_user_data, multishot;
 		} poll_upd;
-		struct {
-			uint64_t addr;
-			uint32_t flags;
-			int fd;
-			uint32_t opcode;
-		} cancel;
-		struct {
-			uint64_t user_data, cmd;
-			uint32_t len, src_fd, dst_fd, flags;
-		} msg;
-		struct {
-			uint64_t arg;      /* the user's array of fds */
-			uint32_t nr, offset;
-		} upd;                     /* FILES_UPDATE */
 	};
 
 	/* ---- buffers (core/rsrc_buf.c, ops/kbuf.c; see core/buffers.h).

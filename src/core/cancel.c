@@ -65,7 +65,7 @@ static bool file_matches(const struct uu_req *req,
 	struct stat st;
 
 	if (req->opcode == IORING_OP_POLL_ADD && req->fd < 0)
-		return req->poll.dev == m->dev && req->poll.ino == m->ino;
+		return uu_cmd(req, poll)->dev == m->dev && uu_cmd(req, poll)->ino == m->ino;
 	if (!uu_opdefs[req->opcode].needs_file || req->fd < 0 || fstat(req->fd, &st))
 		return false;
 	/* an open file description is compared by its inode: two opens of

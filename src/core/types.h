@@ -488,41 +488,6 @@ struct uu_req {
 			struct iovec *iov;
 			struct iovec inline_iov[UU_INLINE_IOVS];
 		} rw;
-		struct {
-			uint32_t events;   /* EPOLL* interest, incl. ERR/HUP */
-			uint32_t tw_mask;  /* poll_tw: the first wakeup's mask */
-			uint32_t tw_nr;    /* poll_tw: wakeups since it was
-					    * queued (0: only readiness
-					    * found at arm, not yet seen
-					    * by the readiness engine) */
-			uint32_t arm_mask; /* multishot: ready at issue */
-			bool arm_absorb;   /* the arm-time shot was posted
-					    * before the readiness engine
-					    * looked: its first look is that
-					    * same readiness (P.lock) */
-			bool ring_file;    /* polls a ring fd */
-			bool ring_seen;    /* ring_file: the readiness engine
-					    * reported its arm */
-			bool multishot;
-			bool armed;        /* on a pollfile's list */
-			bool stat_known;   /* dev/ino filled by issue's fstat,
-					    * for arm (same thread) */
-			bool ring_evfd;    /* multishot on the ring's eventfd */
-			bool tw_uring;     /* DEFER: the queued wakeup was the
-					    * ring's own signal (one-shot) */
-			uint32_t evfd_seen; /* evfd_signals last looked at */
-			/* the file polled (cancel by fd): once armed, the
-			 * request holds no fd of its own, the pollfile's
-			 * dup keeps the file open (the fd number may be
-			 * reused meanwhile) */
-			dev_t dev;
-			ino_t ino;
-		} poll;
-		struct {
-			uint64_t old_user_data, new_user_data;
-			uint32_t events;
-			bool update_events, update_user_data, multishot;
-		} poll_upd;
 	};
 
 	/* ---- buffers (core/rsrc_buf.c, ops/kbuf.c; see core/buffers.h).

@@ -338,6 +338,8 @@ static void ud_index_del(struct uu_req *req)
 
 static void waiter_append(struct uu_pollfile *pf, struct uu_req *req)
 {
+	struct uu_poll_cmd *poll_st = uu_cmd(req, poll);
+
 	if (req->opcode == IORING_OP_POLL_ADD) {
 		/*
 		 * A POLL_ADD needs no file reference of its own: pf's dup
@@ -346,8 +348,8 @@ static void waiter_append(struct uu_pollfile *pf, struct uu_req *req)
 		 * engine fds per file).  Done before req becomes visible
 		 * to the poller, which may complete it at once.
 		 */
-		req->poll.dev = pf->dev;
-		req->poll.ino = pf->ino;
+		poll_st->dev = pf->dev;
+		poll_st->ino = pf->ino;
 		if (req->fd_owned)
 			uu_sys_close(req->fd);
 		req->fd_owned = false;
@@ -470,11 +472,12 @@ void uu_poller_inproc_wake_slow(void)
 
 /*
  * Parks req until its file is ready.  For POLL_ADD requests the interest
- * is req->poll.events; for parked reads/writes it is req->park_events.
+ * is uu_cmd(req, poll)->events; for parked reads/writes it is req->park_events.
  * Returns 0, or -errno if the file cannot be polled (the caller decides).
  */
 static int arm(struct uu_req *req)
 {
+	struct uu_poll_cmd *poll_st = uu_cmd(req, poll);
 	struct epoll_event ev = { .events = INTEREST };
 	struct uu_pollfile *pf;
 	struct stat st;
@@ -488,10 +491,10 @@ static int arm(struct uu_req *req)
 
 	if (accmode < 0)
 		return -EBADF;
-	if (req->opcode == IORING_OP_POLL_ADD && req->poll.stat_known) {
+	if (req->opcode == IORING_OP_POLL_ADD && poll_st->stat_known) {
 		/* uu_poll_add_issue's fstat, a moment ago in this thread */
-		st.st_dev = req->poll.dev;
-		st.st_ino = req->poll.ino;
+		st.st_dev = poll_st->dev;
+		st.st_ino = poll_st->ino;
 	} else if (fstat(req->fd, &st)) {
 		return -EBADF;
 	}
@@ -610,16 +613,17 @@ int uu_poll_arm(struct uu_req *req, int dir)
  */
 static bool uu_poll_uring_wake(struct uu_req *req)
 {
+	struct uu_poll_cmd *poll_st = uu_cmd(req, poll);
 	uint32_t n;
 
-	if (!req->poll.ring_evfd)
+	if (!poll_st->ring_evfd)
 		return false;
 	/* acquire: pairs with the release in the ring's eventfd_write_ring */
 	n = atomic_load_explicit(&req->ring->evfd_signals,
 				 memory_order_acquire);
-	if (n == req->poll.evfd_seen)
+	if (n == poll_st->evfd_seen)
 		return false;
-	req->poll.evfd_seen = n;
+	poll_st->evfd_seen = n;
 	return true;
 }
 
@@ -644,10 +648,10 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 		}
 		req->poll_fresh = false;
 		if (req->opcode == IORING_OP_POLL_ADD) {
-			uint32_t m = revents & req->poll.events;
+			uint32_t m = revents & uu_cmd(req, poll)->events;
 			bool ring_wake = false;
 
-			if (unlikely(req->poll.ring_file)) {
+			if (unlikely(uu_cmd(req, poll)->ring_file)) {
 				/*
 				 * A ring fd: after what its arm found, only
 				 * the ring's CQ wakes it (io_cqring_wake's
@@ -655,17 +659,17 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 				 * multishot poll); uuring's socket reports
 				 * POLLOUT with every edge.
 				 */
-				if (req->poll.ring_seen) {
+				if (uu_cmd(req, poll)->ring_seen) {
 					m &= EPOLLIN | EPOLLRDNORM;
 					ring_wake = true;
 				}
-				req->poll.ring_seen = true;
+				uu_cmd(req, poll)->ring_seen = true;
 			}
-			if (req->poll.arm_absorb) {
+			if (uu_cmd(req, poll)->arm_absorb) {
 				/* the shot of what the arm found is posted
 				 * (uu_poll_tw_shot): this first look sees
 				 * that readiness again, not a new wakeup */
-				req->poll.arm_absorb = false;
+				uu_cmd(req, poll)->arm_absorb = false;
 				continue;
 			}
 			if (!m) {
@@ -680,10 +684,10 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 				 * found at arm decides the mask, as the
 				 * wakeup that takes ownership does.
 				 */
-				if (!req->poll.tw_nr++) {
-					req->poll.tw_mask = m;
-					req->poll.tw_uring =
-						req->poll.multishot &&
+				if (!uu_cmd(req, poll)->tw_nr++) {
+					uu_cmd(req, poll)->tw_mask = m;
+					uu_cmd(req, poll)->tw_uring =
+						uu_cmd(req, poll)->multishot &&
 						(ring_wake ||
 						 uu_poll_uring_wake(req));
 				}
@@ -703,11 +707,11 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 				 * wakeup pending.
 				 */
 				req->poll_tw = true;
-				req->poll.tw_nr = 1;
-				req->poll.tw_mask = m;
+				uu_cmd(req, poll)->tw_nr = 1;
+				uu_cmd(req, poll)->tw_mask = m;
 				/* decided by the wakeup that takes
 				 * ownership, as io_poll_wake does */
-				req->poll.tw_uring = req->poll.multishot &&
+				uu_cmd(req, poll)->tw_uring = uu_cmd(req, poll)->multishot &&
 						     (ring_wake ||
 						      uu_poll_uring_wake(req));
 				if (!req->poll_hold) {
@@ -716,7 +720,7 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 				}
 				continue;
 			}
-			if (req->poll.multishot && !ring_wake &&
+			if (uu_cmd(req, poll)->multishot && !ring_wake &&
 			    !uu_poll_uring_wake(req) &&
 			    uu_req_post_cqe(req, (int32_t)m, 0, 0)) {
 				continue;
@@ -1161,6 +1165,7 @@ static uint32_t parse_events(const struct io_uring_sqe *sqe)
 
 int uu_poll_add_prep(struct uu_req *req)
 {
+	struct uu_poll_cmd *poll_st = uu_cmd(req, poll);
 	const struct io_uring_sqe *sqe = &req->sqe;
 	uint32_t flags = sqe->len;
 
@@ -1170,9 +1175,9 @@ int uu_poll_add_prep(struct uu_req *req)
 		return -EINVAL;
 	if ((flags & IORING_POLL_ADD_MULTI) && (req->flags & UU_REQ_CQE_SKIP))
 		return -EINVAL;
-	req->poll.events = parse_events(sqe);
-	req->poll.multishot = flags & IORING_POLL_ADD_MULTI;
-	req->poll.stat_known = false;
+	poll_st->events = parse_events(sqe);
+	poll_st->multishot = flags & IORING_POLL_ADD_MULTI;
+	poll_st->stat_known = false;
 	return 0;
 }
 
@@ -1180,6 +1185,7 @@ int uu_poll_add_prep(struct uu_req *req)
 
 int uu_poll_add_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_poll_cmd *poll_st = uu_cmd(req, poll);
 	struct stat st;
 
 	(void)issue_flags;
@@ -1190,7 +1196,7 @@ int uu_poll_add_issue(struct uu_req *req, unsigned int issue_flags)
 	/* files without a poll method (regular files, directories) are
 	 * always ready, where epoll_ctl would refuse them (T16) */
 	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode)) {
-		uint32_t m = DEFAULT_POLLMASK & req->poll.events;
+		uint32_t m = DEFAULT_POLLMASK & poll_st->events;
 
 		/* no wait queue and nothing ready: the kernel says -EINVAL */
 		return m ? (int)m : -EINVAL;
@@ -1206,53 +1212,54 @@ int uu_poll_add_issue(struct uu_req *req, unsigned int issue_flags)
 	 * task_work (__io_poll_execute): a POLL_REMOVE before that runs
 	 * finds it busy (-EALREADY), a cancel ends it without the shot.
 	 */
-	req->poll.arm_mask = 0;
+	poll_st->arm_mask = 0;
 	/* a ring fd: readable when its CQ holds a CQE (a stale readiness
 	 * drained first, so the poll below and the arm see the CQ) */
-	req->poll.ring_file = uu_ring_fd_readable(req->fd) >= 0;
-	req->poll.ring_seen = false;
+	poll_st->ring_file = uu_ring_fd_readable(req->fd) >= 0;
+	poll_st->ring_seen = false;
 	{
 		struct pollfd pfd = {
 			.fd = req->fd,
-			.events = (short)(req->poll.events & 0xffff),
+			.events = (short)(poll_st->events & 0xffff),
 		};
 		uint32_t m;
 
 		if (poll(&pfd, 1, 0) == 1 && !(pfd.revents & POLLNVAL)) {
-			m = (uint16_t)pfd.revents & req->poll.events;
-			if (m && !req->poll.multishot)
+			m = (uint16_t)pfd.revents & poll_st->events;
+			if (m && !poll_st->multishot)
 				return (int)m;
 			/* multishot: armed with that wakeup pending
 			 * (uu_poll_arm_request) */
-			req->poll.arm_mask = m;
+			poll_st->arm_mask = m;
 		}
 	}
 	/* a multishot poll on the ring's own eventfd (an anonymous inode:
 	 * no file type bits) ends at the ring's first signal of it */
-	req->poll.ring_evfd = false;
-	if (req->poll.multishot && !(st.st_mode & S_IFMT) &&
+	poll_st->ring_evfd = false;
+	if (poll_st->multishot && !(st.st_mode & S_IFMT) &&
 	    atomic_load_explicit(&req->ring->evfd, memory_order_relaxed) >= 0) {
 		long long id = uu_eventfd_id(req->fd);
 
-		req->poll.ring_evfd =
+		poll_st->ring_evfd =
 			id >= 0 &&
 			id == uu_eventfd_id(atomic_load_explicit(
 				      &req->ring->evfd, memory_order_relaxed));
-		req->poll.evfd_seen = atomic_load_explicit(
+		poll_st->evfd_seen = atomic_load_explicit(
 			&req->ring->evfd_signals, memory_order_acquire);
 	}
 	/* arm() keys the registration by these: no second fstat there */
-	req->poll.dev = st.st_dev;
-	req->poll.ino = st.st_ino;
-	req->poll.stat_known = true;
+	poll_st->dev = st.st_dev;
+	poll_st->ino = st.st_ino;
+	poll_st->stat_known = true;
 	return uu_park(req, UU_ISSUE_PARK_POLLREQ);
 }
 
 /* Parks a POLL_ADD request (called by core/req.c). */
 int uu_poll_arm_request(struct uu_req *req)
 {
+	struct uu_poll_cmd *poll_st = uu_cmd(req, poll);
 	bool defer = req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN;
-	bool pending = req->poll.arm_mask && (defer || req->poll_hold);
+	bool pending = poll_st->arm_mask && (defer || req->poll_hold);
 	int ret;
 
 	/*
@@ -1266,12 +1273,12 @@ int uu_poll_arm_request(struct uu_req *req)
 	 * that engine's first look is absorbed (arm_absorb).  Not visible
 	 * to the poller before arm() adds it, under P.lock.
 	 */
-	req->poll.arm_absorb = false;
+	poll_st->arm_absorb = false;
 	if (pending) {
 		req->poll_tw = true;
-		req->poll.tw_nr = 0;
-		req->poll.tw_mask = req->poll.arm_mask;
-		req->poll.tw_uring = false;
+		poll_st->tw_nr = 0;
+		poll_st->tw_mask = poll_st->arm_mask;
+		poll_st->tw_uring = false;
 	}
 	ret = arm(req);
 	if (ret) {
@@ -1283,7 +1290,7 @@ int uu_poll_arm_request(struct uu_req *req)
 
 	if (ret == -EPERM) {
 		/* no poll support (e.g. /dev/null): always ready */
-		uint32_t m = DEFAULT_POLLMASK & req->poll.events;
+		uint32_t m = DEFAULT_POLLMASK & poll_st->events;
 
 		req->res = m ? (int)m : -EINVAL;
 		return 1;
@@ -1297,6 +1304,7 @@ int uu_poll_arm_request(struct uu_req *req)
 
 int uu_poll_remove_prep(struct uu_req *req)
 {
+	struct uu_poll_upd_cmd *poll_upd_st = uu_cmd(req, poll_upd);
 	const struct io_uring_sqe *sqe = &req->sqe;
 	uint32_t flags = sqe->len;
 
@@ -1308,15 +1316,15 @@ int uu_poll_remove_prep(struct uu_req *req)
 		return -EINVAL;
 	if (flags == IORING_POLL_ADD_MULTI)
 		return -EINVAL;
-	req->poll_upd.old_user_data = sqe->addr;
-	req->poll_upd.update_events = flags & IORING_POLL_UPDATE_EVENTS;
-	req->poll_upd.update_user_data = flags & IORING_POLL_UPDATE_USER_DATA;
-	req->poll_upd.new_user_data = sqe->off;
-	if (!req->poll_upd.update_user_data && req->poll_upd.new_user_data)
+	poll_upd_st->old_user_data = sqe->addr;
+	poll_upd_st->update_events = flags & IORING_POLL_UPDATE_EVENTS;
+	poll_upd_st->update_user_data = flags & IORING_POLL_UPDATE_USER_DATA;
+	poll_upd_st->new_user_data = sqe->off;
+	if (!poll_upd_st->update_user_data && poll_upd_st->new_user_data)
 		return -EINVAL;
-	if (req->poll_upd.update_events) {
-		req->poll_upd.events = parse_events(sqe);
-		req->poll_upd.multishot = flags & IORING_POLL_ADD_MULTI;
+	if (poll_upd_st->update_events) {
+		poll_upd_st->events = parse_events(sqe);
+		poll_upd_st->multishot = flags & IORING_POLL_ADD_MULTI;
 	} else if (sqe->poll32_events) {
 		return -EINVAL;
 	}
@@ -1347,16 +1355,16 @@ static bool update_ready(struct uu_pollfile *pf, struct uu_req *target)
 {
 	struct pollfd pfd = {
 		.fd = pf->fd,
-		.events = (short)(target->poll.events & 0xffff),
+		.events = (short)(uu_cmd(target, poll)->events & 0xffff),
 	};
 	uint32_t m;
 
 	/* armed by the running batch: its end settles it (poll_hold) */
-	if (target->poll.ring_file || target->poll_hold ||
+	if (uu_cmd(target, poll)->ring_file || target->poll_hold ||
 	    poll(&pfd, 1, 0) != 1 ||
 	    (pfd.revents & POLLNVAL))
 		return false;
-	m = (uint16_t)pfd.revents & target->poll.events;
+	m = (uint16_t)pfd.revents & uu_cmd(target, poll)->events;
 	if (!m)
 		return false;
 	pthread_mutex_unlock(&P.lock);
@@ -1367,17 +1375,18 @@ static bool update_ready(struct uu_pollfile *pf, struct uu_req *target)
 
 int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_poll_upd_cmd *poll_upd_st = uu_cmd(req, poll_upd);
 	struct uu_pollfile *pf;
 	struct uu_req *target;
-	bool update = req->poll_upd.update_events ||
-		      req->poll_upd.update_user_data;
+	bool update = poll_upd_st->update_events ||
+		      poll_upd_st->update_user_data;
 	bool need_kick;
 
 	(void)issue_flags;
 	if (!P.up)
 		return -ENOENT;
 	pthread_mutex_lock(&P.lock);
-	target = find_poll(req->ring, req->poll_upd.old_user_data);
+	target = find_poll(req->ring, poll_upd_st->old_user_data);
 	if (!target) {
 		pthread_mutex_unlock(&P.lock);
 		return -ENOENT;
@@ -1392,26 +1401,26 @@ int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 	}
 	pf = target->pf;
 	if (update) {
-		if (req->poll_upd.update_events) {
+		if (poll_upd_st->update_events) {
 			/* only the event mask changes; one-shot or multishot
 			 * stays what the POLL_ADD said */
-			target->poll.events = (target->poll.events & ~0xffffu) |
-					      (req->poll_upd.events & 0xffff) |
+			uu_cmd(target, poll)->events = (uu_cmd(target, poll)->events & ~0xffffu) |
+					      (poll_upd_st->events & 0xffff) |
 					      ALWAYS;
 		}
-		if (req->poll_upd.update_user_data) {
+		if (poll_upd_st->update_user_data) {
 			ud_index_del(target);
-			target->user_data = req->poll_upd.new_user_data;
+			target->user_data = poll_upd_st->new_user_data;
 			ud_index_add(target);
 		}
-		if (!req->poll_upd.update_events) {
+		if (!poll_upd_st->update_events) {
 			/* same interest: the edges keep coming, nothing to
 			 * re-examine (a recheck could race with an edge and
 			 * report one readiness twice) */
 			pthread_mutex_unlock(&P.lock);
 			return 0;
 		}
-		if (!target->poll.multishot && update_ready(pf, target))
+		if (!uu_cmd(target, poll)->multishot && update_ready(pf, target))
 			return 0;
 		target->poll_fresh = true;
 		need_kick = recheck_queue_locked(pf);
@@ -1514,6 +1523,7 @@ void uu_poll_cancel_ring(struct uu_ring *ring)
  */
 bool uu_poll_tw_shot(struct uu_req *req)
 {
+	struct uu_poll_cmd *poll_st = uu_cmd(req, poll);
 	struct uu_pollfile *pf;
 	struct pollfd pfd;
 	uint32_t m;
@@ -1532,17 +1542,17 @@ bool uu_poll_tw_shot(struct uu_req *req)
 		pthread_mutex_unlock(&P.lock);
 		return false;
 	}
-	if (!req->poll.tw_nr) {
+	if (!poll_st->tw_nr) {
 		/* readiness found at arm that the readiness engine has not
 		 * seen yet: its shot now, as the kernel's task_work posts it
 		 * before the submitter's next enter; the engine's first look
 		 * is that same readiness (no second shot) */
-		m = req->poll.tw_mask;
-		req->poll.arm_absorb = true;
-	} else if (req->poll.tw_nr == 1) {
+		m = poll_st->tw_mask;
+		poll_st->arm_absorb = true;
+	} else if (poll_st->tw_nr == 1) {
 		/* one wakeup: its mask, as the kernel stashed it (even if
 		 * the data was taken since) */
-		m = req->poll.tw_mask;
+		m = poll_st->tw_mask;
 	} else {
 		/* several: the kernel polls the file again */
 		pfd.fd = pf->fd;
@@ -1551,11 +1561,11 @@ bool uu_poll_tw_shot(struct uu_req *req)
 		pfd.revents = 0;
 		if (poll(&pfd, 1, 0) < 0)
 			pfd.revents = 0;
-		m = (uint32_t)pfd.revents & req->poll.events;
+		m = (uint32_t)pfd.revents & poll_st->events;
 	}
 	/* nothing ready: armed still (a one-shot poll is re-armed,
 	 * IOU_POLL_REISSUE) */
-	if (!m || (req->poll.multishot && !req->poll.tw_uring &&
+	if (!m || (poll_st->multishot && !poll_st->tw_uring &&
 		   uu_req_post_cqe(req, (int32_t)m, 0, 0))) {
 		pthread_mutex_unlock(&P.lock);
 		return false;

@@ -34,6 +34,7 @@
 #include "exec/aio.h"
 #include "exec/iowq.h"
 #include "exec/poller.h"
+#include "ops/rw.h"
 #include "ops/timeout.h"
 #include "ops/uring_cmd.h"
 #include "util/fault.h"
@@ -193,8 +194,9 @@ struct uu_req *uu_req_to_heap(struct uu_req *req)
 		return NULL;
 	memcpy(h, req, sizeof(*h));
 	/* prep may point at the inline iovec array of the copy we leave */
-	if (uu_opdefs[h->opcode].rw_state && h->rw.iov == req->rw.inline_iov)
-		h->rw.iov = h->rw.inline_iov;
+	if (uu_opdefs[h->opcode].rw_state &&
+	    uu_cmd(h, rw)->iov == uu_cmd(req, rw)->inline_iov)
+		uu_cmd(h, rw)->iov = uu_cmd(h, rw)->inline_iov;
 	return h;
 }
 

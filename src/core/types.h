@@ -476,18 +476,6 @@ struct uu_req {
 	union {
 		unsigned char cmd[UU_REQ_CMD_SIZE];
 		union uu_op_state os;
-		struct {
-			int64_t pos;
-			uint32_t rw_flags;
-			bool ring_file;    /* parked on a ring fd's readiness
-					    * (rw.c ring_file_rw) */
-			bool meta;         /* a PI attribute (rw.c
-					    * prep_attr) */
-			int nr_iov;
-			size_t total;
-			struct iovec *iov;
-			struct iovec inline_iov[UU_INLINE_IOVS];
-		} rw;
 	};
 
 	/* ---- buffers (core/rsrc_buf.c, ops/kbuf.c; see core/buffers.h).

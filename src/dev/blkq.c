@@ -25,6 +25,7 @@
 #include "core/tctx.h"
 #include "core/types.h"
 #include "dev/blkq.h"
+#include "ops/rw.h"
 
 /* A request waiting for a tag (only then allocated). */
 struct blkq_waiter {
@@ -422,7 +423,7 @@ void uu_blkq_end(struct uu_blkq_rq *rq, int res)
 		/* a read or write cut at the device's end is short: it fails
 		 * the link chain, as the kernel's short read does */
 		if (res >= 0 && rq->op != UU_BLKQ_FLUSH &&
-		    (size_t)res != req->rw.total)
+		    (size_t)res != uu_cmd(req, rw)->total)
 			req->flags |= UU_REQ_SHORT;
 		done_append(req);
 	}

@@ -67,6 +67,7 @@
 #include "core/types.h"
 #include "dev/blkq.h"
 #include "dev/nullb.h"
+#include "ops/rw.h"
 #include "util/usercopy.h"
 #include "uuring.h"
 
@@ -286,8 +287,8 @@ static unsigned char *page_of(struct nullb *d, uint64_t idx, bool alloc)
  * buffers (fault-safe, T1); the result, or -EFAULT / -ENOMEM */
 static int transfer(struct nullb *d, struct uu_blkq_rq *rq, bool write)
 {
-	const struct iovec *iov = rq->req->rw.iov;
-	int nr = rq->req->rw.nr_iov, i = 0;
+	const struct iovec *iov = uu_cmd(rq->req, rw)->iov;
+	int nr = uu_cmd(rq->req, rw)->nr_iov, i = 0;
 	uint64_t pos = rq->pos, left = rq->len;
 	size_t ioff = 0;
 
@@ -814,8 +815,9 @@ static int served(struct nullb *d, struct uu_req *req, uint8_t op,
 
 static int nullb_rw(struct nullb *d, struct uu_req *req, bool is_write)
 {
-	int64_t pos = req->rw.pos;
-	uint64_t count = req->rw.total;
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
+	int64_t pos = rw_st->pos;
+	uint64_t count = rw_st->total;
 	bool cur = pos == -1;
 
 	if (req->flags & UU_REQ_BUFFER_SELECT)
@@ -839,7 +841,7 @@ static int nullb_rw(struct nullb *d, struct uu_req *req, bool is_write)
 	if (cur && lseek(req->fd, pos + (int64_t)count, SEEK_SET) < 0)
 		return -errno;
 	return served(d, req, is_write ? UU_BLKQ_WRITE : UU_BLKQ_READ,
-		      (uint64_t)pos, count, req->rw.rw_flags & RWF_NOWAIT);
+		      (uint64_t)pos, count, rw_st->rw_flags & RWF_NOWAIT);
 }
 
 bool uu_nullb_rw(struct uu_req *req, bool is_write, int *res)

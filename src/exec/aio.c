@@ -25,6 +25,7 @@
 #include "core/tctx.h"
 #include "core/types.h"
 #include "exec/aio.h"
+#include "ops/rw.h"
 #include "util/fault.h"
 #include "util/forkhook.h"
 
@@ -79,7 +80,7 @@ static void *reaper_main(void *arg)
 
 			tsan_acquire(req);
 			req->res = (int32_t)res;
-			if (res >= 0 && (size_t)res != req->rw.total)
+			if (res >= 0 && (size_t)res != uu_cmd(req, rw)->total)
 				req->flags |= UU_REQ_SHORT;
 			done[i] = req;
 		}
@@ -165,11 +166,13 @@ UU_FORK_HOOK(aio_fork_hook, UU_FORK_RANK_AIO, uu_aio_atfork_prepare,
 bool uu_aio_usable(struct uu_req *req)
 {
 	ensure_started();
-	return aio_up && req->rw.pos >= 0;
+	return aio_up && uu_cmd(req, rw)->pos >= 0;
 }
 
 static void fill_iocb(struct iocb *cb, struct uu_req *req)
 {
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
+
 	/* the park code its issue chose (not reset until it is issued
 	 * again, which a parked request is not) */
 	bool is_write = req->park == UU_ISSUE_PARK_AIO_WRITE;
@@ -177,17 +180,17 @@ static void fill_iocb(struct iocb *cb, struct uu_req *req)
 	memset(cb, 0, sizeof(*cb));
 	cb->aio_data = (uint64_t)(uintptr_t)req;
 	cb->aio_fildes = (uint32_t)req->fd;
-	cb->aio_offset = req->rw.pos;
-	cb->aio_rw_flags = (int)req->rw.rw_flags;
-	if (req->rw.nr_iov == 1) {
+	cb->aio_offset = rw_st->pos;
+	cb->aio_rw_flags = (int)rw_st->rw_flags;
+	if (rw_st->nr_iov == 1) {
 		cb->aio_lio_opcode = is_write ? IOCB_CMD_PWRITE : IOCB_CMD_PREAD;
-		cb->aio_buf = (uint64_t)(uintptr_t)req->rw.iov[0].iov_base;
-		cb->aio_nbytes = req->rw.iov[0].iov_len;
+		cb->aio_buf = (uint64_t)(uintptr_t)rw_st->iov[0].iov_base;
+		cb->aio_nbytes = rw_st->iov[0].iov_len;
 	} else {
 		cb->aio_lio_opcode = is_write ? IOCB_CMD_PWRITEV :
 						IOCB_CMD_PREADV;
-		cb->aio_buf = (uint64_t)(uintptr_t)req->rw.iov;
-		cb->aio_nbytes = (uint64_t)req->rw.nr_iov;
+		cb->aio_buf = (uint64_t)(uintptr_t)rw_st->iov;
+		cb->aio_nbytes = (uint64_t)rw_st->nr_iov;
 	}
 }
 

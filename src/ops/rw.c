@@ -92,22 +92,23 @@ static int prep_attr(struct uu_req *req)
 	len = pi.len > UU_MAX_RW_COUNT ? UU_MAX_RW_COUNT : pi.len;
 	if (__builtin_add_overflow(pi.addr, len, &end) || end > UU_USER_END)
 		return -EFAULT;
-	req->rw.meta = true;
+	uu_cmd(req, rw)->meta = true;
 	return 0;
 }
 
 static int prep_common(struct uu_req *req)
 {
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
 	const struct io_uring_sqe *sqe = &req->sqe;
 	int ret = check_ioprio(sqe->ioprio);
 
 	if (ret)
 		return ret;
-	req->rw.pos = (int64_t)sqe->off;
-	req->rw.rw_flags = sqe->rw_flags;
-	req->rw.iov = req->rw.inline_iov;
-	req->rw.ring_file = false;
-	req->rw.meta = false;
+	rw_st->pos = (int64_t)sqe->off;
+	rw_st->rw_flags = sqe->rw_flags;
+	rw_st->iov = rw_st->inline_iov;
+	rw_st->ring_file = false;
+	rw_st->meta = false;
 	if (unlikely(sqe->attr_type_mask))
 		return prep_attr(req);
 	return 0;
@@ -130,7 +131,7 @@ static int rw_meta_check(struct uu_req *req, bool is_write)
 	    (is_write ? (fl & O_ACCMODE) == O_RDONLY :
 			(fl & O_ACCMODE) == O_WRONLY))
 		return -EBADF;
-	if (req->rw.rw_flags & ~UU_RWF_SUPPORTED)
+	if (uu_cmd(req, rw)->rw_flags & ~UU_RWF_SUPPORTED)
 		return -EOPNOTSUPP;
 	if ((req->ring->setup_flags & IORING_SETUP_IOPOLL) &&
 	    !(fl & O_DIRECT))
@@ -140,15 +141,16 @@ static int rw_meta_check(struct uu_req *req, bool is_write)
 
 int uu_rw_prep(struct uu_req *req)
 {
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
 	const struct io_uring_sqe *sqe = &req->sqe;
 	int ret = prep_common(req);
 
 	if (ret)
 		return ret;
-	req->rw.nr_iov = 1;
-	req->rw.inline_iov[0].iov_base = (void *)(uintptr_t)sqe->addr;
-	req->rw.inline_iov[0].iov_len = sqe->len;
-	req->rw.total = sqe->len > UU_MAX_RW_COUNT ? UU_MAX_RW_COUNT : sqe->len;
+	rw_st->nr_iov = 1;
+	rw_st->inline_iov[0].iov_base = (void *)(uintptr_t)sqe->addr;
+	rw_st->inline_iov[0].iov_len = sqe->len;
+	rw_st->total = sqe->len > UU_MAX_RW_COUNT ? UU_MAX_RW_COUNT : sqe->len;
 	if (req->flags & UU_REQ_BUFFER_SELECT)
 		uu_kbuf_prep(req, sqe->len); /* addr is ignored */
 	return 0;
@@ -157,6 +159,7 @@ int uu_rw_prep(struct uu_req *req)
 /* The iovec array is copied here, at submission (T2: SUBMIT_STABLE). */
 int uu_rwv_prep(struct uu_req *req)
 {
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
 	const struct io_uring_sqe *sqe = &req->sqe;
 	unsigned int nr = sqe->len;
 	size_t total = 0;
@@ -168,7 +171,7 @@ int uu_rwv_prep(struct uu_req *req)
 		/* one iovec, whose length is the most to read (ops/kbuf.c) */
 		struct iovec one;
 
-		req->rw.nr_iov = 0;
+		rw_st->nr_iov = 0;
 		if (nr != 1)
 			return -EINVAL;
 		ret = uu_copy_from_user(&one, (const void *)(uintptr_t)sqe->addr,
@@ -181,17 +184,17 @@ int uu_rwv_prep(struct uu_req *req)
 	if (nr > UU_UIO_MAXIOV)
 		return -EINVAL;
 	if (nr > UU_INLINE_IOVS) {
-		req->rw.iov = malloc(nr * sizeof(struct iovec));
-		if (!req->rw.iov)
+		rw_st->iov = malloc(nr * sizeof(struct iovec));
+		if (!rw_st->iov)
 			return -ENOMEM;
 	}
-	req->rw.nr_iov = (int)nr;
-	ret = uu_copy_from_user(req->rw.iov, (const void *)(uintptr_t)sqe->addr,
+	rw_st->nr_iov = (int)nr;
+	ret = uu_copy_from_user(rw_st->iov, (const void *)(uintptr_t)sqe->addr,
 				nr * sizeof(struct iovec));
 	if (ret)
 		goto fail;
 	for (unsigned int i = 0; i < nr; i++) {
-		ssize_t len = (ssize_t)req->rw.iov[i].iov_len;
+		ssize_t len = (ssize_t)rw_st->iov[i].iov_len;
 
 		if (len < 0) {
 			ret = -EINVAL;
@@ -201,7 +204,7 @@ int uu_rwv_prep(struct uu_req *req)
 			len = (ssize_t)(UU_MAX_RW_COUNT - total);
 		total += (size_t)len;
 	}
-	req->rw.total = total;
+	rw_st->total = total;
 	return 0;
 fail:
 	uu_rw_cleanup(req);
@@ -210,11 +213,13 @@ fail:
 
 void uu_rw_cleanup(struct uu_req *req)
 {
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
+
 	if (req->flags & UU_REQ_BUFFER_SELECT)
 		uu_kbuf_cleanup(req); /* a buffer still held: consumed */
-	if (req->rw.iov && req->rw.iov != req->rw.inline_iov) {
-		free(req->rw.iov);
-		req->rw.iov = req->rw.inline_iov;
+	if (rw_st->iov && rw_st->iov != rw_st->inline_iov) {
+		free(rw_st->iov);
+		rw_st->iov = rw_st->inline_iov;
 	}
 }
 
@@ -242,21 +247,22 @@ static bool fs_blocked_nowait_write(int fd)
 static ssize_t rw_once(struct uu_req *req, bool is_write, off_t pos,
 		       int flags)
 {
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
 	int fd = req->fd;
 
 	if (uu_cp_self) {
 		/* an io-wq worker: through the stub a cancel interrupts
 		 * (T7); errno as the libc calls below set it */
-		bool one = req->rw.nr_iov == 1 && !flags;
+		bool one = rw_st->nr_iov == 1 && !flags;
 		long r;
 
 		if (one && pos == -1)
 			r = uu_sys_cp(is_write ? SYS_write : SYS_read, fd,
-				      (long)req->rw.iov[0].iov_base,
-				      (long)req->rw.iov[0].iov_len, 0, 0, 0);
+				      (long)rw_st->iov[0].iov_base,
+				      (long)rw_st->iov[0].iov_len, 0, 0, 0);
 		else
 			r = uu_sys_cp(is_write ? SYS_pwritev2 : SYS_preadv2, fd,
-				      (long)req->rw.iov, req->rw.nr_iov,
+				      (long)rw_st->iov, rw_st->nr_iov,
 				      (long)pos, 0, flags);
 		if (r < 0) {
 			errno = (int)-r;
@@ -266,17 +272,17 @@ static ssize_t rw_once(struct uu_req *req, bool is_write, off_t pos,
 	}
 	/* the single-buffer, no-flag case skips the kernel's iovec import
 	 * (measurably cheaper than preadv2 with one iovec) */
-	if (req->rw.nr_iov == 1 && !flags) {
-		void *b = req->rw.iov[0].iov_base;
-		size_t l = req->rw.iov[0].iov_len;
+	if (rw_st->nr_iov == 1 && !flags) {
+		void *b = rw_st->iov[0].iov_base;
+		size_t l = rw_st->iov[0].iov_len;
 
 		if (pos == -1)
 			return is_write ? write(fd, b, l) : read(fd, b, l);
 		return is_write ? pwrite(fd, b, l, pos) : pread(fd, b, l, pos);
 	}
 	return is_write ?
-		pwritev2(fd, req->rw.iov, req->rw.nr_iov, pos, flags) :
-		preadv2(fd, req->rw.iov, req->rw.nr_iov, pos, flags);
+		pwritev2(fd, rw_st->iov, rw_st->nr_iov, pos, flags) :
+		preadv2(fd, rw_st->iov, rw_st->nr_iov, pos, flags);
 }
 
 /*
@@ -286,9 +292,10 @@ static ssize_t rw_once(struct uu_req *req, bool is_write, off_t pos,
  */
 static ssize_t finish_short_read(struct uu_req *req, off_t pos, ssize_t done)
 {
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
 	struct iovec iov[UU_INLINE_IOVS];
-	struct iovec *v = req->rw.iov;
-	int nr = req->rw.nr_iov, i = 0;
+	struct iovec *v = rw_st->iov;
+	int nr = rw_st->nr_iov, i = 0;
 	size_t skip = (size_t)done;
 
 	while (i < nr && skip >= v[i].iov_len)
@@ -408,15 +415,16 @@ static enum rw_class classify(int fd)
 static int ring_file_rw(struct uu_req *req, bool is_write,
 			unsigned int issue_flags)
 {
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
 	int readable;
 
 	/* woken by the ring fd's readiness: a CQE is there.  On a
 	 * DEFER_TASKRUN ring the kernel's retry is the submitter's task_work
 	 * (a cancel before its GETEVENTS still finds the read): so is ours */
-	if (req->rw.ring_file && (issue_flags & UU_ISSUE_F_POLLER) &&
+	if (rw_st->ring_file && (issue_flags & UU_ISSUE_F_POLLER) &&
 	    (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN))
 		return uu_tw_reissue(req);
-	if (req->rw.ring_file)
+	if (rw_st->ring_file)
 		return -EINVAL;
 	readable = uu_ring_fd_readable(req->fd);
 	if (readable < 0)
@@ -424,7 +432,7 @@ static int ring_file_rw(struct uu_req *req, bool is_write,
 	if (is_write || readable)
 		return -EINVAL;
 	/* parked with a dup of its own: the flag, not the number, says it */
-	req->rw.ring_file = true;
+	rw_st->ring_file = true;
 	return uu_park(req, UU_ISSUE_PARK_POLLIN);
 }
 
@@ -439,17 +447,18 @@ static int ring_file_rw(struct uu_req *req, bool is_write,
  */
 static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 {
-	int user_flags = (int)req->rw.rw_flags;
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
+	int user_flags = (int)rw_st->rw_flags;
 	bool user_nowait = user_flags & RWF_NOWAIT;
 	bool worker = issue_flags & UU_ISSUE_F_WORKER;
-	off_t pos = req->rw.pos;
+	off_t pos = rw_st->pos;
 	ssize_t n;
 
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF; /* no registered files yet */
-	if (unlikely(req->rw.meta))
+	if (unlikely(rw_st->meta))
 		return rw_meta_check(req, is_write);
-	if (unlikely(req->rw.ring_file || uu_registry_fd_cached(req->fd))) {
+	if (unlikely(rw_st->ring_file || uu_registry_fd_cached(req->fd))) {
 		int ret = ring_file_rw(req, is_write, issue_flags);
 
 		if (ret != 1)
@@ -460,15 +469,15 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 					  memory_order_relaxed))) {
 		int ret;
 
-		if (!(req->rw.rw_flags & ~UU_RWF_SUPPORTED) &&
+		if (!(rw_st->rw_flags & ~UU_RWF_SUPPORTED) &&
 		    uu_nullb_rw(req, is_write, &ret))
 			return ret;
 	}
 	if (unlikely(req->ring->setup_flags & IORING_SETUP_IOPOLL))
 		return uu_rw_iopoll_issue(req, is_write, issue_flags);
-	if (req->rw.rw_flags & ~UU_RWF_SUPPORTED)
+	if (rw_st->rw_flags & ~UU_RWF_SUPPORTED)
 		return -EOPNOTSUPP; /* kiocb_set_rw_flags */
-	if (req->rw.rw_flags & RWF_HIPRI)
+	if (rw_st->rw_flags & RWF_HIPRI)
 		return -EINVAL; /* polled I/O needs an IOPOLL ring */
 	/* the kernel resolves the file before it looks at the offset, while
 	 * pread(2) rejects a negative offset before the fd */
@@ -552,12 +561,12 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 		return -errno;
 	}
 done:
-	if (n > 0 && (size_t)n < req->rw.total && !user_nowait && !is_write &&
+	if (n > 0 && (size_t)n < rw_st->total && !user_nowait && !is_write &&
 	    classify(req->fd) == RW_BLOCK_INLINE)
 		n = finish_short_read(req, pos, n);
 	if (n < 0)
 		return (int)n;
-	if ((size_t)n != req->rw.total)
+	if ((size_t)n != rw_st->total)
 		req->flags |= UU_REQ_SHORT;
 	return (int)n;
 }
@@ -570,6 +579,7 @@ done:
  */
 static int read_select(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
 	int ret;
 
 	if (req->kb.state == UU_KB_NONE) {
@@ -581,11 +591,11 @@ static int read_select(struct uu_req *req, unsigned int issue_flags)
 		if (ret)
 			return ret;
 	}
-	req->rw.iov = req->rw.inline_iov;
-	req->rw.inline_iov[0].iov_base = (void *)(uintptr_t)req->kb.addr;
-	req->rw.inline_iov[0].iov_len = req->kb.len;
-	req->rw.nr_iov = 1;
-	req->rw.total = req->kb.len > UU_MAX_RW_COUNT ? UU_MAX_RW_COUNT :
+	rw_st->iov = rw_st->inline_iov;
+	rw_st->inline_iov[0].iov_base = (void *)(uintptr_t)req->kb.addr;
+	rw_st->inline_iov[0].iov_len = req->kb.len;
+	rw_st->nr_iov = 1;
+	rw_st->total = req->kb.len > UU_MAX_RW_COUNT ? UU_MAX_RW_COUNT :
 							 req->kb.len;
 	ret = do_rw(req, false, issue_flags);
 	uu_kbuf_after_issue(req, ret);
@@ -632,7 +642,7 @@ int uu_read_mshot_prep(struct uu_req *req)
 		return ret;
 	if (sqe->addr || sqe->len)
 		return -EINVAL;
-	req->rw.nr_iov = 1;
+	uu_cmd(req, rw)->nr_iov = 1;
 	uu_kbuf_prep(req, 0); /* whole buffers */
 	return 0;
 }
@@ -659,14 +669,15 @@ static int mshot_file_check(int fd)
  * (-EAGAIN: nothing to read now) */
 static ssize_t mshot_read_once(struct uu_req *req)
 {
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
 	ssize_t n;
 
-	req->rw.iov = req->rw.inline_iov;
-	req->rw.inline_iov[0].iov_base = (void *)(uintptr_t)req->kb.addr;
-	req->rw.inline_iov[0].iov_len = req->kb.len > UU_MAX_RW_COUNT ?
+	rw_st->iov = rw_st->inline_iov;
+	rw_st->inline_iov[0].iov_base = (void *)(uintptr_t)req->kb.addr;
+	rw_st->inline_iov[0].iov_len = req->kb.len > UU_MAX_RW_COUNT ?
 						UU_MAX_RW_COUNT :
 						req->kb.len;
-	req->rw.total = req->rw.inline_iov[0].iov_len;
+	rw_st->total = rw_st->inline_iov[0].iov_len;
 	for (;;) {
 		n = rw_once(req, false, -1, RWF_NOWAIT);
 		if (n >= 0)
@@ -697,6 +708,7 @@ static ssize_t mshot_read_once(struct uu_req *req)
  */
 static int mshot_in_worker(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
 	int fl = fcntl(req->fd, F_GETFL);
 	struct stat st;
 	ssize_t n;
@@ -716,9 +728,9 @@ static int mshot_in_worker(struct uu_req *req, unsigned int issue_flags)
 	ret = uu_kbuf_select(req, issue_flags, false);
 	if (ret)
 		return ret;
-	req->rw.iov = req->rw.inline_iov;
-	req->rw.inline_iov[0].iov_base = (void *)(uintptr_t)req->kb.addr;
-	req->rw.inline_iov[0].iov_len = req->kb.len;
+	rw_st->iov = rw_st->inline_iov;
+	rw_st->inline_iov[0].iov_base = (void *)(uintptr_t)req->kb.addr;
+	rw_st->inline_iov[0].iov_len = req->kb.len;
 	do {
 		n = rw_once(req, false, -1, 0);
 	} while (n < 0 && errno == EINTR && !uu_cp_cancelled());
@@ -732,6 +744,7 @@ static int mshot_in_worker(struct uu_req *req, unsigned int issue_flags)
 
 int uu_read_mshot_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
 	int ret;
 
 	/* DEFER_TASKRUN: the shots are the submitter's to post, when it
@@ -755,11 +768,11 @@ int uu_read_mshot_issue(struct uu_req *req, unsigned int issue_flags)
 				return ret;
 		}
 		/* io_rw_init_file, after the buffer is selected */
-		if (req->rw.rw_flags & ~UU_RWF_SUPPORTED) {
+		if (rw_st->rw_flags & ~UU_RWF_SUPPORTED) {
 			uu_kbuf_recycle(req);
 			return -EOPNOTSUPP;
 		}
-		if (unlikely(req->rw.meta)) {
+		if (unlikely(rw_st->meta)) {
 			uu_kbuf_recycle(req);
 			return rw_meta_check(req, false);
 		}

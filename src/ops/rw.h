@@ -28,4 +28,18 @@ int uu_readv_fixed_issue(struct uu_req *req, unsigned int issue_flags);
 int uu_writev_fixed_issue(struct uu_req *req, unsigned int issue_flags);
 void uu_rw_fixed_cleanup(struct uu_req *req);
 
+/* per-op state, in the request's area (uu_req_cmd in core/types.h) */
+struct uu_rw_cmd {
+	int64_t pos;
+	uint32_t rw_flags;
+	bool ring_file;    /* parked on a ring fd's readiness
+			    * (rw.c ring_file_rw) */
+	bool meta;         /* a PI attribute (rw.c
+			    * prep_attr) */
+	int nr_iov;
+	size_t total;
+	struct iovec *iov;
+	struct iovec inline_iov[UU_INLINE_IOVS];
+};
+
 #endif /* UURING_OPS_RW_H */

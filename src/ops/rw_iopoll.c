@@ -144,10 +144,12 @@ static struct pollq queue_of(dev_t dev)
 static bool blocks_aligned(const struct uu_req *req, int64_t pos,
 			   unsigned int lbs)
 {
+	const struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
+
 	if ((uint64_t)pos & (lbs - 1))
 		return false;
-	for (int i = 0; i < req->rw.nr_iov; i++)
-		if (req->rw.iov[i].iov_len & (lbs - 1))
+	for (int i = 0; i < rw_st->nr_iov; i++)
+		if (rw_st->iov[i].iov_len & (lbs - 1))
 			return false;
 	return true;
 }
@@ -183,13 +185,14 @@ static bool read_hits_device(int fd, const struct stat *st, int64_t pos)
 
 static int blocking_rw(struct uu_req *req, bool is_write, int64_t pos)
 {
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
 	ssize_t n;
-	int flags = (int)req->rw.rw_flags & ~RWF_HIPRI;
+	int flags = (int)rw_st->rw_flags & ~RWF_HIPRI;
 
 	do {
-		n = is_write ? pwritev2(req->fd, req->rw.iov, req->rw.nr_iov,
+		n = is_write ? pwritev2(req->fd, rw_st->iov, rw_st->nr_iov,
 					pos, flags) :
-			       preadv2(req->fd, req->rw.iov, req->rw.nr_iov,
+			       preadv2(req->fd, rw_st->iov, rw_st->nr_iov,
 				       pos, flags);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
@@ -200,8 +203,9 @@ static int blocking_rw(struct uu_req *req, bool is_write, int64_t pos)
 int uu_rw_iopoll_issue(struct uu_req *req, bool is_write,
 		       unsigned int issue_flags)
 {
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
 	int fl = fcntl(req->fd, F_GETFL);
-	int64_t pos = req->rw.pos;
+	int64_t pos = rw_st->pos;
 	struct pollq q;
 	struct stat st;
 
@@ -211,7 +215,7 @@ int uu_rw_iopoll_issue(struct uu_req *req, bool is_write,
 		return -EBADF;
 	if ((fl & O_ACCMODE) == (is_write ? O_RDONLY : O_WRONLY))
 		return -EBADF;
-	if (req->rw.rw_flags & ~UU_RWF_KNOWN)
+	if (rw_st->rw_flags & ~UU_RWF_KNOWN)
 		return -EOPNOTSUPP;
 	if (!(fl & O_DIRECT) || fstat(req->fd, &st))
 		return -EOPNOTSUPP;
@@ -234,7 +238,7 @@ int uu_rw_iopoll_issue(struct uu_req *req, bool is_write,
 			return -EINVAL;
 		return -EOPNOTSUPP;
 	}
-	req->rw.pos = pos;
+	rw_st->pos = pos;
 	if (issue_flags & UU_ISSUE_F_WORKER)
 		return blocking_rw(req, is_write, pos); /* IOSQE_ASYNC */
 	return uu_park(req, is_write ? UU_ISSUE_PARK_AIO_WRITE :

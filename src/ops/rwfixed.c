@@ -61,6 +61,7 @@ static int check_range(const struct uu_rbuf *b, uint64_t addr, uint64_t len)
 
 static int import_fixed(struct uu_req *req, bool vec)
 {
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
 	const struct uu_rbuf *b;
 	uint64_t total = 0;
 
@@ -70,9 +71,9 @@ static int import_fixed(struct uu_req *req, bool vec)
 			return -EFAULT;
 	}
 	b = req->buf_node->buf;
-	for (int i = 0; i < req->rw.nr_iov; i++) {
-		uint64_t addr = (uintptr_t)req->rw.iov[i].iov_base;
-		uint64_t len = req->rw.iov[i].iov_len;
+	for (int i = 0; i < rw_st->nr_iov; i++) {
+		uint64_t addr = (uintptr_t)rw_st->iov[i].iov_base;
+		uint64_t len = rw_st->iov[i].iov_len;
 		int ret = check_range(b, addr, len);
 
 		if (ret)

@@ -167,16 +167,17 @@ void uu_net_iov_advance(struct uu_netmsg *m, size_t n)
 /* What the kernel reports msg_inq / is_empty for; cached per request. */
 int uu_net_sock_kind(struct uu_req *req)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	int proto = -1, dom = 0, type = 0;
 	socklen_t l = sizeof(proto);
 
-	if (req->os.net.kind != KIND_UNKNOWN)
-		return req->os.net.kind;
-	req->os.net.kind = KIND_OTHER;
+	if (net_st->kind != KIND_UNKNOWN)
+		return net_st->kind;
+	net_st->kind = KIND_OTHER;
 	if (getsockopt(req->fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l))
 		return KIND_OTHER;
 	if (proto == IPPROTO_TCP || proto == IPPROTO_MPTCP) {
-		req->os.net.kind = KIND_TCP;
+		net_st->kind = KIND_TCP;
 	} else if (proto == 0) {
 		l = sizeof(dom);
 		if (getsockopt(req->fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) ||
@@ -185,9 +186,9 @@ int uu_net_sock_kind(struct uu_req *req)
 		l = sizeof(type);
 		if (!getsockopt(req->fd, SOL_SOCKET, SO_TYPE, &type, &l) &&
 		    type == SOCK_STREAM)
-			req->os.net.kind = KIND_UNIX_STREAM;
+			net_st->kind = KIND_UNIX_STREAM;
 	}
-	return req->os.net.kind;
+	return net_st->kind;
 }
 
 /*
@@ -252,7 +253,7 @@ bool uu_net_retry(struct uu_req *req)
 	int type = 0;
 	socklen_t l = sizeof(type);
 
-	if (!(req->os.net.msg_flags & MSG_WAITALL))
+	if (!(uu_cmd(req, net)->msg_flags & MSG_WAITALL))
 		return false;
 	if (getsockopt(req->fd, SOL_SOCKET, SO_TYPE, &type, &l))
 		return false;
@@ -284,7 +285,7 @@ int uu_net_is_socket(struct uu_req *req)
  */
 static int ring_fd_check(struct uu_req *req)
 {
-	if (unlikely(req->os.net.st & NET_RING_FILE))
+	if (unlikely(uu_cmd(req, net)->st & NET_RING_FILE))
 		return -ENOTSOCK;
 	return unlikely(uu_registry_fd_cached(req->fd)) ? uu_net_is_socket(req) : 0;
 }
@@ -292,7 +293,7 @@ static int ring_fd_check(struct uu_req *req)
 /* waits for readiness; the first wait marks the request polled */
 int uu_net_park(struct uu_req *req, int how)
 {
-	req->os.net.st |= NET_POLLED;
+	uu_cmd(req, net)->st |= NET_POLLED;
 	return uu_park(req, how);
 }
 
@@ -307,6 +308,7 @@ int uu_net_park(struct uu_req *req, int how)
  */
 int uu_net_poll_first(struct uu_req *req, int how)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	struct pollfd pfd = {
 		.fd = req->fd,
 		.events = how == UU_ISSUE_PARK_POLLIN ? POLLIN : POLLOUT,
@@ -314,7 +316,7 @@ int uu_net_poll_first(struct uu_req *req, int how)
 
 	int ready = -1;
 
-	if (req->os.net.msg_flags & MSG_DONTWAIT)
+	if (net_st->msg_flags & MSG_DONTWAIT)
 		return -EAGAIN;
 	/* a ring fd: readable when its CQ holds a CQE, always writable (the
 	 * kernel's io_uring_poll, SQ not full) */
@@ -322,12 +324,12 @@ int uu_net_poll_first(struct uu_req *req, int how)
 		ready = how == UU_ISSUE_PARK_POLLOUT ? 1 :
 			uu_ring_fd_readable(req->fd);
 		if (ready >= 0)
-			req->os.net.st |= NET_RING_FILE;
+			net_st->st |= NET_RING_FILE;
 	}
 	if (ready < 0)
 		ready = poll(&pfd, 1, 0) == 1 && !(pfd.revents & POLLNVAL);
 	if (ready) {
-		req->os.net.st |= NET_POLLED;
+		net_st->st |= NET_POLLED;
 		return 1;
 	}
 	return uu_net_park(req, how);
@@ -351,18 +353,19 @@ int uu_net_short_res(struct uu_req *req, int res)
 static int sr_finish(struct uu_req *req, ssize_t n, size_t min, int how,
 		     bool trunc, bool *again)
 {
-	uint32_t done = req->os.net.done;
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
+	uint32_t done = net_st->done;
 
 	*again = false;
 	if (n < 0) {
-		if (n == -EAGAIN && !(req->os.net.msg_flags & MSG_DONTWAIT))
+		if (n == -EAGAIN && !(net_st->msg_flags & MSG_DONTWAIT))
 			return uu_net_park(req, how);
 		/* the kernel reports what moved before the error */
 		return done ? uu_net_short_res(req, (int)done) : (int)n;
 	}
 	if ((size_t)n < min) {
 		if (n > 0 && uu_net_retry(req)) {
-			req->os.net.done = done + (uint32_t)n;
+			net_st->done = done + (uint32_t)n;
 			*again = true;
 			return 0;
 		}
@@ -377,27 +380,29 @@ static int sr_finish(struct uu_req *req, ssize_t n, size_t min, int how,
 
 static int send_common_prep(struct uu_req *req)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	uu_os_init(req);
-	req->os.net.len = sqe->len;
-	req->os.net.flags = sqe->ioprio;
-	req->os.net.done = 0;
-	req->os.net.st = 0;
-	req->os.net.kind = KIND_UNKNOWN;
-	if (req->os.net.flags & ~SEND_FLAGS)
+	net_st->len = sqe->len;
+	net_st->flags = sqe->ioprio;
+	net_st->done = 0;
+	net_st->st = 0;
+	net_st->kind = KIND_UNKNOWN;
+	if (net_st->flags & ~SEND_FLAGS)
 		return -EINVAL;
-	req->os.net.msg_flags = sqe->msg_flags | MSG_NOSIGNAL;
-	if (req->os.net.flags & IORING_RECVSEND_BUNDLE) {
+	net_st->msg_flags = sqe->msg_flags | MSG_NOSIGNAL;
+	if (net_st->flags & IORING_RECVSEND_BUNDLE) {
 		if (req->opcode == IORING_OP_SENDMSG)
 			return -EINVAL;
-		req->os.net.msg_flags |= MSG_WAITALL;
+		net_st->msg_flags |= MSG_WAITALL;
 	}
 	return 0;
 }
 
 int uu_send_prep(struct uu_req *req)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	const struct io_uring_sqe *sqe = &req->sqe;
 	struct sockaddr_storage addr;
 	struct uu_netmsg *m;
@@ -406,7 +411,7 @@ int uu_send_prep(struct uu_req *req)
 
 	if (ret)
 		return ret;
-	req->os.net.addr = sqe->addr;
+	net_st->addr = sqe->addr;
 	if (sqe->__pad3[0])
 		return -EINVAL;
 	if (sqe->addr2) {
@@ -425,12 +430,12 @@ int uu_send_prep(struct uu_req *req)
 		}
 		return ret;
 	}
-	vec = req->os.net.flags & IORING_SEND_VECTORIZED;
+	vec = net_st->flags & IORING_SEND_VECTORIZED;
 	if (!vec) {
 		/* import_ubuf() */
-		if (req->os.net.len > UU_MAX_RW_COUNT)
-			req->os.net.len = UU_MAX_RW_COUNT;
-		ret = range_ok(sqe->addr, req->os.net.len);
+		if (net_st->len > UU_MAX_RW_COUNT)
+			net_st->len = UU_MAX_RW_COUNT;
+		ret = range_ok(sqe->addr, net_st->len);
 		if (ret || !sqe->addr2)
 			return ret;
 	} else if (sqe->len > UU_UIO_MAXIOV) {
@@ -477,7 +482,7 @@ static int import_msghdr_select(struct uu_req *req, const struct msghdr *um,
 			return ret;
 		want = (uint32_t)v.iov_len;
 	}
-	if (req->os.net.st & NET_MULTISHOT) {
+	if (uu_cmd(req, net)->st & NET_MULTISHOT) {
 		int mnl = (int)um->msg_namelen;
 		uint64_t hdr;
 
@@ -509,12 +514,13 @@ static int import_msghdr_select(struct uu_req *req, const struct msghdr *um,
  */
 static int import_msghdr(struct uu_req *req, bool is_send)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	struct msghdr um;
 	struct uu_netmsg *m;
 	size_t ctl = 0;
 	int namelen, ret;
 
-	ret = uu_copy_from_user(&um, (const void *)(uintptr_t)req->os.net.addr,
+	ret = uu_copy_from_user(&um, (const void *)(uintptr_t)net_st->addr,
 				sizeof(um));
 	if (ret)
 		return ret;
@@ -557,7 +563,7 @@ static int import_msghdr(struct uu_req *req, bool is_send)
 	m->ucontrol = (uintptr_t)um.msg_control;
 	m->controllen = um.msg_controllen;
 	ret = import_iov(m, (uintptr_t)um.msg_iov, um.msg_iovlen,
-			 req->os.net.flags & IORING_RECVSEND_FIXED_BUF);
+			 net_st->flags & IORING_RECVSEND_FIXED_BUF);
 	if (ret)
 		goto fail;
 	if (ctl) {
@@ -582,7 +588,7 @@ int uu_sendmsg_prep(struct uu_req *req)
 		return ret;
 	if (sqe->addr2 || sqe->file_index)
 		return -EINVAL;
-	req->os.net.addr = sqe->addr;
+	uu_cmd(req, net)->addr = sqe->addr;
 	return import_msghdr(req, true);
 }
 
@@ -608,15 +614,16 @@ static ssize_t do_sendmsg(struct uu_req *req, struct uu_netmsg *m, int flags)
 
 static int send_issue(struct uu_req *req)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	struct uu_netmsg *m = nmsg(req);
-	int flags = (int)(req->os.net.msg_flags | MSG_DONTWAIT);
+	int flags = (int)(net_st->msg_flags | MSG_DONTWAIT);
 	bool again;
 	size_t want;
 	ssize_t n;
 	int res;
 
-	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
-	    !(req->os.net.st & NET_POLLED)) {
+	if ((net_st->flags & IORING_RECVSEND_POLL_FIRST) &&
+	    !(net_st->st & NET_POLLED)) {
 		res = uu_net_poll_first(req, UU_ISSUE_PARK_POLLOUT);
 		if (res != 1)
 			return res;
@@ -627,15 +634,15 @@ static int send_issue(struct uu_req *req)
 	do {
 		if (m && (m->nr_iov || req->opcode == IORING_OP_SENDMSG ||
 			  req->opcode == IORING_OP_SENDMSG_ZC)) {
-			want = m->total - req->os.net.done;
+			want = m->total - net_st->done;
 			do {
 				n = do_sendmsg(req, m, flags);
 			} while (n < 0 && errno == EINTR && !uu_cp_cancelled());
 		} else {
-			char *buf = (char *)(uintptr_t)(req->os.net.addr +
-							req->os.net.done);
+			char *buf = (char *)(uintptr_t)(net_st->addr +
+							net_st->done);
 
-			want = req->os.net.len - req->os.net.done;
+			want = net_st->len - net_st->done;
 			do {
 				if (m)
 					n = sendto(req->fd, buf, want, flags,
@@ -648,7 +655,7 @@ static int send_issue(struct uu_req *req)
 		if (n < 0)
 			n = -errno;
 		else if (n > 0)
-			req->os.net.st |= NET_SENT;
+			net_st->st |= NET_SENT;
 		res = sr_finish(req, n, (flags & MSG_WAITALL) ? want : 0,
 				UU_ISSUE_PARK_POLLOUT, false, &again);
 		if (again && m) {
@@ -663,6 +670,7 @@ static int send_issue(struct uu_req *req)
 
 int uu_send_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	struct uu_netmsg *m = nmsg(req);
 	int res;
 
@@ -674,12 +682,12 @@ int uu_send_issue(struct uu_req *req, unsigned int issue_flags)
 	 * out is posted with IORING_CQE_F_MORE and the send runs again on
 	 * its used-up buffer, sending nothing, which ends it.
 	 */
-	if ((req->os.net.flags & IORING_RECVSEND_BUNDLE) && !req->park &&
-	    res > 0 && !(req->os.net.st & NET_POLLED) &&
+	if ((net_st->flags & IORING_RECVSEND_BUNDLE) && !req->park &&
+	    res > 0 && !(net_st->st & NET_POLLED) &&
 	    !(m && m->nr_iov) && uu_req_post_cqe(req, res, 0, issue_flags)) {
-		req->os.net.addr += req->os.net.len;
-		req->os.net.len = 0;
-		req->os.net.done = 0;
+		net_st->addr += net_st->len;
+		net_st->len = 0;
+		net_st->done = 0;
 		res = send_issue(req);
 	}
 	return res;
@@ -711,6 +719,7 @@ int uu_sendmsg_issue(struct uu_req *req, unsigned int issue_flags)
 
 static int zc_prep(struct uu_req *req, bool msg)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	const struct io_uring_sqe *sqe = &req->sqe;
 	struct sockaddr_storage addr;
 	struct uu_netmsg *m;
@@ -720,9 +729,9 @@ static int zc_prep(struct uu_req *req, bool msg)
 
 	uu_os_init(req);
 	req->buf_node = NULL;
-	req->os.net.done = 0;
-	req->os.net.st = 0;
-	req->os.net.kind = KIND_UNKNOWN;
+	net_st->done = 0;
+	net_st->st = 0;
+	net_st->kind = KIND_UNKNOWN;
 	if (sqe->__pad2[0] || sqe->addr3)
 		return -EINVAL;
 	if (req->flags & UU_REQ_CQE_SKIP)
@@ -735,15 +744,15 @@ static int zc_prep(struct uu_req *req, bool msg)
 	 */
 	req->flags |= UU_REQ_PREPPED;
 	fl = sqe->ioprio;
-	req->os.net.flags = fl;
+	net_st->flags = fl;
 	if ((fl & ~ZC_FLAGS_COMMON) && (fl & ~ZC_FLAGS_VALID))
 		return -EINVAL;
 	if (fl & IORING_SEND_ZC_REPORT_USAGE)
-		req->os.net.st |= NET_ZC_REPORT;
-	req->os.net.len = sqe->len;
-	req->os.net.msg_flags = sqe->msg_flags | MSG_NOSIGNAL;
-	req->os.net.addr = sqe->addr;
-	req->os.net.file_slot = sqe->buf_index; /* the registered buffer */
+		net_st->st |= NET_ZC_REPORT;
+	net_st->len = sqe->len;
+	net_st->msg_flags = sqe->msg_flags | MSG_NOSIGNAL;
+	net_st->addr = sqe->addr;
+	net_st->file_slot = sqe->buf_index; /* the registered buffer */
 	if (msg) {
 		if (sqe->addr2 || sqe->file_index)
 			return -EINVAL;
@@ -763,9 +772,9 @@ static int zc_prep(struct uu_req *req, bool msg)
 		return -EINVAL;
 	if (!vec) {
 		if (!fixed) {
-			if (req->os.net.len > UU_MAX_RW_COUNT)
-				req->os.net.len = UU_MAX_RW_COUNT;
-			ret = range_ok(sqe->addr, req->os.net.len);
+			if (net_st->len > UU_MAX_RW_COUNT)
+				net_st->len = UU_MAX_RW_COUNT;
+			ret = range_ok(sqe->addr, net_st->len);
 			if (ret)
 				return ret;
 		}
@@ -824,12 +833,13 @@ static int zc_supported(struct uu_req *req)
  * registered buffer (-EFAULT) */
 static int zc_import_fixed(struct uu_req *req)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	struct uu_netmsg *m = nmsg(req);
 	const struct uu_rbuf *b;
 	bool vec;
 
 	if (!req->buf_node) {
-		req->buf_node = uu_rbuf_get(req->ring, req->os.net.file_slot);
+		req->buf_node = uu_rbuf_get(req->ring, net_st->file_slot);
 		if (!req->buf_node)
 			return -EFAULT;
 	}
@@ -837,8 +847,8 @@ static int zc_import_fixed(struct uu_req *req)
 	vec = req->opcode == IORING_OP_SENDMSG_ZC;
 	for (unsigned int i = 0; i < (vec ? m->nr_iov : 1); i++) {
 		uint64_t addr = vec ? (uintptr_t)m->iov[i].iov_base :
-				      req->os.net.addr;
-		uint64_t len = vec ? m->iov[i].iov_len : req->os.net.len;
+				      net_st->addr;
+		uint64_t len = vec ? m->iov[i].iov_len : net_st->len;
 		uint64_t end;
 
 		if (__builtin_add_overflow(addr, len, &end) || addr < b->addr ||
@@ -851,7 +861,8 @@ static int zc_import_fixed(struct uu_req *req)
 
 static int zc_issue(struct uu_req *req)
 {
-	bool fixed = req->os.net.flags & IORING_RECVSEND_FIXED_BUF;
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
+	bool fixed = net_st->flags & IORING_RECVSEND_FIXED_BUF;
 	int ret;
 
 	/* SENDMSG_ZC imports its registered buffer before anything else */
@@ -860,14 +871,14 @@ static int zc_issue(struct uu_req *req)
 		if (ret)
 			return ret;
 	}
-	if (req->os.net.kind == KIND_UNKNOWN) {
+	if (net_st->kind == KIND_UNKNOWN) {
 		ret = zc_supported(req);
 		if (ret)
 			return ret;
-		req->os.net.kind = KIND_OTHER; /* checked */
+		net_st->kind = KIND_OTHER; /* checked */
 	}
-	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
-	    !(req->os.net.st & NET_POLLED)) {
+	if ((net_st->flags & IORING_RECVSEND_POLL_FIRST) &&
+	    !(net_st->st & NET_POLLED)) {
 		ret = uu_net_poll_first(req, UU_ISSUE_PARK_POLLOUT);
 		if (ret != 1)
 			return ret;
@@ -894,17 +905,18 @@ int uu_send_zc_issue(struct uu_req *req, unsigned int issue_flags)
  */
 void uu_send_zc_cleanup(struct uu_req *req)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	int32_t res = req->res;
 	/* a failed chain's member: io_fail_links posts it without the
 	 * F_MORE io_sendrecv_fail adds, the notification still follows */
 	uint32_t cflags = req->cflags |
 			  (req->link_failed ? 0 : IORING_CQE_F_MORE);
 
-	if (res < 0 && req->os.net.done)
-		res = (int32_t)req->os.net.done;
+	if (res < 0 && net_st->done)
+		res = (int32_t)net_st->done;
 	if (!(req->flags & UU_REQ_CQE_SKIP))
 		uu_req_post_extra_cqe(req, res, cflags);
-	req->res = (req->os.net.st & NET_ZC_REPORT) ?
+	req->res = (net_st->st & NET_ZC_REPORT) ?
 		   (int32_t)IORING_NOTIF_USAGE_ZC_COPIED : 0;
 	req->cflags = IORING_CQE_F_NOTIF;
 	if (req->buf_node) {
@@ -918,44 +930,45 @@ void uu_send_zc_cleanup(struct uu_req *req)
 
 static int recv_common_prep(struct uu_req *req)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	const struct io_uring_sqe *sqe = &req->sqe;
 
 	uu_os_init(req);
-	req->os.net.done = 0;
-	req->os.net.st = 0;
-	req->os.net.loops = 0;
-	req->os.net.kind = KIND_UNKNOWN;
+	net_st->done = 0;
+	net_st->st = 0;
+	net_st->loops = 0;
+	net_st->kind = KIND_UNKNOWN;
 	if (sqe->addr2)
 		return -EINVAL;
-	req->os.net.addr = sqe->addr;
-	req->os.net.len = sqe->len;
-	req->os.net.flags = sqe->ioprio;
-	if (req->os.net.flags & ~RECV_FLAGS)
+	net_st->addr = sqe->addr;
+	net_st->len = sqe->len;
+	net_st->flags = sqe->ioprio;
+	if (net_st->flags & ~RECV_FLAGS)
 		return -EINVAL;
-	req->os.net.msg_flags = sqe->msg_flags;
+	net_st->msg_flags = sqe->msg_flags;
 	/*
 	 * Multishot (6.18): RECV's len caps each shot, and optlen (the
 	 * file_index field) limits the bytes in all, after which it ends;
 	 * RECVMSG takes no optlen, nor does a one-shot receive.
 	 */
-	if (req->os.net.flags & IORING_RECV_MULTISHOT) {
+	if (net_st->flags & IORING_RECV_MULTISHOT) {
 		if (!(req->flags & UU_REQ_BUFFER_SELECT))
 			return -EINVAL;
-		if (req->os.net.msg_flags & MSG_WAITALL)
+		if (net_st->msg_flags & MSG_WAITALL)
 			return -EINVAL;
 		if (req->opcode == IORING_OP_RECV) {
-			req->os.net.addr2 = sqe->optlen;
+			net_st->addr2 = sqe->optlen;
 			if (sqe->optlen)
-				req->os.net.st |= NET_MSHOT_LIM;
+				net_st->st |= NET_MSHOT_LIM;
 		} else if (sqe->optlen) {
 			return -EINVAL;
 		}
-		req->os.net.st |= NET_MULTISHOT;
+		net_st->st |= NET_MULTISHOT;
 	} else if (sqe->optlen) {
 		return -EINVAL;
 	}
 	/* bundles: RECV only */
-	if ((req->os.net.flags & IORING_RECVSEND_BUNDLE) &&
+	if ((net_st->flags & IORING_RECVSEND_BUNDLE) &&
 	    req->opcode == IORING_OP_RECVMSG)
 		return -EINVAL;
 	return 0;
@@ -963,20 +976,21 @@ static int recv_common_prep(struct uu_req *req)
 
 int uu_recv_prep(struct uu_req *req)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	int ret = recv_common_prep(req);
 
 	if (ret)
 		return ret;
-	if (req->os.net.len > UU_MAX_RW_COUNT)
-		req->os.net.len = UU_MAX_RW_COUNT;
+	if (net_st->len > UU_MAX_RW_COUNT)
+		net_st->len = UU_MAX_RW_COUNT;
 	if (req->flags & UU_REQ_BUFFER_SELECT) {
-		if (req->os.net.flags & IORING_RECVSEND_BUNDLE)
+		if (net_st->flags & IORING_RECVSEND_BUNDLE)
 			return uu_net_bundle_prep(req);
 		/* the address is not looked at; len caps the buffer */
-		uu_kbuf_prep(req, req->os.net.len);
+		uu_kbuf_prep(req, net_st->len);
 		return 0;
 	}
-	return range_ok(req->os.net.addr, req->os.net.len);
+	return range_ok(net_st->addr, net_st->len);
 }
 
 int uu_recvmsg_prep(struct uu_req *req)
@@ -992,7 +1006,7 @@ int uu_recvmsg_prep(struct uu_req *req)
 static int recvmsg_writeback(struct uu_req *req, const struct msghdr *h,
 			     const struct uu_netmsg *m)
 {
-	struct msghdr *um = (struct msghdr *)(uintptr_t)req->os.net.addr;
+	struct msghdr *um = (struct msghdr *)(uintptr_t)uu_cmd(req, net)->addr;
 	struct {
 		size_t controllen;
 		int flags;
@@ -1083,8 +1097,9 @@ static ssize_t recvmsg_mshot_one(struct uu_req *req, int flags, bool *finished)
 /* One receive into the selected buffer (after the bytes already moved). */
 static ssize_t recv_into_buf(struct uu_req *req, int flags, bool *trunc)
 {
-	char *buf = (char *)(uintptr_t)(req->kb.addr + req->os.net.done);
-	struct iovec v = { buf, req->kb.len - req->os.net.done };
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
+	char *buf = (char *)(uintptr_t)(req->kb.addr + net_st->done);
+	struct iovec v = { buf, req->kb.len - net_st->done };
 	struct msghdr h;
 	ssize_t n;
 	int ret;
@@ -1137,9 +1152,10 @@ static ssize_t recv_into_buf(struct uu_req *req, int flags, bool *trunc)
  */
 static int recv_select_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	bool mshot = req->os.net.st & NET_MULTISHOT;
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
+	bool mshot = net_st->st & NET_MULTISHOT;
 	bool msg = req->opcode == IORING_OP_RECVMSG;
-	int flags = (int)(req->os.net.msg_flags | MSG_DONTWAIT);
+	int flags = (int)(net_st->msg_flags | MSG_DONTWAIT);
 	int ret;
 
 	/* DEFER_TASKRUN: the shots are the submitter's to post, when it
@@ -1152,7 +1168,7 @@ static int recv_select_issue(struct uu_req *req, unsigned int issue_flags)
 		return ret;
 	for (;;) {
 		bool finished = true, trunc = false, fail;
-		uint32_t done = req->os.net.done, cflags = 0;
+		uint32_t done = net_st->done, cflags = 0;
 		size_t min;
 		ssize_t n;
 		int res;
@@ -1170,7 +1186,7 @@ static int recv_select_issue(struct uu_req *req, unsigned int issue_flags)
 			n = recv_into_buf(req, flags, &trunc);
 			finished = n <= 0;
 		}
-		if (n == -EAGAIN && !(req->os.net.msg_flags & MSG_DONTWAIT)) {
+		if (n == -EAGAIN && !(net_st->msg_flags & MSG_DONTWAIT)) {
 			/* wait for readiness; what moved stays in the buffer */
 			if (done)
 				uu_kbuf_hold(req);
@@ -1184,7 +1200,7 @@ static int recv_select_issue(struct uu_req *req, unsigned int issue_flags)
 		      req->kb.len - done : 0;
 		if (n > 0 && (size_t)n < min && uu_net_retry(req)) {
 			/* partial: the rest at once, into the same buffer */
-			req->os.net.done = done + (uint32_t)n;
+			net_st->done = done + (uint32_t)n;
 			continue;
 		}
 		fail = n < 0 || (size_t)n < min || trunc;
@@ -1199,11 +1215,11 @@ static int recv_select_issue(struct uu_req *req, unsigned int issue_flags)
 		if (n >= 0)
 			cflags = recv_cflags(req);
 		cflags |= uu_kbuf_consume(req, res);
-		if (res > 0 && (req->os.net.st & NET_MSHOT_LIM)) {
+		if (res > 0 && (net_st->st & NET_MSHOT_LIM)) {
 			/* the byte limit reached ends it, with this CQE */
-			req->os.net.addr2 -= (uint64_t)res < req->os.net.addr2 ?
-					     (uint64_t)res : req->os.net.addr2;
-			if (!req->os.net.addr2)
+			net_st->addr2 -= (uint64_t)res < net_st->addr2 ?
+					     (uint64_t)res : net_st->addr2;
+			if (!net_st->addr2)
 				finished = true;
 		}
 		if (mshot && !finished &&
@@ -1231,13 +1247,14 @@ static int recv_select_issue(struct uu_req *req, unsigned int issue_flags)
 
 int uu_recv_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	int flags = (int)(req->os.net.msg_flags | MSG_DONTWAIT);
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
+	int flags = (int)(net_st->msg_flags | MSG_DONTWAIT);
 	bool trunc, again;
 	ssize_t n;
 	int res;
 
-	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
-	    !(req->os.net.st & NET_POLLED)) {
+	if ((net_st->flags & IORING_RECVSEND_POLL_FIRST) &&
+	    !(net_st->st & NET_POLLED)) {
 		res = uu_net_poll_first(req, UU_ISSUE_PARK_POLLIN);
 		if (res != 1)
 			return res;
@@ -1246,16 +1263,16 @@ int uu_recv_issue(struct uu_req *req, unsigned int issue_flags)
 	if (res)
 		return res;
 	if (req->flags & UU_REQ_BUFFER_SELECT) {
-		if (req->os.net.flags & IORING_RECVSEND_BUNDLE)
+		if (net_st->flags & IORING_RECVSEND_BUNDLE)
 			return uu_recv_bundle_issue(req, issue_flags);
 		return recv_select_issue(req, issue_flags);
 	}
 	do {
 		/* the sum before the cast: a NULL buffer (an -EFAULT
 		 * to come from the system call) takes no offset */
-		char *buf = (char *)(uintptr_t)(req->os.net.addr +
-						req->os.net.done);
-		size_t want = req->os.net.len - req->os.net.done;
+		char *buf = (char *)(uintptr_t)(net_st->addr +
+						net_st->done);
+		size_t want = net_st->len - net_st->done;
 
 		trunc = false;
 		if (flags & MSG_WAITALL) {
@@ -1285,16 +1302,17 @@ int uu_recv_issue(struct uu_req *req, unsigned int issue_flags)
 
 int uu_recvmsg_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	struct uu_netmsg *m = nmsg(req);
-	int flags = (int)(req->os.net.msg_flags | MSG_DONTWAIT);
+	int flags = (int)(net_st->msg_flags | MSG_DONTWAIT);
 	bool trunc, again;
 	struct msghdr h;
 	size_t want;
 	ssize_t n;
 	int res;
 
-	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
-	    !(req->os.net.st & NET_POLLED)) {
+	if ((net_st->flags & IORING_RECVSEND_POLL_FIRST) &&
+	    !(net_st->st & NET_POLLED)) {
 		res = uu_net_poll_first(req, UU_ISSUE_PARK_POLLIN);
 		if (res != 1)
 			return res;
@@ -1305,7 +1323,7 @@ int uu_recvmsg_issue(struct uu_req *req, unsigned int issue_flags)
 	if (req->flags & UU_REQ_BUFFER_SELECT)
 		return recv_select_issue(req, issue_flags);
 	do {
-		want = m->total - req->os.net.done;
+		want = m->total - net_st->done;
 		do {
 			memset(&h, 0, sizeof(h));
 			h.msg_name = (void *)(uintptr_t)m->uname;
@@ -1345,9 +1363,11 @@ int uu_recvmsg_issue(struct uu_req *req, unsigned int issue_flags)
  */
 void uu_net_cleanup(struct uu_req *req)
 {
-	if (req->res < 0 && req->os.net.done &&
-	    req->os.net.hdr.tag == uu_os_tag(req))
-		req->res = (int32_t)req->os.net.done;
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
+
+	if (req->res < 0 && net_st->done &&
+	    net_st->hdr.tag == uu_os_tag(req))
+		req->res = (int32_t)net_st->done;
 	/* a buffer still held (a cancelled wait after a partial receive, or
 	 * a committed ring buffer): consumed, with the CQE flag */
 	if (req->flags & UU_REQ_BUFFER_SELECT)
@@ -1359,33 +1379,34 @@ void uu_net_cleanup(struct uu_req *req)
 
 int uu_accept_prep(struct uu_req *req)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	const struct io_uring_sqe *sqe = &req->sqe;
 	uint32_t fl;
 
 	uu_os_init(req);
-	req->os.net.st = 0;
-	req->os.net.kind = KIND_UNKNOWN;
+	net_st->st = 0;
+	net_st->kind = KIND_UNKNOWN;
 	if (sqe->len || sqe->buf_index)
 		return -EINVAL;
-	req->os.net.addr = sqe->addr;
-	req->os.net.addr2 = sqe->addr2;
+	net_st->addr = sqe->addr;
+	net_st->addr2 = sqe->addr2;
 	fl = sqe->accept_flags;
-	req->os.net.msg_flags = fl;
-	req->os.net.flags = sqe->ioprio;
-	if (req->os.net.flags & ~ACCEPT_FLAGS)
+	net_st->msg_flags = fl;
+	net_st->flags = sqe->ioprio;
+	if (net_st->flags & ~ACCEPT_FLAGS)
 		return -EINVAL;
-	req->os.net.file_slot = sqe->file_index;
-	if (req->os.net.file_slot) {
+	net_st->file_slot = sqe->file_index;
+	if (net_st->file_slot) {
 		if (fl & SOCK_CLOEXEC)
 			return -EINVAL;
-		if ((req->os.net.flags & IORING_ACCEPT_MULTISHOT) &&
-		    req->os.net.file_slot != IORING_FILE_INDEX_ALLOC)
+		if ((net_st->flags & IORING_ACCEPT_MULTISHOT) &&
+		    net_st->file_slot != IORING_FILE_INDEX_ALLOC)
 			return -EINVAL;
 	}
 	if (fl & ~(uint32_t)(SOCK_CLOEXEC | SOCK_NONBLOCK))
 		return -EINVAL;
-	if (req->os.net.flags & IORING_ACCEPT_MULTISHOT)
-		req->os.net.st |= NET_MULTISHOT;
+	if (net_st->flags & IORING_ACCEPT_MULTISHOT)
+		net_st->st |= NET_MULTISHOT;
 	return 0;
 }
 
@@ -1393,19 +1414,20 @@ int uu_accept_prep(struct uu_req *req)
  * queued (TCP: the kernel's is_empty). */
 static int accept_one(struct uu_req *req, bool *nonempty)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	int fd;
 
 	do {
-		fd = accept4(req->fd, (struct sockaddr *)(uintptr_t)req->os.net.addr,
-			     (socklen_t *)(uintptr_t)req->os.net.addr2,
-			     (int)req->os.net.msg_flags);
+		fd = accept4(req->fd, (struct sockaddr *)(uintptr_t)net_st->addr,
+			     (socklen_t *)(uintptr_t)net_st->addr2,
+			     (int)net_st->msg_flags);
 	} while (fd < 0 && errno == EINTR && !uu_cp_cancelled());
 	*nonempty = false;
 	if (fd < 0)
 		return -errno;
-	if (req->os.net.file_slot) {
+	if (net_st->file_slot) {
 		/* a direct descriptor: the CQE has 0 or the allocated slot */
-		fd = uu_fixed_install(req->ring, fd, req->os.net.file_slot);
+		fd = uu_fixed_install(req->ring, fd, net_st->file_slot);
 		if (fd < 0)
 			return fd;
 	}
@@ -1439,13 +1461,14 @@ static bool is_blocking_listener(struct uu_req *req)
 
 int uu_accept_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	bool dontwait = req->os.net.flags & IORING_ACCEPT_DONTWAIT;
-	bool multishot = req->os.net.st & NET_MULTISHOT;
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
+	bool dontwait = net_st->flags & IORING_ACCEPT_DONTWAIT;
+	bool multishot = net_st->st & NET_MULTISHOT;
 	bool blocking;
 	int ret;
 
-	if ((req->os.net.flags & IORING_ACCEPT_POLL_FIRST) &&
-	    !(req->os.net.st & NET_POLLED))
+	if ((net_st->flags & IORING_ACCEPT_POLL_FIRST) &&
+	    !(net_st->st & NET_POLLED))
 		return dontwait ? -EAGAIN : uu_net_park(req, UU_ISSUE_PARK_POLLIN);
 	blocking = is_blocking_listener(req);
 	for (;;) {
@@ -1497,7 +1520,7 @@ static int addr_op_prep(struct uu_req *req)
 	int ret;
 
 	uu_os_init(req);
-	req->os.net.st = 0;
+	uu_cmd(req, net)->st = 0;
 	if (sqe->len || sqe->buf_index || sqe->rw_flags || sqe->splice_fd_in)
 		return -EINVAL;
 	m = uu_net_alloc_msg(req, 0, 0);
@@ -1564,13 +1587,14 @@ static int connect_way(struct uu_req *req, int fl)
  */
 int uu_connect_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	struct uu_netmsg *m = nmsg(req);
 	int fl, way, ret;
 
 	fl = fcntl(req->fd, F_GETFL);
 	if (fl < 0)
 		return -EBADF;
-	if (req->os.net.st & NET_IN_PROGRESS) {
+	if (net_st->st & NET_IN_PROGRESS) {
 		struct pollfd p = { .fd = req->fd, .events = POLLOUT };
 
 		if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
@@ -1603,22 +1627,22 @@ int uu_connect_issue(struct uu_req *req, unsigned int issue_flags)
 	if (way != CONN_WORKER) {
 		switch (ret) {
 		case -EINPROGRESS:
-			req->os.net.st |= NET_IN_PROGRESS;
+			net_st->st |= NET_IN_PROGRESS;
 			return uu_net_park(req, UU_ISSUE_PARK_POLLOUT);
 		case -EALREADY:
-			if (req->os.net.st & NET_IN_PROGRESS)
+			if (net_st->st & NET_IN_PROGRESS)
 				return uu_net_park(req, UU_ISSUE_PARK_POLLOUT);
 			break;
 		case -EAGAIN:
 			return uu_net_park(req, UU_ISSUE_PARK_POLLOUT);
 		case -ECONNABORTED:
-			if (req->os.net.st & NET_SEEN_ABORT)
+			if (net_st->st & NET_SEEN_ABORT)
 				return ret;
-			req->os.net.st |= NET_SEEN_ABORT;
+			net_st->st |= NET_SEEN_ABORT;
 			return uu_net_park(req, UU_ISSUE_PARK_POLLOUT);
 		}
 	}
-	if ((req->os.net.st & NET_IN_PROGRESS) &&
+	if ((net_st->st & NET_IN_PROGRESS) &&
 	    (ret == -EBADFD || ret == -EISCONN))
 		ret = sock_error(req->fd);
 	return ret;
@@ -1644,14 +1668,14 @@ int uu_listen_prep(struct uu_req *req)
 	if (sqe->addr || sqe->buf_index || sqe->rw_flags || sqe->splice_fd_in ||
 	    sqe->addr2)
 		return -EINVAL;
-	req->os.net.len = sqe->len;
+	uu_cmd(req, net)->len = sqe->len;
 	return 0;
 }
 
 int uu_listen_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	(void)issue_flags;
-	if (listen(req->fd, (int)req->os.net.len))
+	if (listen(req->fd, (int)uu_cmd(req, net)->len))
 		return -errno;
 	return 0;
 }
@@ -1664,7 +1688,7 @@ int uu_shutdown_prep(struct uu_req *req)
 	if (sqe->off || sqe->addr || sqe->rw_flags || sqe->buf_index ||
 	    sqe->splice_fd_in)
 		return -EINVAL;
-	req->os.net.msg_flags = sqe->len;
+	uu_cmd(req, net)->msg_flags = sqe->len;
 	return 0;
 }
 
@@ -1672,30 +1696,32 @@ int uu_shutdown_prep(struct uu_req *req)
  * (only with a bad file or a non-socket): see uu_os_release_nofail. */
 int uu_shutdown_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	int ret;
 
 	(void)issue_flags;
-	ret = shutdown(req->fd, (int)req->os.net.msg_flags) ? -errno : 0;
+	ret = shutdown(req->fd, (int)net_st->msg_flags) ? -errno : 0;
 	if (ret != -ENOTSOCK && ret != -EBADF)
-		req->os.net.hdr.issued = true;
+		net_st->hdr.issued = true;
 	return ret;
 }
 
 int uu_socket_prep(struct uu_req *req)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	const struct io_uring_sqe *sqe = &req->sqe;
 	uint32_t type, fl;
 
 	uu_os_init(req);
 	if (sqe->addr || sqe->rw_flags || sqe->buf_index)
 		return -EINVAL;
-	req->os.net.addr = (uint64_t)(int64_t)sqe->fd; /* domain */
+	net_st->addr = (uint64_t)(int64_t)sqe->fd; /* domain */
 	type = (uint32_t)sqe->off;
-	req->os.net.msg_flags = type;
-	req->os.net.len = sqe->len; /* protocol */
-	req->os.net.file_slot = sqe->file_index;
+	net_st->msg_flags = type;
+	net_st->len = sqe->len; /* protocol */
+	net_st->file_slot = sqe->file_index;
 	fl = type & ~0xfu; /* SOCK_TYPE_MASK */
-	if (req->os.net.file_slot && (fl & SOCK_CLOEXEC))
+	if (net_st->file_slot && (fl & SOCK_CLOEXEC))
 		return -EINVAL;
 	if (fl & ~(uint32_t)(SOCK_CLOEXEC | SOCK_NONBLOCK))
 		return -EINVAL;
@@ -1704,14 +1730,15 @@ int uu_socket_prep(struct uu_req *req)
 
 int uu_socket_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	int fd;
 
 	(void)issue_flags;
-	fd = socket((int)req->os.net.addr, (int)req->os.net.msg_flags,
-		    (int)req->os.net.len);
+	fd = socket((int)net_st->addr, (int)net_st->msg_flags,
+		    (int)net_st->len);
 	if (fd < 0)
 		return -errno;
-	if (req->os.net.file_slot)
-		return uu_fixed_install(req->ring, fd, req->os.net.file_slot);
+	if (net_st->file_slot)
+		return uu_fixed_install(req->ring, fd, net_st->file_slot);
 	return fd;
 }

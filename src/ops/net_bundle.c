@@ -72,7 +72,7 @@ int uu_net_bundle_prep(struct uu_req *req)
 
 	if (!m)
 		return -ENOMEM;
-	m->b.len = req->os.net.len;
+	m->b.len = uu_cmd(req, net)->len;
 	m->b.vec_nr = 1;
 	uu_kbuf_prep(req, 0);
 	return 0;
@@ -127,9 +127,11 @@ static unsigned int bundle_nbufs(const struct uu_netmsg *m, int ret)
 #define MULTISHOT_MAX_RETRY 32
 bool uu_net_mshot_again(struct uu_req *req, bool cap)
 {
-	if (req->os.net.loops++ < MULTISHOT_MAX_RETRY && !cap)
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
+
+	if (net_st->loops++ < MULTISHOT_MAX_RETRY && !cap)
 		return true;
-	req->os.net.loops = 0;
+	net_st->loops = 0;
 	return false;
 }
 
@@ -145,7 +147,7 @@ int uu_net_requeue(struct uu_req *req, unsigned int issue_flags)
 	if ((issue_flags & UU_ISSUE_F_BATCH) &&
 	    !(issue_flags & UU_ISSUE_F_WORKER) &&
 	    !(req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN)) {
-		req->os.net.st |= NET_POLLED;
+		uu_cmd(req, net)->st |= NET_POLLED;
 		return uu_park(req, UU_ISSUE_PARK_REQUEUE);
 	}
 	/* elsewhere the park's arm rechecks the file itself */
@@ -156,6 +158,7 @@ int uu_net_requeue(struct uu_req *req, unsigned int issue_flags)
 static int recv_select(struct uu_req *req, struct uu_netmsg *m,
 		       unsigned int issue_flags)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	struct uu_kbuf_multi a;
 	int ret;
 
@@ -184,9 +187,9 @@ static int recv_select(struct uu_req *req, struct uu_netmsg *m,
 	else if (m->b.inq > 1)
 		a.max_len = (size_t)m->b.inq;
 	/* a multishot byte limit: never map beyond it */
-	if ((req->os.net.st & NET_MSHOT_LIM) &&
-	    (!a.max_len || req->os.net.addr2 < a.max_len))
-		a.max_len = req->os.net.addr2;
+	if ((net_st->st & NET_MSHOT_LIM) &&
+	    (!a.max_len || net_st->addr2 < a.max_len))
+		a.max_len = net_st->addr2;
 	ret = uu_kbuf_select_multi(req, &a, issue_flags, false);
 	if (ret < 0)
 		return ret;
@@ -246,10 +249,11 @@ static int waitall_wait(struct uu_req *req, struct uu_netmsg *m, ssize_t n)
 
 int uu_recv_bundle_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	struct uu_netmsg *m = nmsg(req);
-	bool mshot = req->os.net.st & NET_MULTISHOT;
-	uint32_t mshot_len = mshot ? req->os.net.len : 0;
-	int flags = (int)(req->os.net.msg_flags | MSG_DONTWAIT);
+	bool mshot = net_st->st & NET_MULTISHOT;
+	uint32_t mshot_len = mshot ? net_st->len : 0;
+	int flags = (int)(net_st->msg_flags | MSG_DONTWAIT);
 	int ret;
 
 	/* DEFER_TASKRUN: the shots are the submitter's to post */
@@ -260,7 +264,7 @@ int uu_recv_bundle_issue(struct uu_req *req, unsigned int issue_flags)
 	if (ret)
 		return ret;
 	for (;;) {
-		uint32_t done = req->os.net.done, cflags = 0;
+		uint32_t done = net_st->done, cflags = 0;
 		bool finished, fail = false;
 		ssize_t n;
 		int res, this_ret;
@@ -277,7 +281,7 @@ int uu_recv_bundle_issue(struct uu_req *req, unsigned int issue_flags)
 		} else {
 			n = recv_iov(req, m, part, flags);
 			if (n == -EAGAIN &&
-			    !(req->os.net.msg_flags & MSG_DONTWAIT)) {
+			    !(net_st->msg_flags & MSG_DONTWAIT)) {
 				if (m->b.fl & BNDL_WAIT)
 					return uu_net_park(req,
 							   UU_ISSUE_PARK_POLLIN);
@@ -303,10 +307,10 @@ int uu_recv_bundle_issue(struct uu_req *req, unsigned int issue_flags)
 		/* io_recv_finish */
 		if (m->b.inq > 0)
 			cflags |= IORING_CQE_F_SOCK_NONEMPTY;
-		if (res > 0 && (req->os.net.st & NET_MSHOT_LIM)) {
-			req->os.net.addr2 -= (uint64_t)res < req->os.net.addr2 ?
-					     (uint64_t)res : req->os.net.addr2;
-			if (!req->os.net.addr2) {
+		if (res > 0 && (net_st->st & NET_MSHOT_LIM)) {
+			net_st->addr2 -= (uint64_t)res < net_st->addr2 ?
+					     (uint64_t)res : net_st->addr2;
+			if (!net_st->addr2) {
 				m->b.fl |= BNDL_DONE;
 				finished = true;
 			}
@@ -341,7 +345,7 @@ int uu_recv_bundle_issue(struct uu_req *req, unsigned int issue_flags)
 			    this_ret > 0 && (size_t)this_ret == m->b.mapped) {
 				m->b.saved_cflags = cflags & ~CQE_F_MASK;
 				m->b.len = (uint32_t)m->b.inq;
-				req->os.net.done = done + (uint32_t)this_ret;
+				net_st->done = done + (uint32_t)this_ret;
 				m->b.fl |= BNDL_RETRY;
 				continue;
 			}
@@ -352,7 +356,7 @@ int uu_recv_bundle_issue(struct uu_req *req, unsigned int issue_flags)
 				/* io_mshot_prep_retry */
 				m->b.fl &= (uint8_t)~(BNDL_EMPTY | BNDL_RETRY |
 						      BNDL_PARTIAL | BNDL_CAP);
-				req->os.net.done = 0;
+				net_st->done = 0;
 				m->b.len = mshot_len;
 				if (m->b.inq != 0 &&
 				    uu_net_mshot_again(req, cap))
@@ -419,21 +423,22 @@ static ssize_t send_iov(struct uu_req *req, struct uu_netmsg *m, int flags)
 
 int uu_send_select_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_net_cmd *net_st = uu_cmd(req, net);
 	struct uu_netmsg *m = nmsg(req);
-	bool bundle = req->os.net.flags & IORING_RECVSEND_BUNDLE;
-	int flags = (int)(req->os.net.msg_flags | MSG_DONTWAIT);
+	bool bundle = net_st->flags & IORING_RECVSEND_BUNDLE;
+	int flags = (int)(net_st->msg_flags | MSG_DONTWAIT);
 	int ret = uu_net_is_socket(req);
 
 	if (ret)
 		return ret;
-	if ((req->os.net.flags & IORING_RECVSEND_POLL_FIRST) &&
-	    !(req->os.net.st & NET_POLLED)) {
+	if ((net_st->flags & IORING_RECVSEND_POLL_FIRST) &&
+	    !(net_st->st & NET_POLLED)) {
 		ret = uu_net_poll_first(req, UU_ISSUE_PARK_POLLOUT);
 		if (ret != 1)
 			return ret; /* 1: ready now, tried at once */
 	}
 	for (;;) {
-		uint32_t done = req->os.net.done, cflags;
+		uint32_t done = net_st->done, cflags;
 		size_t want;
 		bool fail = false;
 		ssize_t n;
@@ -446,17 +451,17 @@ int uu_send_select_issue(struct uu_req *req, unsigned int issue_flags)
 		}
 		want = m->total - done;
 		n = send_iov(req, m, flags);
-		if (n == -EAGAIN && !(req->os.net.msg_flags & MSG_DONTWAIT))
+		if (n == -EAGAIN && !(net_st->msg_flags & MSG_DONTWAIT))
 			return uu_net_park(req, UU_ISSUE_PARK_POLLOUT);
 		if (n > 0)
-			req->os.net.st |= NET_SENT;
+			net_st->st |= NET_SENT;
 		if (n < 0 || ((flags & MSG_WAITALL) && (size_t)n < want)) {
 			if (n > 0 && uu_net_retry(req)) {
 				/* the rest after a wait, as the kernel's
 				 * retry, which goes through poll */
-				req->os.net.done = done + (uint32_t)n;
+				net_st->done = done + (uint32_t)n;
 				uu_net_iov_advance(m, (size_t)n);
-				req->os.net.st |= NET_POLLED;
+				net_st->st |= NET_POLLED;
 				continue;
 			}
 			fail = true;
@@ -467,12 +472,12 @@ int uu_send_select_issue(struct uu_req *req, unsigned int issue_flags)
 			res = done ? (int)done : (int)n;
 		cflags = uu_kbuf_consume_multi(req, res, m->b.nr);
 		m->b.selected = false;
-		if (bundle && res > 0 && !(m->b.fl & BNDL_EMPTY) && !(req->os.net.st & NET_POLLED) &&
+		if (bundle && res > 0 && !(m->b.fl & BNDL_EMPTY) && !(net_st->st & NET_POLLED) &&
 		    uu_req_post_cqe(req, res, cflags, issue_flags)) {
 			/* io_mshot_prep_retry: the next bundle */
 			m->b.fl = 0;
 			m->b.len = 0;
-			req->os.net.done = 0;
+			net_st->done = 0;
 			continue;
 		}
 		req->cflags = cflags;

@@ -15,7 +15,7 @@
 
 #include "core/internal.h"
 
-/* os.net.st */
+/* uu_net_cmd.st */
 enum {
 	NET_POLLED = 1u << 0,      /* waited for readiness once (REQ_F_POLLED) */
 	NET_IN_PROGRESS = 1u << 1, /* CONNECT: EINPROGRESS seen */
@@ -27,7 +27,7 @@ enum {
 	NET_RING_FILE = 1u << 7,   /* POLL_FIRST on a ring fd (no socket) */
 };
 
-/* os.net.kind: what the kernel reports msg_inq / is_empty for */
+/* uu_net_cmd.kind: what the kernel reports msg_inq / is_empty for */
 enum { KIND_UNKNOWN, KIND_TCP, KIND_UNIX_STREAM, KIND_OTHER };
 
 #define SEND_FLAGS (IORING_RECVSEND_POLL_FIRST | IORING_RECVSEND_BUNDLE | \
@@ -75,7 +75,7 @@ struct uu_netmsg {
 
 static inline struct uu_netmsg *nmsg(struct uu_req *req)
 {
-	return req->os.net.hdr.mem;
+	return uu_cmd(req, net)->hdr.mem;
 }
 
 /*

@@ -473,10 +473,7 @@ struct uu_req {
 	unsigned char sqe_ext[64]; /* second half of an SQE128 */
 	/* per-op state, filled by prep: one area each opcode family views
 	 * as its own struct through uu_req_cmd() */
-	union {
-		unsigned char cmd[UU_REQ_CMD_SIZE];
-		union uu_op_state os;
-	};
+	_Alignas(uint64_t) unsigned char cmd[UU_REQ_CMD_SIZE];
 
 	/* ---- buffers (core/rsrc_buf.c, ops/kbuf.c; see core/buffers.h).
 	 * Set by the preps of the ops that use them, not by init_req. ---- */

@@ -46,9 +46,6 @@ enum {
 #define IPPROTO_MPTCP 262
 #endif
 
-_Static_assert(sizeof(((union uu_op_state *)0)->cmd) <=
-		       sizeof(((union uu_op_state *)0)->raw),
-	       "URING_CMD state grows the request");
 /* the command bytes run on from the SQE into its second half */
 _Static_assert(offsetof(struct uu_req, sqe_ext) ==
 		       offsetof(struct uu_req, sqe) + sizeof(struct io_uring_sqe),
@@ -111,17 +108,17 @@ static const struct uu_cmd_file_type *find_type(int fd, const struct stat *st)
 
 uint32_t uu_cmd_op(const struct uu_req *req)
 {
-	return req->os.cmd.cmd_op;
+	return uu_cmd(req, ucmd)->cmd_op;
 }
 
 uint32_t uu_cmd_flags(const struct uu_req *req)
 {
-	return req->os.cmd.flags;
+	return uu_cmd(req, ucmd)->flags;
 }
 
 uint16_t uu_cmd_buf_index(const struct uu_req *req)
 {
-	return req->os.cmd.buf_index;
+	return uu_cmd(req, ucmd)->buf_index;
 }
 
 const void *uu_cmd_payload(const struct uu_req *req, size_t *len)
@@ -152,7 +149,7 @@ pid_t uu_cmd_task(const struct uu_req *req)
 
 void *uu_cmd_pdu(struct uu_req *req)
 {
-	return req->os.cmd.pdu;
+	return uu_cmd(req, ucmd)->pdu;
 }
 
 /* ---- prep and issue ---- */
@@ -162,11 +159,12 @@ static void task_note(void);
 /* io_uring_cmd_prep: the SQE's own checks, in the kernel's order */
 int uu_uring_cmd_prep(struct uu_req *req)
 {
+	struct uu_ucmd_cmd *ucmd_st = uu_cmd(req, ucmd);
 	const struct io_uring_sqe *sqe = &req->sqe;
 	uint32_t flags = sqe->uring_cmd_flags;
 	bool multishot = flags & IORING_URING_CMD_MULTISHOT;
 
-	memset(&req->os.cmd, 0, sizeof(req->os.cmd));
+	memset(uu_cmd(req, ucmd), 0, sizeof(struct uu_ucmd_cmd));
 	task_note(); /* the submitting task: its exit cancels */
 	if (sqe->__pad1)
 		return -EINVAL;
@@ -176,12 +174,12 @@ int uu_uring_cmd_prep(struct uu_req *req)
 		if (multishot)
 			return -EINVAL;
 		/* a driver imports the buffer when it uses it */
-		req->os.cmd.buf_index = sqe->buf_index;
+		ucmd_st->buf_index = sqe->buf_index;
 	}
 	if (multishot != !!(req->flags & UU_REQ_BUFFER_SELECT))
 		return -EINVAL;
-	req->os.cmd.flags = (uint16_t)flags;
-	req->os.cmd.cmd_op = sqe->cmd_op;
+	ucmd_st->flags = (uint16_t)flags;
+	ucmd_st->cmd_op = sqe->cmd_op;
 	return 0;
 }
 
@@ -199,6 +197,7 @@ static unsigned int ring_cmd_flags(const struct uu_ring *r)
 
 int uu_uring_cmd_issue(struct uu_req *req, unsigned int issue_flags)
 {
+	struct uu_ucmd_cmd *ucmd_st = uu_cmd(req, ucmd);
 	const struct uu_cmd_file_type *type;
 	unsigned int flags;
 	struct stat st;
@@ -213,19 +212,19 @@ int uu_uring_cmd_issue(struct uu_req *req, unsigned int issue_flags)
 	if (req->ring->setup_flags & IORING_SETUP_IOPOLL)
 		return -EOPNOTSUPP;
 	flags = ring_cmd_flags(req->ring);
-	req->os.cmd.type = type;
-	req->os.cmd.issue_flags = (uint16_t)flags;
+	ucmd_st->type = type;
+	ucmd_st->issue_flags = (uint16_t)flags;
 	ret = type->issue(req, flags | (issue_flags & UU_ISSUE_F_WORKER));
 	if (ret == UU_CMD_PARK)
 		return uu_park(req, UU_ISSUE_PARK_CMD);
-	if ((req->os.cmd.flags & IORING_URING_CMD_MULTISHOT) && ret >= 0) {
+	if ((ucmd_st->flags & IORING_URING_CMD_MULTISHOT) && ret >= 0) {
 		/*
 		 * The kernel's IOU_ISSUE_SKIP_COMPLETE: a multishot command's
 		 * handler posts its own CQEs and ends it.  No type here does,
 		 * so, as on the kernel for a socket, it never completes: it
 		 * stays parked, holding its ring, never cancelled.
 		 */
-		req->os.cmd.orphan = true;
+		ucmd_st->orphan = true;
 		return uu_park(req, UU_ISSUE_PARK_CMD);
 	}
 	/* the kernel queues a command that would block to io-wq: the
@@ -246,12 +245,13 @@ int uu_uring_cmd_issue(struct uu_req *req, unsigned int issue_flags)
  */
 void uu_uring_cmd_park(struct uu_req *req)
 {
-	const struct uu_cmd_file_type *type = req->os.cmd.type;
+	struct uu_ucmd_cmd *ucmd_st = uu_cmd(req, ucmd);
+	const struct uu_cmd_file_type *type = ucmd_st->type;
 	int ret;
 
-	if (req->os.cmd.orphan)
+	if (ucmd_st->orphan)
 		return;
-	ret = type->issue(req, req->os.cmd.issue_flags | UU_CMD_F_STABLE);
+	ret = type->issue(req, ucmd_st->issue_flags | UU_CMD_F_STABLE);
 	if (ret == UU_CMD_QUEUED)
 		return; /* the handler ends it: uu_uring_cmd_done */
 	if (ret == UU_CMD_PARK)
@@ -268,7 +268,7 @@ void uu_uring_cmd_mark_cancelable(struct uu_req *req, unsigned int issue_flags)
 
 	(void)issue_flags;
 	pthread_mutex_lock(&r->park_lock);
-	req->os.cmd.cancelable = true;
+	uu_cmd(req, ucmd)->cancelable = true;
 	pthread_mutex_unlock(&r->park_lock);
 }
 
@@ -286,6 +286,7 @@ static void cmd_finish(struct uu_req *req, int32_t res, uint64_t res2)
 void uu_uring_cmd_done(struct uu_req *req, int32_t res, uint64_t res2,
 		       unsigned int issue_flags)
 {
+	struct uu_ucmd_cmd *ucmd_st = uu_cmd(req, ucmd);
 	struct uu_ring *r = req->ring;
 	bool held;
 
@@ -293,12 +294,12 @@ void uu_uring_cmd_done(struct uu_req *req, int32_t res, uint64_t res2,
 	/* io_uring_cmd_del_cancelable, and the guarantee the kernel's
 	 * uring_lock gives its cancel call: no done while it runs */
 	pthread_mutex_lock(&r->park_lock);
-	req->os.cmd.cancelable = false;
-	held = req->os.cmd.in_cancel;
+	ucmd_st->cancelable = false;
+	held = ucmd_st->in_cancel;
 	if (held) {
-		req->os.cmd.done_held = true;
-		req->os.cmd.done_res = res;
-		req->os.cmd.done_res2 = res2;
+		ucmd_st->done_held = true;
+		ucmd_st->done_res = res;
+		ucmd_st->done_res2 = res2;
 	}
 	pthread_mutex_unlock(&r->park_lock);
 	if (!held)
@@ -319,12 +320,12 @@ static void cancel_pass(struct uu_ring *r, pid_t tid)
 	pthread_mutex_lock(&r->park_lock);
 	for (req = r->parked; req; req = req->park_next) {
 		if (req->parked_on != UU_PARKED_CMD ||
-		    !req->os.cmd.cancelable || req->os.cmd.in_cancel ||
+		    !uu_cmd(req, ucmd)->cancelable || uu_cmd(req, ucmd)->in_cancel ||
 		    (tid && req->submit_tid != tid))
 			continue;
-		req->os.cmd.cancelable = false;
-		req->os.cmd.in_cancel = true;
-		req->os.cmd.cancel_next = list;
+		uu_cmd(req, ucmd)->cancelable = false;
+		uu_cmd(req, ucmd)->in_cancel = true;
+		uu_cmd(req, ucmd)->cancel_next = list;
 		list = req;
 	}
 	pthread_mutex_unlock(&r->park_lock);
@@ -333,17 +334,17 @@ static void cancel_pass(struct uu_ring *r, pid_t tid)
 		bool held;
 
 		req = list;
-		list = req->os.cmd.cancel_next;
-		type = req->os.cmd.type;
-		type->issue(req, req->os.cmd.issue_flags | UU_CMD_F_STABLE |
+		list = uu_cmd(req, ucmd)->cancel_next;
+		type = uu_cmd(req, ucmd)->type;
+		type->issue(req, uu_cmd(req, ucmd)->issue_flags | UU_CMD_F_STABLE |
 					 UU_CMD_F_CANCEL);
 		pthread_mutex_lock(&r->park_lock);
-		req->os.cmd.in_cancel = false;
-		held = req->os.cmd.done_held;
+		uu_cmd(req, ucmd)->in_cancel = false;
+		held = uu_cmd(req, ucmd)->done_held;
 		pthread_mutex_unlock(&r->park_lock);
 		if (held)
-			cmd_finish(req, req->os.cmd.done_res,
-				   req->os.cmd.done_res2);
+			cmd_finish(req, uu_cmd(req, ucmd)->done_res,
+				   uu_cmd(req, ucmd)->done_res2);
 	}
 }
 

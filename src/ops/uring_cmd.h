@@ -140,4 +140,23 @@ void uu_uring_cmd_park(struct uu_req *req);
 /* the ring exits: the cancel call of every cancelable command */
 void uu_uring_cmd_cancel_ring(struct uu_ring *ring);
 
+/* per-op state, in the request's area (uu_req_cmd in core/types.h) */
+/* URING_CMD (ops/uring_cmd.c): no heap blocks, no hdr.  The
+ * cancel fields are guarded by the ring's park_lock. */
+struct uu_ucmd_cmd {
+	const struct uu_cmd_file_type *type; /* set at issue */
+	struct uu_req *cancel_next; /* ring exit's cancel pass */
+	uint64_t done_res2;         /* a done held back by a cancel */
+	uint64_t pdu[4];            /* the handler's (uu_cmd_pdu) */
+	uint32_t cmd_op;
+	int32_t done_res;
+	uint16_t flags;             /* sqe->uring_cmd_flags */
+	uint16_t buf_index;
+	uint16_t issue_flags;       /* UU_CMD_F_* of the ring */
+	bool cancelable;            /* marked, not done */
+	bool in_cancel;             /* the handler's cancel call runs */
+	bool done_held;             /* done during that call */
+	bool orphan;                /* multishot, never to end */
+};
+
 #endif /* UURING_OPS_URING_CMD_H */

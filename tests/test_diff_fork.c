@@ -472,7 +472,7 @@ static void sc_exec_cancels(struct dctx *c)
  * time.  The kernel's has no lock a process could take with it; uuring's
  * SQ and CQ locks are shared by the processes, and a child killed while it
  * holds one used to leave it locked for good (now robust mutexes: the
- * next locker takes it over, core/internal.h uu_shared_lock).  Only the
+ * next locker takes it over, core/types.h uu_shared_lock).  Only the
  * parent's own NOP is compared: what else is in the CQ (the child's
  * unreaped CQEs, its cancelled requests) depends on the moment.
  */

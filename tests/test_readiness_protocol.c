@@ -51,7 +51,14 @@
  * uu_registry_sync_readiness, not exported by the shared library but
  * linked in from the static one like the rest of the engine.
  */
-#include "core/internal.h"
+#include "core/config.h"
+#include "core/cq.h"
+#include "core/registry.h"
+#include "core/ring.h"
+#include "core/types.h"
+#include "core/xproc.h"
+#include "exec/poller.h"
+#include "util/fault.h"
 
 /* rounds until the time budget is spent, but at least MIN_ROUNDS (a
  * loaded machine does far fewer rounds in the time) */

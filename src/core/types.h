@@ -3,8 +3,8 @@
  * The engine's shared types (the kernel's io_uring_types.h): the ring
  * (struct uu_ring), the request (struct uu_req), the opcode table entry,
  * issue flags and park codes, and the few inline helpers every part uses.
- * Each mechanism and opcode family declares its calls in its own header;
- * core/internal.h includes them all during the transition.
+ * Each mechanism and opcode family declares its calls, and its per-op
+ * state, in its own header; a file includes the headers of what it uses.
  */
 #ifndef UURING_CORE_TYPES_H
 #define UURING_CORE_TYPES_H

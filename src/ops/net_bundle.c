@@ -47,7 +47,10 @@
 
 #include "core/buffers.h"
 #include "core/cq_post.h"
-#include "core/internal.h"
+#include "core/registry.h"
+#include "core/types.h"
+#include "ops/kbuf.h"
+#include "ops/net.h"
 #include "core/task_work.h"
 #include "ops/net_int.h"
 #include "util/cpsys.h"

@@ -13,7 +13,8 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-#include "core/internal.h"
+#include "core/registry.h"
+#include "core/types.h"
 
 /* uu_net_cmd.st */
 enum {

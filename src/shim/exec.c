@@ -33,7 +33,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/registry.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "core/xproc.h"
 #include "shim/shim.h"
 
 #define MAX_ENV 8192

@@ -42,7 +42,13 @@
 #include <unistd.h>
 
 #include "abi/io_uring_abi.h"
-#include "core/internal.h"
+#include "uuring.h"
+#include "core/registry.h"
+#include "core/ring.h"
+#include "core/tctx.h"
+#include "core/types.h"
+#include "exec/poller.h"
+#include "util/fault.h"
 #include "shim/shim.h"
 #include "ublk/ublk.h"
 #include "util/cpsys.h"

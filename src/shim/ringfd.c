@@ -24,7 +24,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "uuring.h"
+#include "core/registry.h"
+#include "core/ring.h"
+#include "core/types.h"
 #include "shim/shim.h"
 #include "util/rawsys.h"
 

@@ -25,7 +25,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/registry.h"
+#include "core/types.h"
 #include "ublk/client.h"
 #include "util/usercopy.h"
 

@@ -10,7 +10,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "core/internal.h"
+#include "core/registry.h"
+#include "core/types.h"
 #include "ops/uring_cmd.h"
 #include "ublk/client.h"
 #include "ublk/ublk.h"

@@ -62,10 +62,11 @@ void uu_park_list_del(struct uu_req *req)
 static bool file_matches(const struct uu_req *req,
 			 const struct uu_cancel_match *m)
 {
+	const struct uu_poll_cmd *poll_st = uu_cmd(req, poll);
 	struct stat st;
 
 	if (req->opcode == IORING_OP_POLL_ADD && req->fd < 0)
-		return uu_cmd(req, poll)->dev == m->dev && uu_cmd(req, poll)->ino == m->ino;
+		return poll_st->dev == m->dev && poll_st->ino == m->ino;
 	if (!uu_opdefs[req->opcode].needs_file || req->fd < 0 || fstat(req->fd, &st))
 		return false;
 	/* an open file description is compared by its inode: two opens of

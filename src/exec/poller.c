@@ -1353,18 +1353,19 @@ static struct uu_req *find_poll(struct uu_ring *ring, uint64_t ud)
  */
 static bool update_ready(struct uu_pollfile *pf, struct uu_req *target)
 {
+	struct uu_poll_cmd *target_poll = uu_cmd(target, poll);
 	struct pollfd pfd = {
 		.fd = pf->fd,
-		.events = (short)(uu_cmd(target, poll)->events & 0xffff),
+		.events = (short)(target_poll->events & 0xffff),
 	};
 	uint32_t m;
 
 	/* armed by the running batch: its end settles it (poll_hold) */
-	if (uu_cmd(target, poll)->ring_file || target->poll_hold ||
+	if (target_poll->ring_file || target->poll_hold ||
 	    poll(&pfd, 1, 0) != 1 ||
 	    (pfd.revents & POLLNVAL))
 		return false;
-	m = (uint16_t)pfd.revents & uu_cmd(target, poll)->events;
+	m = (uint16_t)pfd.revents & target_poll->events;
 	if (!m)
 		return false;
 	pthread_mutex_unlock(&P.lock);

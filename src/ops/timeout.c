@@ -464,26 +464,30 @@ static int timeout_update(struct uu_ring *r, uint64_t user_data,
  */
 static void lt_list_add(struct uu_ring *r, struct uu_req *lt)
 {
-	uu_cmd(lt, tmo)->prev = NULL;
-	uu_cmd(lt, tmo)->next = r->lt_head;
+	struct uu_tmo_cmd *lt_tmo = uu_cmd(lt, tmo);
+
+	lt_tmo->prev = NULL;
+	lt_tmo->next = r->lt_head;
 	if (r->lt_head)
 		uu_cmd(r->lt_head, tmo)->prev = lt;
 	r->lt_head = lt;
-	uu_cmd(lt, tmo)->listed = true;
+	lt_tmo->listed = true;
 }
 
 static void lt_list_del(struct uu_ring *r, struct uu_req *lt)
 {
-	if (!uu_cmd(lt, tmo)->listed)
+	struct uu_tmo_cmd *lt_tmo = uu_cmd(lt, tmo);
+
+	if (!lt_tmo->listed)
 		return;
-	if (uu_cmd(lt, tmo)->prev)
-		uu_cmd(uu_cmd(lt, tmo)->prev, tmo)->next = uu_cmd(lt, tmo)->next;
+	if (lt_tmo->prev)
+		uu_cmd(lt_tmo->prev, tmo)->next = lt_tmo->next;
 	else
-		r->lt_head = uu_cmd(lt, tmo)->next;
-	if (uu_cmd(lt, tmo)->next)
-		uu_cmd(uu_cmd(lt, tmo)->next, tmo)->prev = uu_cmd(lt, tmo)->prev;
-	uu_cmd(lt, tmo)->prev = uu_cmd(lt, tmo)->next = NULL;
-	uu_cmd(lt, tmo)->listed = false;
+		r->lt_head = lt_tmo->next;
+	if (lt_tmo->next)
+		uu_cmd(lt_tmo->next, tmo)->prev = lt_tmo->prev;
+	lt_tmo->prev = lt_tmo->next = NULL;
+	lt_tmo->listed = false;
 }
 
 /*

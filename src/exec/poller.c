@@ -711,9 +711,9 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 				uu_cmd(req, poll)->tw_mask = m;
 				/* decided by the wakeup that takes
 				 * ownership, as io_poll_wake does */
-				uu_cmd(req, poll)->tw_uring = uu_cmd(req, poll)->multishot &&
-						     (ring_wake ||
-						      uu_poll_uring_wake(req));
+				uu_cmd(req, poll)->tw_uring =
+					uu_cmd(req, poll)->multishot &&
+					(ring_wake || uu_poll_uring_wake(req));
 				if (!req->poll_hold) {
 					req->late_next = *shots;
 					*shots = req;
@@ -1405,9 +1405,10 @@ int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 		if (poll_upd_st->update_events) {
 			/* only the event mask changes; one-shot or multishot
 			 * stays what the POLL_ADD said */
-			uu_cmd(target, poll)->events = (uu_cmd(target, poll)->events & ~0xffffu) |
-					      (poll_upd_st->events & 0xffff) |
-					      ALWAYS;
+			struct uu_poll_cmd *tp = uu_cmd(target, poll);
+
+			tp->events = (tp->events & ~0xffffu) |
+				     (poll_upd_st->events & 0xffff) | ALWAYS;
 		}
 		if (poll_upd_st->update_user_data) {
 			ud_index_del(target);

@@ -439,9 +439,10 @@ static int timeout_update(struct uu_ring *r, uint64_t user_data,
 	list_del_tmo(r, req);
 	uu_cmd(req, tmo)->off = 0;
 	uu_cmd(req, tmo)->ts_ns = ts_ns;
-	uu_cmd(req, tmo)->flags = (uu_cmd(req, tmo)->flags & ~(IORING_TIMEOUT_ABS |
-					     TIMEOUT_CLOCK_MASK)) |
-			 (flags & (IORING_TIMEOUT_ABS | TIMEOUT_CLOCK_MASK));
+	uu_cmd(req, tmo)->flags =
+		(uu_cmd(req, tmo)->flags &
+		 ~(IORING_TIMEOUT_ABS | TIMEOUT_CLOCK_MASK)) |
+		(flags & (IORING_TIMEOUT_ABS | TIMEOUT_CLOCK_MASK));
 	uu_cmd(req, tmo)->t.clock = clock_of(flags);
 	list_add_tail_tmo(r, req);
 	pthread_mutex_unlock(r->completion_lock);
@@ -513,8 +514,9 @@ static int link_timeout_update(struct uu_ring *r, uint64_t user_data,
 		ret = -EALREADY;
 	} else {
 		uu_cmd(lt, tmo)->ts_ns = ts_ns;
-		uu_cmd(lt, tmo)->flags = (uu_cmd(lt, tmo)->flags & ~IORING_TIMEOUT_ABS) |
-				(flags & IORING_TIMEOUT_ABS);
+		uu_cmd(lt, tmo)->flags =
+			(uu_cmd(lt, tmo)->flags & ~IORING_TIMEOUT_ABS) |
+			(flags & IORING_TIMEOUT_ABS);
 		set_expiry(lt);
 		if (uu_timer_arm(&uu_cmd(lt, tmo)->t)) {
 			/* no memory for the timer: the target waits on */

@@ -320,7 +320,8 @@ static void cancel_pass(struct uu_ring *r, pid_t tid)
 	pthread_mutex_lock(&r->park_lock);
 	for (req = r->parked; req; req = req->park_next) {
 		if (req->parked_on != UU_PARKED_CMD ||
-		    !uu_cmd(req, ucmd)->cancelable || uu_cmd(req, ucmd)->in_cancel ||
+		    !uu_cmd(req, ucmd)->cancelable ||
+		    uu_cmd(req, ucmd)->in_cancel ||
 		    (tid && req->submit_tid != tid))
 			continue;
 		uu_cmd(req, ucmd)->cancelable = false;
@@ -336,8 +337,8 @@ static void cancel_pass(struct uu_ring *r, pid_t tid)
 		req = list;
 		list = uu_cmd(req, ucmd)->cancel_next;
 		type = uu_cmd(req, ucmd)->type;
-		type->issue(req, uu_cmd(req, ucmd)->issue_flags | UU_CMD_F_STABLE |
-					 UU_CMD_F_CANCEL);
+		type->issue(req, uu_cmd(req, ucmd)->issue_flags |
+					 UU_CMD_F_STABLE | UU_CMD_F_CANCEL);
 		pthread_mutex_lock(&r->park_lock);
 		uu_cmd(req, ucmd)->in_cancel = false;
 		held = uu_cmd(req, ucmd)->done_held;

@@ -269,7 +269,8 @@ static void kick(void)
 {
 	uint64_t one = 1;
 
-	if (write(P.kickfd, &one, sizeof(one)) < 0) {
+	if (write(P.kickfd, &one, sizeof(one)) < 0 ||
+	    uu_fault_errno(UU_FAULT_EVENTFD_EAGAIN, EAGAIN)) {
 		/* the counter cannot overflow in practice */
 	}
 }
@@ -954,21 +955,26 @@ static void *poller_main(void *arg)
 
 			/* no wait with a ticket not yet served (below) */
 			if (ticket == atomic_load_explicit(&tickets_served,
-							   memory_order_relaxed))
+							   memory_order_relaxed) &&
+			    !uu_fault_errno(UU_FAULT_PPOLL_EINTR, EINTR))
 				uu_rawsys6(__NR_ppoll, (long)&pfd, 1, 0, 0, 0,
 					   0);
 			atomic_fetch_add_explicit(&rounds_begun, 1,
 						  memory_order_seq_cst);
-			n = epoll_wait(P.epfd, evs, 64, 0);
+			n = uu_fault_errno(UU_FAULT_EPOLL_WAIT_EINTR, EINTR) ?
+				    -1 :
+				    epoll_wait(P.epfd, evs, 64, 0);
 		} else {
 			/* a ticket not yet served: take events without
 			 * waiting, so a round that read it follows soon */
-			n = epoll_wait(P.epfd, evs, 64,
-				       ticket == atomic_load_explicit(
+			n = uu_fault_errno(UU_FAULT_EPOLL_WAIT_EINTR, EINTR) ?
+				    -1 :
+				    epoll_wait(P.epfd, evs, 64,
+					       ticket == atomic_load_explicit(
 							 &tickets_served,
 							 memory_order_relaxed) ?
-					       -1 :
-					       0);
+						       -1 :
+						       0);
 			atomic_fetch_add_explicit(&rounds_begun, 1,
 						  memory_order_seq_cst);
 		}
@@ -982,7 +988,11 @@ static void *poller_main(void *arg)
 			if (evs[i].data.ptr == &P) {
 				uint64_t v;
 
-				if (read(P.kickfd, &v, sizeof(v)) < 0) {
+				/* EAGAIN leaves a kick unread: the next
+				 * round sees it again (a spurious round) */
+				if (uu_fault_errno(UU_FAULT_EVENTFD_EAGAIN,
+						   EAGAIN) ||
+				    read(P.kickfd, &v, sizeof(v)) < 0) {
 				}
 			}
 		}
@@ -1064,8 +1074,10 @@ static bool await_count(_Atomic uint32_t *count, uint32_t target, int *max_ms)
 						   memory_order_seq_cst) -
 			      target) >= 0)
 			return true;
-		uu_rawsys6(SYS_futex, (long)&rounds_done, FUTEX_WAIT_PRIVATE,
-			   done, (long)&ts, 0, 0);
+		/* EINTR: a spurious wake, look again */
+		if (!uu_fault_errno(UU_FAULT_FUTEX_WAIT_EINTR, EINTR))
+			uu_rawsys6(SYS_futex, (long)&rounds_done,
+				   FUTEX_WAIT_PRIVATE, done, (long)&ts, 0, 0);
 	}
 	return false;
 }

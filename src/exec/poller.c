@@ -1355,6 +1355,13 @@ static struct uu_req *find_poll(struct uu_ring *ring, uint64_t ud)
  * that mask at once, through task_work, and no cancel finds it any more.
  * Called under P.lock, which it drops when true.
  */
+#ifdef UU_MUTATE_POLL_UPDATE_LATE
+/* mutation build (tests/fuzz/mutants.sh): left to the engine's recheck */
+#define POLL_UPDATE_AT_ONCE 0
+#else
+#define POLL_UPDATE_AT_ONCE 1
+#endif
+
 static bool update_ready(struct uu_pollfile *pf, struct uu_req *target)
 {
 	struct pollfd pfd = {
@@ -1423,7 +1430,8 @@ int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 			pthread_mutex_unlock(&P.lock);
 			return 0;
 		}
-		if (!target->poll.multishot && update_ready(pf, target))
+		if (!target->poll.multishot && POLL_UPDATE_AT_ONCE &&
+		    update_ready(pf, target))
 			return 0;
 		target->poll_fresh = true;
 		need_kick = recheck_queue_locked(pf);
@@ -1466,7 +1474,9 @@ int uu_poll_cancel_req(struct uu_req *req)
 			 * Until then it stays in the kernel's cancel hash,
 			 * where a POLL_REMOVE finds it busy (-EALREADY) */
 			req->poll_state = UU_POLLST_CANCEL_AT_TW;
+#ifndef UU_MUTATE_CANCELLED_POLL_HIDDEN
 			ud_index_add(req);
+#endif
 			ret = UU_POLL_CANCEL_DEFERRED;
 		}
 		pollfile_release_locked(pf);
@@ -1544,6 +1554,13 @@ bool uu_poll_tw_shot(struct uu_req *req)
 		pthread_mutex_unlock(&P.lock);
 		return false;
 	}
+#ifdef UU_MUTATE_ARM_SHOT_LATE
+	/* the shot left to the readiness engine's first look */
+	if (!req->poll.tw_nr) {
+		pthread_mutex_unlock(&P.lock);
+		return false;
+	}
+#endif
 	if (!req->poll.tw_nr) {
 		/* readiness found at arm that the readiness engine has not
 		 * seen yet: its shot now, as the kernel's task_work posts it

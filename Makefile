@@ -10,7 +10,7 @@ DEB_PKGS := meson ninja-build gcc clang pkg-config libseccomp-dev liburing-dev \
 	    fio dpkg-dev libclang-rt-14-dev
 DEPS_STAMP := .deps-installed
 
-.PHONY: all deps build test test-asan test-tsan demo demo-docker bench bench-seeds conformance-api \
+.PHONY: all deps build fuzz-mutants test test-asan test-tsan demo demo-docker bench bench-seeds conformance-api \
 	conformance check-clang clean format soak fuzz fuzz-build
 
 all: build
@@ -68,6 +68,13 @@ fuzz: build fuzz-build
 		-Dc_link_args=-fprofile-instr-generate >/dev/null
 	ninja -C $(COV_BUILD) tests/fuzz_uuring
 	nice -n 19 env COV_BUILD=$(COV_BUILD) tests/fuzz/run-fuzz.sh $(BUILD) $(FUZZ_BUILD) $(FUZZ_MINUTES)
+
+# The fuzzer tested: earlier fixes undone one at a time (build-mut-*), a
+# differential campaign of MUTANT_MINUTES against each (tests/fuzz/mutants.sh,
+# tests/results/mutants.md).
+MUTANT_MINUTES ?= 4
+fuzz-mutants: build
+	nice -n 19 tests/fuzz/mutants.sh $(BUILD) $(MUTANT_MINUTES)
 
 test-asan: | $(DEPS_STAMP)
 	@[ -f build-asan/build.ninja ] || CC=clang meson setup build-asan \

@@ -578,6 +578,78 @@ static int count_fds(bool show)
 }
 
 /*
+ * The process's threads by name (/proc/self/task/N/comm).  A program's
+ * SQPOLL threads (iou-sqp-*) and futex waiters (iou-futex) end with its
+ * ring; io-wq workers (iou-wrk-*) belong to the submitting thread's pool
+ * as the kernel's belong to its task, which keeps its last worker of each
+ * class (bounded, unbounded: 2) and lets the others leave after
+ * UURING_IOWQ_IDLE_MS; the engine's process-wide threads (uuring-*:
+ * poller, timer, AIO reaper, fork journal) are started once; anything
+ * else is the fuzzer's own or a thread nobody accounts for.
+ */
+struct thread_count {
+	int sqp, futex, wrk, engine, other;
+};
+
+static void count_threads(struct thread_count *t, bool show)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	char path[300], comm[32];
+
+	memset(t, 0, sizeof(*t));
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;	/* it has just exited */
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		fclose(f);
+		comm[strcspn(comm, "\n")] = 0;
+		if (!strncmp(comm, "iou-sqp-", 8))
+			t->sqp++;
+		else if (!strcmp(comm, "iou-futex"))
+			t->futex++;
+		else if (!strncmp(comm, "iou-wrk-", 8))
+			t->wrk++;
+		else if (!strncmp(comm, "uuring-", 7))
+			t->engine++;
+		else
+			t->other++;
+		if (show)
+			fprintf(stderr, "  thread %s: %s\n", de->d_name, comm);
+	}
+	closedir(d);
+}
+
+/* the engine's process-wide threads: uuring-poll, -timer, -aio, -xproc */
+#define ENGINE_THREADS_MAX 4
+
+static bool threads_back(const struct thread_count *t, int base_other)
+{
+	return !t->sqp && !t->futex && t->wrk <= 2 &&
+	       t->engine <= ENGINE_THREADS_MAX && t->other <= base_other;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	/* extra io-wq workers leave soon, for the thread check below */
+	setenv("UURING_IOWQ_IDLE_MS", "50", 0);
+	return 0;
+}
+
+/*
  * fuzz_uuring (this file built with F2_LIBFUZZER, tests/meson.build):
  * libFuzzer drives the same programs on uuring only (the input is the
  * generator's choices, see corpus_open), under ASan/UBSan; a crash, a
@@ -588,8 +660,9 @@ static int count_fds(bool show)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static int base_fds = -1;
+	static int base_fds = -1, base_other = -1;
 	struct dctx c = { .be = &backend_uuring };
+	struct thread_count tc;
 	uint64_t seed = 0;
 	int k, fds;
 
@@ -597,6 +670,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return -1;	/* not added to the corpus */
 	if (base_fds < 0)
 		base_fds = count_fds(false);
+	if (base_other < 0) {
+		count_threads(&tc, false);
+		base_other = tc.other;
+	}
 	for (k = 0; k < 8; k++)
 		seed |= (uint64_t)data[k] << (8 * k);
 	c.rec = drec_alloc();
@@ -615,6 +692,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fds > base_fds) {
 		fprintf(stderr, "fuzz_uuring: %d engine fds open after the program, %d before\n", fds, base_fds);
 		count_fds(true);
+		abort();
+	}
+	/* a torn-down ring's threads and idle workers leave within a
+	 * bounded time (2 s here, UURING_IOWQ_IDLE_MS 50) */
+	count_threads(&tc, false);
+	for (k = 0; !threads_back(&tc, base_other) && k < 200; k++) {
+		usleep(10000);
+		count_threads(&tc, false);
+	}
+	if (!threads_back(&tc, base_other)) {
+		fprintf(stderr, "fuzz_uuring: threads after the program: %d iou-sqp, %d iou-futex, %d iou-wrk (2 allowed), %d uuring-*, %d other (%d before)\n",
+			tc.sqp, tc.futex, tc.wrk, tc.engine, tc.other,
+			base_other);
+		count_threads(&tc, true);
 		abort();
 	}
 	return 0;

@@ -83,7 +83,7 @@ static void usage(FILE *f)
 /* `uuring faults`: the engine's fault-injection sites */
 static int cmd_faults(void)
 {
-#define UU_FAULT_LINE(id, name, what) printf("%-14s %s\n", name, what);
+#define UU_FAULT_LINE(id, name, what) printf("%-16s %s\n", name, what);
 	UU_FAULT_SITES(UU_FAULT_LINE)
 #undef UU_FAULT_LINE
 	return 0;

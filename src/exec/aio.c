@@ -67,7 +67,10 @@ static void *reaper_main(void *arg)
 	uu_tctx.engine_thread = true;
 	pthread_setname_np(pthread_self(), "uuring-aio");
 	for (;;) {
-		long n = syscall(SYS_io_getevents, aio_ctx, 1, 64, ev, NULL);
+		long n = uu_fault_errno(UU_FAULT_AIO_EINTR, EINTR) ?
+				 -1 :
+				 syscall(SYS_io_getevents, aio_ctx, 1, 64, ev,
+					 NULL);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -211,7 +214,11 @@ unsigned int uu_aio_submit_batch(struct uu_req **reqs, unsigned int n)
 		tsan_release(reqs[i]);
 	}
 	do {
-		ret = syscall(SYS_io_submit, aio_ctx, (long)n, cbp);
+		if (uu_fault_errno(UU_FAULT_AIO_EINTR, EINTR) ||
+		    uu_fault_errno(UU_FAULT_AIO_EAGAIN, EAGAIN))
+			ret = -1;
+		else
+			ret = syscall(SYS_io_submit, aio_ctx, (long)n, cbp);
 	} while (ret < 0 && errno == EINTR);
 	return ret < 0 ? 0 : (unsigned int)ret;
 }

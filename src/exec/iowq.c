@@ -114,6 +114,10 @@ static void interrupt_locked(struct uu_worker *w);
 static long futex(_Atomic uint32_t *uaddr, int op, uint32_t val,
 		  const struct timespec *ts)
 {
+	/* EINTR: every wait here rechecks its condition (a spurious wake) */
+	if ((op & FUTEX_CMD_MASK) == FUTEX_WAIT &&
+	    uu_fault_errno(UU_FAULT_FUTEX_WAIT_EINTR, EINTR))
+		return -1;
 	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
 }
 

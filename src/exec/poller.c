@@ -269,7 +269,8 @@ static void kick(void)
 {
 	uint64_t one = 1;
 
-	if (write(P.kickfd, &one, sizeof(one)) < 0) {
+	if (write(P.kickfd, &one, sizeof(one)) < 0 ||
+	    uu_fault_errno(UU_FAULT_EVENTFD_EAGAIN, EAGAIN)) {
 		/* the counter cannot overflow in practice */
 	}
 }
@@ -958,21 +959,26 @@ static void *poller_main(void *arg)
 
 			/* no wait with a ticket not yet served (below) */
 			if (ticket == atomic_load_explicit(&tickets_served,
-							   memory_order_relaxed))
+							   memory_order_relaxed) &&
+			    !uu_fault_errno(UU_FAULT_PPOLL_EINTR, EINTR))
 				uu_rawsys6(__NR_ppoll, (long)&pfd, 1, 0, 0, 0,
 					   0);
 			atomic_fetch_add_explicit(&rounds_begun, 1,
 						  memory_order_seq_cst);
-			n = epoll_wait(P.epfd, evs, 64, 0);
+			n = uu_fault_errno(UU_FAULT_EPOLL_WAIT_EINTR, EINTR) ?
+				    -1 :
+				    epoll_wait(P.epfd, evs, 64, 0);
 		} else {
 			/* a ticket not yet served: take events without
 			 * waiting, so a round that read it follows soon */
-			n = epoll_wait(P.epfd, evs, 64,
-				       ticket == atomic_load_explicit(
+			n = uu_fault_errno(UU_FAULT_EPOLL_WAIT_EINTR, EINTR) ?
+				    -1 :
+				    epoll_wait(P.epfd, evs, 64,
+					       ticket == atomic_load_explicit(
 							 &tickets_served,
 							 memory_order_relaxed) ?
-					       -1 :
-					       0);
+						       -1 :
+						       0);
 			atomic_fetch_add_explicit(&rounds_begun, 1,
 						  memory_order_seq_cst);
 		}
@@ -986,7 +992,11 @@ static void *poller_main(void *arg)
 			if (evs[i].data.ptr == &P) {
 				uint64_t v;
 
-				if (read(P.kickfd, &v, sizeof(v)) < 0) {
+				/* EAGAIN leaves a kick unread: the next
+				 * round sees it again (a spurious round) */
+				if (uu_fault_errno(UU_FAULT_EVENTFD_EAGAIN,
+						   EAGAIN) ||
+				    read(P.kickfd, &v, sizeof(v)) < 0) {
 				}
 			}
 		}
@@ -1068,8 +1078,10 @@ static bool await_count(_Atomic uint32_t *count, uint32_t target, int *max_ms)
 						   memory_order_seq_cst) -
 			      target) >= 0)
 			return true;
-		uu_rawsys6(SYS_futex, (long)&rounds_done, FUTEX_WAIT_PRIVATE,
-			   done, (long)&ts, 0, 0);
+		/* EINTR: a spurious wake, look again */
+		if (!uu_fault_errno(UU_FAULT_FUTEX_WAIT_EINTR, EINTR))
+			uu_rawsys6(SYS_futex, (long)&rounds_done,
+				   FUTEX_WAIT_PRIVATE, done, (long)&ts, 0, 0);
 	}
 	return false;
 }
@@ -1351,6 +1363,13 @@ static struct uu_req *find_poll(struct uu_ring *ring, uint64_t ud)
  * that mask at once, through task_work, and no cancel finds it any more.
  * Called under P.lock, which it drops when true.
  */
+#ifdef UU_MUTATE_POLL_UPDATE_LATE
+/* mutation build (tests/fuzz/mutants.sh): left to the engine's recheck */
+#define POLL_UPDATE_AT_ONCE 0
+#else
+#define POLL_UPDATE_AT_ONCE 1
+#endif
+
 static bool update_ready(struct uu_pollfile *pf, struct uu_req *target)
 {
 	struct uu_poll_cmd *target_poll = uu_cmd(target, poll);
@@ -1422,7 +1441,8 @@ int uu_poll_remove_issue(struct uu_req *req, unsigned int issue_flags)
 			pthread_mutex_unlock(&P.lock);
 			return 0;
 		}
-		if (!uu_cmd(target, poll)->multishot && update_ready(pf, target))
+		if (!uu_cmd(target, poll)->multishot && POLL_UPDATE_AT_ONCE &&
+		    update_ready(pf, target))
 			return 0;
 		target->poll_fresh = true;
 		need_kick = recheck_queue_locked(pf);
@@ -1465,7 +1485,9 @@ int uu_poll_cancel_req(struct uu_req *req)
 			 * Until then it stays in the kernel's cancel hash,
 			 * where a POLL_REMOVE finds it busy (-EALREADY) */
 			req->poll_state = UU_POLLST_CANCEL_AT_TW;
+#ifndef UU_MUTATE_CANCELLED_POLL_HIDDEN
 			ud_index_add(req);
+#endif
 			ret = UU_POLL_CANCEL_DEFERRED;
 		}
 		pollfile_release_locked(pf);
@@ -1544,6 +1566,13 @@ bool uu_poll_tw_shot(struct uu_req *req)
 		pthread_mutex_unlock(&P.lock);
 		return false;
 	}
+#ifdef UU_MUTATE_ARM_SHOT_LATE
+	/* the shot left to the readiness engine's first look */
+	if (!poll_st->tw_nr) {
+		pthread_mutex_unlock(&P.lock);
+		return false;
+	}
+#endif
 	if (!poll_st->tw_nr) {
 		/* readiness found at arm that the readiness engine has not
 		 * seen yet: its shot now, as the kernel's task_work posts it

@@ -44,6 +44,7 @@
 #include "core/types.h"
 #include "exec/iowq.h"
 #include "exec/sqpoll.h"
+#include "util/fault.h"
 
 #define SQPOLL_CAP_ENTRIES 8
 
@@ -89,6 +90,10 @@ static struct uu_sqd *retired_sqds;
 static long futex(_Atomic uint32_t *uaddr, int op, uint32_t val,
 		  const struct timespec *ts)
 {
+	/* EINTR: every wait here rechecks its condition (a spurious wake) */
+	if ((op & FUTEX_CMD_MASK) == FUTEX_WAIT &&
+	    uu_fault_errno(UU_FAULT_FUTEX_WAIT_EINTR, EINTR))
+		return -1;
 	return syscall(SYS_futex, uaddr, op, val, ts, NULL, 0);
 }
 

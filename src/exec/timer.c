@@ -134,13 +134,17 @@ static void *timer_main(void *arg)
 	pthread_setname_np(pthread_self(), "uuring-timer");
 	uu_thread_ready();
 	for (;;) {
-		int n = epoll_wait(T.epfd, evs, NCLOCKS, -1);
+		/* EINTR: no events, wait again */
+		int n = uu_fault_errno(UU_FAULT_EPOLL_WAIT_EINTR, EINTR) ?
+				-1 :
+				epoll_wait(T.epfd, evs, NCLOCKS, -1);
 
 		for (int i = 0; i < n; i++) {
 			int c = (int)evs[i].data.u32;
 			uint64_t v;
 
-			if (read(T.tfd[c], &v, sizeof(v)) < 0) {
+			if (uu_fault_errno(UU_FAULT_EVENTFD_EAGAIN, EAGAIN) ||
+			    read(T.tfd[c], &v, sizeof(v)) < 0) {
 				/* EAGAIN: re-programmed meanwhile */
 			}
 			for (;;) {

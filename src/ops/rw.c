@@ -421,9 +421,14 @@ static int ring_file_rw(struct uu_req *req, bool is_write,
 	/* woken by the ring fd's readiness: a CQE is there.  On a
 	 * DEFER_TASKRUN ring the kernel's retry is the submitter's task_work
 	 * (a cancel before its GETEVENTS still finds the read): so is ours */
+#ifndef UU_MUTATE_RINGFD_READ_EARLY
 	if (rw_st->ring_file && (issue_flags & UU_ISSUE_F_POLLER) &&
 	    (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN))
 		return uu_tw_reissue(req);
+#else
+	/* mutation build (tests/fuzz/mutants.sh): failed at the wakeup */
+	(void)issue_flags;
+#endif
 	if (rw_st->ring_file)
 		return -EINVAL;
 	readable = uu_ring_fd_readable(req->fd);
@@ -458,7 +463,12 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 		return -EBADF; /* no registered files yet */
 	if (unlikely(rw_st->meta))
 		return rw_meta_check(req, is_write);
+#ifdef UU_MUTATE_RINGFD_AS_SOCKET
+	/* the ring fd read and written as the socket it is underneath */
+	if (unlikely(rw_st->ring_file)) {
+#else
 	if (unlikely(rw_st->ring_file || uu_registry_fd_cached(req->fd))) {
+#endif
 		int ret = ring_file_rw(req, is_write, issue_flags);
 
 		if (ret != 1)

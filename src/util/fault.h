@@ -8,6 +8,7 @@
 #ifndef UURING_FAULT_H
 #define UURING_FAULT_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -36,6 +37,15 @@ static inline bool uu_fault(enum uu_fault_site site)
 	return __builtin_expect(atomic_load_explicit(&uu_fault_armed,
 						     memory_order_relaxed), 0) &&
 	       uu_fault_hit(site);
+}
+
+/* the same, setting errno to err when it must fail (a system call's fault) */
+static inline bool uu_fault_errno(enum uu_fault_site site, int err)
+{
+	if (!uu_fault(site))
+		return false;
+	errno = err;
+	return true;
 }
 
 #endif

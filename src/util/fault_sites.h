@@ -24,6 +24,19 @@
 	X(AIO_SETUP, "aio_setup",                                            \
 	  "the Linux AIO context (O_DIRECT I/O then goes to io-wq)")         \
 	X(RING_MMAP, "ring_mmap",                                            \
-	  "ring memory at setup or resize: -ENOMEM")
+	  "ring memory at setup or resize: -ENOMEM")                         \
+	X(EPOLL_WAIT_EINTR, "epoll_wait_eintr",                              \
+	  "EINTR from the poller's and timer thread's epoll_wait: wait again")\
+	X(PPOLL_EINTR, "ppoll_eintr",                                        \
+	  "EINTR from ppoll: a CQ wait ends in -EINTR, the poller looks again")\
+	X(FUTEX_WAIT_EINTR, "futex_wait_eintr",                              \
+	  "EINTR from the io-wq, SQPOLL and poller futex waits: a spurious wake")\
+	X(AIO_EINTR, "aio_eintr",                                            \
+	  "EINTR from io_submit and io_getevents: retried")                  \
+	X(AIO_EAGAIN, "aio_eagain",                                          \
+	  "EAGAIN from io_submit (no AIO resources): the requests go to io-wq")\
+	X(EVENTFD_EAGAIN, "eventfd_eagain",                                  \
+	  "EAGAIN from the engine's eventfd/timerfd reads (nothing taken) and"\
+	  " eventfd writes (counter full: the write is made, readable)")
 
 #endif

@@ -31,6 +31,7 @@
 #include "core/wait.h"
 #include "core/xproc.h"
 #include "exec/poller.h"
+#include "util/fault.h"
 #include "util/fdutil.h"
 #include "util/forkhook.h"
 #include "util/usercopy.h"
@@ -122,8 +123,10 @@ void uu_wake_waiters(struct uu_ring *r)
 		    (!every && !waiter_satisfied(r, w, tail)))
 			continue;
 		atomic_store_explicit(&w->woken, true, memory_order_relaxed);
-		if (write(w->efd, &one, sizeof(one)) < 0) {
-			/* the eventfd is non-blocking and never near full */
+		if (write(w->efd, &one, sizeof(one)) < 0 ||
+		    uu_fault_errno(UU_FAULT_EVENTFD_EAGAIN, EAGAIN)) {
+			/* the eventfd is non-blocking and never near full;
+			 * full, it is readable all the same */
 		}
 	}
 	pthread_mutex_unlock(&r->wait_lock);
@@ -139,7 +142,8 @@ void uu_wake_all_waiters(struct uu_ring *r)
 	uu_lock_cls(&r->wait_lock, UU_LOCK_CQ_WAITERS);
 	for (w = r->waiters; w; w = w->next) {
 		atomic_store_explicit(&w->woken, true, memory_order_relaxed);
-		if (write(w->efd, &one, sizeof(one)) < 0) {
+		if (write(w->efd, &one, sizeof(one)) < 0 ||
+		    uu_fault_errno(UU_FAULT_EVENTFD_EAGAIN, EAGAIN)) {
 		}
 	}
 	pthread_mutex_unlock(&r->wait_lock);
@@ -534,8 +538,11 @@ static int wait_sleep(struct cq_wait *cw)
 		tmo = &buf;
 		capped = true;
 	}
-	n = ppoll(cw->pfd, cw->pfd[1].fd >= 0 ? 2 : 1, tmo,
-		  cw->a.sig ? &cw->mask : NULL);
+	/* EINTR ends the wait in -EINTR as a signal ends the kernel's */
+	n = uu_fault_errno(UU_FAULT_PPOLL_EINTR, EINTR) ?
+		    -1 :
+		    ppoll(cw->pfd, cw->pfd[1].fd >= 0 ? 2 : 1, tmo,
+			  cw->a.sig ? &cw->mask : NULL);
 	if (cw->defer) {
 		atomic_store(&r->tw_wait_nr, 0);
 		/* as the kernel: completions queued meanwhile are
@@ -547,7 +554,8 @@ static int wait_sleep(struct cq_wait *cw)
 	if (n > 0 && (cw->pfd[1].revents & POLLIN)) {
 		uint64_t v;
 
-		if (read(cw->pfd[1].fd, &v, sizeof(v)) < 0) {
+		if (uu_fault_errno(UU_FAULT_EVENTFD_EAGAIN, EAGAIN) ||
+		    read(cw->pfd[1].fd, &v, sizeof(v)) < 0) {
 			/* another waiter drained it first */
 		}
 		/* the ring just became shared: this process's other
@@ -559,7 +567,8 @@ static int wait_sleep(struct cq_wait *cw)
 		uint64_t v;
 
 		if ((cw->pfd[0].revents & POLLIN) &&
-		    read(cw->efd, &v, sizeof(v)) < 0) {
+		    (uu_fault_errno(UU_FAULT_EVENTFD_EAGAIN, EAGAIN) ||
+		     read(cw->efd, &v, sizeof(v)) < 0)) {
 			/* EAGAIN: a stale wake; harmless */
 		}
 		uu_stat_inc(r, wakeups);
@@ -610,7 +619,8 @@ static int wait_end(struct cq_wait *cw, int ret)
 	if (atomic_load_explicit(&cw->w->woken, memory_order_relaxed)) {
 		uint64_t v;
 
-		if (read(cw->efd, &v, sizeof(v)) < 0) {
+		if (uu_fault_errno(UU_FAULT_EVENTFD_EAGAIN, EAGAIN) ||
+		    read(cw->efd, &v, sizeof(v)) < 0) {
 		}
 	}
 	if (atomic_load_explicit(r->cq_head, memory_order_acquire) !=

@@ -214,10 +214,10 @@ UU_EXPORT void *uuring_mmap(void *addr, size_t length, int prot, int flags,
 	} else if (r->user_mem) {
 		p = mmap_err(-ENOMEM); /* NO_MMAP rings cannot be mapped */
 	} else if (off == IORING_OFF_SQ_RING || off == IORING_OFF_CQ_RING) {
-		p = map_region(r->rings_mem, r->rings_size, addr, length, prot,
+		p = map_region(r->mem.rings, r->mem.rings_size, addr, length, prot,
 			       flags);
 	} else if (off == IORING_OFF_SQES) {
-		p = map_region(r->sqes_mem, r->sqes_size, addr, length, prot,
+		p = map_region(r->mem.sqes, r->mem.sqes_size, addr, length, prot,
 			       flags);
 	} else {
 		p = mmap_err(-ENOMEM);
@@ -407,8 +407,8 @@ void uu_stats_report(struct uu_ring *r, const char *when)
 	n = snprintf(buf, sizeof(buf),
 		     "uuring-stats pid=%d at=%s setup_flags=0x%x sq_entries=%u "
 		     "cq_entries=%u ",
-		     (int)getpid(), when, r->setup_flags, r->sq_entries,
-		     r->cq_entries);
+		     (int)getpid(), when, r->setup_flags, r->mem.sq_entries,
+		     r->mem.cq_entries);
 	if (n <= 0 || n >= (int)sizeof(buf))
 		return;
 	n = format_stats(&s, buf, sizeof(buf) - 1, (size_t)n, '=', ' ');

@@ -41,7 +41,7 @@ static inline bool cq_full(struct uu_ring *r, unsigned int need)
 	 * slot we overwrite has really been consumed */
 	uint32_t head = atomic_load_explicit(r->cq_head, memory_order_acquire);
 
-	return r->cq_entries - (r->cq_cached_tail - head) < need;
+	return r->mem.cq_entries - (r->cq_cached_tail - head) < need;
 }
 
 static void fill_cq(struct uu_ring *r, unsigned int need, uint64_t user_data,
@@ -136,7 +136,7 @@ bool uu_cq_has_room_locked(struct uu_ring *r, uint32_t pending)
 	       r->cq_cached_tail + pending -
 			       atomic_load_explicit(r->cq_head,
 						    memory_order_acquire) <
-		       r->cq_entries;
+		       r->mem.cq_entries;
 }
 
 void uu_cq_post_locked(struct uu_ring *r, uint64_t user_data, int32_t res,

@@ -84,8 +84,8 @@ UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 	if (flags & IORING_ENTER_GETEVENTS) {
 		int ret2;
 
-		if (min_complete > r->cq_entries)
-			min_complete = r->cq_entries;
+		if (min_complete > r->mem.cq_entries)
+			min_complete = r->mem.cq_entries;
 		/* io_uring_get_events (nothing to submit or wait for): the
 		 * readiness the kernel's task_work would have turned into
 		 * CQEs by now is processed first (exec/poller.c) */

@@ -54,7 +54,7 @@ static _Atomic uint32_t *same_word(const struct uu_ring *r, void *nrings,
 {
 	return (_Atomic uint32_t *)((unsigned char *)nrings +
 				    ((unsigned char *)w -
-				     (unsigned char *)r->rings_mem));
+				     (unsigned char *)r->mem.rings));
 }
 
 static void copy_word(const struct uu_ring *r, void *nrings,
@@ -69,7 +69,7 @@ static void copy_word(const struct uu_ring *r, void *nrings,
 static int switch_over(struct uu_ring *r, const struct uu_ring_mem *n)
 {
 	unsigned char *ncqes = (unsigned char *)n->rings +
-			       (r->cqes - (unsigned char *)r->rings_mem);
+			       (r->cqes - (unsigned char *)r->mem.rings);
 	uint32_t sq_head, sq_tail, cq_head, cq_tail;
 
 	/* the application's tail store is a release: its SQEs are seen */
@@ -84,12 +84,12 @@ static int switch_over(struct uu_ring *r, const struct uu_ring_mem *n)
 	cq_tail = atomic_load_explicit(r->cq_tail, memory_order_relaxed);
 	if (cq_tail - cq_head > n->cq_entries)
 		return -EOVERFLOW;
-	if (r->cq_cached_tail - cq_tail <= r->cq_entries) {
+	if (r->cq_cached_tail - cq_tail <= r->mem.cq_entries) {
 		if (r->cq_cached_tail - cq_head > n->cq_entries)
 			return -EOVERFLOW;
 		cq_tail = r->cq_cached_tail;
 	}
-	copy_entries(n->sqes, n->sq_entries - 1, r->sqes_mem, r->sq_mask,
+	copy_entries(n->sqes, n->sq_entries - 1, r->mem.sqes, r->sq_mask,
 		     sq_head, sq_tail, r->sqe_shift);
 	copy_entries(ncqes, n->cq_entries - 1, r->cqes, r->cq_mask, cq_head,
 		     cq_tail, r->cqe_shift);
@@ -170,7 +170,7 @@ static int resize_locked(struct uu_ring *r, void *arg)
 	ret = uu_copy_to_user(arg, &p, sizeof(p));
 	if (ret)
 		goto fail_mem;
-	uu_ring_mem_of(r, old);
+	*old = r->mem; /* retired below once n is in */
 	uu_shared_lock(r->completion_lock);
 	ret = switch_over(r, &n);
 	pthread_mutex_unlock(r->completion_lock);

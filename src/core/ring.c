@@ -38,16 +38,10 @@ void uu_ring_mem_install(struct uu_ring *r, const struct uu_ring_mem *m)
 {
 	struct uu_ring_words w;
 
-	r->sq_entries = m->sq_entries;
-	r->cq_entries = m->cq_entries;
+	r->mem = *m;
+	r->mem.next = NULL;
 	r->sq_mask = m->sq_entries - 1;
 	r->cq_mask = m->cq_entries - 1;
-	r->rings_mem = m->rings;
-	r->rings_size = m->rings_size;
-	r->rings_owned = m->rings_owned;
-	r->sqes_mem = m->sqes;
-	r->sqes_size = m->sqes_size;
-	r->sqes_owned = m->sqes_owned;
 	uu_ring_mem_words(m, r->setup_flags, &w);
 	r->sq_head = w.sq_head;
 	r->sq_tail = w.sq_tail;
@@ -59,20 +53,6 @@ void uu_ring_mem_install(struct uu_ring *r, const struct uu_ring_mem *m)
 	r->cq_overflow = w.cq_overflow;
 	r->cqes = w.cqes;
 	r->sq_array = w.sq_array;
-}
-
-/* the ring's memory as a uu_ring_mem (to retire it after a resize) */
-void uu_ring_mem_of(const struct uu_ring *r, struct uu_ring_mem *m)
-{
-	memset(m, 0, sizeof(*m));
-	m->sq_entries = r->sq_entries;
-	m->cq_entries = r->cq_entries;
-	m->rings = r->rings_mem;
-	m->rings_size = r->rings_size;
-	m->rings_owned = r->rings_owned;
-	m->sqes = r->sqes_mem;
-	m->sqes_size = r->sqes_size;
-	m->sqes_owned = r->sqes_owned;
 }
 
 /*
@@ -158,7 +138,7 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 	    !(p->flags & IORING_SETUP_R_DISABLED))
 		atomic_init(r->submitter_tid, uu_gettid());
 
-	p->sq_entries = r->sq_entries;
+	p->sq_entries = r->mem.sq_entries;
 	p->features = UU_FEATURES;
 	*out = r;
 	return sv[0];
@@ -173,10 +153,10 @@ void uu_ring_free(struct uu_ring *r)
 
 	if (!r)
 		return;
-	if (r->rings_mem && r->rings_owned)
-		munmap(r->rings_mem, r->rings_size);
-	if (r->sqes_mem && r->sqes_owned)
-		munmap(r->sqes_mem, r->sqes_size);
+	if (r->mem.rings && r->mem.rings_owned)
+		munmap(r->mem.rings, r->mem.rings_size);
+	if (r->mem.sqes && r->mem.sqes_owned)
+		munmap(r->mem.sqes, r->mem.sqes_size);
 	uu_resize_free_retired(r);
 	if (r->peer_fd > 0 && uu_fd_ino(r->peer_fd) == r->peer_ino)
 		uu_sys_close(r->peer_fd);

@@ -10,7 +10,6 @@
 #include "ring/mem.h"
 
 void uu_ring_mem_install(struct uu_ring *ring, const struct uu_ring_mem *m);
-void uu_ring_mem_of(const struct uu_ring *ring, struct uu_ring_mem *m);
 int uu_ring_create(struct uu_ring **out, unsigned int entries,
 		   struct io_uring_params *p);
 void uu_ring_free(struct uu_ring *ring);

@@ -245,7 +245,7 @@ static inline const struct io_uring_sqe *get_sqe(struct uu_ring *r)
 	if (r->sq_array) {
 		/* the index is the application's: treat it as hostile */
 		idx = __atomic_load_n(&r->sq_array[idx], __ATOMIC_RELAXED);
-		if (unlikely(idx >= r->sq_entries)) {
+		if (unlikely(idx >= r->mem.sq_entries)) {
 			atomic_store_explicit(r->sq_dropped,
 				atomic_load_explicit(r->sq_dropped,
 						     memory_order_relaxed) + 1,
@@ -254,7 +254,7 @@ static inline const struct io_uring_sqe *get_sqe(struct uu_ring *r)
 			return NULL;
 		}
 	}
-	return (const struct io_uring_sqe *)((char *)r->sqes_mem +
+	return (const struct io_uring_sqe *)((char *)r->mem.sqes +
 					     ((size_t)idx << r->sqe_shift));
 }
 
@@ -278,8 +278,8 @@ int uu_submit_sqes(struct uu_ring *r, unsigned int nr)
 	 * SQE contents are visible */
 	entries = atomic_load_explicit(r->sq_tail, memory_order_acquire) -
 		  r->sq_cached_head;
-	if (entries > r->sq_entries)
-		entries = r->sq_entries; /* hostile tail: clamp */
+	if (entries > r->mem.sq_entries)
+		entries = r->mem.sq_entries; /* hostile tail: clamp */
 	if (!entries)
 		return 0;
 	ret = (int)(left = nr < entries ? nr : entries);

@@ -24,6 +24,7 @@
 #include "abi/io_uring_abi.h"
 #include "core/lockstat.h"
 #include "ops/opstate.h"
+#include "ring/mem.h"
 #include "util/mpscq.h"
 
 #define UU_EXPORT __attribute__((visibility("default")))
@@ -170,17 +171,16 @@ struct uu_ring {
 
 	/* ---- configuration (immutable after setup) ---- */
 	unsigned int setup_flags;
-	unsigned int sq_entries, cq_entries, sq_mask, cq_mask;
+	unsigned int sq_mask, cq_mask; /* mem's entry counts - 1 */
 	unsigned int sqe_shift;  /* 6, or 7 with SQE128 */
 	unsigned int cqe_shift;  /* 4, or 5 with CQE32 */
 
 	/* ---- memory ---- */
-	void *rings_mem;         /* engine's mapping of the rings */
-	size_t rings_size;       /* page-rounded */
-	void *sqes_mem;
-	size_t sqes_size;
+	/* the rings and SQEs in use, with their sizes, entry counts and
+	 * whether the engine mapped them (ring/mem.h); replaced as a whole
+	 * by REGISTER_RESIZE_RINGS (core/resize.c) */
+	struct uu_ring_mem mem;
 	bool user_mem;           /* NO_MMAP: the application's memory */
-	bool rings_owned, sqes_owned; /* engine mapping to unmap at free */
 	/* memory REGISTER_RESIZE_RINGS replaced (core/resize.c): kept
 	 * mapped until the ring is freed, as threads that read the rings
 	 * without the CQ lock (a ring fd's readiness) may still look */

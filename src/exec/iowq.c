@@ -312,8 +312,8 @@ static struct uu_iowq *current_wq(struct uu_ring *ring)
 		pthread_mutex_init(&wq->acct[i].workers_lock, NULL);
 		wq->acct[i].wq = wq;
 	}
-	wq->acct[0].max_workers = ring->sq_entries < 4 * cpus() ?
-		ring->sq_entries : 4 * cpus();
+	wq->acct[0].max_workers = ring->mem.sq_entries < 4 * cpus() ?
+		ring->mem.sq_entries : 4 * cpus();
 	if (getrlimit(RLIMIT_NPROC, &rl) || rl.rlim_cur > UINT32_MAX)
 		wq->acct[1].max_workers = UINT32_MAX;
 	else

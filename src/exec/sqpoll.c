@@ -433,7 +433,7 @@ void uu_sqpoll_wait_sq(struct uu_ring *r)
 
 		if (atomic_load_explicit(r->sq_tail, memory_order_acquire) -
 			    atomic_load_explicit(r->sq_head, memory_order_acquire) <
-		    r->sq_entries || uu_sqpoll_dead(r))
+		    r->mem.sq_entries || uu_sqpoll_dead(r))
 			break;
 		uu_sqd_wake(r->sqd);
 		futex(&r->sq_space_seq, FUTEX_WAIT_PRIVATE, seq, &ts);

@@ -63,7 +63,6 @@
 #include "core/cq_post.h"
 #include "core/registry.h"
 #include "core/rsrc.h"
-#include "core/task_work.h"
 #include "core/tctx.h"
 #include "core/types.h"
 #include "core/xproc.h"
@@ -1165,13 +1164,7 @@ static int recv_select_issue(struct uu_req *req, unsigned int issue_flags)
 	int flags = (int)(net_st->msg_flags | MSG_DONTWAIT);
 	int ret;
 
-	/* DEFER_TASKRUN: the shots are the submitter's to post, when it
-	 * waits, like the rest of the ring's completions */
-	if (mshot && in_poller(issue_flags) &&
-	    (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN))
-		return uu_tw_reissue(req);
-	ret = uu_net_is_socket(req);
-	if (ret)
+	if (uu_net_recv_start(req, issue_flags, mshot, &ret) || ret)
 		return ret;
 	for (;;) {
 		bool finished = true, trunc = false, fail;

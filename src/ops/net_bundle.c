@@ -51,7 +51,6 @@
 #include "core/types.h"
 #include "ops/kbuf.h"
 #include "ops/net.h"
-#include "core/task_work.h"
 #include "ops/net_int.h"
 #include "util/cpsys.h"
 
@@ -259,12 +258,7 @@ int uu_recv_bundle_issue(struct uu_req *req, unsigned int issue_flags)
 	int flags = (int)(net_st->msg_flags | MSG_DONTWAIT);
 	int ret;
 
-	/* DEFER_TASKRUN: the shots are the submitter's to post */
-	if (mshot && in_poller(issue_flags) &&
-	    (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN))
-		return uu_tw_reissue(req);
-	ret = uu_net_is_socket(req);
-	if (ret)
+	if (uu_net_recv_start(req, issue_flags, mshot, &ret) || ret)
 		return ret;
 	for (;;) {
 		uint32_t done = net_st->done, cflags = 0;

@@ -14,6 +14,7 @@
 #include <sys/uio.h>
 
 #include "core/registry.h"
+#include "core/task_work.h"
 #include "core/types.h"
 
 /* uu_net_cmd.st */
@@ -100,6 +101,25 @@ void uu_net_iov_advance(struct uu_netmsg *m, size_t n);
 /* io_net_retry: a partial MSG_WAITALL transfer continues (stream and
  * seqpacket sockets) */
 bool uu_net_retry(struct uu_req *req);
+/*
+ * The start of a receive into provided buffers (recv_select_issue, the
+ * bundles): a DEFER_TASKRUN ring's multishot shots are the submitter's to
+ * post, when it waits, like the rest of the ring's completions, so on the
+ * readiness engine the request goes back to task_work: true, and *ret is
+ * the issue's result.  Otherwise false, and *ret is uu_net_is_socket's.
+ */
+static inline bool uu_net_recv_start(struct uu_req *req,
+				     unsigned int issue_flags, bool mshot,
+				     int *ret)
+{
+	if (mshot && in_poller(issue_flags) &&
+	    (req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN)) {
+		*ret = uu_tw_reissue(req);
+		return true;
+	}
+	*ret = uu_net_is_socket(req);
+	return false;
+}
 /* IORING_RECVSEND_POLL_FIRST's first issue */
 int uu_net_poll_first(struct uu_req *req, int how); /* 1: ready, go on */
 /* a positive result that still fails the chain */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the socket opcodes (ops/net.c) share with the bundles
- * (ops/net_bundle.c): the state flags, the import block and a few
- * helpers.
+ * What the socket opcodes share: the common part and the imports
+ * (ops/net.c), the sends (ops/net_send.c), the receives (ops/net_recv.c),
+ * the opcodes that move no data (ops/net_sock.c) and the bundles
+ * (ops/net_bundle.c): the state flags, the import block and the helpers.
  */
 #ifndef UURING_OPS_NET_INT_H
 #define UURING_OPS_NET_INT_H
@@ -124,6 +125,21 @@ static inline bool uu_net_recv_start(struct uu_req *req,
 int uu_net_poll_first(struct uu_req *req, int how); /* 1: ready, go on */
 /* a positive result that still fails the chain */
 int uu_net_short_res(struct uu_req *req, int res);
+/* the kernel's access_ok(): -EFAULT for a range past the user half */
+int uu_net_range_ok(uint64_t addr, uint64_t len);
+/* move_addr_to_kernel() */
+int uu_net_import_addr(uint64_t uaddr, int len,
+		       struct sockaddr_storage *dst);
+/* import_iovec() of nr iovecs at uiov (raw: into a registered buffer) */
+int uu_net_import_iov(struct uu_netmsg *m, uint64_t uiov, size_t nr,
+		      bool raw);
+/* SENDMSG/RECVMSG prep: the user's msghdr at the request's addr */
+int uu_net_import_msghdr(struct uu_req *req, bool is_send);
+/* -ENOTSOCK for a ring fd, before anything reads or writes it */
+int uu_net_ring_fd_check(struct uu_req *req);
+/* the end of a send or receive try: the kernel's "ret < min_ret" */
+int uu_net_sr_finish(struct uu_req *req, ssize_t n, size_t min, int how,
+		     bool trunc, bool *again);
 
 /* ops/net_bundle.c */
 int uu_net_bundle_prep(struct uu_req *req);

@@ -629,6 +629,148 @@ static bool uu_poll_uring_wake(struct uu_req *req)
 }
 
 /*
+ * A POLL_ADD waiter of a file that reported revents: true when it is done
+ * (req->res holds its mask); a multishot's shot is posted, or queued on
+ * *shots for task_work, and it goes on waiting.
+ */
+static bool wake_poll_req(struct uu_req *req, uint32_t revents,
+			  struct uu_req **shots)
+{
+	uint32_t m = revents & uu_cmd(req, poll)->events;
+	bool ring_wake = false;
+
+	if (unlikely(uu_cmd(req, poll)->ring_file)) {
+		/*
+		 * A ring fd: after what its arm found, only
+		 * the ring's CQ wakes it (io_cqring_wake's
+		 * EPOLLIN | EPOLL_URING_WAKE, which ends a
+		 * multishot poll); uuring's socket reports
+		 * POLLOUT with every edge.
+		 */
+		if (uu_cmd(req, poll)->ring_seen) {
+			m &= EPOLLIN | EPOLLRDNORM;
+			ring_wake = true;
+		}
+		uu_cmd(req, poll)->ring_seen = true;
+	}
+	if (uu_cmd(req, poll)->arm_absorb) {
+		/* the shot of what the arm found is posted
+		 * (uu_poll_tw_shot): this first look sees
+		 * that readiness again, not a new wakeup */
+		uu_cmd(req, poll)->arm_absorb = false;
+		return false;
+	}
+	if (!m) {
+		return false;
+	}
+	if (req->poll_tw) {
+		/*
+		 * A wakeup waits to be run already: the
+		 * ones that come before it runs add no item
+		 * (the kernel's poll_refs), one CQE covers
+		 * them.  The first one seen after readiness
+		 * found at arm decides the mask, as the
+		 * wakeup that takes ownership does.
+		 */
+		if (!uu_cmd(req, poll)->tw_nr++) {
+			uu_cmd(req, poll)->tw_mask = m;
+			uu_cmd(req, poll)->tw_uring =
+				uu_cmd(req, poll)->multishot &&
+				(ring_wake ||
+				 uu_poll_uring_wake(req));
+		}
+		return false;
+	}
+	if ((req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN) ||
+	    req->poll_hold) {
+		/*
+		 * The kernel's wakeup queues io_poll_task_func,
+		 * which completes or posts then
+		 * (uu_poll_tw_shot), the request armed
+		 * meanwhile: on DEFER_TASKRUN for the
+		 * submitter's GETEVENTS; during the batch that
+		 * armed it (poll_hold), at that batch's end
+		 * (core/req.c release_holds), so a cancel or
+		 * POLL_REMOVE later in the batch finds the
+		 * wakeup pending.
+		 */
+		req->poll_tw = true;
+		uu_cmd(req, poll)->tw_nr = 1;
+		uu_cmd(req, poll)->tw_mask = m;
+		/* decided by the wakeup that takes
+		 * ownership, as io_poll_wake does */
+		uu_cmd(req, poll)->tw_uring =
+			uu_cmd(req, poll)->multishot &&
+			(ring_wake || uu_poll_uring_wake(req));
+		if (!req->poll_hold) {
+			req->late_next = *shots;
+			*shots = req;
+		}
+		return false;
+	}
+	if (uu_cmd(req, poll)->multishot && !ring_wake &&
+	    !uu_poll_uring_wake(req) &&
+	    uu_req_post_cqe(req, (int32_t)m, 0, 0)) {
+		return false;
+	}
+	req->res = (int32_t)m;
+	return true;
+}
+
+/*
+ * A request parked for readiness (a read, write, send, receive, accept,
+ * ...) on a file that reported revents: issued again, true when it is
+ * done (req->res set).  *in_blocked / *out_blocked: a retry in that
+ * direction found the file not ready, so later waiters are not tried.
+ */
+static bool retry_parked(struct uu_pollfile *pf, struct uu_req *req,
+			 uint32_t revents, bool *in_blocked, bool *out_blocked,
+			 bool *kick_after)
+{
+	bool want_in = req->park_events & EPOLLIN;
+	int res;
+
+	if (!(revents & (req->park_events | ALWAYS)) ||
+	    (want_in ? *in_blocked : *out_blocked)) {
+		return false;
+	}
+	req->park = UU_ISSUE_DONE;
+	res = uu_opdefs[req->opcode].issue(req,
+					   UU_ISSUE_F_POLLER);
+	if (req->park && req->cq_uncommitted) {
+		/* waits again: no final CQE yet */
+		req->cq_uncommitted = false;
+		uu_cq_commit(req->ring);
+	}
+	if (req->park && req->requeue) {
+		/*
+		 * A multishot receive at its retry cap with
+		 * data still queued (uu_net_requeue): no
+		 * edge will come for that data, so the file
+		 * is rechecked after the files ready now, in
+		 * the order requeued (the kernel's
+		 * IOU_REQUEUE puts its task_work last).
+		 */
+		req->requeue = false;
+		req->poll_fresh = true;
+		if (recheck_queue_locked(pf))
+			*kick_after = true;
+		return false;
+	}
+	if (req->park) {
+		/* still not ready: later waiters in the same
+		 * direction would not be either */
+		if (want_in)
+			*in_blocked = true;
+		else
+			*out_blocked = true;
+		return false;
+	}
+	req->res = res;
+	return true;
+}
+
+/*
  * Examine the waiters of pf against revents.  fresh_only: a recheck after
  * an arm, for the waiters that may have missed the last edge.  Finished
  * requests are moved to *done (completed outside the lock).
@@ -648,127 +790,11 @@ static void process(struct uu_pollfile *pf, uint32_t revents, bool fresh_only,
 			continue;
 		}
 		req->poll_fresh = false;
-		if (req->opcode == IORING_OP_POLL_ADD) {
-			uint32_t m = revents & uu_cmd(req, poll)->events;
-			bool ring_wake = false;
-
-			if (unlikely(uu_cmd(req, poll)->ring_file)) {
-				/*
-				 * A ring fd: after what its arm found, only
-				 * the ring's CQ wakes it (io_cqring_wake's
-				 * EPOLLIN | EPOLL_URING_WAKE, which ends a
-				 * multishot poll); uuring's socket reports
-				 * POLLOUT with every edge.
-				 */
-				if (uu_cmd(req, poll)->ring_seen) {
-					m &= EPOLLIN | EPOLLRDNORM;
-					ring_wake = true;
-				}
-				uu_cmd(req, poll)->ring_seen = true;
-			}
-			if (uu_cmd(req, poll)->arm_absorb) {
-				/* the shot of what the arm found is posted
-				 * (uu_poll_tw_shot): this first look sees
-				 * that readiness again, not a new wakeup */
-				uu_cmd(req, poll)->arm_absorb = false;
-				continue;
-			}
-			if (!m) {
-				continue;
-			}
-			if (req->poll_tw) {
-				/*
-				 * A wakeup waits to be run already: the
-				 * ones that come before it runs add no item
-				 * (the kernel's poll_refs), one CQE covers
-				 * them.  The first one seen after readiness
-				 * found at arm decides the mask, as the
-				 * wakeup that takes ownership does.
-				 */
-				if (!uu_cmd(req, poll)->tw_nr++) {
-					uu_cmd(req, poll)->tw_mask = m;
-					uu_cmd(req, poll)->tw_uring =
-						uu_cmd(req, poll)->multishot &&
-						(ring_wake ||
-						 uu_poll_uring_wake(req));
-				}
-				continue;
-			}
-			if ((req->ring->setup_flags & IORING_SETUP_DEFER_TASKRUN) ||
-			    req->poll_hold) {
-				/*
-				 * The kernel's wakeup queues io_poll_task_func,
-				 * which completes or posts then
-				 * (uu_poll_tw_shot), the request armed
-				 * meanwhile: on DEFER_TASKRUN for the
-				 * submitter's GETEVENTS; during the batch that
-				 * armed it (poll_hold), at that batch's end
-				 * (core/req.c release_holds), so a cancel or
-				 * POLL_REMOVE later in the batch finds the
-				 * wakeup pending.
-				 */
-				req->poll_tw = true;
-				uu_cmd(req, poll)->tw_nr = 1;
-				uu_cmd(req, poll)->tw_mask = m;
-				/* decided by the wakeup that takes
-				 * ownership, as io_poll_wake does */
-				uu_cmd(req, poll)->tw_uring =
-					uu_cmd(req, poll)->multishot &&
-					(ring_wake || uu_poll_uring_wake(req));
-				if (!req->poll_hold) {
-					req->late_next = *shots;
-					*shots = req;
-				}
-				continue;
-			}
-			if (uu_cmd(req, poll)->multishot && !ring_wake &&
-			    !uu_poll_uring_wake(req) &&
-			    uu_req_post_cqe(req, (int32_t)m, 0, 0)) {
-				continue;
-			}
-			req->res = (int32_t)m;
-		} else {
-			bool want_in = req->park_events & EPOLLIN;
-			int res;
-
-			if (!(revents & (req->park_events | ALWAYS)) ||
-			    (want_in ? in_blocked : out_blocked)) {
-				continue;
-			}
-			req->park = UU_ISSUE_DONE;
-			res = uu_opdefs[req->opcode].issue(req,
-							   UU_ISSUE_F_POLLER);
-			if (req->park && req->cq_uncommitted) {
-				/* waits again: no final CQE yet */
-				req->cq_uncommitted = false;
-				uu_cq_commit(req->ring);
-			}
-			if (req->park && req->requeue) {
-				/*
-				 * A multishot receive at its retry cap with
-				 * data still queued (uu_net_requeue): no
-				 * edge will come for that data, so the file
-				 * is rechecked after the files ready now, in
-				 * the order requeued (the kernel's
-				 * IOU_REQUEUE puts its task_work last).
-				 */
-				req->requeue = false;
-				req->poll_fresh = true;
-				if (recheck_queue_locked(pf))
-					*kick_after = true;
-				continue;
-			}
-			if (req->park) {
-				/* still not ready: later waiters in the same
-				 * direction would not be either */
-				if (want_in)
-					in_blocked = true;
-				else
-					out_blocked = true;
-				continue;
-			}
-			req->res = res;
-		}
+		if (req->opcode == IORING_OP_POLL_ADD ?
+			    !wake_poll_req(req, revents, shots) :
+			    !retry_parked(pf, req, revents, &in_blocked,
+					  &out_blocked, kick_after))
+			continue;
 		waiter_unlink(pf, req);
 		req->poll_next = *done;
 		*done = req;
@@ -900,6 +926,77 @@ static void recheck_batch(struct uu_pollfile **rcp)
 	finish_list(done);
 }
 
+/*
+ * The wait of one poller round, up to nevs events into evs: *ticketp is
+ * the last sync ticket read before the round takes any event (the round
+ * serves it at its end).  Returns what epoll_wait returned.
+ */
+static int round_wait(struct epoll_event *evs, int nevs, uint32_t *ticketp)
+{
+	/* seq_cst: before this round takes any event (see
+	 * tickets_taken) */
+	uint32_t ticket = atomic_load_explicit(&tickets_taken,
+					       memory_order_seq_cst);
+	bool careful = atomic_load_explicit(&uu_inproc_watched,
+					    memory_order_relaxed);
+	int n;
+
+	*ticketp = ticket;
+
+	/*
+	 * Dekker pair with poller_sync_exact: we store the mode,
+	 * then load the count; a new watch increments the count
+	 * (arm), and its waker loads the mode.  Either we see the
+	 * watch and wait carefully, or the waker sees a plain
+	 * wait and kicks.
+	 */
+	atomic_store_explicit(&careful_round, careful,
+			      memory_order_seq_cst);
+	if (!careful && atomic_load_explicit(&uu_inproc_watched,
+					     memory_order_seq_cst)) {
+		careful = true;
+		atomic_store_explicit(&careful_round, true,
+				      memory_order_seq_cst);
+	}
+	if (careful) {
+		/*
+		 * A waker of this process may be syncing
+		 * (uu_poller_inproc_wake_slow): number the round
+		 * before it takes any event from the instance, so
+		 * that a sync that finds the instance empty knows
+		 * the round that took its event (poller_sync_for).
+		 * Wait for readiness without taking it, then take.
+		 */
+		struct pollfd pfd = { .fd = P.epfd, .events = POLLIN };
+
+		/* no wait with a ticket not yet served (below) */
+		if (ticket == atomic_load_explicit(&tickets_served,
+						   memory_order_relaxed) &&
+		    !uu_fault_errno(UU_FAULT_PPOLL_EINTR, EINTR))
+			uu_rawsys6(__NR_ppoll, (long)&pfd, 1, 0, 0, 0,
+				   0);
+		atomic_fetch_add_explicit(&rounds_begun, 1,
+					  memory_order_seq_cst);
+		n = uu_fault_errno(UU_FAULT_EPOLL_WAIT_EINTR, EINTR) ?
+			    -1 :
+			    epoll_wait(P.epfd, evs, nevs, 0);
+	} else {
+		/* a ticket not yet served: take events without
+		 * waiting, so a round that read it follows soon */
+		n = uu_fault_errno(UU_FAULT_EPOLL_WAIT_EINTR, EINTR) ?
+			    -1 :
+			    epoll_wait(P.epfd, evs, nevs,
+				       ticket == atomic_load_explicit(
+						 &tickets_served,
+						 memory_order_relaxed) ?
+					       -1 :
+					       0);
+		atomic_fetch_add_explicit(&rounds_begun, 1,
+					  memory_order_seq_cst);
+	}
+	return n;
+}
+
 static void *poller_main(void *arg)
 {
 	struct epoll_event evs[64];
@@ -914,6 +1011,7 @@ static void *poller_main(void *arg)
 		struct uu_pollfile *rc;
 		struct uu_req *done = NULL, *shots = NULL;
 		bool requeued = false;
+		uint32_t ticket;
 		int n;
 
 		/* taken at the end of the last round: no event returned by
@@ -924,64 +1022,7 @@ static void *poller_main(void *arg)
 			free(grave);
 			grave = next;
 		}
-		/* seq_cst: before this round takes any event (see
-		 * tickets_taken) */
-		uint32_t ticket = atomic_load_explicit(&tickets_taken,
-						       memory_order_seq_cst);
-		bool careful = atomic_load_explicit(&uu_inproc_watched,
-						    memory_order_relaxed);
-
-		/*
-		 * Dekker pair with poller_sync_exact: we store the mode,
-		 * then load the count; a new watch increments the count
-		 * (arm), and its waker loads the mode.  Either we see the
-		 * watch and wait carefully, or the waker sees a plain
-		 * wait and kicks.
-		 */
-		atomic_store_explicit(&careful_round, careful,
-				      memory_order_seq_cst);
-		if (!careful && atomic_load_explicit(&uu_inproc_watched,
-						     memory_order_seq_cst)) {
-			careful = true;
-			atomic_store_explicit(&careful_round, true,
-					      memory_order_seq_cst);
-		}
-		if (careful) {
-			/*
-			 * A waker of this process may be syncing
-			 * (uu_poller_inproc_wake_slow): number the round
-			 * before it takes any event from the instance, so
-			 * that a sync that finds the instance empty knows
-			 * the round that took its event (poller_sync_for).
-			 * Wait for readiness without taking it, then take.
-			 */
-			struct pollfd pfd = { .fd = P.epfd, .events = POLLIN };
-
-			/* no wait with a ticket not yet served (below) */
-			if (ticket == atomic_load_explicit(&tickets_served,
-							   memory_order_relaxed) &&
-			    !uu_fault_errno(UU_FAULT_PPOLL_EINTR, EINTR))
-				uu_rawsys6(__NR_ppoll, (long)&pfd, 1, 0, 0, 0,
-					   0);
-			atomic_fetch_add_explicit(&rounds_begun, 1,
-						  memory_order_seq_cst);
-			n = uu_fault_errno(UU_FAULT_EPOLL_WAIT_EINTR, EINTR) ?
-				    -1 :
-				    epoll_wait(P.epfd, evs, 64, 0);
-		} else {
-			/* a ticket not yet served: take events without
-			 * waiting, so a round that read it follows soon */
-			n = uu_fault_errno(UU_FAULT_EPOLL_WAIT_EINTR, EINTR) ?
-				    -1 :
-				    epoll_wait(P.epfd, evs, 64,
-					       ticket == atomic_load_explicit(
-							 &tickets_served,
-							 memory_order_relaxed) ?
-						       -1 :
-						       0);
-			atomic_fetch_add_explicit(&rounds_begun, 1,
-						  memory_order_seq_cst);
-		}
+		n = round_wait(evs, 64, &ticket);
 
 		/*
 		 * The kick is consumed before the recheck list is taken

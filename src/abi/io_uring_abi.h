@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * uuring's own statement of the io_uring user ABI (Linux 6.18+ level).
+ * (Past 800 lines: the ABI is one header, as the kernel's UAPI is.)
  *
  * Every name here matches the kernel UAPI spelling so that programs written
  * against io_uring work unchanged, but the text is ours: values come from the

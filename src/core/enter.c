@@ -18,6 +18,7 @@
 #include "exec/sqpoll.h"
 #include "uuring.h"
 
+/* (106 lines: io_uring_enter's checks and steps in the kernel's order) */
 UU_EXPORT int uuring_enter(unsigned int fd, unsigned int to_submit,
 			   unsigned int min_complete, unsigned int flags,
 			   const void *argp, size_t argsz)

@@ -464,6 +464,7 @@ static int enable_rings(struct uu_ring *r)
 	return 0;
 }
 
+/* (114 lines: __io_uring_register's one switch, kept whole) */
 int uu_do_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		   unsigned int nr_args)
 {

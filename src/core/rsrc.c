@@ -290,6 +290,8 @@ static int update_files(struct uu_ring *r, unsigned int off, const void *fds,
 }
 
 /* uu_do_register dispatches here (uring_lock held) */
+/* (128 lines: one case per resource opcode of __io_uring_register's
+ * switch, kept whole) */
 int uu_rsrc_register(struct uu_ring *r, unsigned int opcode, void *arg,
 		     unsigned int nr_args)
 {

@@ -19,6 +19,8 @@
  * io_init_req: validate the private copy and prep.  0 or -errno.
  * in_chain: a chain is being built (req would be a member, not a head).
  */
+/* (109 lines: io_init_req's checks in the kernel's order, which decides
+ * the error a bad SQE gets) */
 static int init_req(struct uu_ring *r, struct uu_req *req, bool in_chain)
 {
 	const struct io_uring_sqe *sqe = &req->sqe;

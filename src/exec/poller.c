@@ -12,6 +12,9 @@
  * not per epoll round.  A request added while its file is already
  * registered is checked once with poll(2) (it may have missed the edge).
  * Retries run in the poller thread and are non-blocking.
+ * (Past 800 lines: the registrations, the waiter lists, the sync rounds
+ * and POLL_ADD/POLL_REMOVE share P.lock, the file hash and the poll_*
+ * fields of a request, and are checked against each other: one unit.)
  */
 #include <errno.h>
 #include <linux/futex.h>

@@ -249,6 +249,8 @@ static int waitall_wait(struct uu_req *req, struct uu_netmsg *m, ssize_t n)
 	return uu_net_park(req, UU_ISSUE_PARK_POLLIN);
 }
 
+/* (119 lines: one receive loop, io_recv with io_recv_finish, whose exits
+ * (wait, requeue, the final CQE) share its locals) */
 int uu_recv_bundle_issue(struct uu_req *req, unsigned int issue_flags)
 {
 	struct uu_net_cmd *net_st = uu_cmd(req, net);

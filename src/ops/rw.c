@@ -450,6 +450,8 @@ static int ring_file_rw(struct uu_req *req, bool is_write,
  * way.  Writes classify first (buffered ext4 refuses NOWAIT writes, so
  * trying would cost a failed syscall per write).
  */
+/* (130 lines: one decision tree over the file's class, whose branches
+ * share the try's state; __io_read/__io_write keep it in one place too) */
 static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 {
 	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);

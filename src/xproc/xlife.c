@@ -2,6 +2,9 @@
 /*
  * Rings shared across fork: what one process's engine cannot do alone
  * (docs/architecture.md "fork", compatibility #2).
+ * (Past 800 lines: the journal's adopted TIMEOUTs, the lifelines and the
+ * service thread share exp_lock and lines_lock, in the order the fork
+ * handlers take them, so they stay in one unit.)
  *
  * The kernel cancels a task's requests when it exits or execs, however it
  * ends, and posts their CQEs to the ring the other processes still use;

@@ -214,8 +214,8 @@ UU_EXPORT void *uuring_mmap(void *addr, size_t length, int prot, int flags,
 	} else if (r->user_mem) {
 		p = mmap_err(-ENOMEM); /* NO_MMAP rings cannot be mapped */
 	} else if (off == IORING_OFF_SQ_RING || off == IORING_OFF_CQ_RING) {
-		p = map_region(r->mem.rings, r->mem.rings_size, addr, length, prot,
-			       flags);
+		p = map_region(r->mem.rings, r->mem.rings_size, addr, length,
+			       prot, flags);
 	} else if (off == IORING_OFF_SQES) {
 		p = map_region(r->mem.sqes, r->mem.sqes_size, addr, length, prot,
 			       flags);

@@ -12,7 +12,6 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -153,10 +152,7 @@ void uu_ring_free(struct uu_ring *r)
 
 	if (!r)
 		return;
-	if (r->mem.rings && r->mem.rings_owned)
-		munmap(r->mem.rings, r->mem.rings_size);
-	if (r->mem.sqes && r->mem.sqes_owned)
-		munmap(r->mem.sqes, r->mem.sqes_size);
+	uu_ring_mem_free(&r->mem); /* unmapped and off the engine maps */
 	uu_resize_free_retired(r);
 	if (r->peer_fd > 0 && uu_fd_ino(r->peer_fd) == r->peer_ino)
 		uu_sys_close(r->peer_fd);

@@ -254,6 +254,16 @@ static bool node_of(int id, struct stat *st)
 	return !stat(node, st);
 }
 
+/* the name's lock file (ublkd_front.c): a driver holds it flocked while
+ * the device lives; only a reclaim removes it */
+static bool lock_file_exists(int id)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/run/uuring/ublk/%d.lock", id);
+	return !access(path, F_OK);
+}
+
 /* the kernel's io_uring, for fio's engine (not everywhere allowed) */
 static bool kernel_uring(void)
 {

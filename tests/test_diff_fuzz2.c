@@ -16,9 +16,10 @@
  * ANY|ALL until nothing is left, and last waits for the CQE of each
  * chain's last SQE and of each LINK_TIMEOUT (a chain whose last SQE may
  * skip its CQE gets a hard-linked NOP behind it).  A file round can park
- * a request too (a READ of the ring's own fd): one that has not ended
- * when the wait budget is spent is cancelled the same way, and that it
- * had to be is recorded; only one that a cancel cannot end is a hang.  No drained barrier:
+ * a request too (a READ of the ring's own fd), and a hard-linked follower
+ * can park after the cancel pass: one that has not ended when the wait
+ * budget is spent is cancelled the same way, and that it had to be is
+ * recorded; only one that a cancel cannot end is a hang.  No drained barrier:
  * the kernel refuses IOSQE_IO_DRAIN with -EOPNOTSUPP on a ring that has
  * seen CQE_SKIP_SUCCESS (io_init_req, ctx->drain_disabled).  CQEs are compared as a multiset,
  * except that each link chain's CQEs (LINK_TIMEOUTs left out: the kernel
@@ -143,7 +144,6 @@ static bool reap_until(struct f2_env *e, struct tcqe *q, unsigned int *n,
 			return false;
 		if (tring_wait(e->r, 1, 1000000000LL) == -ETIME)
 			waits_left--;
-		tring_wait(e->r, 1, 1000000000LL);
 		*n += tring_reap(e->r, q + *n, MAX_CQES - *n);
 	}
 	return true;
@@ -316,12 +316,15 @@ static void sqe_round(struct f2_env *e, unsigned int round, bool dump_it)
 		 * A file round may park a request too: a READ of the ring's
 		 * own fd, which has no FMODE_NOWAIT and can be polled, is
 		 * armed by io_arm_poll_handler on the ring's POLLIN, which
-		 * only a posted CQE raises.  The kernel leaves it there;
-		 * the records above say whether uuring did the same.  Only
-		 * a request that a cancel cannot end either is a hang.
+		 * only a posted CQE raises.  In an event round a hard-linked
+		 * follower may park after the cancel pass (DEFER_TASKRUN
+		 * issues it from the task_work of the wait that reaped its
+		 * leader).  The kernel leaves both there; the records above
+		 * say whether uuring did the same.  Only a request that a
+		 * cancel cannot end either is a hang.
 		 */
 		waits_left = 5;
-		if (e->kind == F2_FILE && cancel_parked(e, round, q, &n) &&
+		if (cancel_parked(e, round, q, &n) &&
 		    reap_until(e, q, &n, e->ud_base + i)) {
 			drec_int(e->c, 1, "round %u: %u ended once cancelled",
 				 round, i);

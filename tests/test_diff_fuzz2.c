@@ -15,7 +15,11 @@
  * then (event rounds) cancels everything still parked with ASYNC_CANCEL
  * ANY|ALL until nothing is left, and last waits for the CQE of each
  * chain's last SQE and of each LINK_TIMEOUT (a chain whose last SQE may
- * skip its CQE gets a hard-linked NOP behind it).  No drained barrier:
+ * skip its CQE gets a hard-linked NOP behind it).  A file round can park
+ * a request too (a READ of the ring's own fd), and a hard-linked follower
+ * can park after the cancel pass: one that has not ended when the wait
+ * budget is spent is cancelled the same way, and that it had to be is
+ * recorded; only one that a cancel cannot end is a hang.  No drained barrier:
  * the kernel refuses IOSQE_IO_DRAIN with -EOPNOTSUPP on a ring that has
  * seen CQE_SKIP_SUCCESS (io_init_req, ctx->drain_disabled).  CQEs are compared as a multiset,
  * except that each link chain's CQEs (LINK_TIMEOUTs left out: the kernel
@@ -24,7 +28,9 @@
  * directory are compared at the end.
  *
  * UURING_FUZZ_ROUNDS (default 40) rounds per scenario; UURING_FUZZ_SEED
- * shifts the scenarios' seeds; UURING_FUZZ_DUMP=<round> prints the SQEs.
+ * shifts the scenarios' seeds; UURING_FUZZ_DUMP=<round> prints the SQEs;
+ * UURING_FUZZ_INPUT=<file> replays an input of fuzz_uuring (scenario
+ * "input") on both backends.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -138,7 +144,6 @@ static bool reap_until(struct f2_env *e, struct tcqe *q, unsigned int *n,
 			return false;
 		if (tring_wait(e->r, 1, 1000000000LL) == -ETIME)
 			waits_left--;
-		tring_wait(e->r, 1, 1000000000LL);
 		*n += tring_reap(e->r, q + *n, MAX_CQES - *n);
 	}
 	return true;
@@ -199,6 +204,38 @@ static void record(struct f2_env *e, unsigned int round, struct tcqe *q,
 	}
 }
 
+/*
+ * Parked requests: cancel until nothing is left (a hard-linked follower of
+ * a cancelled one may park in its turn).  False when a cancel was lost.
+ */
+static bool cancel_parked(struct f2_env *e, unsigned int round,
+			  struct tcqe *q, unsigned int *n)
+{
+	unsigned int k;
+	int guard, res;
+
+	for (guard = 0; guard < 2 * F2_MAXN; guard++) {
+		prep_ctl(e, IORING_OP_ASYNC_CANCEL, F2_UD_CANCEL_ALL, 0);
+		submit_all(e, round, false);
+		if (!reap_until(e, q, n, F2_UD_CANCEL_ALL)) {
+			drec_int(e->c, -1, "round %u: cancel lost", round);
+			FINDING("round %u: cancel lost", round);
+			return false;
+		}
+		for (k = 0; q[k].user_data != F2_UD_CANCEL_ALL; k++)
+			;
+		/* how many each pass finds is timing (when task_work ran) */
+		res = q[k].res;
+		if (getenv("UURING_FUZZ_TRACE"))
+			dnote(e->c, "cancel-all %d", res);
+		memmove(&q[k], &q[k + 1], (*n - k - 1) * sizeof(q[0]));
+		(*n)--;
+		if (res <= 0)	/* ALL: the count, 0 when nothing was left */
+			break;
+	}
+	return true;
+}
+
 static void dump(struct f2_env *e)
 {
 	unsigned int i, head = e->r->sqe_head;
@@ -221,7 +258,6 @@ static void sqe_round(struct f2_env *e, unsigned int round, bool dump_it)
 {
 	struct tcqe q[MAX_CQES];
 	unsigned int n = 0, i, k;
-	int guard;
 
 	e->ud_base = (uint64_t)round * 100;
 	waits_left = 5;
@@ -263,42 +299,41 @@ static void sqe_round(struct f2_env *e, unsigned int round, bool dump_it)
 		} else if (e->meta[i].must_fire) {
 			drec_int(e->c, 1, "round %u: timer %u fired", round, i);
 		}
-	/* parked requests: cancel until nothing is left (a hard-linked
-	 * follower of a cancelled one may park in its turn) */
-	for (guard = 0; e->kind == F2_EVENT && guard < 2 * F2_MAXN; guard++) {
-		int res;
-
-		prep_ctl(e, IORING_OP_ASYNC_CANCEL, F2_UD_CANCEL_ALL, 0);
-		submit_all(e, round, false);
-		if (!reap_until(e, q, &n, F2_UD_CANCEL_ALL)) {
-			drec_int(e->c, -1, "round %u: cancel lost", round);
-			FINDING("round %u: cancel lost", round);
-			break;
-		}
-		for (k = 0; q[k].user_data != F2_UD_CANCEL_ALL; k++)
-			;
-		/* how many each pass finds is timing (when task_work ran) */
-		res = q[k].res;
-		if (getenv("UURING_FUZZ_TRACE"))
-			dnote(e->c, "cancel-all %d", res);
-		memmove(&q[k], &q[k + 1], (n - k - 1) * sizeof(q[0]));
-		n--;
-		if (res <= 0)	/* ALL: the count, 0 when nothing was left */
-			break;
-	}
+	if (e->kind == F2_EVENT)
+		cancel_parked(e, round, q, &n);
 	/* every chain's last SQE and every LINK_TIMEOUT posts a CQE: when
 	 * they are in, so is everything of the round */
-	for (i = 0; i < e->n; i++)
-		if ((e->meta[i].tail ||
-		     (e->meta[i].ltimeout && !e->meta[i].skip)) &&
-		    !reap_until(e, q, &n, e->ud_base + i)) {
-			drec_int(e->c, 0, "round %u: %u ended", round, i);
-			FINDING("round %u: SQE %u never ended", round, i);
-			for (k = 0; getenv("UURING_FUZZ_TRACE") && k < n; k++)
-				dnote(e->c, "have ud %llu res %d",
-				      (unsigned long long)q[k].user_data,
-				      q[k].res);
+	for (i = 0; i < e->n; i++) {
+		if (!(e->meta[i].tail ||
+		      (e->meta[i].ltimeout && !e->meta[i].skip)) ||
+		    reap_until(e, q, &n, e->ud_base + i))
+			continue;
+		drec_int(e->c, 0, "round %u: %u ended", round, i);
+		for (k = 0; getenv("UURING_FUZZ_TRACE") && k < n; k++)
+			dnote(e->c, "have ud %llu res %d",
+			      (unsigned long long)q[k].user_data, q[k].res);
+		/*
+		 * A file round may park a request too: a READ of the ring's
+		 * own fd, which has no FMODE_NOWAIT and can be polled, is
+		 * armed by io_arm_poll_handler on the ring's POLLIN, which
+		 * only a posted CQE raises.  In an event round a hard-linked
+		 * follower may park after the cancel pass (DEFER_TASKRUN
+		 * issues it from the task_work of the wait that reaped its
+		 * leader).  The kernel leaves both there; the records above
+		 * say whether uuring did the same.  Only a request that a
+		 * cancel cannot end either is a hang.
+		 */
+		waits_left = 5;
+		if (cancel_parked(e, round, q, &n) &&
+		    reap_until(e, q, &n, e->ud_base + i)) {
+			drec_int(e->c, 1, "round %u: %u ended once cancelled",
+				 round, i);
+			continue;
 		}
+		drec_int(e->c, 0, "round %u: %u ended once cancelled", round,
+			 i);
+		FINDING("round %u: SQE %u never ended", round, i);
+	}
 	/*
 	 * A chain taken as over because a skipping SQE failed: at submission
 	 * that failed the whole chain and muted it, but a failure when it ran
@@ -724,7 +759,43 @@ static void sc_fuzz(struct dctx *c)
 	fuzz(c, seed + 16 * env_uint("UURING_FUZZ_SEED", 0));
 }
 
+/*
+ * UURING_FUZZ_INPUT=file: replays an input of fuzz_uuring (the format of
+ * corpus_open) on both backends, so a finding is compared with the kernel.
+ */
+static void sc_input(struct dctx *c)
+{
+	const char *path = getenv("UURING_FUZZ_INPUT");
+	static uint8_t data[1 << 20];
+	uint64_t seed = 0;
+	size_t size;
+	FILE *f;
+	int k;
+
+	if (!path || !*path) {
+		dnote(c, "UURING_FUZZ_INPUT not set: nothing to replay");
+		return;
+	}
+	f = fopen(path, "r");
+	if (!f) {
+		dcheck(c, f, "open %s", path);
+		return;
+	}
+	size = fread(data, 1, sizeof(data), f);
+	fclose(f);
+	if (size < 9) {
+		dcheck(c, size >= 9, "%s: %zu bytes", path, size);
+		return;
+	}
+	for (k = 0; k < 8; k++)
+		seed |= (uint64_t)data[k] << (8 * k);
+	f2_stream(data + 9, size - 9);
+	fuzz_rounds(c, seed, 1 + data[8] % 12);
+	f2_stream(NULL, 0);
+}
+
 static const struct dscenario scenarios[] = {
+	{ "input", sc_input, NULL },
 	{ "seed1", sc_fuzz, (void *)1 },
 	{ "seed2", sc_fuzz, (void *)2 },
 	{ "seed3", sc_fuzz, (void *)3 },

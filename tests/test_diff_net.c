@@ -534,6 +534,31 @@ static long body_poll_first_cancel(struct dctx *c, void *arg)
 }
 ISOLATED(sc_poll_first_cancel, body_poll_first_cancel)
 
+/*
+ * IOSQE_ASYNC RECV and SEND on the ring's own fd: io-wq issues them, and
+ * the kernel's ring file is no socket (-ENOTSOCK at once).  uuring's
+ * ring fd is a socket underneath, punted with a dup of its own that must
+ * still be known as the ring's: not read or written as a socket.
+ */
+static long body_ring_fd_async(struct dctx *c, void *arg)
+{
+	char buf[64] = { 0 };
+	struct tring r;
+
+	(void)arg;
+	if (dring_flags(c, &r, 8, 0))
+		return 0;
+	recvp(&r, r.fd, buf, sizeof(buf), 0, 1, IOSQE_ASYNC);
+	dsubmit_sqp(c, &r, "async RECV on the ring fd");
+	dreapn(c, &r, 1, false, "async RECV on the ring fd");
+	sendp(&r, r.fd, "ring", 4, 0, 2, IOSQE_ASYNC);
+	dsubmit_sqp(c, &r, "async SEND on the ring fd");
+	dreapn(c, &r, 1, false, "async SEND on the ring fd");
+	tring_exit(&r);
+	return 0;
+}
+ISOLATED(sc_ring_fd_async, body_ring_fd_async)
+
 /* ---- MSG_WAITALL ---- */
 
 struct feeder {
@@ -1925,6 +1950,7 @@ static const struct dscenario scenarios[] = {
 	{ "net_send_recv", sc_send_recv, NULL },
 	{ "net_poll_first", sc_poll_first, NULL },
 	{ "net_poll_first_cancel", sc_poll_first_cancel, NULL },
+	{ "net_ring_fd_async", sc_ring_fd_async, NULL },
 	{ "net_waitall", sc_waitall, NULL },
 	{ "net_msg", sc_msg, NULL },
 	{ "net_prep", sc_prep, NULL },

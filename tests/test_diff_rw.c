@@ -1010,6 +1010,62 @@ static void sc_ring_fd_read_defer_cancel(struct dctx *c)
 	tring_exit(&r);
 }
 
+/*
+ * IOSQE_ASYNC read on the ring's own fd, CQ empty: the kernel's io-wq
+ * issues it non-blocking (io_wq_submit_work: REQ_F_FORCE_ASYNC on a file
+ * that can be polled), which arms a poll on the ring's POLLIN.  Whether a
+ * CQE then retries it at once (-EINVAL) or leaves it for the cancel
+ * (-ECANCELED) is timing on the kernel (DEFER_TASKRUN: always the
+ * latter); it never reads anything.  A cancel that meets the retry
+ * in an io-wq worker answers -EALREADY.  uuring punts with a dup of the fd,
+ * which must still be known as the ring's: not the socket's readiness
+ * byte (res 1).
+ */
+static void sc_ring_fd_read_async(struct dctx *c)
+{
+	char buf[64] = { 0 };
+	struct io_uring_sqe s, *sqe;
+	struct tcqe q[4];
+	struct tring r;
+	unsigned int n, k;
+	int read_res = 1, nop_res = 1, cancel_res = 1;
+
+	if (dring_flags(c, &r, 16, 0))
+		return;
+	s = mk(IORING_OP_READ, r.fd, buf, 64, 0, 1);
+	s.flags = IOSQE_ASYNC;
+	memcpy(tring_get_sqe(&r), &s, sizeof(s));
+	drec_int(c, tring_submit(&r), "async read ring fd");
+	drec_int(c, tring_wait(&r, 1, 50000000LL), "read ring fd: 50 ms");
+	tring_prep_nop(tring_get_sqe(&r), 2);
+	drec_int(c, tring_submit(&r), "nop");
+	n = tring_reap_wait(&r, q, 1, 1000000000LL);
+	sqe = tring_get_sqe(&r);
+	tring_prep_rw(sqe, IORING_OP_ASYNC_CANCEL, -1, NULL, 0, 0, 3);
+	sqe->addr = 1;
+	drec_int(c, tring_submit(&r), "cancel the read");
+	n += tring_reap_wait(&r, q + n, 3 - n, 1000000000LL);
+	drec_int(c, n, "CQEs: the read, the nop, the cancel");
+	for (k = 0; k < n; k++) {
+		if (q[k].user_data == 1)
+			read_res = q[k].res;
+		else if (q[k].user_data == 2)
+			nop_res = q[k].res;
+		else
+			cancel_res = q[k].res;
+	}
+	dnote(c, "read %d, cancel %d", read_res, cancel_res);
+	drec_int(c, nop_res, "nop");
+	drec_int(c, read_res == -EINVAL || read_res == -ECANCELED,
+		 "read: -EINVAL or -ECANCELED");
+	/* -EALREADY: the cancel met it in an io-wq worker, retried */
+	drec_int(c, (read_res == -EINVAL && (cancel_res == -ENOENT ||
+					     cancel_res == -EALREADY)) ||
+		 (read_res == -ECANCELED && cancel_res == 0),
+		 "the cancel agrees with the read");
+	tring_exit(&r);
+}
+
 static const struct dscenario scenarios[] = {
 	{ "iovec_stable", sc_iovec_stable, NULL },
 	{ "read_ext4", sc_read_ext4, NULL },
@@ -1031,6 +1087,7 @@ static const struct dscenario scenarios[] = {
 	{ "direct_fanotify", sc_direct_fanotify, NULL },
 	{ "ring_fd_as_file", sc_ring_fd_as_file, NULL },
 	{ "ring_fd_read_defer_cancel", sc_ring_fd_read_defer_cancel, NULL },
+	{ "ring_fd_read_async", sc_ring_fd_read_async, NULL },
 };
 
 DTEST_MAIN(scenarios)

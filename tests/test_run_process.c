@@ -27,13 +27,33 @@
  *                 (docs/compatibility.md R6): the abandoned waiter stays
  *                 on the ring's list and the next post loops on it; the
  *                 case is run with a 3 s limit and reported, not counted
+ *   stopcont      SIGSTOP and SIGCONT of a process waiting in enter for a
+ *                 read parked on a pipe and an IOSQE_ASYNC one in io-wq,
+ *                 the data written while it is stopped: the wait resumes
+ *                 (-EINTR allowed, as the kernel's signal(7) stop rule),
+ *                 both CQEs carry the data
+ *   exec-ring     exec with a ring open and a read parked on a pipe: the
+ *                 ring fd is closed in the new image (O_CLOEXEC), enter on
+ *                 its number is -EBADF, no socket or io_uring file is left
+ *                 open, and nothing of the old image takes a byte written
+ *                 to the pipe afterwards (the read ended at the exec)
+ *   kill-inflight a forked child that shares the parent's ring is killed
+ *                 (SIGKILL) with a read parked on a pipe and an
+ *                 IOSQE_ASYNC one: once the pipes are written both end
+ *                 -ECANCELED on the ring, nothing read (the kernel
+ *                 cancels a dead task's polled requests at their wakeup,
+ *                 uuring at the death); the parent keeps using the ring;
+ *                 no process outlives the child (the parent is its
+ *                 subreaper)
  *   exec-static   exec of a fully static program (T11): it gets EPERM for
  *                 io_uring like without uuring, and does not die of SIGSYS
  *   static-refuse the same with UURING_STATIC_EXEC=refuse: execve fails
  *                 with EPERM
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <sys/prctl.h>
 #include <spawn.h>
 #include <sys/time.h>
 
@@ -373,6 +393,226 @@ static int case_exit_inflight(void)
 	return ru_failures; /* exit with both reads in flight */
 }
 
+/* a READ of fd into buf, user_data ud */
+static void prep_read(struct ring *r, int fd, void *buf, unsigned int len,
+		      uint64_t ud, uint8_t flags)
+{
+	struct io_uring_sqe *sqe = get_sqe(r);
+
+	sqe->opcode = IORING_OP_READ;
+	sqe->fd = fd;
+	sqe->addr = (uintptr_t)buf;
+	sqe->len = len;
+	sqe->user_data = ud;
+	sqe->flags = flags;
+}
+
+/*
+ * The child of stopcont: two reads in flight, told to the parent through
+ * sync, then a wait for both.  A stop signal ends an io_uring_enter wait
+ * with -EINTR on the kernel as it ends epoll_wait's (signal(7)), whether
+ * it came before or during the wait: waited again, as liburing does.
+ */
+static int stopcont_child(int a, int b, int sync)
+{
+	static char buf[2][16];
+	struct io_uring_cqe cqe;
+	struct ring r;
+	int got = 0, ret, eintr = 0;
+
+	if (ring_init(&r, 4))
+		_exit(2);
+	prep_read(&r, a, buf[0], sizeof(buf[0]), 1, 0);
+	prep_read(&r, b, buf[1], sizeof(buf[1]), 2, IOSQE_ASYNC);
+	if (enter(r.fd, 2, 0, 0, NULL, 0) != 2 || write(sync, "r", 1) != 1)
+		_exit(3);
+	while (got < 2) {
+		ret = enter(r.fd, 0, 2 - got, 0, NULL, 0);
+		if (ret == -EINTR && eintr++ < 8)
+			continue;
+		RU_CHECK(ret == 0, "wait: %d", ret);
+		if (ret)
+			break;
+		while (!pop(&r, &cqe)) {
+			int i = (int)cqe.user_data - 1;
+			const char *want = i ? "BB" : "A";
+
+			RU_CHECK(i == 0 || i == 1, "ud %llu",
+				 (unsigned long long)cqe.user_data);
+			if (i != 0 && i != 1)
+				continue;
+			RU_CHECK(cqe.res == (int)strlen(want) &&
+					 !memcmp(buf[i], want, strlen(want)),
+				 "read %d: res %d", i, cqe.res);
+			got++;
+		}
+	}
+	fprintf(stderr, "stopcont: %d CQEs, %d EINTR\n", got, eintr);
+	return ru_failures;
+}
+
+static int case_stopcont(void)
+{
+	int a[2], b[2], sync[2], st;
+	char c;
+	pid_t pid;
+
+	if (pipe(a) || pipe(b) || pipe(sync))
+		return 2;
+	pid = fork();
+	if (pid == 0)
+		_exit(stopcont_child(a[0], b[0], sync[1]) ? 1 : 0);
+	RU_CHECK(read(sync[0], &c, 1) == 1, "the child's reads in flight");
+	RU_CHECK(!kill(pid, SIGSTOP), "SIGSTOP");
+	RU_CHECK(waitpid(pid, &st, WUNTRACED) == pid && WIFSTOPPED(st),
+		 "child stopped: %#x", st);
+	/* the data comes while the whole process (its engine threads
+	 * too) is stopped */
+	RU_CHECK(write(a[1], "A", 1) == 1 && write(b[1], "BB", 2) == 2,
+		 "write the pipes");
+	RU_CHECK(!kill(pid, SIGCONT), "SIGCONT");
+	RU_CHECK(wait_ok(pid), "child after SIGCONT");
+	return ru_failures;
+}
+
+static int case_kill_inflight(void)
+{
+	static char buf[2][16];
+	struct __kernel_timespec t = { 5, 0 };
+	struct io_uring_getevents_arg arg = { .ts = (uint64_t)(uintptr_t)&t };
+	struct io_uring_cqe cqe;
+	struct io_uring_sqe *sqe;
+	int a[2], b[2], sync[2], st, got = 0, ret, i;
+	struct ring r;
+	char c;
+	pid_t pid;
+
+	if (ring_init(&r, 8) || pipe(a) || pipe(b) || pipe(sync))
+		return 2;
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	pid = fork();
+	if (pid == 0) {
+		prep_read(&r, a[0], buf[0], sizeof(buf[0]), 1, 0);
+		prep_read(&r, b[0], buf[1], sizeof(buf[1]), 2, IOSQE_ASYNC);
+		if (enter(r.fd, 2, 0, 0, NULL, 0) != 2 ||
+		    write(sync[1], "r", 1) != 1)
+			_exit(3);
+		for (;;)
+			pause();
+	}
+	RU_CHECK(read(sync[0], &c, 1) == 1, "the child's reads in flight");
+	RU_CHECK(!kill(pid, SIGKILL), "SIGKILL");
+	RU_CHECK(waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) &&
+			 WTERMSIG(st) == SIGKILL,
+		 "child killed: %#x", st);
+	/* orphans of the child are the subreaper's now: none */
+	RU_CHECK(waitpid(-1, &st, WNOHANG) < 0 && errno == ECHILD,
+		 "a process outlived the child");
+	/*
+	 * The kernel cancels a dead task's polled requests when they are
+	 * woken (io_should_terminate_tw: -ECANCELED, nothing read), uuring
+	 * at the death (compatibility #2): after these writes, both.
+	 */
+	RU_CHECK(write(a[1], "A", 1) == 1 && write(b[1], "B", 1) == 1,
+		 "write the pipes");
+	while (got < 2) {
+		ret = enter(r.fd, 0, 1, IORING_ENTER_EXT_ARG, &arg,
+			    sizeof(arg));
+		RU_CHECK(ret == 0, "wait for the child's CQEs: %d", ret);
+		if (ret)
+			break;
+		while (!pop(&r, &cqe)) {
+			RU_CHECK((cqe.user_data == 1 || cqe.user_data == 2) &&
+					 cqe.res == -ECANCELED,
+				 "child's read %llu: res %d",
+				 (unsigned long long)cqe.user_data, cqe.res);
+			got++;
+		}
+	}
+	/* the ring carries on in the parent */
+	sqe = get_sqe(&r);
+	sqe->opcode = IORING_OP_NOP;
+	sqe->user_data = 3;
+	ret = enter(r.fd, 1, 1, 0, NULL, 0);
+	RU_CHECK(ret == 1 && !pop(&r, &cqe) && cqe.user_data == 3 &&
+			 cqe.res == 0,
+		 "parent's NOP after the kill: %d", ret);
+	/* nothing read for the dead child */
+	for (i = 0; i < 2; i++)
+		RU_CHECK(read(i ? b[0] : a[0], &c, 1) == 1 &&
+				 c == (i ? 'B' : 'A'),
+			 "byte %d still in its pipe", i);
+	return ru_failures;
+}
+
+/* exec-ring: a ring and a read parked on a pipe, then exec */
+static int case_exec_ring(void)
+{
+	static char buf[16];
+	char env[3][32];
+	char *envp[] = { env[0], env[1], env[2], NULL };
+	struct ring r;
+	int p[2];
+
+	if (ring_init(&r, 4) || pipe(p))
+		return 2;
+	prep_read(&r, p[0], buf, sizeof(buf), 1, 0);
+	RU_CHECK(enter(r.fd, 1, 0, 0, NULL, 0) == 1, "submit the read");
+	snprintf(env[0], sizeof(env[0]), "RINGFD=%d", r.fd);
+	snprintf(env[1], sizeof(env[1]), "PIPE=%d,%d", p[0], p[1]);
+	/* uuring run puts LD_PRELOAD back (case envclear) */
+	snprintf(env[2], sizeof(env[2]), "X=1");
+	return exec_self("exec-ring2", envp);
+}
+
+/* files of the process that are sockets or io_uring files */
+static int count_ring_like_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	char path[300], target[256];
+	ssize_t len;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		target[len > 0 ? len : 0] = 0;
+		if (!strncmp(target, "socket:", 7) ||
+		    strstr(target, "io_uring")) {
+			fprintf(stderr, "exec-ring: fd %s: %s\n", de->d_name,
+				target);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+static int case_exec_ring2(void)
+{
+	const char *rf = getenv("RINGFD"), *pp = getenv("PIPE");
+	int fd = rf ? atoi(rf) : -1, pr = -1, pw = -1, ret;
+	char c = 0;
+
+	if (!pp || sscanf(pp, "%d,%d", &pr, &pw) != 2 || fd < 0)
+		return 2;
+	RU_CHECK(fcntl(fd, F_GETFD) < 0 && errno == EBADF,
+		 "ring fd %d open after exec", fd);
+	ret = enter(fd, 0, 0, 0, NULL, 0);
+	RU_CHECK(ret == -EBADF, "enter on the old ring fd: %d", ret);
+	RU_CHECK(count_ring_like_fds() == 0, "ring files left after exec");
+	/* the parked read is gone: the byte stays in the pipe */
+	RU_CHECK(write(pw, "z", 1) == 1, "write the pipe");
+	RU_CHECK(read(pr, &c, 1) == 1 && c == 'z',
+		 "the byte written after the exec: %c", c);
+	return case_ring() || ru_failures;
+}
+
 static sigjmp_buf jb;
 
 static void on_alarm_jump(int sig)
@@ -442,6 +682,9 @@ static const struct {
 	{ "sigmask", case_sigmask },
 	{ "eintr", case_eintr },
 	{ "exit-inflight", case_exit_inflight },
+	{ "stopcont", case_stopcont },
+	{ "exec-ring", case_exec_ring },
+	{ "kill-inflight", case_kill_inflight },
 };
 
 int main(int argc, char **argv)
@@ -454,6 +697,8 @@ int main(int argc, char **argv)
 			return case_ring();
 		if (!strcmp(argv[1], "exec2"))
 			return case_exec2();
+		if (!strcmp(argv[1], "exec-ring2"))
+			return case_exec_ring2() ? 1 : 0;
 		if (!strcmp(argv[1], "exec-static"))
 			return case_exec_static(false);
 		if (!strcmp(argv[1], "static-refuse"))
@@ -475,6 +720,22 @@ int main(int argc, char **argv)
 		if (st)
 			ru_describe(cases[i].name, st);
 		RU_CHECK(st == 0, "case %s", cases[i].name);
+	}
+	/* the process faults on the kernel's io_uring too, where it works:
+	 * the payloads hold no rule of uuring's own */
+	if (ring_nop_once() == 0) {
+		static const char *const kcases[] = { "stopcont", "exec-ring",
+						      "kill-inflight" };
+
+		for (size_t i = 0; i < 3; i++) {
+			char *argv[] = { (char *)ru_self_exe(),
+					 (char *)kcases[i], NULL };
+
+			st = ru_run(argv, 30);
+			fprintf(stderr, "%-14s %s (kernel)\n", kcases[i],
+				st ? "FAIL" : "ok");
+			RU_CHECK(st == 0, "case %s on the kernel", kcases[i]);
+		}
 	}
 	/* an abandoned wait (compatibility R6) must not hurt the next one */
 	st = ru_payload("longjmp", NULL, 10);

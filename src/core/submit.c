@@ -36,6 +36,7 @@ static int init_req(struct uu_ring *r, struct uu_req *req, bool in_chain)
 	req->big[0] = req->big[1] = 0;
 	req->link = NULL;
 	req->fd = -1;
+	req->sqe_fd = -1;
 	req->fd_owned = false;
 	req->wq = NULL;
 	/* a LINK_TIMEOUT may fire between park and the poll arm: its
@@ -110,8 +111,11 @@ static int init_req(struct uu_ring *r, struct uu_req *req, bool in_chain)
 		return -EINVAL;
 	if (unlikely(r->setup_flags & IORING_SETUP_IOPOLL) && !def->iopoll)
 		return -EINVAL;
-	if (def->needs_file)
+	if (def->needs_file) {
 		req->fd = sqe->fd;
+		if (!(req->flags & UU_REQ_FIXED_FILE))
+			req->sqe_fd = sqe->fd;
+	}
 	if (unlikely(sqe->personality)) {
 		/* the snapshot is held until the request is freed: an
 		 * unregister meanwhile does not change its identity */

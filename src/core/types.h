@@ -416,6 +416,10 @@ struct uu_req {
 				   * calls no op's ->fail) */
 	bool fd_owned;            /* fd is the engine's dup (T4) */
 	int fd;                   /* the file, for ops that need one */
+	int sqe_fd;               /* the number the SQE named, -1 for a
+				   * fixed file: fd may become a dup (T4),
+				   * which the registry does not know as a
+				   * ring's (ops/rw.c ring_file_rw) */
 	struct uu_req *defer_next; /* ring's drain defer list */
 	struct uu_iowq *wq;       /* io-wq pool it was punted to (ref) */
 	struct uu_req *wq_next;   /* io-wq work list, or before that the

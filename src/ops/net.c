@@ -228,8 +228,10 @@ int uu_net_is_socket(struct uu_req *req)
 		return -EBADF;
 	if (!S_ISSOCK(st.st_mode))
 		return -ENOTSOCK;
-	if (unlikely(uu_registry_fd_cached(req->fd)) &&
-	    uu_is_ring_fd(req->fd, &st))
+	/* by the SQE's number: req->fd may be a dup the registry does not
+	 * know (and must not learn: core/registry.c caches what it finds) */
+	if (unlikely(uu_registry_fd_cached(req->sqe_fd)) &&
+	    uu_is_ring_fd(req->sqe_fd, &st))
 		return -ENOTSOCK;
 	return 0;
 }
@@ -242,7 +244,9 @@ int uu_net_ring_fd_check(struct uu_req *req)
 {
 	if (unlikely(uu_cmd(req, net)->st & NET_RING_FILE))
 		return -ENOTSOCK;
-	return unlikely(uu_registry_fd_cached(req->fd)) ? uu_net_is_socket(req) : 0;
+	return unlikely(uu_registry_fd_cached(req->sqe_fd)) ?
+		       uu_net_is_socket(req) :
+		       0;
 }
 
 /* waits for readiness; the first wait marks the request polled */
@@ -275,9 +279,9 @@ int uu_net_poll_first(struct uu_req *req, int how)
 		return -EAGAIN;
 	/* a ring fd: readable when its CQ holds a CQE, always writable (the
 	 * kernel's io_uring_poll, SQ not full) */
-	if (unlikely(uu_registry_fd_cached(req->fd))) {
+	if (unlikely(uu_registry_fd_cached(req->sqe_fd))) {
 		ready = how == UU_ISSUE_PARK_POLLOUT ? 1 :
-			uu_ring_fd_readable(req->fd);
+			uu_ring_fd_readable(req->sqe_fd);
 		if (ready >= 0)
 			net_st->st |= NET_RING_FILE;
 	}

@@ -431,7 +431,7 @@ static int ring_file_rw(struct uu_req *req, bool is_write,
 #endif
 	if (rw_st->ring_file)
 		return -EINVAL;
-	readable = uu_ring_fd_readable(req->fd);
+	readable = uu_ring_fd_readable(req->sqe_fd);
 	if (readable < 0)
 		return 1;
 	if (is_write || readable)
@@ -469,7 +469,7 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 	/* the ring fd read and written as the socket it is underneath */
 	if (unlikely(rw_st->ring_file)) {
 #else
-	if (unlikely(rw_st->ring_file || uu_registry_fd_cached(req->fd))) {
+	if (unlikely(rw_st->ring_file || uu_registry_fd_cached(req->sqe_fd))) {
 #endif
 		int ret = ring_file_rw(req, is_write, issue_flags);
 

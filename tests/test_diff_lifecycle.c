@@ -446,8 +446,9 @@ static long send_fds(int sock, const int *fds, unsigned int n)
 
 /*
  * A ring fd in SCM_RIGHTS is refused with EINVAL (6.18's scm_fp_copy),
- * alone or beside another fd, in sendmsg and in sendmmsg (the messages
- * before the refused one are sent); a pipe fd passes.  Then liburing's
+ * alone or beside another fd, in sendmsg, in sendmmsg (the messages
+ * before the refused one are sent) and in an IORING_OP_SENDMSG request;
+ * a pipe fd passes.  Then liburing's
  * ring-leak cycle: the ring's fd sent on a socket pair registered in that
  * ring.  Refused, the ring goes at its last close and its registered
  * write end of a pipe with it: a read of the pipe sees EOF (a ring
@@ -499,6 +500,10 @@ static long body_scm_ring(struct dctx *c, void *arg)
 	drec_int(c, n < 0 ? -errno : n, "sendmmsg, the ring in the second");
 	n = sendmmsg(sp[0], &mv[1], 1, 0);
 	drec_int(c, n < 0 ? -errno : n, "sendmmsg, the ring in the first");
+	/* IORING_OP_SENDMSG passing the ring: refused the same way */
+	tprep(&r, IORING_OP_SENDMSG, sp[0], &mv[1].msg_hdr, 1, 0, 1, 0);
+	drec_int(c, tring_submit(&r), "SENDMSG request passing the ring");
+	dreap(c, &r, 1, false, "SENDMSG request passing the ring");
 	/* what arrived: the pipe's message and sendmmsg's first */
 	n = 0;
 	while (recv(sp[1], buf, sizeof(buf), MSG_DONTWAIT) > 0)

@@ -30,6 +30,9 @@
 #include "core/types.h"
 #include "util/usercopy.h"
 
+/* referenced from api.c, so that this object is always linked */
+const char uu_api_scm_anchor;
+
 typedef ssize_t (*sendmsg_fn)(int, const struct msghdr *, int);
 typedef int (*sendmmsg_fn)(int, struct mmsghdr *, unsigned int, int);
 

@@ -29,6 +29,16 @@
 
 struct uu_config uu_config = { .sqpoll_tw_cap = 32 };
 
+#ifdef UURING_API_SCM
+/*
+ * Links api_scm.c's sendmsg/sendmmsg into every program that links
+ * libuuring.a, also where another definition would satisfy the names
+ * first (a sanitizer runtime's weak interceptors, linked whole).
+ */
+extern const char uu_api_scm_anchor;
+__attribute__((used)) static const char *const scm_anchor = &uu_api_scm_anchor;
+#endif
+
 /* "0"/"1" (as the other on/off knobs: anything but "0" is on) */
 static int knob_bool(atomic_bool *knob, const char *v)
 {

@@ -15,7 +15,9 @@
  *    (ring-leak);
  *  - a LINK_TIMEOUT that fires: its target is cancelled even before it
  *    was armed, and CQE_SKIP_SUCCESS hides its own -ETIME (link-timeout,
- *    skip-cqe).
+ *    skip-cqe);
+ *  - a ring fd in SCM_RIGHTS is refused, so no ring is left referenced
+ *    only from a message in flight (ring-leak).
  * Every body runs isolated with a time limit: a hang is recorded as HUNG.
  */
 #include <dirent.h>
@@ -24,7 +26,9 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -417,6 +421,116 @@ XX
 }
 DISOLATED_SCENARIO(sc_ltimeout_fire, body_ltimeout_fire, LIMIT_MS)
 
+/* one byte with the fds in SCM_RIGHTS; -errno or the bytes sent */
+static long send_fds(int sock, const int *fds, unsigned int n)
+{
+	union {
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	char byte = 'x';
+	struct iovec iov = { &byte, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	memset(&u, 0, sizeof(u));
+	m.msg_control = u.buf;
+	m.msg_controllen = CMSG_SPACE(n * sizeof(int));
+	cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, n * sizeof(int));
+	return sendmsg(sock, &m, 0) < 0 ? -errno : 1;
+}
+
+/*
+ * A ring fd in SCM_RIGHTS is refused with EINVAL (6.18's scm_fp_copy),
+ * alone or beside another fd, in sendmsg, in sendmmsg (the messages
+ * before the refused one are sent) and in an IORING_OP_SENDMSG request;
+ * a pipe fd passes.  Then liburing's
+ * ring-leak cycle: the ring's fd sent on a socket pair registered in that
+ * ring.  Refused, the ring goes at its last close and its registered
+ * write end of a pipe with it: a read of the pipe sees EOF (a ring
+ * passed instead would stay referenced from the message in flight, and
+ * the read would wait: HUNG).
+ */
+static long body_scm_ring(struct dctx *c, void *arg)
+{
+	char byte = 'y', buf[16];
+	struct iovec iov[2] = { { &byte, 1 }, { &byte, 1 } };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct mmsghdr mv[2];
+	struct cmsghdr *cm;
+	struct tring r;
+	int sp[2], p[2], fds[2], reg[4];
+	long n;
+
+	(void)arg;
+	if (dring_flags(c, &r, 8, 0))
+		return 0;
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sp) || pipe(p)) {
+		tring_exit(&r);
+		return 0;
+	}
+	fds[0] = p[0];
+	fds[1] = r.fd;
+	drec_int(c, send_fds(sp[0], fds, 1), "sendmsg of a pipe fd");
+	drec_int(c, send_fds(sp[0], &r.fd, 1), "sendmsg of the ring fd");
+	drec_int(c, send_fds(sp[0], fds, 2), "sendmsg of a pipe and the ring");
+
+	/* sendmmsg: a plain message, then one passing the ring */
+	memset(mv, 0, sizeof(mv));
+	memset(&u, 0, sizeof(u));
+	mv[0].msg_hdr.msg_iov = &iov[0];
+	mv[0].msg_hdr.msg_iovlen = 1;
+	mv[1].msg_hdr.msg_iov = &iov[1];
+	mv[1].msg_hdr.msg_iovlen = 1;
+	mv[1].msg_hdr.msg_control = u.buf;
+	mv[1].msg_hdr.msg_controllen = sizeof(u.buf);
+	cm = CMSG_FIRSTHDR(&mv[1].msg_hdr);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &r.fd, sizeof(int));
+	n = sendmmsg(sp[0], mv, 2, 0);
+	drec_int(c, n < 0 ? -errno : n, "sendmmsg, the ring in the second");
+	n = sendmmsg(sp[0], &mv[1], 1, 0);
+	drec_int(c, n < 0 ? -errno : n, "sendmmsg, the ring in the first");
+	/* IORING_OP_SENDMSG passing the ring: refused the same way */
+	tprep(&r, IORING_OP_SENDMSG, sp[0], &mv[1].msg_hdr, 1, 0, 1, 0);
+	drec_int(c, tring_submit(&r), "SENDMSG request passing the ring");
+	dreap(c, &r, 1, false, "SENDMSG request passing the ring");
+	/* what arrived: the pipe's message and sendmmsg's first */
+	n = 0;
+	while (recv(sp[1], buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		n++;
+	drec_int(c, n, "messages received");
+
+	/* ring-leak's cycle */
+	reg[0] = p[0];
+	reg[1] = p[1];
+	reg[2] = sp[0];
+	reg[3] = sp[1];
+	drec_int(c, c->be->reg((unsigned int)r.fd, IORING_REGISTER_FILES, reg,
+			       4),
+		 "register the pipe and the socket pair");
+	drec_int(c, send_fds(sp[0], &r.fd, 1),
+		 "send the ring on a socket it holds");
+	close(p[1]);
+	close(sp[0]);
+	close(sp[1]);
+	tring_exit(&r);
+	/* the kernel releases the ring asynchronously: EOF soon */
+	drec_int(c, (int)read(p[0], buf, 10), "read after the ring went");
+	close(p[0]);
+	return 0;
+}
+DISOLATED_SCENARIO(sc_scm_ring, body_scm_ring, LIMIT_MS)
+
 static const struct dscenario scenarios[] = {
 	{ "fork_child_engine", sc_fork, NULL, NULL },
 	{ "fork_single_issuer", sc_fork_single_issuer, NULL, NULL },
@@ -425,6 +539,7 @@ static const struct dscenario scenarios[] = {
 	{ "timerfd_read", sc_timerfd, NULL, NULL },
 	{ "ring_exit_cancels", sc_ring_exit, NULL, NULL },
 	{ "ltimeout_fire", sc_ltimeout_fire, NULL, NULL },
+	{ "scm_ring_refused", sc_scm_ring, NULL, NULL },
 };
 
 DTEST_MAIN(scenarios)

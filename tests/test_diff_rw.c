@@ -798,14 +798,16 @@ static void sc_direct(struct dctx *c)
  * fanotify sees io_uring's O_DIRECT I/O as it sees read(2) and write(2):
  * the kernel's io_uring raises FAN_ACCESS for a read and FAN_MODIFY for a
  * write when the request completes (before its CQE).  Linux AIO raises
- * neither, so uuring sends O_DIRECT I/O to io-wq (preadv2/pwritev2) on a
- * process that has been told a fanotify watcher may care
- * (UURING_DIRECT_AIO=0, docs/compatibility.md); with AIO (the default)
- * the events are missing.  The scenario sets the variable in its own
- * process (each backend runs a scenario in a child of its own), so both
- * backends must show the events.
+ * neither, so uuring sends O_DIRECT I/O to io-wq (preadv2/pwritev2) in a
+ * process that holds an fanotify or inotify group at its first O_DIRECT
+ * request, or that has been told a watcher elsewhere may care
+ * (UURING_DIRECT_AIO=0, docs/compatibility.md).  direct_fanotify sets the
+ * variable, direct_fanotify_group does not (its group alone must do it;
+ * with AIO the events are missing); each runs in a process of its own per
+ * backend (the variable and the group are read at the process's first
+ * O_DIRECT request), so both backends must show the events.
  */
-static void sc_direct_fanotify(struct dctx *c)
+static void direct_fanotify(struct dctx *c, bool set_env)
 {
 	unsigned char *buf;
 	struct fanotify_event_metadata ev[16];
@@ -816,7 +818,8 @@ static void sc_direct_fanotify(struct dctx *c)
 
 	/* this scenario's process has not started AIO yet: read at the
 	 * first O_DIRECT request (the kernel side ignores it) */
-	setenv("UURING_DIRECT_AIO", "0", 1);
+	if (set_env)
+		setenv("UURING_DIRECT_AIO", "0", 1);
 	fan = fanotify_init(FAN_CLASS_NOTIF | FAN_NONBLOCK, O_RDONLY);
 	if (fan < 0) {
 		dnote(c, "no fanotify here (%s)", strerror(errno));
@@ -864,6 +867,16 @@ out:
 	close(fan);
 	free(buf);
 	tring_exit(&r);
+}
+
+static void sc_direct_fanotify(struct dctx *c)
+{
+	direct_fanotify(c, true);
+}
+
+static void sc_direct_fanotify_group(struct dctx *c)
+{
+	direct_fanotify(c, false);
 }
 
 /* many reads in one enter: all inline on both, compared in order */
@@ -1085,6 +1098,7 @@ static const struct dscenario scenarios[] = {
 	{ "batch", sc_batch, NULL },
 	{ "direct", sc_direct, NULL },
 	{ "direct_fanotify", sc_direct_fanotify, NULL },
+	{ "direct_fanotify_group", sc_direct_fanotify_group, NULL },
 	{ "ring_fd_as_file", sc_ring_fd_as_file, NULL },
 	{ "ring_fd_read_defer_cancel", sc_ring_fd_read_defer_cancel, NULL },
 	{ "ring_fd_read_async", sc_ring_fd_read_async, NULL },

@@ -27,6 +27,7 @@
 #include "exec/aio.h"
 #include "ops/rw.h"
 #include "util/fault.h"
+#include "util/fdutil.h"
 #include "util/forkhook.h"
 
 #define AIO_NR 1024
@@ -103,10 +104,13 @@ static void aio_start(void)
 	 * io_uring raises them when a read or write completes.
 	 * UURING_DIRECT_AIO=0 sends O_DIRECT I/O to io-wq instead (preadv2
 	 * and pwritev2 raise them), for a process watched by a program that
-	 * waits for those events (docs/compatibility.md).  Read once, at the
-	 * first O_DIRECT request of the process.
+	 * waits for those events (docs/compatibility.md).  A process that
+	 * holds an fanotify or inotify group itself (a watcher of its own
+	 * files, liburing's fsnotify) gets io-wq the same way.  Both are
+	 * looked at once, at the first O_DIRECT request of the process: a
+	 * group made after it, or one in another process, is not seen.
 	 */
-	if (v && !strcmp(v, "0"))
+	if ((v && !strcmp(v, "0")) || uu_proc_has_fsnotify_group())
 		return;
 	if (uu_fault(UU_FAULT_AIO_SETUP) ||
 	    syscall(SYS_io_setup, AIO_NR, &aio_ctx))

@@ -47,6 +47,7 @@
 
 #define HASH_SIZE 4096 /* registered files: a program may poll thousands */
 #define UD_HASH_SIZE 4096 /* armed POLL_ADDs by (ring, user_data) */
+#define GRAVE_KICK 64 /* released pollfiles that wake the poller to free them */
 #define INTEREST                                                         \
 	(EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLPRI | EPOLLRDNORM |        \
 	 EPOLLRDBAND | EPOLLWRNORM | EPOLLWRBAND | EPOLLET)
@@ -84,6 +85,7 @@ static struct {
 	struct uu_pollfile *hash[HASH_SIZE];
 	struct uu_pollfile *recheck, **recheck_tail; /* FIFO */
 	struct uu_pollfile *graveyard; /* deregistered, not yet freed */
+	unsigned int grave_n;          /* on the graveyard */
 	/* a kick is written and the poller has not yet taken the recheck
 	 * list: later rechecks need no kick of their own (one eventfd
 	 * write per poller round, not one per poll update or arm) */
@@ -251,6 +253,7 @@ void uu_poller_atfork_child(void)
 	P.recheck = NULL;
 	P.recheck_tail = &P.recheck;
 	P.graveyard = NULL;
+	P.grave_n = 0;
 	P.kick_pending = false;
 	atomic_store_explicit(&uu_inproc_watched, 0, memory_order_relaxed);
 	P.defer_close = false; /* prepare took P.lock: no poller section */
@@ -446,9 +449,16 @@ static void pollfile_release_locked(struct uu_pollfile *pf)
 	 */
 	pf->grave_next = P.graveyard;
 	P.graveyard = pf;
-	/* only memory waits for it: the poller frees it at the end of its
-	 * current or next round (no kick when that is this thread) */
-	if (!uu_tctx.poller && kick_needed_locked())
+	/*
+	 * Only memory waits for it: the poller frees it at the end of its
+	 * current or next round.  No kick per release (a one-shot poll
+	 * released by task_work in the application's thread would wake the
+	 * poller for nothing, once per completion); one when GRAVE_KICK
+	 * wait, so that a poller with no events still frees them (none when
+	 * this thread is the poller).
+	 */
+	if (++P.grave_n >= GRAVE_KICK && !uu_tctx.poller &&
+	    kick_needed_locked())
 		kick();
 }
 
@@ -1070,6 +1080,7 @@ static void *poller_main(void *arg)
 		pthread_mutex_lock(&P.lock);
 		grave = P.graveyard;
 		P.graveyard = NULL;
+		P.grave_n = 0;
 		pthread_mutex_unlock(&P.lock);
 		atomic_store_explicit(&tickets_served, ticket,
 				      memory_order_seq_cst);

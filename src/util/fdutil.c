@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <dirent.h>
 #include <errno.h>
 #include <sys/eventfd.h>
 #include <fcntl.h>
@@ -143,4 +144,36 @@ bool uu_fd_may_wake_inproc(int fd)
 	if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6)
 		return true; /* AF_UNIX, netlink, ... */
 	return sockaddr_is_loopback(&ss);
+}
+
+/*
+ * Whether this process holds an fanotify or inotify group: one of its
+ * fds is the anonymous inode "[fanotify]" or "inotify".  One readlink per
+ * open fd; false if /proc cannot be read.
+ */
+bool uu_proc_has_fsnotify_group(void)
+{
+	static const char *const names[] = { "anon_inode:[fanotify]",
+					     "anon_inode:inotify" };
+	struct dirent *de;
+	bool found = false;
+	DIR *d = opendir("/proc/self/fd");
+
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		char link[64];
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		n = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			found |= !strcmp(link, names[i]);
+	}
+	closedir(d);
+	return found;
 }

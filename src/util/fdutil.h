@@ -30,5 +30,8 @@ long long uu_eventfd_id(int fd);
  * at.  Costs an fstat and, for a socket, a getsockname.
  */
 bool uu_fd_may_wake_inproc(int fd);
+/* Whether this process holds an fanotify or inotify group (an fd open on
+ * one), by a look at /proc/self/fd; false if it cannot be read. */
+bool uu_proc_has_fsnotify_group(void);
 
 #endif

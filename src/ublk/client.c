@@ -276,6 +276,7 @@ static int open_once(uint32_t kind, uint32_t dev_id, int flags)
 		ret = -EPIPE;
 	if (f) {
 		f->kind = kind;
+		f->accmode = flags & O_ACCMODE;
 		f->desc_fd = f->data_fd = f->data_conn = -1;
 	}
 	if (!ret && fstat(fd, &st))

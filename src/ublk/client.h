@@ -57,6 +57,7 @@ struct ufile {
 	struct ucslot *slots;
 	struct ucwait *waiters;
 	uint64_t seq;
+	int accmode;           /* the open's O_ACCMODE */
 	bool dead;             /* the driver closed the data connection */
 	pid_t pid;             /* the process whose engine connection it is */
 };
@@ -100,5 +101,15 @@ int uu_ublk_io(struct ufile *f, uint32_t cmd_op,
  * ended already (false) */
 bool uu_ublk_io_cancel(struct ufile *f, struct uu_req *req, unsigned int q,
 		       unsigned int tag);
+/*
+ * UBLK_F_USER_COPY: pread (is_write false) or pwrite of the char file f
+ * at pos, ublk_drv's ublk_ch_read_iter / ublk_ch_write_iter: the bytes
+ * copied or -errno.  user_backed: iov is the caller's memory (not a
+ * registered buffer, which ublk_check_and_get_req refuses).
+ */
+struct iovec;
+ssize_t uu_ublk_user_copy(struct ufile *f, bool is_write,
+			  const struct iovec *iov, int nr, int64_t pos,
+			  bool user_backed);
 
 #endif

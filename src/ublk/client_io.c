@@ -17,12 +17,18 @@
  * Default copy mode, done here because only this process can reach the
  * server's buffers: a write's data is copied from the slot's shared
  * buffer to the command's addr before its CQE; a read's data from the
- * COMMIT's addr to the slot's buffer before the COMMIT goes out.
+ * COMMIT's addr to the slot's buffer before the COMMIT goes out.  With
+ * UBLK_F_USER_COPY the server copies itself, by pread/pwrite (and
+ * READ/WRITE SQEs) on /dev/ublkcN at UBLKSRV_IO_BUF_OFFSET-encoded
+ * offsets: uu_ublk_user_copy, on the same shared buffer.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "core/registry.h"
@@ -61,6 +67,12 @@ static size_t io_bytes(struct ufile *f, const struct ublksrv_io_desc *iod)
 	return n < f->slot_bytes ? n : f->slot_bytes;
 }
 
+/* !ublk_dev_need_map_io: the server moves the data itself */
+static bool user_copy(const struct ufile *f)
+{
+	return f->info.flags & UBLK_F_USER_COPY;
+}
+
 /* A slot's command ends with the driver's res. */
 static void deliver(struct ufile *f, unsigned int idx, struct uu_req *req,
 		    int res)
@@ -71,7 +83,8 @@ static void deliver(struct ufile *f, unsigned int idx, struct uu_req *req,
 	/* ublk_map_io: a write's data reaches the server's buffer before
 	 * the server hears of the request (a fault leaves it short, as the
 	 * kernel's copy does) */
-	if (res == UBLK_IO_RES_OK && (iod->op_flags & 0xff) == UBLK_IO_OP_WRITE)
+	if (res == UBLK_IO_RES_OK && !user_copy(f) &&
+	    (iod->op_flags & 0xff) == UBLK_IO_OP_WRITE)
 		uu_copy_to_user((void *)(uintptr_t)s->addr, slot_buf(f, idx),
 				io_bytes(f, iod));
 	pthread_mutex_lock(&f->lock);
@@ -177,7 +190,8 @@ static void *receiver_main(void *arg)
 			break;
 		if (m.h.type == UM_SLOT && n >= (ssize_t)sizeof(m.slot)) {
 			slot_event(f, &m.slot);
-		} else if (m.h.type == UM_IO_RES || m.h.type == UM_MMAP) {
+		} else if (m.h.type == UM_IO_RES || m.h.type == UM_MMAP ||
+			   m.h.type == UM_UCOPY) {
 			pthread_mutex_lock(&f->lock);
 			answered(f, m.h.seq, m.h.res);
 			pthread_mutex_unlock(&f->lock);
@@ -251,7 +265,7 @@ static void commit_copy(struct ufile *f, unsigned int idx,
 	pthread_mutex_lock(&f->lock);
 	mine = f->slots[idx].owned && f->slots[idx].task == tid;
 	pthread_mutex_unlock(&f->lock);
-	if (!mine || (iod->op_flags & 0xff) != UBLK_IO_OP_READ ||
+	if (!mine || user_copy(f) || (iod->op_flags & 0xff) != UBLK_IO_OP_READ ||
 	    cmd->result <= 0 || !cmd->addr)
 		return;
 	n = io_bytes(f, iod);
@@ -280,9 +294,12 @@ static bool commit_async(struct ufile *f, unsigned int idx, uint32_t cmd_op,
 
 	if (type != 'u' && type != 0)
 		return false;
-	if (!cmd->addr &&
-	    (!(f->info.flags & UBLK_F_NEED_GET_DATA) ||
-	     (iod_of(f, idx)->op_flags & 0xff) == UBLK_IO_OP_READ))
+	/* ublk_check_commit_and_fetch's buffer rule */
+	if (user_copy(f) ? !!cmd->addr :
+			   !cmd->addr &&
+				   (!(f->info.flags & UBLK_F_NEED_GET_DATA) ||
+				    (iod_of(f, idx)->op_flags & 0xff) ==
+					    UBLK_IO_OP_READ))
 		return false;
 	pthread_mutex_lock(&f->lock);
 	ok = !f->dead && s->owned && !s->ngd && s->task == tid && !s->req;
@@ -397,4 +414,117 @@ bool uu_ublk_io_cancel(struct ufile *f, struct uu_req *req, unsigned int q,
 	m.cmd.tag = (uint16_t)tag;
 	um_send(f->data_conn, &m, sizeof(m), NULL, 0, NULL, 0);
 	return true;
+}
+
+/*
+ * The engine's answer to ublk_check_and_get_req when this process's view
+ * of the slot suffices: the server holds the request (its CQE was
+ * posted, no COMMIT yet), so the kernel's reference exists and the
+ * device is not DEAD.  UCOPY_ASK when the driver must be asked (the slot
+ * is not held here: its errno depends on the device's state), else the
+ * bytes from off on or -errno.
+ */
+#define UCOPY_ASK LONG_MIN
+static long ucopy_local(struct ufile *f, unsigned int q, unsigned int tag,
+			uint64_t off, bool is_write)
+{
+	const struct ublksrv_io_desc *iod;
+	unsigned int idx, op;
+	size_t bytes;
+	bool held;
+
+	if (q >= f->info.nr_hw_queues || tag >= f->info.queue_depth ||
+	    !user_copy(f))
+		return UCOPY_ASK;
+	idx = q * f->info.queue_depth + tag;
+	pthread_mutex_lock(&f->lock);
+	held = f->slots[idx].owned && !f->slots[idx].ngd;
+	pthread_mutex_unlock(&f->lock);
+	if (!held)
+		return UCOPY_ASK;
+	/* the descriptor was written before the slot's event (the
+	 * receiver's recv orders it before owned was set) */
+	iod = iod_of(f, idx);
+	op = iod->op_flags & 0xff;
+	if (op != UBLK_IO_OP_READ && op != UBLK_IO_OP_WRITE)
+		return -EINVAL; /* ublk_rq_has_data */
+	bytes = io_bytes(f, iod);
+	if (off > bytes)
+		return -EINVAL;
+	if ((op == UBLK_IO_OP_READ) != is_write)
+		return -EACCES; /* ublk_check_ubuf_dir */
+	return (long)(bytes - off);
+}
+
+/*
+ * Copies between iov and the slot's buffer from off, at most avail
+ * bytes, page by page of the caller's memory: a fault ends the copy with
+ * what was done, as ublk_copy_user_pages stops where pinning fails.
+ */
+static ssize_t ucopy_move(uint8_t *buf, size_t avail,
+			  const struct iovec *iov, int nr, bool is_write)
+{
+	size_t done = 0;
+
+	for (int i = 0; i < nr && done < avail; i++) {
+		uint8_t *u = iov[i].iov_base;
+		size_t left = iov[i].iov_len;
+
+		while (left && done < avail) {
+			size_t n = UBLKD_PAGE - ((uintptr_t)u & (UBLKD_PAGE - 1));
+			int ret;
+
+			if (n > left)
+				n = left;
+			if (n > avail - done)
+				n = avail - done;
+			ret = is_write ? uu_copy_from_user(buf + done, u, n) :
+					 uu_copy_to_user(u, buf + done, n);
+			if (ret)
+				return (ssize_t)done;
+			done += n;
+			u += n;
+			left -= n;
+		}
+	}
+	return (ssize_t)done;
+}
+
+ssize_t uu_ublk_user_copy(struct ufile *f, bool is_write,
+			  const struct iovec *iov, int nr, int64_t pos,
+			  bool user_backed)
+{
+	uint64_t rel = (uint64_t)pos - UBLKSRV_IO_BUF_OFFSET;
+	unsigned int q = (unsigned int)(rel >> UBLK_QID_OFF) &
+			 UBLK_QID_BITS_MASK;
+	unsigned int tag = (unsigned int)(rel >> UBLK_TAG_OFF) &
+			   UBLK_TAG_BITS_MASK;
+	uint64_t off = rel & UBLK_IO_BUF_BITS_MASK;
+	long avail;
+
+	/* vfs_read / vfs_write: the file's open mode first */
+	if ((f->accmode == O_WRONLY && !is_write) ||
+	    (f->accmode == O_RDONLY && is_write))
+		return -EBADF;
+	if (pos < 0)
+		return -EINVAL; /* rw_verify_area */
+	if (!user_backed)
+		return -EACCES;
+	/* a forked child has no receiver for the parent's connection
+	 * (docs/ublk.md) */
+	if (f->pid != getpid())
+		return -EINVAL;
+	avail = ucopy_local(f, q, tag, off, is_write);
+	if (avail == UCOPY_ASK) {
+		struct um_ucopy m = { .h = { .type = UM_UCOPY }, .pos = pos,
+				      .is_write = is_write };
+		struct ucwait w = { 0 };
+
+		avail = call(f, &m.h, sizeof(m), &w);
+	}
+	if (avail < 0)
+		return avail;
+	return ucopy_move(f->data_map + ((size_t)q * f->info.queue_depth + tag) *
+						f->slot_bytes + off,
+			  (size_t)avail, iov, nr, is_write);
 }

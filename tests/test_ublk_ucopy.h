@@ -6,7 +6,11 @@
  * offsets (plain, vectored, fixed file), on a default, an SQPOLL and a
  * DEFER_TASKRUN ring, and the errnos of ublk_drv's
  * ublk_check_and_get_req, ublk_check_fetch_buf and
- * ublk_check_commit_and_fetch.
+ * ublk_check_commit_and_fetch.  The zero-copy scenario: REGISTER_IO_BUF
+ * puts each request into the server ring's sparse buffer table, and
+ * WRITE_FIXED/READ_FIXED move it to and from a memfd, with the errnos of
+ * io_buffer_register_bvec, io_buffer_unregister_bvec and
+ * io_import_fixed.
  */
 #ifndef UURING_TESTS_UBLK_UCOPY_H
 #define UURING_TESTS_UBLK_UCOPY_H
@@ -50,6 +54,44 @@ static int uc_rw(struct tr *r, uint8_t op, int fd, void *addr, uint32_t len,
 	return c.res;
 }
 
+/* REGISTER_IO_BUF / UNREGISTER_IO_BUF of (queue 0, tag) at buffer idx,
+ * waited for */
+static int uc_buf(struct tr *r, int chfd, uint32_t op, unsigned int tag,
+		  unsigned int idx)
+{
+	struct ublksrv_io_cmd io = { .tag = (uint16_t)tag, .addr = idx };
+	struct io_uring_cqe c;
+
+	tr_cmd(r, chfd, op, &io, sizeof(io), UC_UD_RW);
+	tr_submit(r, 1);
+	c = tr_wait(r);
+	return c.user_data == UC_UD_RW ? c.res : -10000;
+}
+
+/* a READ_FIXED/WRITE_FIXED on the registered buffer idx */
+static int uc_fixed(struct tr *r, uint8_t op, int fd, uint64_t addr,
+		    uint32_t len, uint64_t off, unsigned int idx)
+{
+	unsigned int t = atomic_load_explicit(r->sq_tail, memory_order_relaxed);
+	struct io_uring_sqe *sqe =
+		(struct io_uring_sqe *)(r->sqes +
+					(t & r->sq_mask) * r->sqe_size);
+	struct io_uring_cqe c;
+
+	memset(sqe, 0, r->sqe_size);
+	sqe->opcode = op;
+	sqe->fd = fd;
+	sqe->addr = addr;
+	sqe->len = len;
+	sqe->off = off;
+	sqe->buf_index = (uint16_t)idx;
+	sqe->user_data = UC_UD_RW;
+	atomic_store_explicit(r->sq_tail, t + 1, memory_order_release);
+	tr_submit(r, 1);
+	c = tr_wait(r);
+	return c.user_data == UC_UD_RW ? c.res : -10000;
+}
+
 struct uc_srv {
 	struct srv *s;
 	unsigned int ring_flags;
@@ -58,9 +100,14 @@ struct uc_srv {
 	/* the errnos seen, for the checks after the join */
 	int fetch_addr_res, commit_addr_res;
 	int w_dir, w_off_end, w_off_beyond, w_qid, w_idle_tag, w_tag_range;
-	int w_nowait, w_fixed_buf, r_dir;
+	int w_nowait, w_fixed_buf, r_dir, w_register;
+	/* zero copy (zc_main) */
+	int bfd;
+	int z_busy, z_range_idx, z_idle_tag, z_dir, z_beyond, z_ucopy;
+	int z_unreg_empty, z_unreg_again;
 };
 
+#define EQ_T(t, got, want) UC_WANT(t, got, want)
 #define UC_WANT(t, got, want)                                            \
 	do {                                                             \
 		if ((got) != (want)) {                                   \
@@ -119,6 +166,8 @@ static void uc_check_write(struct uc_srv *u, struct tr *r, unsigned int tag,
 	/* ublk_check_and_get_req: a registered buffer is not user-backed */
 	u->w_fixed_buf = uc_rw(r, IORING_OP_READ_FIXED, fd, fixed_buf, 512,
 			       uc_pos(0, tag, 0), 0, 0);
+	/* ublk_daemon_register_io_buf: no zero copy on this device */
+	u->w_register = uc_buf(r, fd, UBLK_U_IO_REGISTER_IO_BUF, tag, 1);
 	u->checked_write = true;
 }
 
@@ -282,6 +331,8 @@ static void ucopy_mode(unsigned int ring_flags, const char *mode)
 	EQ(u.w_nowait, -EOPNOTSUPP, "kiocb_set_rw_flags: RWF_NOWAIT");
 	EQ(u.w_fixed_buf, -EACCES,
 	   "ublk_check_and_get_req: a registered buffer");
+	EQ(u.w_register, -EINVAL,
+	   "ublk_daemon_register_io_buf: no SUPPORT_ZERO_COPY");
 	/* ublk_check_and_get_req: stopped, DEAD */
 	EQ(uc_rw(&pr, IORING_OP_READ, s.chfd, b, sizeof(b), uc_pos(0, 0, 0), 0,
 		 0), -EACCES, "ublk_check_and_get_req: DEAD after STOP_DEV");
@@ -313,6 +364,221 @@ static void scenario_ucopy(void)
 	ucopy_mode(0, "default");
 	ucopy_mode(IORING_SETUP_SQPOLL, "SQPOLL");
 	ucopy_mode(IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SINGLE_ISSUER,
+		   "DEFER_TASKRUN");
+}
+
+#define ZC_NBUF 8
+
+/* zero copy: the errnos, on the first write (its buffer at idx tag is
+ * registered on return) */
+static void zc_check_write(struct uc_srv *u, struct tr *r, unsigned int tag,
+			   uint32_t len)
+{
+	int fd = u->s->chfd;
+	uint8_t b[512];
+
+	EQ_T(u, uc_buf(r, fd, UBLK_U_IO_REGISTER_IO_BUF, tag, tag), 0);
+	/* io_buffer_register_bvec: the slot is taken; beyond the table */
+	u->z_busy = uc_buf(r, fd, UBLK_U_IO_REGISTER_IO_BUF, tag, tag);
+	/* a second buffer of the same request, and its removal */
+	EQ_T(u, uc_buf(r, fd, UBLK_U_IO_REGISTER_IO_BUF, tag, ZC_NBUF - 1), 0);
+	EQ_T(u, uc_buf(r, fd, UBLK_U_IO_UNREGISTER_IO_BUF, tag, ZC_NBUF - 1),
+	     0);
+	u->z_range_idx = uc_buf(r, fd, UBLK_U_IO_REGISTER_IO_BUF, tag,
+				ZC_NBUF);
+	/* ublk_ch_uring_cmd_local: the daemon's tag holding no request */
+	u->z_idle_tag = uc_buf(r, fd, UBLK_U_IO_REGISTER_IO_BUF,
+			       (tag + 1) % UC_DEPTH, ZC_NBUF - 1);
+	/* io_import_fixed: a write's buffer is only written from */
+	u->z_dir = uc_fixed(r, IORING_OP_READ_FIXED, u->bfd, 0, 512, 0, tag);
+	/* io_import_fixed: the range leaves the request's bytes */
+	u->z_beyond = uc_fixed(r, IORING_OP_WRITE_FIXED, u->bfd, 512, len, 0,
+			       tag);
+	/* ublk_check_and_get_req: no USER_COPY on this device */
+	u->z_ucopy = uc_rw(r, IORING_OP_READ, fd, b, sizeof(b),
+			   uc_pos(0, tag, 0), 0, 0);
+	u->checked_write = true;
+}
+
+static void *zc_main(void *arg)
+{
+	struct uc_srv *u = arg;
+	struct srv *s = u->s;
+	struct io_uring_rsrc_register rr = { .nr = ZC_NBUF,
+					     .flags =
+						     IORING_RSRC_REGISTER_SPARSE };
+	unsigned int live = UC_DEPTH;
+	struct ublksrv_io_cmd io = { 0 };
+	struct tr r;
+	int chfd = s->chfd;
+
+	if (tr_init(&r, 16, u->ring_flags) ||
+	    uuring_register((unsigned int)r.fd, IORING_REGISTER_BUFFERS2, &rr,
+			    sizeof(rr))) {
+		u->errors++;
+		return NULL;
+	}
+	for (unsigned int t = 0; t < UC_DEPTH; t++) {
+		io = (struct ublksrv_io_cmd){ .tag = (uint16_t)t };
+		tr_cmd(&r, chfd, UBLK_U_IO_FETCH_REQ, &io, sizeof(io), t);
+	}
+	tr_submit(&r, UC_DEPTH);
+	while (live) {
+		struct io_uring_cqe c = tr_wait(&r);
+		unsigned int tag = (unsigned int)c.user_data;
+		const struct ublksrv_io_desc *iod;
+		uint32_t len, op;
+		size_t off;
+		int res;
+
+		if (c.res == UBLK_IO_RES_ABORT || c.res < 0 ||
+		    tag >= UC_DEPTH) {
+			if (c.res != UBLK_IO_RES_ABORT)
+				u->errors++;
+			live--;
+			continue;
+		}
+		iod = &s->iod[0][tag];
+		off = (size_t)iod->start_sector << 9;
+		len = iod->nr_sectors << 9;
+		op = iod->op_flags & 0xff;
+		res = (int)len;
+		if (op == UBLK_IO_OP_WRITE || op == UBLK_IO_OP_READ) {
+			if (op == UBLK_IO_OP_WRITE && !u->checked_write)
+				zc_check_write(u, &r, tag, len);
+			else
+				EQ_T(u, uc_buf(&r, chfd,
+					       UBLK_U_IO_REGISTER_IO_BUF, tag,
+					       tag), 0);
+			EQ_T(u, uc_fixed(&r, op == UBLK_IO_OP_WRITE ?
+						     IORING_OP_WRITE_FIXED :
+						     IORING_OP_READ_FIXED,
+					 u->bfd, 0, len, off, tag), (int)len);
+			EQ_T(u, uc_buf(&r, chfd, UBLK_U_IO_UNREGISTER_IO_BUF,
+				       tag, tag), 0);
+			if (!u->checked_read) {
+				/* io_buffer_unregister_bvec: empty slot */
+				u->z_unreg_again = uc_buf(
+					&r, chfd, UBLK_U_IO_UNREGISTER_IO_BUF,
+					tag, tag);
+				u->checked_read = true;
+			}
+		} else {
+			res = 0;
+		}
+		u->served++;
+		io = (struct ublksrv_io_cmd){ .tag = (uint16_t)tag,
+					      .result = res };
+		tr_cmd(&r, chfd, UBLK_U_IO_COMMIT_AND_FETCH_REQ, &io,
+		       sizeof(io), tag);
+		tr_submit(&r, 1);
+	}
+	tr_exit(&r);
+	return NULL;
+}
+
+static void zcopy_mode(unsigned int ring_flags, const char *mode)
+{
+	struct ublksrv_ctrl_dev_info i;
+	struct uc_srv u = { .ring_flags = ring_flags };
+	static uint8_t app_buf[4096];
+	/* the probe ring's table: empty slots, and an application's buffer
+	 * at the last */
+	struct iovec tbl[ZC_NBUF] = { [ZC_NBUF - 1] = { app_buf,
+							sizeof(app_buf) } };
+	struct io_uring_rsrc_register rr = { .nr = ZC_NBUF,
+					     .data = (uintptr_t)tbl };
+	struct client cl;
+	struct srv s;
+	struct tr r, pr;
+	pthread_t th;
+	int cfd = uuring_ublk_open("/dev/ublk-control", O_RDWR);
+
+	fprintf(stderr, "  server ring: %s\n", mode);
+	u.bfd = memfd_create("zc-backing", 0);
+	if (cfd < 0 || u.bfd < 0 || ftruncate(u.bfd, 8 << 20) ||
+	    tr_init(&r, 8, IORING_SETUP_SQE128) || tr_init(&pr, 8, 0) ||
+	    uuring_register((unsigned int)pr.fd, IORING_REGISTER_BUFFERS2, &rr,
+			    sizeof(rr))) {
+		CHECK(0, "setup");
+		return;
+	}
+	info_init(&i, 1, UC_DEPTH,
+		  UBLK_F_SUPPORT_ZERO_COPY | UBLK_F_NEED_GET_DATA);
+	EQ(add_dev(&r, cfd, &i), 0, "ublk_ctrl_add_dev with SUPPORT_ZERO_COPY");
+	CHECK(i.flags & UBLK_F_SUPPORT_ZERO_COPY, "SUPPORT_ZERO_COPY kept");
+	CHECK(!(i.flags & UBLK_F_NEED_GET_DATA),
+	      "ublk_ctrl_add_dev: NEED_GET_DATA cleared with zero copy");
+	memset(&s, 0, sizeof(s));
+	s.id = (int)i.dev_id;
+	s.nq = 1;
+	s.depth = UC_DEPTH;
+	s.disk_bytes = 8 << 20;
+	if (set_basic(&r, cfd, s.id, s.disk_bytes >> 9) || srv_open(&s)) {
+		CHECK(0, "device setup");
+		return;
+	}
+	u.s = &s;
+	pthread_create(&th, NULL, zc_main, &u);
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_START_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
+		(uint64_t)getpid()), 0, "ublk_ctrl_start_dev");
+	/* ublk_register_io_buf from another task: no request held at the
+	 * tag (no reference) */
+	EQ(uc_buf(&pr, s.chfd, UBLK_U_IO_REGISTER_IO_BUF, 0, 0), -EINVAL,
+	   "__ublk_check_and_get_req: REGISTER_IO_BUF of an idle tag");
+	/* io_buffer_unregister_bvec: an empty slot, an application's
+	 * buffer */
+	EQ(uc_buf(&pr, s.chfd, UBLK_U_IO_UNREGISTER_IO_BUF, 0, 3), -EINVAL,
+	   "io_buffer_unregister_bvec: empty slot");
+	EQ(uc_buf(&pr, s.chfd, UBLK_U_IO_UNREGISTER_IO_BUF, 0, ZC_NBUF - 1),
+	   -EBUSY, "io_buffer_unregister_bvec: not a driver's buffer");
+	cl = (struct client){ .cpu = 0, .dev = s.id, .n = 20, .base = 0 };
+	pthread_create(&cl.th, NULL, client_main, &cl);
+	pthread_join(cl.th, NULL);
+	EQ(cl.errors, 0, "zero copy: read back what was written");
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_STOP_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
+		0), 0, "ublk_ctrl_stop_dev");
+	pthread_join(th, NULL);
+	EQ(u.errors, 0, "zero-copy server errors");
+	CHECK(u.served >= 40, "served %d", u.served);
+	CHECK(u.checked_write && u.checked_read, "checks ran");
+	EQ(u.z_busy, -EBUSY, "io_buffer_register_bvec: slot taken");
+	EQ(u.z_range_idx, -EINVAL, "io_buffer_register_bvec: index >= nr");
+	EQ(u.z_idle_tag, -EBUSY,
+	   "ublk_ch_uring_cmd_local: daemon's tag not owned");
+	EQ(u.z_dir, -EFAULT, "io_import_fixed: a write's buffer read into");
+	EQ(u.z_beyond, -EFAULT, "io_import_fixed: range beyond the request");
+	EQ(u.z_ucopy, -EACCES, "ublk_check_and_get_req: no USER_COPY");
+	EQ(u.z_unreg_again, -EINVAL, "io_buffer_unregister_bvec: unregistered");
+	srv_close(&s);
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_DEL_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
+		0), 0, "ublk_ctrl_del_dev");
+	close(u.bfd);
+	tr_exit(&pr);
+	tr_exit(&r);
+	uuring_close(cfd);
+}
+
+static void scenario_zcopy(void)
+{
+	struct tr r;
+	uint64_t features = 0;
+	int cfd = uuring_ublk_open("/dev/ublk-control", O_RDWR);
+
+	if (cfd < 0 || tr_init(&r, 8, IORING_SETUP_SQE128)) {
+		CHECK(0, "setup");
+		return;
+	}
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_GET_FEATURES, 0, 0xffff, &features,
+		sizeof(features), 0), 0, "GET_FEATURES");
+	CHECK(features & UBLK_F_SUPPORT_ZERO_COPY,
+	      "SUPPORT_ZERO_COPY advertised: %llx",
+	      (unsigned long long)features);
+	tr_exit(&r);
+	uuring_close(cfd);
+	zcopy_mode(0, "default");
+	zcopy_mode(IORING_SETUP_SQPOLL, "SQPOLL");
+	zcopy_mode(IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SINGLE_ISSUER,
 		   "DEFER_TASKRUN");
 }
 

@@ -45,6 +45,8 @@ struct uu_rw_cmd {
 			    * (rw.c ring_file_rw) */
 	bool meta;         /* a PI attribute (rw.c
 			    * prep_attr) */
+	bool kbuf_mapped;  /* *_FIXED on a driver's buffer: iov holds our
+			    * addresses already (rwfixed.c import_kbuf) */
 	int nr_iov;
 	size_t total;
 	struct iovec *iov;

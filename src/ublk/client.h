@@ -17,6 +17,7 @@
 #include "ublk/proto.h"
 
 struct uu_req;
+struct uu_ring;
 
 /* the engine's view of one (queue, tag) of a char file */
 struct ucslot {
@@ -107,6 +108,11 @@ bool uu_ublk_io_cancel(struct ufile *f, struct uu_req *req, unsigned int q,
  * copied or -errno.  user_backed: iov is the caller's memory (not a
  * registered buffer, which ublk_check_and_get_req refuses).
  */
+/* REGISTER_IO_BUF / UNREGISTER_IO_BUF into r's buffer table: the CQE
+ * result */
+int uu_ublk_buf_cmd(struct ufile *f, uint32_t cmd_op,
+		    const struct ublksrv_io_cmd *cmd, pid_t tid,
+		    struct uu_ring *r);
 struct iovec;
 ssize_t uu_ublk_user_copy(struct ufile *f, bool is_write,
 			  const struct iovec *iov, int nr, int64_t pos,

@@ -31,6 +31,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/buffers.h"
 #include "core/registry.h"
 #include "core/types.h"
 #include "ublk/client.h"
@@ -67,10 +68,11 @@ static size_t io_bytes(struct ufile *f, const struct ublksrv_io_desc *iod)
 	return n < f->slot_bytes ? n : f->slot_bytes;
 }
 
-/* !ublk_dev_need_map_io: the server moves the data itself */
+/* !ublk_dev_need_map_io: the server moves the data itself, by copies
+ * or through the buffer table (zero copy) */
 static bool user_copy(const struct ufile *f)
 {
-	return f->info.flags & UBLK_F_USER_COPY;
+	return f->info.flags & (UBLK_F_USER_COPY | UBLK_F_SUPPORT_ZERO_COPY);
 }
 
 /* A slot's command ends with the driver's res. */
@@ -434,7 +436,7 @@ static long ucopy_local(struct ufile *f, unsigned int q, unsigned int tag,
 	bool held;
 
 	if (q >= f->info.nr_hw_queues || tag >= f->info.queue_depth ||
-	    !user_copy(f))
+	    !(f->info.flags & UBLK_F_USER_COPY))
 		return UCOPY_ASK;
 	idx = q * f->info.queue_depth + tag;
 	pthread_mutex_lock(&f->lock);
@@ -527,4 +529,61 @@ ssize_t uu_ublk_user_copy(struct ufile *f, bool is_write,
 	return ucopy_move(f->data_map + ((size_t)q * f->info.queue_depth + tag) *
 						f->slot_bytes + off,
 			  (size_t)avail, iov, nr, is_write);
+}
+
+/*
+ * UBLK_IO_REGISTER_IO_BUF (ublk_register_io_buf from any task,
+ * ublk_daemon_register_io_buf from the tag's daemon): the request's data,
+ * the slot's shared buffer, becomes buffer cmd->addr of the command's
+ * ring r, usable in the request's direction (a write's data is written
+ * out of it, a read's read into it).  UBLK_IO_UNREGISTER_IO_BUF
+ * (ublk_unregister_io_buf): unchecked beyond the zero-copy flag, as in
+ * 6.18.  Both complete at once.
+ */
+int uu_ublk_buf_cmd(struct ufile *f, uint32_t cmd_op,
+		    const struct ublksrv_io_cmd *cmd, pid_t tid,
+		    struct uu_ring *r)
+{
+	uint32_t type = (cmd_op >> 8) & 0xff;
+	bool zc = f->info.flags & UBLK_F_SUPPORT_ZERO_COPY;
+	const struct ublksrv_io_desc *iod;
+	unsigned int idx, op;
+	bool owned, ngd, daemon;
+
+	if (type != 'u' && type != 0)
+		return -EOPNOTSUPP; /* ublk_check_cmd_op */
+	if (f->pid != getpid())
+		return -EINVAL; /* a forked child (docs/ublk.md) */
+	if ((cmd_op & 0xff) == UBLK_IO_UNREGISTER_IO_BUF)
+		return zc ? uu_rbuf_unregister_kbuf(r, (unsigned int)cmd->addr) :
+			    -EINVAL;
+	if (cmd->q_id >= f->info.nr_hw_queues ||
+	    cmd->tag >= f->info.queue_depth)
+		return -EINVAL;
+	idx = (unsigned int)cmd->q_id * f->info.queue_depth + cmd->tag;
+	pthread_mutex_lock(&f->lock);
+	owned = f->slots[idx].owned;
+	ngd = f->slots[idx].ngd;
+	daemon = f->slots[idx].task == tid;
+	pthread_mutex_unlock(&f->lock);
+	iod = iod_of(f, idx);
+	op = iod->op_flags & 0xff;
+	if (!daemon) {
+		/* __ublk_check_and_get_req: the request's reference exists
+		 * from its dispatch to the server until the COMMIT */
+		if (!zc || !owned || ngd)
+			return -EINVAL;
+	} else {
+		if (!owned)
+			return -EBUSY;
+		if (ngd || !zc)
+			return -EINVAL;
+	}
+	if (op != UBLK_IO_OP_READ && op != UBLK_IO_OP_WRITE)
+		return -EINVAL; /* ublk_rq_has_data */
+	return uu_rbuf_register_kbuf(r, (unsigned int)cmd->addr,
+				     slot_buf(f, idx), io_bytes(f, iod),
+				     op == UBLK_IO_OP_WRITE ? UU_KBUF_SOURCE :
+							      UU_KBUF_DEST,
+				     NULL, NULL);
 }

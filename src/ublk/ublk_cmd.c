@@ -67,6 +67,13 @@ static int ublk_issue(struct uu_req *req, unsigned int flags)
 			uu_uring_cmd_done(req, UBLK_IO_RES_ABORT, 0, flags);
 		return 0;
 	}
+	/* buffer registration completes at once, in the ring it is for */
+	if ((uu_cmd_op(req) & 0xff) == UBLK_IO_REGISTER_IO_BUF ||
+	    (uu_cmd_op(req) & 0xff) == UBLK_IO_UNREGISTER_IO_BUF) {
+		memcpy(&cmd, uu_cmd_payload(req, &len), sizeof(cmd));
+		return uu_ublk_buf_cmd(pdu->f, uu_cmd_op(req), &cmd,
+				       uu_cmd_task(req), req->ring);
+	}
 	/* every I/O command may be queued: it needs a stable request */
 	if (!(flags & UU_CMD_F_STABLE))
 		return UU_CMD_PARK;

@@ -46,10 +46,10 @@ static bool need_get_data(const struct udev *d)
 }
 
 /* ublk_dev_need_map_io: the driver copies the data to the server's
- * buffers (no USER_COPY; zero copy is not built) */
+ * buffers (neither USER_COPY nor zero copy) */
 static bool need_map_io(const struct udev *d)
 {
-	return !(d->info.flags & UBLK_F_USER_COPY);
+	return !(d->info.flags & (UBLK_F_USER_COPY | UBLK_F_SUPPORT_ZERO_COPY));
 }
 
 static void io_answer(struct uconn *c, uint64_t seq, int res)
@@ -514,8 +514,10 @@ void ublkd_io(struct uconn *c, const struct um_io *m)
 
 	if (type != 'u' && type != 0)
 		goto out;
-	ret = -EINVAL; /* no zero copy: UNREGISTER_IO_BUF has no buffer */
-	if (nr == UBLK_IO_UNREGISTER_IO_BUF)
+	/* REGISTER_IO_BUF and UNREGISTER_IO_BUF are the engine's
+	 * (client_io.c uu_ublk_buf_cmd): the buffer table is its ring's */
+	ret = -EINVAL;
+	if (nr == UBLK_IO_UNREGISTER_IO_BUF || nr == UBLK_IO_REGISTER_IO_BUF)
 		goto out;
 	if (q >= d->info.nr_hw_queues || tag >= d->info.queue_depth)
 		goto out;

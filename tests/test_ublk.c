@@ -10,7 +10,8 @@
  * a device takes when its server process dies.
  *
  * Scenarios (arguments select some): ctrl unpriv io perio getdata exit
- * ucopy zcopy (USER_COPY and zero copy, test_ublk_ucopy.h),
+ * ucopy zcopy autobuf (USER_COPY, zero copy and AUTO_BUF_REG,
+ * test_ublk_ucopy.h),
  * and bench and seed004 (test_ublk_seed004.h), measurements run only
  * when named.  The driver runs under a
  * name of this test's own (UURING_UBLKD_NAME), so another test's devices
@@ -455,6 +456,7 @@ int main(int argc, char **argv)
 		{ "exit", scenario_exit },
 		{ "ucopy", scenario_ucopy },
 		{ "zcopy", scenario_zcopy },
+		{ "autobuf", scenario_autobuf },
 		{ "bench", scenario_bench }, /* named only */
 		{ "seed004", scenario_seed004 }, /* named only */
 	};

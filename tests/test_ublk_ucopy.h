@@ -68,7 +68,28 @@ static int uc_buf(struct tr *r, int chfd, uint32_t op, unsigned int tag,
 	return c.user_data == UC_UD_RW ? c.res : -10000;
 }
 
-/* a READ_FIXED/WRITE_FIXED on the registered buffer idx */
+/* a READ_FIXED/WRITE_FIXED on the registered buffer idx, submitted */
+static void uc_fixed_nowait(struct tr *r, uint8_t op, int fd, uint64_t addr,
+			    uint32_t len, uint64_t off, unsigned int idx)
+{
+	unsigned int t = atomic_load_explicit(r->sq_tail, memory_order_relaxed);
+	struct io_uring_sqe *sqe =
+		(struct io_uring_sqe *)(r->sqes +
+					(t & r->sq_mask) * r->sqe_size);
+
+	memset(sqe, 0, r->sqe_size);
+	sqe->opcode = op;
+	sqe->fd = fd;
+	sqe->addr = addr;
+	sqe->len = len;
+	sqe->off = off;
+	sqe->buf_index = (uint16_t)idx;
+	sqe->user_data = UC_UD_RW;
+	atomic_store_explicit(r->sq_tail, t + 1, memory_order_release);
+	tr_submit(r, 1);
+}
+
+/* ... and waited for */
 static int uc_fixed(struct tr *r, uint8_t op, int fd, uint64_t addr,
 		    uint32_t len, uint64_t off, unsigned int idx)
 {
@@ -580,6 +601,256 @@ static void scenario_zcopy(void)
 	zcopy_mode(IORING_SETUP_SQPOLL, "SQPOLL");
 	zcopy_mode(IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SINGLE_ISSUER,
 		   "DEFER_TASKRUN");
+}
+
+/* ---- AUTO_BUF_REG ---- */
+
+/* CQEs that came while another was waited for, served first */
+struct ab_stash {
+	struct io_uring_cqe c[UC_DEPTH + 4];
+	unsigned int n;
+};
+
+static struct io_uring_cqe ab_next(struct tr *r, struct ab_stash *st)
+{
+	struct io_uring_cqe c;
+
+	if (!st->n)
+		return tr_wait(r);
+	c = st->c[0];
+	memmove(st->c, st->c + 1, --st->n * sizeof(c));
+	return c;
+}
+
+static int ab_wait(struct tr *r, struct ab_stash *st)
+{
+	for (;;) {
+		struct io_uring_cqe c = tr_wait(r);
+
+		if (c.user_data == UC_UD_RW)
+			return c.res;
+		if (st->n < sizeof(st->c) / sizeof(st->c[0]))
+			st->c[st->n++] = c;
+	}
+}
+
+/* a FETCH or COMMIT whose sqe->addr is a struct ublk_auto_buf_reg */
+static void ab_cmd(struct tr *r, int chfd, uint32_t op,
+		   const struct ublksrv_io_cmd *io, uint64_t ud, uint64_t reg)
+{
+	unsigned int t;
+
+	tr_cmd(r, chfd, op, io, sizeof(*io), ud);
+	t = atomic_load_explicit(r->sq_tail, memory_order_relaxed) - 1;
+	((struct io_uring_sqe *)(r->sqes + (t & r->sq_mask) * r->sqe_size))
+		->addr = reg;
+}
+
+static uint64_t ab_reg(unsigned int idx, unsigned int flags)
+{
+	return (uint64_t)idx | (uint64_t)flags << 16;
+}
+
+struct ab_srv {
+	struct srv *s;
+	unsigned int ring_flags;
+	int bfd, errors, served;
+	int bad_reserved, fallback_seen, released, released_bad, dir;
+	bool dir_checked;
+};
+
+#define AB_WANT(a, got, want)                                            \
+	do {                                                             \
+		int g_ = (got);                                          \
+		if (g_ != (want)) {                                      \
+			fprintf(stderr, "autobuf %s: got %d want %d\n", #got, \
+				g_, (int)(want));                        \
+			(a)->errors++;                                   \
+		}                                                        \
+	} while (0)
+
+static void *ab_main(void *arg)
+{
+	struct ab_srv *a = arg;
+	struct srv *s = a->s;
+	struct io_uring_rsrc_register rr = { .nr = ZC_NBUF,
+					     .flags =
+						     IORING_RSRC_REGISTER_SPARSE };
+	unsigned int cur[UC_DEPTH], live = UC_DEPTH;
+	struct ublksrv_io_cmd io = { 0 };
+	struct ab_stash st = { .n = 0 };
+	struct tr r;
+	int chfd = s->chfd;
+
+	if (tr_init(&r, 16, a->ring_flags) ||
+	    uuring_register((unsigned int)r.fd, IORING_REGISTER_BUFFERS2, &rr,
+			    sizeof(rr))) {
+		a->errors++;
+		return NULL;
+	}
+	/* ublk_set_auto_buf_reg: reserved bits */
+	ab_cmd(&r, chfd, UBLK_U_IO_FETCH_REQ, &io, UC_UD_RW, 1ULL << 32);
+	tr_submit(&r, 1);
+	a->bad_reserved = ab_wait(&r, &st);
+	for (unsigned int t = 0; t < UC_DEPTH; t++) {
+		io = (struct ublksrv_io_cmd){ .tag = (uint16_t)t };
+		/* tag 0 names an index beyond the table, with FALLBACK */
+		cur[t] = t ? t : ZC_NBUF;
+		ab_cmd(&r, chfd, UBLK_U_IO_FETCH_REQ, &io, t,
+		       ab_reg(cur[t], t ? 0 : UBLK_AUTO_BUF_REG_FALLBACK));
+	}
+	tr_submit(&r, UC_DEPTH);
+	while (live) {
+		struct io_uring_cqe c = ab_next(&r, &st);
+		unsigned int tag = (unsigned int)c.user_data, idx, next;
+		const struct ublksrv_io_desc *iod;
+		uint32_t len, op;
+		bool manual;
+		size_t off;
+		int res;
+
+		if (c.res == UBLK_IO_RES_ABORT || c.res < 0 ||
+		    tag >= UC_DEPTH) {
+			if (c.res != UBLK_IO_RES_ABORT)
+				a->errors++;
+			live--;
+			continue;
+		}
+		iod = &s->iod[0][tag];
+		off = (size_t)iod->start_sector << 9;
+		len = iod->nr_sectors << 9;
+		op = iod->op_flags & 0xff;
+		res = (int)len;
+		idx = cur[tag];
+		manual = iod->op_flags & UBLK_IO_F_NEED_REG_BUF;
+		if (manual) {
+			/* ublk_auto_buf_reg_fallback: registered by hand */
+			a->fallback_seen++;
+			idx = tag;
+			tr_cmd(&r, chfd, UBLK_U_IO_REGISTER_IO_BUF,
+			       &(struct ublksrv_io_cmd){ .tag = (uint16_t)tag,
+							 .addr = idx },
+			       sizeof(io), UC_UD_RW);
+			tr_submit(&r, 1);
+			AB_WANT(a, ab_wait(&r, &st), 0);
+		}
+		if (op == UBLK_IO_OP_WRITE && !a->dir_checked && !manual) {
+			/* io_import_fixed: a write's buffer is not read into */
+			uc_fixed_nowait(&r, IORING_OP_READ_FIXED, a->bfd, 0,
+					512, 0, idx);
+			a->dir = ab_wait(&r, &st);
+			a->dir_checked = true;
+		}
+		if (op == UBLK_IO_OP_WRITE || op == UBLK_IO_OP_READ) {
+			uc_fixed_nowait(&r, op == UBLK_IO_OP_WRITE ?
+						    IORING_OP_WRITE_FIXED :
+						    IORING_OP_READ_FIXED,
+					a->bfd, 0, len, off, idx);
+			AB_WANT(a, ab_wait(&r, &st), (int)len);
+		} else {
+			res = 0;
+		}
+		if (manual) {
+			tr_cmd(&r, chfd, UBLK_U_IO_UNREGISTER_IO_BUF,
+			       &(struct ublksrv_io_cmd){ .tag = (uint16_t)tag,
+							 .addr = idx },
+			       sizeof(io), UC_UD_RW);
+			tr_submit(&r, 1);
+			AB_WANT(a, ab_wait(&r, &st), 0);
+		}
+		a->served++;
+		/* the next request of this tag at the other index of two */
+		next = idx == tag ? tag + UC_DEPTH : tag;
+		cur[tag] = next;
+		io = (struct ublksrv_io_cmd){ .tag = (uint16_t)tag,
+					      .result = res };
+		ab_cmd(&r, chfd, UBLK_U_IO_COMMIT_AND_FETCH_REQ, &io, tag,
+		       ab_reg(next, 0));
+		tr_submit(&r, 1);
+		if (manual || (op != UBLK_IO_OP_WRITE && op != UBLK_IO_OP_READ))
+			continue;
+		/* ublk_handle_auto_buf_reg: the COMMIT unregistered it */
+		tr_cmd(&r, chfd, UBLK_U_IO_UNREGISTER_IO_BUF,
+		       &(struct ublksrv_io_cmd){ .tag = (uint16_t)tag,
+						 .addr = idx },
+		       sizeof(io), UC_UD_RW);
+		tr_submit(&r, 1);
+		if (ab_wait(&r, &st) == -EINVAL)
+			a->released++;
+		else
+			a->released_bad++;
+	}
+	tr_exit(&r);
+	return NULL;
+}
+
+static void autobuf_mode(unsigned int ring_flags, const char *mode)
+{
+	struct ublksrv_ctrl_dev_info i;
+	struct ab_srv a = { .ring_flags = ring_flags };
+	struct client cl;
+	struct srv s;
+	struct tr r;
+	pthread_t th;
+	int cfd = uuring_ublk_open("/dev/ublk-control", O_RDWR);
+
+	fprintf(stderr, "  server ring: %s\n", mode);
+	a.bfd = memfd_create("ab-backing", 0);
+	if (cfd < 0 || a.bfd < 0 || ftruncate(a.bfd, 8 << 20) ||
+	    tr_init(&r, 8, IORING_SETUP_SQE128)) {
+		CHECK(0, "setup");
+		return;
+	}
+	info_init(&i, 1, UC_DEPTH, UBLK_F_AUTO_BUF_REG |
+				   UBLK_F_SUPPORT_ZERO_COPY |
+				   UBLK_F_NEED_GET_DATA);
+	EQ(add_dev(&r, cfd, &i), 0, "ublk_ctrl_add_dev with AUTO_BUF_REG");
+	CHECK(i.flags & UBLK_F_AUTO_BUF_REG, "AUTO_BUF_REG kept");
+	CHECK(!(i.flags & UBLK_F_NEED_GET_DATA),
+	      "ublk_ctrl_add_dev: NEED_GET_DATA cleared with AUTO_BUF_REG");
+	memset(&s, 0, sizeof(s));
+	s.id = (int)i.dev_id;
+	s.nq = 1;
+	s.depth = UC_DEPTH;
+	s.disk_bytes = 8 << 20;
+	if (set_basic(&r, cfd, s.id, s.disk_bytes >> 9) || srv_open(&s)) {
+		CHECK(0, "device setup");
+		return;
+	}
+	a.s = &s;
+	pthread_create(&th, NULL, ab_main, &a);
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_START_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
+		(uint64_t)getpid()), 0, "ublk_ctrl_start_dev");
+	cl = (struct client){ .cpu = 0, .dev = s.id, .n = 20, .base = 0 };
+	pthread_create(&cl.th, NULL, client_main, &cl);
+	pthread_join(cl.th, NULL);
+	EQ(cl.errors, 0, "AUTO_BUF_REG: read back what was written");
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_STOP_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
+		0), 0, "ublk_ctrl_stop_dev");
+	pthread_join(th, NULL);
+	EQ(a.errors, 0, "AUTO_BUF_REG server errors");
+	CHECK(a.served >= 40, "served %d", a.served);
+	EQ(a.bad_reserved, -EINVAL, "ublk_set_auto_buf_reg: reserved bits");
+	EQ(a.fallback_seen, 1,
+	   "ublk_auto_buf_reg_fallback: NEED_REG_BUF once (tag 0's index)");
+	CHECK(a.dir_checked, "direction checked");
+	EQ(a.dir, -EFAULT, "io_import_fixed: a write's buffer read into");
+	CHECK(a.released >= 30, "buffers released at COMMIT: %d", a.released);
+	EQ(a.released_bad, 0, "a buffer still registered after its COMMIT");
+	srv_close(&s);
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_DEL_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
+		0), 0, "ublk_ctrl_del_dev");
+	close(a.bfd);
+	tr_exit(&r);
+	uuring_close(cfd);
+}
+
+static void scenario_autobuf(void)
+{
+	autobuf_mode(0, "default");
+	autobuf_mode(IORING_SETUP_SQPOLL, "SQPOLL");
+	autobuf_mode(IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SINGLE_ISSUER,
+		     "DEFER_TASKRUN");
 }
 
 #endif

@@ -29,6 +29,12 @@ struct ucslot {
 	bool owned;           /* the server holds the slot's request */
 	bool ngd;             /* ... and owes its NEED_GET_DATA */
 	pid_t task;           /* its daemon, as the driver recorded it */
+	/* AUTO_BUF_REG: the armed command's sqe->addr and ring; the ring
+	 * and index the current request's buffer was registered at */
+	uint64_t auto_addr;
+	struct uu_ring *ring;
+	struct uu_ring *reg_ring;
+	uint16_t reg_idx;
 };
 
 struct ucwait {
@@ -38,6 +44,8 @@ struct ucwait {
 	unsigned int idx;     /* its slot */
 	uint64_t addr;
 	pid_t tid;            /* the submitting task: the slot's daemon */
+	uint64_t auto_addr;   /* AUTO_BUF_REG: its sqe->addr */
+	struct uu_ring *ring; /* its ring */
 	int res;
 	bool done;
 };

@@ -69,10 +69,84 @@ static size_t io_bytes(struct ufile *f, const struct ublksrv_io_desc *iod)
 }
 
 /* !ublk_dev_need_map_io: the server moves the data itself, by copies
- * or through the buffer table (zero copy) */
+ * or through the buffer table (zero copy, automatic or not) */
 static bool user_copy(const struct ufile *f)
 {
-	return f->info.flags & (UBLK_F_USER_COPY | UBLK_F_SUPPORT_ZERO_COPY);
+	return f->info.flags & (UBLK_F_USER_COPY | UBLK_F_SUPPORT_ZERO_COPY |
+				UBLK_F_AUTO_BUF_REG);
+}
+
+static bool auto_reg(const struct ufile *f)
+{
+	return f->info.flags & UBLK_F_AUTO_BUF_REG;
+}
+
+/* ublk_set_auto_buf_reg's checks of a FETCH's or COMMIT's sqe->addr */
+static int auto_reg_check(uint64_t a)
+{
+	if (((a >> 24) & 0xff) || (a >> 32))
+		return -EINVAL;
+	if (((a >> 16) & 0xff) & ~UBLK_AUTO_BUF_REG_F_MASK)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * __ublk_do_auto_buf_reg, at the dispatch of a request with data to the
+ * armed command: its buffer goes into the command's ring at the index
+ * the command named.  When that fails, with FALLBACK the request is
+ * dispatched with UBLK_IO_F_NEED_REG_BUF in its descriptor (the server
+ * registers it itself); without, the request fails with -EIO and the
+ * command stays armed (false: not to be completed).
+ */
+static bool auto_register(struct ufile *f, unsigned int idx,
+			  struct uu_req *req)
+{
+	struct ucslot *s = &f->slots[idx];
+	const struct ublksrv_io_desc *iod = iod_of(f, idx);
+	uint16_t bidx = (uint16_t)s->auto_addr;
+	unsigned int q = idx / f->info.queue_depth;
+	unsigned int tag = idx % f->info.queue_depth;
+	uint32_t op = iod->op_flags & 0xff;
+	struct um_io m = { .h = { .type = UM_IO_ASYNC },
+			   .cmd_op = UBLK_U_IO_COMMIT_AND_FETCH_REQ,
+			   .tid = s->task,
+			   .cmd = { .q_id = (uint16_t)q, .tag = (uint16_t)tag,
+				    .result = -EIO } };
+	uint32_t flags;
+	int ret;
+
+	ret = uu_rbuf_register_kbuf(s->ring, bidx, slot_buf(f, idx),
+				    io_bytes(f, iod),
+				    op == UBLK_IO_OP_WRITE ? UU_KBUF_SOURCE :
+							     UU_KBUF_DEST,
+				    NULL, NULL);
+	if (!ret) {
+		pthread_mutex_lock(&f->lock);
+		s->reg_ring = s->ring;
+		s->reg_idx = bidx;
+		pthread_mutex_unlock(&f->lock);
+		return true;
+	}
+	if ((s->auto_addr >> 16) & UBLK_AUTO_BUF_REG_FALLBACK) {
+		/* ublk_auto_buf_reg_fallback: the descriptor is mapped
+		 * read-only here; the memfd is written instead */
+		flags = iod->op_flags | UBLK_IO_F_NEED_REG_BUF;
+		ret = (int)pwrite(f->desc_fd, &flags, sizeof(flags),
+				  (off_t)((size_t)q * UBLKD_DESC_STRIDE +
+					  tag * sizeof(*iod)));
+		(void)ret; /* our own memfd, open for writing */
+		return true;
+	}
+	/* ublk_end_request(BLK_STS_IOERR), the command kept: the driver
+	 * ends the request as at a failed COMMIT, which re-arms the slot
+	 * with this same command */
+	pthread_mutex_lock(&f->lock);
+	s->req = req;
+	s->owned = false;
+	pthread_mutex_unlock(&f->lock);
+	um_send(f->data_conn, &m, sizeof(m), NULL, 0, NULL, 0);
+	return false;
 }
 
 /* A slot's command ends with the driver's res. */
@@ -89,6 +163,11 @@ static void deliver(struct ufile *f, unsigned int idx, struct uu_req *req,
 	    (iod->op_flags & 0xff) == UBLK_IO_OP_WRITE)
 		uu_copy_to_user((void *)(uintptr_t)s->addr, slot_buf(f, idx),
 				io_bytes(f, iod));
+	if (res == UBLK_IO_RES_OK && auto_reg(f) &&
+	    ((iod->op_flags & 0xff) == UBLK_IO_OP_READ ||
+	     (iod->op_flags & 0xff) == UBLK_IO_OP_WRITE) &&
+	    !auto_register(f, idx, req))
+		return;
 	pthread_mutex_lock(&f->lock);
 	s->owned = res == UBLK_IO_RES_OK || res == UBLK_IO_RES_NEED_GET_DATA;
 	s->ngd = res == UBLK_IO_RES_NEED_GET_DATA;
@@ -117,6 +196,9 @@ static void answered(struct ufile *f, uint64_t seq, int res)
 		s->owned = false;
 		s->ngd = false;
 		s->task = w->tid;
+		s->auto_addr = w->auto_addr;
+		s->ring = w->ring;
+		s->reg_ring = NULL;
 	}
 	w->res = res;
 	w->done = true;
@@ -303,6 +385,9 @@ static bool commit_async(struct ufile *f, unsigned int idx, uint32_t cmd_op,
 				    (iod_of(f, idx)->op_flags & 0xff) ==
 					    UBLK_IO_OP_READ))
 		return false;
+	struct uu_ring *reg_ring = NULL;
+	uint16_t reg_idx = 0;
+
 	pthread_mutex_lock(&f->lock);
 	ok = !f->dead && s->owned && !s->ngd && s->task == tid && !s->req;
 	if (ok) {
@@ -311,8 +396,22 @@ static bool commit_async(struct ufile *f, unsigned int idx, uint32_t cmd_op,
 		s->marked = false;
 		s->pending = false;
 		s->owned = false;
+		/* ublk_handle_auto_buf_reg: the buffer registered at the
+		 * dispatch leaves the ring at the COMMIT from that ring (from
+		 * another, it is the server's to unregister) */
+		if (s->reg_ring == req->ring) {
+			reg_ring = s->reg_ring;
+			reg_idx = s->reg_idx;
+		}
+		s->reg_ring = NULL;
+		s->auto_addr = req->sqe.addr;
+		s->ring = req->ring;
 	}
 	pthread_mutex_unlock(&f->lock);
+	/* before the COMMIT goes: its tag's next request registers again
+	 * (io_buffer_unregister_bvec's error is ignored, as there) */
+	if (reg_ring)
+		uu_rbuf_unregister_kbuf(reg_ring, reg_idx);
 	return ok;
 }
 
@@ -363,6 +462,12 @@ int uu_ublk_io(struct ufile *f, uint32_t cmd_op,
 	if (in_range && (nr == UBLK_IO_FETCH_REQ ||
 			 nr == UBLK_IO_COMMIT_AND_FETCH_REQ))
 		w.req = req;
+	if (w.req && auto_reg(f)) {
+		if (auto_reg_check(req->sqe.addr))
+			return -EINVAL;
+		w.auto_addr = req->sqe.addr;
+		w.ring = req->ring;
+	}
 	if (in_range && nr == UBLK_IO_COMMIT_AND_FETCH_REQ) {
 		commit_copy(f, idx, cmd, tid);
 		if (req && commit_async(f, idx, cmd_op, cmd, tid, req)) {

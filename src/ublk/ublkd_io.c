@@ -46,10 +46,11 @@ static bool need_get_data(const struct udev *d)
 }
 
 /* ublk_dev_need_map_io: the driver copies the data to the server's
- * buffers (neither USER_COPY nor zero copy) */
+ * buffers (neither USER_COPY nor zero copy, automatic or not) */
 static bool need_map_io(const struct udev *d)
 {
-	return !(d->info.flags & (UBLK_F_USER_COPY | UBLK_F_SUPPORT_ZERO_COPY));
+	return !(d->info.flags & (UBLK_F_USER_COPY | UBLK_F_SUPPORT_ZERO_COPY |
+				  UBLK_F_AUTO_BUF_REG));
 }
 
 static void io_answer(struct uconn *c, uint64_t seq, int res)

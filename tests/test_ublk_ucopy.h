@@ -845,8 +845,85 @@ static void autobuf_mode(unsigned int ring_flags, const char *mode)
 	uuring_close(cfd);
 }
 
+/* a server of one tag whose FETCH names an index beyond its table,
+ * without FALLBACK: the CQE it got, if any (it must get only the
+ * ABORT of STOP_DEV) */
+struct ab_fail {
+	struct srv *s;
+	int first_res;
+};
+
+static void *ab_fail_main(void *arg)
+{
+	struct ab_fail *a = arg;
+	struct io_uring_rsrc_register rr = { .nr = ZC_NBUF,
+					     .flags =
+						     IORING_RSRC_REGISTER_SPARSE };
+	struct ublksrv_io_cmd io = { 0 };
+	struct tr r;
+
+	a->first_res = 1;
+	if (tr_init(&r, 8, 0) ||
+	    uuring_register((unsigned int)r.fd, IORING_REGISTER_BUFFERS2, &rr,
+			    sizeof(rr)))
+		return NULL;
+	ab_cmd(&r, a->s->chfd, UBLK_U_IO_FETCH_REQ, &io, 0,
+	       ab_reg(ZC_NBUF, 0));
+	tr_submit(&r, 1);
+	a->first_res = tr_wait(&r).res;
+	tr_exit(&r);
+	return NULL;
+}
+
+/* __ublk_do_auto_buf_reg without FALLBACK: the request fails, the
+ * command stays armed for the next (which fails alike) */
+static void autobuf_fail(void)
+{
+	struct ublksrv_ctrl_dev_info i;
+	struct ab_fail a;
+	struct srv s;
+	struct tr r;
+	pthread_t th;
+	uint8_t b[4096] = { 1 };
+	int cfd = uuring_ublk_open("/dev/ublk-control", O_RDWR);
+
+	if (cfd < 0 || tr_init(&r, 8, IORING_SETUP_SQE128)) {
+		CHECK(0, "setup");
+		return;
+	}
+	info_init(&i, 1, 1, UBLK_F_AUTO_BUF_REG);
+	EQ(add_dev(&r, cfd, &i), 0, "ublk_ctrl_add_dev with AUTO_BUF_REG");
+	memset(&s, 0, sizeof(s));
+	s.id = (int)i.dev_id;
+	s.nq = 1;
+	s.depth = 1;
+	if (set_basic(&r, cfd, s.id, 8192) || srv_open(&s)) {
+		CHECK(0, "device setup");
+		return;
+	}
+	a.s = &s;
+	pthread_create(&th, NULL, ab_fail_main, &a);
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_START_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
+		(uint64_t)getpid()), 0, "ublk_ctrl_start_dev");
+	EQ(uuring_ublk_bdev_io(s.id, UBLK_IO_OP_WRITE, b, sizeof(b), 0), -EIO,
+	   "__ublk_do_auto_buf_reg: registration failed, no FALLBACK");
+	EQ(uuring_ublk_bdev_io(s.id, UBLK_IO_OP_READ, b, sizeof(b), 0), -EIO,
+	   "__ublk_do_auto_buf_reg: the command stayed armed, fails again");
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_STOP_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
+		0), 0, "ublk_ctrl_stop_dev");
+	pthread_join(th, NULL);
+	EQ(a.first_res, UBLK_IO_RES_ABORT,
+	   "the server saw no request, only STOP_DEV's abort");
+	srv_close(&s);
+	EQ(ctrl(&r, cfd, UBLK_U_CMD_DEL_DEV, (uint32_t)s.id, 0xffff, NULL, 0,
+		0), 0, "ublk_ctrl_del_dev");
+	tr_exit(&r);
+	uuring_close(cfd);
+}
+
 static void scenario_autobuf(void)
 {
+	autobuf_fail();
 	autobuf_mode(0, "default");
 	autobuf_mode(IORING_SETUP_SQPOLL, "SQPOLL");
 	autobuf_mode(IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SINGLE_ISSUER,

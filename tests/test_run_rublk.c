@@ -5,7 +5,8 @@
  * (src/ublk/, docs/ublk.md): `features`, `add loop -r` and `add null`
  * (rublk daemonizes its server), `list` (which reads
  * /sys/class/ublk-char), the data, a SIGKILL of the loop server and
- * `recover`, `del -n` and `del -a`.
+ * `recover`, `del -n` and `del -a`; and the loop target's data again with
+ * AUTO_BUF_REG (`-z`), the null target with USER_COPY (`-u`).
  *
  * The data: where the driver made /dev/ublkbN (docs/ublk.md, the block
  * node) fio writes with crc32c verify through it and reads it back;
@@ -385,6 +386,28 @@ static void scenario(const char *file)
 
 	st = rublk_run("del", "-n", loop_s);
 	RU_CHECK(st == 0, "rublk del -n %d: %d", loop_id, st);
+
+	/* the other copy modes: the loop target with -z (AUTO_BUF_REG: its
+	 * buffer registered at dispatch, READ_FIXED/WRITE_FIXED on it), the
+	 * null target with -u (USER_COPY; rublk's loop target refuses -u:
+	 * "loop doesn't support user copy", as on ublk_drv) */
+	if (!ru_failures) {
+		st = rublk_run("add", "loop", "-f", file, "-n", loop_s, "-z");
+		RU_CHECK(st == 0, "rublk add loop -z: %d", st);
+		if (!st)
+			check_data(file, true, seed + 1);
+		st = rublk_run("del", "-n", loop_s);
+		RU_CHECK(st == 0, "rublk del -n %d (-z): %d", loop_id, st);
+	}
+	if (!ru_failures) {
+		st = rublk_run("add", "null", "-n", loop_s, "-u");
+		RU_CHECK(st == 0, "rublk add null -u: %d", st);
+		snprintf(ids, sizeof(ids), "%d", loop_id);
+		RU_CHECK(!st && ru_uuring_run(force_opts, nargs, 60) == 0,
+			 "null target -u: reads and writes answered");
+		st = rublk_run("del", "-n", loop_s);
+		RU_CHECK(st == 0, "rublk del -n %d (-u): %d", loop_id, st);
+	}
 	st = rublk_run("del", "-a");
 	RU_CHECK(st == 0, "rublk del -a: %d", st);
 	st = rublk_out("list", out, sizeof(out));

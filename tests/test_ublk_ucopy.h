@@ -126,6 +126,7 @@ struct uc_srv {
 	int bfd;
 	int z_busy, z_range_idx, z_idle_tag, z_dir, z_beyond, z_ucopy;
 	int z_unreg_empty, z_unreg_again;
+	bool late_checked;
 };
 
 #define EQ_T(t, got, want) UC_WANT(t, got, want)
@@ -390,6 +391,36 @@ static void scenario_ucopy(void)
 
 #define ZC_NBUF 8
 
+/* CQEs that came while another was waited for, served first */
+struct ab_stash {
+	struct io_uring_cqe c[UC_DEPTH + 4];
+	unsigned int n;
+};
+
+static struct io_uring_cqe ab_next(struct tr *r, struct ab_stash *st)
+{
+	struct io_uring_cqe c;
+
+	if (!st->n)
+		return tr_wait(r);
+	c = st->c[0];
+	memmove(st->c, st->c + 1, --st->n * sizeof(c));
+	return c;
+}
+
+static int ab_wait(struct tr *r, struct ab_stash *st)
+{
+	for (;;) {
+		struct io_uring_cqe c = tr_wait(r);
+
+		if (c.user_data == UC_UD_RW)
+			return c.res;
+		if (st->n < sizeof(st->c) / sizeof(st->c[0]))
+			st->c[st->n++] = c;
+	}
+}
+
+
 /* zero copy: the errnos, on the first write (its buffer at idx tag is
  * registered on return) */
 static void zc_check_write(struct uc_srv *u, struct tr *r, unsigned int tag,
@@ -421,6 +452,39 @@ static void zc_check_write(struct uc_srv *u, struct tr *r, unsigned int tag,
 	u->checked_write = true;
 }
 
+/*
+ * The first read: its buffer is filled from a zero area of the backing
+ * file, COMMITted while still registered, then filled with the data and
+ * unregistered.  The request completes only with the last buffer
+ * (ublk_io_release), so the reader sees the data, not the zeros.
+ */
+static void zc_late_read(struct uc_srv *u, struct tr *r, struct ab_stash *st,
+			 unsigned int tag, uint32_t len, size_t off)
+{
+	struct ublksrv_io_cmd io = { .tag = (uint16_t)tag, .addr = tag };
+	int chfd = u->s->chfd;
+
+	tr_cmd(r, chfd, UBLK_U_IO_REGISTER_IO_BUF, &io, sizeof(io), UC_UD_RW);
+	tr_submit(r, 1);
+	UC_WANT(u, ab_wait(r, st), 0);
+	uc_fixed_nowait(r, IORING_OP_READ_FIXED, u->bfd, 0, len,
+			u->s->disk_bytes - len, tag);
+	UC_WANT(u, ab_wait(r, st), (int)len);
+	u->served++;
+	io = (struct ublksrv_io_cmd){ .tag = (uint16_t)tag,
+				      .result = (int)len };
+	tr_cmd(r, chfd, UBLK_U_IO_COMMIT_AND_FETCH_REQ, &io, sizeof(io), tag);
+	tr_submit(r, 1);
+	uc_fixed_nowait(r, IORING_OP_READ_FIXED, u->bfd, 0, len, off, tag);
+	UC_WANT(u, ab_wait(r, st), (int)len);
+	io = (struct ublksrv_io_cmd){ .tag = (uint16_t)tag, .addr = tag };
+	tr_cmd(r, chfd, UBLK_U_IO_UNREGISTER_IO_BUF, &io, sizeof(io),
+	       UC_UD_RW);
+	tr_submit(r, 1);
+	UC_WANT(u, ab_wait(r, st), 0);
+	u->late_checked = true;
+}
+
 static void *zc_main(void *arg)
 {
 	struct uc_srv *u = arg;
@@ -430,6 +494,7 @@ static void *zc_main(void *arg)
 						     IORING_RSRC_REGISTER_SPARSE };
 	unsigned int live = UC_DEPTH;
 	struct ublksrv_io_cmd io = { 0 };
+	struct ab_stash st = { .n = 0 };
 	struct tr r;
 	int chfd = s->chfd;
 
@@ -445,7 +510,7 @@ static void *zc_main(void *arg)
 	}
 	tr_submit(&r, UC_DEPTH);
 	while (live) {
-		struct io_uring_cqe c = tr_wait(&r);
+		struct io_uring_cqe c = ab_next(&r, &st);
 		unsigned int tag = (unsigned int)c.user_data;
 		const struct ublksrv_io_desc *iod;
 		uint32_t len, op;
@@ -464,6 +529,10 @@ static void *zc_main(void *arg)
 		len = iod->nr_sectors << 9;
 		op = iod->op_flags & 0xff;
 		res = (int)len;
+		if (op == UBLK_IO_OP_READ && !u->late_checked) {
+			zc_late_read(u, &r, &st, tag, len, off);
+			continue;
+		}
 		if (op == UBLK_IO_OP_WRITE || op == UBLK_IO_OP_READ) {
 			if (op == UBLK_IO_OP_WRITE && !u->checked_write)
 				zc_check_write(u, &r, tag, len);
@@ -562,7 +631,8 @@ static void zcopy_mode(unsigned int ring_flags, const char *mode)
 	pthread_join(th, NULL);
 	EQ(u.errors, 0, "zero-copy server errors");
 	CHECK(u.served >= 40, "served %d", u.served);
-	CHECK(u.checked_write && u.checked_read, "checks ran");
+	CHECK(u.checked_write && u.checked_read && u.late_checked,
+	      "checks ran");
 	EQ(u.z_busy, -EBUSY, "io_buffer_register_bvec: slot taken");
 	EQ(u.z_range_idx, -EINVAL, "io_buffer_register_bvec: index >= nr");
 	EQ(u.z_idle_tag, -EBUSY,
@@ -605,45 +675,25 @@ static void scenario_zcopy(void)
 
 /* ---- AUTO_BUF_REG ---- */
 
-/* CQEs that came while another was waited for, served first */
-struct ab_stash {
-	struct io_uring_cqe c[UC_DEPTH + 4];
-	unsigned int n;
-};
-
-static struct io_uring_cqe ab_next(struct tr *r, struct ab_stash *st)
-{
-	struct io_uring_cqe c;
-
-	if (!st->n)
-		return tr_wait(r);
-	c = st->c[0];
-	memmove(st->c, st->c + 1, --st->n * sizeof(c));
-	return c;
-}
-
-static int ab_wait(struct tr *r, struct ab_stash *st)
-{
-	for (;;) {
-		struct io_uring_cqe c = tr_wait(r);
-
-		if (c.user_data == UC_UD_RW)
-			return c.res;
-		if (st->n < sizeof(st->c) / sizeof(st->c[0]))
-			st->c[st->n++] = c;
-	}
-}
-
-/* a FETCH or COMMIT whose sqe->addr is a struct ublk_auto_buf_reg */
+/* a FETCH or COMMIT whose sqe->addr is a struct ublk_auto_buf_reg: the
+ * whole SQE is written before the tail's release store publishes it (an
+ * SQ thread may take it at once) */
 static void ab_cmd(struct tr *r, int chfd, uint32_t op,
 		   const struct ublksrv_io_cmd *io, uint64_t ud, uint64_t reg)
 {
-	unsigned int t;
+	unsigned int t = atomic_load_explicit(r->sq_tail, memory_order_relaxed);
+	struct io_uring_sqe *sqe =
+		(struct io_uring_sqe *)(r->sqes +
+					(t & r->sq_mask) * r->sqe_size);
 
-	tr_cmd(r, chfd, op, io, sizeof(*io), ud);
-	t = atomic_load_explicit(r->sq_tail, memory_order_relaxed) - 1;
-	((struct io_uring_sqe *)(r->sqes + (t & r->sq_mask) * r->sqe_size))
-		->addr = reg;
+	memset(sqe, 0, r->sqe_size);
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = chfd;
+	sqe->cmd_op = op;
+	sqe->addr = reg;
+	sqe->user_data = ud;
+	memcpy(sqe->cmd, io, sizeof(*io));
+	atomic_store_explicit(r->sq_tail, t + 1, memory_order_release);
 }
 
 static uint64_t ab_reg(unsigned int idx, unsigned int flags)

@@ -218,6 +218,9 @@ static int char_setup(struct ufile *f, const struct um_hello_rep *rep,
 			  sizeof(*f->slots));
 	if (!f->slots)
 		return -ENOMEM;
+	for (size_t i = 0;
+	     i < (size_t)f->info.nr_hw_queues * f->info.queue_depth; i++)
+		f->slots[i].file = f;
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->cond, NULL);
 	/* the engine's own connection for the data plane: not the

@@ -35,6 +35,13 @@ struct ucslot {
 	struct uu_ring *ring;
 	struct uu_ring *reg_ring;
 	uint16_t reg_idx;
+	/* zero copy: buffers of the request registered by REGISTER_IO_BUF
+	 * and not released; a COMMIT that came meanwhile is held until the
+	 * last goes (the request's reference, ublk_io_release) */
+	unsigned int nbufs;
+	bool commit_held;
+	struct um_io held;
+	struct ufile *file;
 };
 
 struct ucwait {

@@ -368,23 +368,25 @@ static void commit_copy(struct ufile *f, unsigned int idx,
  * waited command), and UM_IO_ASYNC asks for no answer.  False: the
  * driver is asked and waited for.
  */
-static bool commit_async(struct ufile *f, unsigned int idx, uint32_t cmd_op,
-			 const struct ublksrv_io_cmd *cmd, pid_t tid,
-			 struct uu_req *req)
+enum { COMMIT_ASK, COMMIT_SEND, COMMIT_HELD };
+
+static int commit_async(struct ufile *f, unsigned int idx, uint32_t cmd_op,
+			const struct ublksrv_io_cmd *cmd, pid_t tid,
+			struct uu_req *req, const struct um_io *m)
 {
 	struct ucslot *s = &f->slots[idx];
 	uint32_t type = (cmd_op >> 8) & 0xff;
-	bool ok;
+	bool ok, held = false;
 
 	if (type != 'u' && type != 0)
-		return false;
+		return COMMIT_ASK;
 	/* ublk_check_commit_and_fetch's buffer rule */
 	if (user_copy(f) ? !!cmd->addr :
 			   !cmd->addr &&
 				   (!(f->info.flags & UBLK_F_NEED_GET_DATA) ||
 				    (iod_of(f, idx)->op_flags & 0xff) ==
 					    UBLK_IO_OP_READ))
-		return false;
+		return COMMIT_ASK;
 	struct uu_ring *reg_ring = NULL;
 	uint16_t reg_idx = 0;
 
@@ -406,13 +408,19 @@ static bool commit_async(struct ufile *f, unsigned int idx, uint32_t cmd_op,
 		s->reg_ring = NULL;
 		s->auto_addr = req->sqe.addr;
 		s->ring = req->ring;
+		/* buffers of the request still registered: it completes
+		 * when the last is released (kbuf_release sends this) */
+		if (s->nbufs) {
+			s->held = *m;
+			s->commit_held = held = true;
+		}
 	}
 	pthread_mutex_unlock(&f->lock);
 	/* before the COMMIT goes: its tag's next request registers again
 	 * (io_buffer_unregister_bvec's error is ignored, as there) */
 	if (reg_ring)
 		uu_rbuf_unregister_kbuf(reg_ring, reg_idx);
-	return ok;
+	return !ok ? COMMIT_ASK : held ? COMMIT_HELD : COMMIT_SEND;
 }
 
 /* req is queued in its slot: marked cancelable, then an event that came
@@ -469,8 +477,16 @@ int uu_ublk_io(struct ufile *f, uint32_t cmd_op,
 		w.ring = req->ring;
 	}
 	if (in_range && nr == UBLK_IO_COMMIT_AND_FETCH_REQ) {
+		int how = COMMIT_ASK;
+
 		commit_copy(f, idx, cmd, tid);
-		if (req && commit_async(f, idx, cmd_op, cmd, tid, req)) {
+		m.h.type = UM_IO_ASYNC;
+		if (req)
+			how = commit_async(f, idx, cmd_op, cmd, tid, req, &m);
+		if (how == COMMIT_HELD)
+			return queued(f, idx, req, mark_arg);
+		m.h.type = UM_IO;
+		if (how == COMMIT_SEND) {
 			m.h.type = UM_IO_ASYNC;
 			if (um_send(f->data_conn, &m, sizeof(m), NULL, 0, NULL,
 				    0) >= 0)
@@ -645,6 +661,30 @@ ssize_t uu_ublk_user_copy(struct ufile *f, bool is_write,
  * (ublk_unregister_io_buf): unchecked beyond the zero-copy flag, as in
  * 6.18.  Both complete at once.
  */
+/*
+ * ublk_io_release: a buffer REGISTER_IO_BUF made is gone (unregistered
+ * and unused, or its ring's table freed); with the last one, a COMMIT
+ * held meanwhile goes to the driver and the request completes.  Called
+ * from whichever thread put the node, never under f->lock.
+ */
+static void kbuf_release(void *priv)
+{
+	struct ucslot *s = priv;
+	struct ufile *f = s->file;
+	struct um_io m;
+	bool send;
+
+	pthread_mutex_lock(&f->lock);
+	send = !--s->nbufs && s->commit_held;
+	if (send) {
+		m = s->held;
+		s->commit_held = false;
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (send)
+		um_send(f->data_conn, &m, sizeof(m), NULL, 0, NULL, 0);
+}
+
 int uu_ublk_buf_cmd(struct ufile *f, uint32_t cmd_op,
 		    const struct ublksrv_io_cmd *cmd, pid_t tid,
 		    struct uu_ring *r)
@@ -654,6 +694,7 @@ int uu_ublk_buf_cmd(struct ufile *f, uint32_t cmd_op,
 	const struct ublksrv_io_desc *iod;
 	unsigned int idx, op;
 	bool owned, ngd, daemon;
+	int ret;
 
 	if (type != 'u' && type != 0)
 		return -EOPNOTSUPP; /* ublk_check_cmd_op */
@@ -686,9 +727,16 @@ int uu_ublk_buf_cmd(struct ufile *f, uint32_t cmd_op,
 	}
 	if (op != UBLK_IO_OP_READ && op != UBLK_IO_OP_WRITE)
 		return -EINVAL; /* ublk_rq_has_data */
-	return uu_rbuf_register_kbuf(r, (unsigned int)cmd->addr,
-				     slot_buf(f, idx), io_bytes(f, iod),
-				     op == UBLK_IO_OP_WRITE ? UU_KBUF_SOURCE :
-							      UU_KBUF_DEST,
-				     NULL, NULL);
+	/* counted before the node exists, so its release finds it */
+	pthread_mutex_lock(&f->lock);
+	f->slots[idx].nbufs++;
+	pthread_mutex_unlock(&f->lock);
+	ret = uu_rbuf_register_kbuf(r, (unsigned int)cmd->addr,
+				    slot_buf(f, idx), io_bytes(f, iod),
+				    op == UBLK_IO_OP_WRITE ? UU_KBUF_SOURCE :
+							     UU_KBUF_DEST,
+				    kbuf_release, &f->slots[idx]);
+	if (ret)
+		kbuf_release(&f->slots[idx]);
+	return ret;
 }

@@ -10,8 +10,8 @@
  * a device takes when its server process dies.
  *
  * Scenarios (arguments select some): ctrl unpriv io perio getdata exit
- * ucopy zcopy autobuf (USER_COPY, zero copy and AUTO_BUF_REG,
- * test_ublk_ucopy.h),
+ * ucopy (USER_COPY, test_ublk_ucopy.h), zcopy autobuf (zero copy and
+ * AUTO_BUF_REG, test_ublk_zcopy.h),
  * and bench and seed004 (test_ublk_seed004.h), measurements run only
  * when named.  The driver runs under a
  * name of this test's own (UURING_UBLKD_NAME), so another test's devices
@@ -441,6 +441,7 @@ static void scenario_unpriv(void)
 #include "test_ublk_srv.h"
 #include "test_ublk_seed004.h"
 #include "test_ublk_ucopy.h"
+#include "test_ublk_zcopy.h"
 
 int main(int argc, char **argv)
 {

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
+ * (Past 800 lines: every change of the table and of its nodes' lifetimes
+ * stays in one file, as in the kernel's io_uring/rsrc.c.)
+ *
  * Registered buffers: REGISTER_BUFFERS, BUFFERS2 (sparse, tags),
- * BUFFERS_UPDATE, UNREGISTER_BUFFERS, CLONE_BUFFERS.  The opcodes that use
- * them are in ops/rwfixed.c.
+ * BUFFERS_UPDATE, UNREGISTER_BUFFERS, CLONE_BUFFERS, and a driver's
+ * buffers (uu_rbuf_register_kbuf, the kernel's io_buffer_register_bvec:
+ * the ublk driver's zero copy).  The opcodes that use them are in
+ * ops/rwfixed.c.
  *
  * The kernel pins the pages of a registered buffer; user space cannot
  * (T3).  A registered buffer here is the address range the application

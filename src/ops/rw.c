@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
+ * (Past 800 lines: the four opcodes share one issue path, do_rw, whose
+ * file classes and retries are kept together.)
+ *
  * READ, WRITE, READV, WRITEV on any file, inline in the submitting thread.
  *
  * File semantics (T5): offset -1 means "the file position" (preadv2 with

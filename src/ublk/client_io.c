@@ -92,6 +92,31 @@ static int auto_reg_check(uint64_t a)
 }
 
 /*
+ * ublk_io_release: a buffer of the request (REGISTER_IO_BUF's or
+ * AUTO_BUF_REG's) is gone (unregistered and unused, or its ring's table
+ * freed); with the last one, a COMMIT
+ * held meanwhile goes to the driver and the request completes.  Called
+ * from whichever thread put the node, never under f->lock.
+ */
+static void kbuf_release(void *priv)
+{
+	struct ucslot *s = priv;
+	struct ufile *f = s->file;
+	struct um_io m;
+	bool send;
+
+	pthread_mutex_lock(&f->lock);
+	send = !--s->nbufs && s->commit_held;
+	if (send) {
+		m = s->held;
+		s->commit_held = false;
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (send)
+		um_send(f->data_conn, &m, sizeof(m), NULL, 0, NULL, 0);
+}
+
+/*
  * __ublk_do_auto_buf_reg, at the dispatch of a request with data to the
  * armed command: its buffer goes into the command's ring at the index
  * the command named.  When that fails, with FALLBACK the request is
@@ -116,11 +141,19 @@ static bool auto_register(struct ufile *f, unsigned int idx,
 	uint32_t flags;
 	int ret;
 
+	/* counted as REGISTER_IO_BUF's are (ublk_prep_auto_buf_reg_io's
+	 * task_registered_buffers): a COMMIT from another ring, which
+	 * leaves it registered, is held until it goes */
+	pthread_mutex_lock(&f->lock);
+	s->nbufs++;
+	pthread_mutex_unlock(&f->lock);
 	ret = uu_rbuf_register_kbuf(s->ring, bidx, slot_buf(f, idx),
 				    io_bytes(f, iod),
 				    op == UBLK_IO_OP_WRITE ? UU_KBUF_SOURCE :
 							     UU_KBUF_DEST,
-				    NULL, NULL);
+				    kbuf_release, s);
+	if (ret)
+		kbuf_release(s);
 	if (!ret) {
 		pthread_mutex_lock(&f->lock);
 		s->reg_ring = s->ring;
@@ -416,8 +449,9 @@ static int commit_async(struct ufile *f, unsigned int idx, uint32_t cmd_op,
 		}
 	}
 	pthread_mutex_unlock(&f->lock);
-	/* before the COMMIT goes: its tag's next request registers again
-	 * (io_buffer_unregister_bvec's error is ignored, as there) */
+	/* the buffer leaves its ring before the COMMIT goes (its release
+	 * sends the COMMIT held for it): the tag's next request registers
+	 * again (io_buffer_unregister_bvec's error is ignored, as there) */
 	if (reg_ring)
 		uu_rbuf_unregister_kbuf(reg_ring, reg_idx);
 	return !ok ? COMMIT_ASK : held ? COMMIT_HELD : COMMIT_SEND;
@@ -661,30 +695,6 @@ ssize_t uu_ublk_user_copy(struct ufile *f, bool is_write,
  * (ublk_unregister_io_buf): unchecked beyond the zero-copy flag, as in
  * 6.18.  Both complete at once.
  */
-/*
- * ublk_io_release: a buffer REGISTER_IO_BUF made is gone (unregistered
- * and unused, or its ring's table freed); with the last one, a COMMIT
- * held meanwhile goes to the driver and the request completes.  Called
- * from whichever thread put the node, never under f->lock.
- */
-static void kbuf_release(void *priv)
-{
-	struct ucslot *s = priv;
-	struct ufile *f = s->file;
-	struct um_io m;
-	bool send;
-
-	pthread_mutex_lock(&f->lock);
-	send = !--s->nbufs && s->commit_held;
-	if (send) {
-		m = s->held;
-		s->commit_held = false;
-	}
-	pthread_mutex_unlock(&f->lock);
-	if (send)
-		um_send(f->data_conn, &m, sizeof(m), NULL, 0, NULL, 0);
-}
-
 int uu_ublk_buf_cmd(struct ufile *f, uint32_t cmd_op,
 		    const struct ublksrv_io_cmd *cmd, pid_t tid,
 		    struct uu_ring *r)

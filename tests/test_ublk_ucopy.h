@@ -294,7 +294,7 @@ static void ucopy_mode(unsigned int ring_flags, const char *mode)
 	fprintf(stderr, "  server ring: %s\n", mode);
 	if (cfd < 0 || tr_init(&r, 8, IORING_SETUP_SQE128) ||
 	    tr_init(&pr, 8, 0)) {
-		CHECK(0, "setup");
+		CHECK(0, "setup: control fd %d", cfd);
 		return;
 	}
 	info_init(&i, 1, UC_DEPTH, UBLK_F_USER_COPY | UBLK_F_NEED_GET_DATA);
@@ -370,7 +370,7 @@ static void scenario_ucopy(void)
 	int cfd = uuring_ublk_open("/dev/ublk-control", O_RDWR);
 
 	if (cfd < 0 || tr_init(&r, 8, IORING_SETUP_SQE128)) {
-		CHECK(0, "setup");
+		CHECK(0, "setup: control fd %d", cfd);
 		return;
 	}
 	EQ(ctrl(&r, cfd, UBLK_U_CMD_GET_FEATURES, 0, 0xffff, &features,

@@ -214,7 +214,7 @@ static void zcopy_mode(unsigned int ring_flags, const char *mode)
 	    tr_init(&r, 8, IORING_SETUP_SQE128) || tr_init(&pr, 8, 0) ||
 	    uuring_register((unsigned int)pr.fd, IORING_REGISTER_BUFFERS2, &rr,
 			    sizeof(rr))) {
-		CHECK(0, "setup");
+		CHECK(0, "setup: control fd %d", cfd);
 		return;
 	}
 	info_init(&i, 1, UC_DEPTH,
@@ -281,7 +281,7 @@ static void scenario_zcopy(void)
 	int cfd = uuring_ublk_open("/dev/ublk-control", O_RDWR);
 
 	if (cfd < 0 || tr_init(&r, 8, IORING_SETUP_SQE128)) {
-		CHECK(0, "setup");
+		CHECK(0, "setup: control fd %d", cfd);
 		return;
 	}
 	EQ(ctrl(&r, cfd, UBLK_U_CMD_GET_FEATURES, 0, 0xffff, &features,
@@ -472,7 +472,7 @@ static void autobuf_mode(unsigned int ring_flags, const char *mode)
 	a.bfd = memfd_create("ab-backing", 0);
 	if (cfd < 0 || a.bfd < 0 || ftruncate(a.bfd, 8 << 20) ||
 	    tr_init(&r, 8, IORING_SETUP_SQE128)) {
-		CHECK(0, "setup");
+		CHECK(0, "setup: control fd %d", cfd);
 		return;
 	}
 	info_init(&i, 1, UC_DEPTH, UBLK_F_AUTO_BUF_REG |
@@ -562,7 +562,7 @@ static void autobuf_fail(void)
 	int cfd = uuring_ublk_open("/dev/ublk-control", O_RDWR);
 
 	if (cfd < 0 || tr_init(&r, 8, IORING_SETUP_SQE128)) {
-		CHECK(0, "setup");
+		CHECK(0, "setup: control fd %d", cfd);
 		return;
 	}
 	info_init(&i, 1, 1, UBLK_F_AUTO_BUF_REG);

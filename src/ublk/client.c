@@ -147,6 +147,9 @@ static ssize_t ask(int fd, const void *q, size_t qlen, const void *qb,
 {
 	ssize_t n = um_send(fd, q, qlen, qb, qblen, NULL, 0);
 
+	/* the driver left (idle) after accepting: as a hang-up below */
+	if (n == -ECONNRESET)
+		return -EPIPE;
 	if (n < 0)
 		return n;
 	n = um_recv(fd, a, alen, fds, fds ? 4 : 0, nfds);

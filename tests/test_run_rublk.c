@@ -5,7 +5,8 @@
  * (src/ublk/, docs/ublk.md): `features`, `add loop -r` and `add null`
  * (rublk daemonizes its server), `list` (which reads
  * /sys/class/ublk-char), the data, a SIGKILL of the loop server and
- * `recover`, `del -n` and `del -a`.
+ * `recover`, `del -n` and `del -a`; and the loop target's data again with
+ * AUTO_BUF_REG (`-z`), the null target with USER_COPY (`-u`).
  *
  * The data: where the driver made /dev/ublkbN (docs/ublk.md, the block
  * node) fio writes with crc32c verify through it and reads it back;
@@ -29,8 +30,8 @@
 
 /* device ids of this run: rublk keeps /run/ublksrvd/<id>.json, which
  * another driver's devices (another run of this test) would share */
-static int loop_id, null_id;
-static char loop_s[16], null_s[16];
+static int loop_id, null_id, zc_id, uc_id;
+static char loop_s[16], null_s[16], zc_s[16], uc_s[16];
 #define FILE_BYTES (32u << 20)
 #define DATA_BYTES (4u << 20) /* the part written and verified */
 #define PIECE (64u << 10)
@@ -385,6 +386,33 @@ static void scenario(const char *file)
 
 	st = rublk_run("del", "-n", loop_s);
 	RU_CHECK(st == 0, "rublk del -n %d: %d", loop_id, st);
+
+	/* the other copy modes: the loop target with -z (AUTO_BUF_REG: its
+	 * buffer registered at dispatch, READ_FIXED/WRITE_FIXED on it), the
+	 * null target with -u (USER_COPY; rublk's loop target refuses -u:
+	 * "loop doesn't support user copy", as on ublk_drv) */
+	if (!ru_failures) {
+		st = rublk_run("add", "loop", "-f", file, "-n", zc_s, "-z");
+		RU_CHECK(st == 0, "rublk add loop -z: %d", st);
+		if (!st) {
+			int keep = loop_id;
+
+			loop_id = zc_id; /* check_data's device */
+			check_data(file, true, seed + 1);
+			loop_id = keep;
+		}
+		st = rublk_run("del", "-n", zc_s);
+		RU_CHECK(st == 0, "rublk del -n %d (-z): %d", zc_id, st);
+	}
+	if (!ru_failures) {
+		st = rublk_run("add", "null", "-n", uc_s, "-u");
+		RU_CHECK(st == 0, "rublk add null -u: %d", st);
+		snprintf(ids, sizeof(ids), "%d", uc_id);
+		RU_CHECK(!st && ru_uuring_run(force_opts, nargs, 60) == 0,
+			 "null target -u: reads and writes answered");
+		st = rublk_run("del", "-n", uc_s);
+		RU_CHECK(st == 0, "rublk del -n %d (-u): %d", uc_id, st);
+	}
 	st = rublk_run("del", "-a");
 	RU_CHECK(st == 0, "rublk del -a: %d", st);
 	st = rublk_out("list", out, sizeof(out));
@@ -425,8 +453,14 @@ int main(int argc, char **argv)
 	setenv("UURING_UBLKD_NAME", name, 1);
 	loop_id = 1000 + 2 * (int)(getpid() % 100000);
 	null_id = loop_id + 1;
+	/* the copy-mode devices take ids of their own, not a deleted one's
+	 * (its block node may still be going) */
+	zc_id = loop_id + 400000;
+	uc_id = zc_id + 1;
 	snprintf(loop_s, sizeof(loop_s), "%d", loop_id);
 	snprintf(null_s, sizeof(null_s), "%d", null_id);
+	snprintf(zc_s, sizeof(zc_s), "%d", zc_id);
+	snprintf(uc_s, sizeof(uc_s), "%d", uc_id);
 	fd = mkstemp(file);
 	if (fd < 0 || ftruncate(fd, FILE_BYTES)) {
 		fprintf(stderr, "backing file: %s\n", strerror(errno));

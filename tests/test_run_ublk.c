@@ -10,11 +10,17 @@
  * see the driver's files.  Not linked to
  * libuuring: the preload's engine is the only one in the process.
  *
- * Driver (no argument): runs the payload "server" under uuring run
- * --block-kernel-uring, with a driver name of its own.
+ * The payload "ucopy" serves the same device with UBLK_F_USER_COPY: the
+ * data moves by pread(2), pwrite(2) and preadv(2) of /dev/ublkcN at
+ * UBLKSRV_IO_BUF_OFFSET-encoded offsets (src/shim/ublkrw.c), with
+ * ublk_drv's errnos (ublk_check_and_get_req).
+ *
+ * Driver (no argument): runs the payloads "server" and "ucopy" under
+ * uuring run --block-kernel-uring, with a driver name of its own.
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sys/uio.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
@@ -93,6 +99,40 @@ static uint8_t disk[DISK];
 static int chfd;
 static const struct ublksrv_io_desc *iods;
 static int served;
+static bool ucopy;      /* the "ucopy" payload: UBLK_F_USER_COPY */
+static int ucopy_dir = 1, ucopy_beyond = 1, ucopy_nowait = 1;
+
+static uint64_t ucopy_pos(unsigned int tag, size_t off)
+{
+	return UBLKSRV_IO_BUF_OFFSET + ((uint64_t)tag << UBLK_TAG_OFF) + off;
+}
+
+/* USER_COPY: a request's data moved by pread/pwrite of the char device;
+ * the first write also gets the errnos of ublk_check_and_get_req */
+static void ucopy_serve(unsigned int t, uint8_t *dst, size_t len, bool write)
+{
+	uint64_t pos = ucopy_pos(t, 0);
+	struct iovec iov[2] = { { dst, len / 2 }, { dst + len / 2, len / 2 } };
+	uint8_t b[512];
+
+	if (!write) {
+		RU_CHECK(pwrite(chfd, dst, len, (off_t)pos) == (ssize_t)len,
+			 "pwrite of a read's data: %s", strerror(errno));
+		return;
+	}
+	if (ucopy_dir == 1) {
+		/* ublk_check_ubuf_dir: a write's data is not written */
+		ucopy_dir = pwrite(chfd, b, sizeof(b), (off_t)pos) < 0 ? errno : 0;
+		/* __ublk_check_and_get_req: past the request's bytes */
+		ucopy_beyond = pread(chfd, b, sizeof(b), (off_t)(pos + len + 512))
+				       < 0 ? errno : 0;
+		/* kiocb_set_rw_flags: no FMODE_NOWAIT */
+		ucopy_nowait = preadv2(chfd, iov, 1, (off_t)pos, RWF_NOWAIT) < 0 ?
+				       errno : 0;
+	}
+	RU_CHECK(preadv(chfd, iov, 2, (off_t)pos) == (ssize_t)len,
+		 "preadv of a write's data: %s", strerror(errno));
+}
 
 /* one queue, both tags, until the device stops */
 static void *server(void *arg)
@@ -106,8 +146,9 @@ static void *server(void *arg)
 	if (tr_init(&r, 16, 0))
 		return NULL;
 	for (unsigned int t = 0; t < DEPTH; t++) {
-		io = (struct ublksrv_io_cmd){ .tag = (uint16_t)t,
-					      .addr = (uintptr_t)bufs[t] };
+		io = (struct ublksrv_io_cmd){
+			.tag = (uint16_t)t,
+			.addr = ucopy ? 0 : (uintptr_t)bufs[t] };
 		tr_cmd(&r, chfd, UBLK_U_IO_FETCH_REQ, &io, sizeof(io), t);
 		tr_submit(&r, 1);
 	}
@@ -121,13 +162,18 @@ static void *server(void *arg)
 			live--;
 			continue;
 		}
-		if ((d->op_flags & 0xff) == UBLK_IO_OP_WRITE)
+		if (ucopy && ((d->op_flags & 0xff) == UBLK_IO_OP_WRITE ||
+			      (d->op_flags & 0xff) == UBLK_IO_OP_READ))
+			ucopy_serve(t, disk + off, len,
+				    (d->op_flags & 0xff) == UBLK_IO_OP_WRITE);
+		else if ((d->op_flags & 0xff) == UBLK_IO_OP_WRITE)
 			memcpy(disk + off, bufs[t], len);
 		else if ((d->op_flags & 0xff) == UBLK_IO_OP_READ)
 			memcpy(bufs[t], disk + off, len);
-		io = (struct ublksrv_io_cmd){ .tag = (uint16_t)t,
-					      .result = (int32_t)len,
-					      .addr = (uintptr_t)bufs[t] };
+		io = (struct ublksrv_io_cmd){
+			.tag = (uint16_t)t,
+			.result = (int32_t)len,
+			.addr = ucopy ? 0 : (uintptr_t)bufs[t] };
 		served++;
 		tr_cmd(&r, chfd, UBLK_U_IO_COMMIT_AND_FETCH_REQ, &io,
 		       sizeof(io), t);
@@ -187,7 +233,8 @@ static int payload(void)
 			RTLD_DEFAULT, "uuring_ublk_bdev_io");
 	struct ublksrv_ctrl_dev_info info = {
 		.nr_hw_queues = 1, .queue_depth = DEPTH,
-		.max_io_buf_bytes = 64 << 10, .dev_id = UINT32_MAX };
+		.max_io_buf_bytes = 64 << 10, .dev_id = UINT32_MAX,
+		.flags = ucopy ? UBLK_F_USER_COPY : 0 };
 	struct ublk_params p = { .len = sizeof(p),
 				 .types = UBLK_PARAM_TYPE_BASIC };
 	static uint8_t w[8192], rd[8192];
@@ -234,6 +281,19 @@ static int payload(void)
 		 "a writable mapping: EPERM (ublk_ch_mmap)");
 	if (chfd < 0 || iods == MAP_FAILED)
 		return 1;
+	if (ucopy) {
+		uint8_t b[512];
+
+		RU_CHECK(info.flags & UBLK_F_USER_COPY, "ADD_DEV kept USER_COPY");
+		/* ublk_check_and_get_req: not started, so DEAD */
+		RU_CHECK(pread(chfd, b, sizeof(b), (off_t)ucopy_pos(0, 0)) < 0 &&
+				 errno == EACCES,
+			 "pread before START_DEV: EACCES (%s)", strerror(errno));
+		/* the control file has no read_iter */
+		RU_CHECK(pread(cfd, b, sizeof(b), 0) < 0 && errno == EINVAL,
+			 "pread of /dev/ublk-control: EINVAL (%s)",
+			 strerror(errno));
+	}
 	pthread_create(&th, NULL, server, NULL);
 	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_START_DEV, info.dev_id, 0xffff,
 		      NULL, 0, (uint64_t)getpid()) == 0, "START_DEV");
@@ -254,6 +314,14 @@ static int payload(void)
 			 0, "STOP_DEV");
 	pthread_join(th, NULL);
 	RU_CHECK(served == 40 + extra, "served %d of %d", served, 40 + extra);
+	if (ucopy) {
+		RU_CHECK(ucopy_dir == EACCES, "pwrite of a write: EACCES, %d",
+			 ucopy_dir);
+		RU_CHECK(ucopy_beyond == EINVAL,
+			 "pread past the request: EINVAL, %d", ucopy_beyond);
+		RU_CHECK(ucopy_nowait == EOPNOTSUPP,
+			 "preadv2 RWF_NOWAIT: EOPNOTSUPP, %d", ucopy_nowait);
+	}
 	munmap((void *)iods, 4096);
 	close(chfd);
 	RU_CHECK(ctrl(&r, cfd, UBLK_U_CMD_DEL_DEV, info.dev_id, 0xffff,
@@ -275,6 +343,10 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "server"))
 		return payload();
+	if (argc > 1 && !strcmp(argv[1], "ucopy")) {
+		ucopy = true;
+		return payload();
+	}
 	if (!ru_tool()) {
 		fprintf(stderr, "skip: no usable uuring tool (not built, "
 				"or a sanitizer build)\n");
@@ -291,6 +363,10 @@ int main(int argc, char **argv)
 	if (st)
 		ru_describe("server", st);
 	RU_CHECK(st == 0, "server payload");
+	st = ru_payload("ucopy", "--mode=auto", 30);
+	if (st)
+		ru_describe("ucopy", st);
+	RU_CHECK(st == 0, "USER_COPY server payload");
 	if (ru_failures)
 		return 1;
 	fprintf(stderr, "all passed\n");

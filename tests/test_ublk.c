@@ -9,7 +9,9 @@
  * per-io daemons (two threads fetching tags of one queue); and the state
  * a device takes when its server process dies.
  *
- * Scenarios (arguments select some): ctrl unpriv io perio getdata exit,
+ * Scenarios (arguments select some): ctrl unpriv io perio getdata exit
+ * ucopy (USER_COPY, test_ublk_ucopy.h), zcopy autobuf (zero copy and
+ * AUTO_BUF_REG, test_ublk_zcopy.h),
  * and bench and seed004 (test_ublk_seed004.h), measurements run only
  * when named.  The driver runs under a
  * name of this test's own (UURING_UBLKD_NAME), so another test's devices
@@ -438,6 +440,8 @@ static void scenario_unpriv(void)
 
 #include "test_ublk_srv.h"
 #include "test_ublk_seed004.h"
+#include "test_ublk_ucopy.h"
+#include "test_ublk_zcopy.h"
 
 int main(int argc, char **argv)
 {
@@ -451,6 +455,9 @@ int main(int argc, char **argv)
 		{ "perio", scenario_perio },
 		{ "getdata", scenario_getdata },
 		{ "exit", scenario_exit },
+		{ "ucopy", scenario_ucopy },
+		{ "zcopy", scenario_zcopy },
+		{ "autobuf", scenario_autobuf },
 		{ "bench", scenario_bench }, /* named only */
 		{ "seed004", scenario_seed004 }, /* named only */
 	};

@@ -24,6 +24,7 @@ struct tr {
 	unsigned char *rings, *sqes;
 	_Atomic unsigned int *sq_tail, *cq_head, *cq_tail;
 	unsigned int sq_mask, cq_mask, sqe_size;
+	unsigned int enter_flags; /* SQPOLL: every submit wakes the thread */
 	struct io_uring_cqe *cqes;
 };
 
@@ -38,6 +39,8 @@ static int tr_init(struct tr *r, unsigned int entries, unsigned int flags)
 	if (r->fd < 0)
 		return r->fd;
 	r->sqe_size = (flags & IORING_SETUP_SQE128) ? 128 : 64;
+	r->enter_flags = (flags & IORING_SETUP_SQPOLL) ?
+				 IORING_ENTER_SQ_WAKEUP : 0;
 	rsz = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
 	ssz = p.sq_entries * r->sqe_size;
 	r->rings = TR_MMAP(NULL, rsz, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -75,7 +78,7 @@ static void tr_cmd(struct tr *r, int fd, uint32_t op, const void *cmd,
 
 static int tr_submit(struct tr *r, unsigned int n)
 {
-	return TR_ENTER((unsigned int)r->fd, n, 0, 0, NULL, 0);
+	return TR_ENTER((unsigned int)r->fd, n, 0, r->enter_flags, NULL, 0);
 }
 
 static struct io_uring_cqe tr_wait(struct tr *r)

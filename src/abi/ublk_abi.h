@@ -179,6 +179,14 @@ struct ublksrv_ctrl_dev_info {
 #define UBLK_IO_F_FUA			(1U << 13)
 #define UBLK_IO_F_NOUNMAP		(1U << 15)
 #define UBLK_IO_F_SWAP			(1U << 16)
+/* AUTO_BUF_REG's registration failed, FALLBACK asked: register by hand */
+#define UBLK_IO_F_NEED_REG_BUF		(1U << 17)
+
+/* UBLK_F_AUTO_BUF_REG: the sqe->addr of FETCH_REQ and COMMIT_AND_FETCH_REQ
+ * (struct ublk_auto_buf_reg: index 0-15, flags 16-23, reserved0 24-31,
+ * reserved1 32-63) */
+#define UBLK_AUTO_BUF_REG_FALLBACK	(1 << 0)
+#define UBLK_AUTO_BUF_REG_F_MASK	UBLK_AUTO_BUF_REG_FALLBACK
 
 /* One per tag in a queue's descriptor array (24 bytes). */
 struct ublksrv_io_desc {

@@ -23,7 +23,19 @@ struct uu_rbuf {
 	atomic_uint refs;
 	uint64_t addr, len;
 	unsigned long acct_pages;  /* charged to RLIMIT_MEMLOCK, or 0 */
+	/* A driver's buffer (the kernel's io_buffer_register_bvec, is_kbuf):
+	 * its addresses are offsets from addr 0 into kbase, usable only in
+	 * the directions of kdir (UU_KBUF_*); release(priv) at its end. */
+	uint8_t *kbase;
+	uint8_t kdir;
+	void (*release)(void *priv);
+	void *priv;
 };
+
+/* kdir: 1 << the kernel's ITER_DEST (read into) / ITER_SOURCE (written
+ * from), as imu->dir is 1 << rq_data_dir */
+#define UU_KBUF_DEST 1u
+#define UU_KBUF_SOURCE 2u
 
 /* A table slot's entry (the kernel's io_rsrc_node): the table holds one
  * reference, every request using it another.  The tag CQE is posted when
@@ -49,6 +61,18 @@ void uu_rbuf_put(struct uu_rbuf_node *node);
 void uu_rsrc_post_tag(struct uu_ring *r, uint64_t tag);
 /* Ring teardown: tables and groups freed, no tag CQEs. */
 void uu_rsrc_buf_free(struct uu_ring *r);
+/*
+ * io_buffer_register_bvec: [kbase, kbase + len) becomes the buffer at
+ * slot idx of r's table (-EINVAL beyond the table, -EBUSY if the slot
+ * holds one); release(priv) runs when the last user is gone.
+ * io_buffer_unregister_bvec: the slot's driver buffer leaves the table
+ * (-EINVAL: no such slot or an empty one, -EBUSY: an application's
+ * buffer).  Both take r's files_lock, which every table change holds.
+ */
+int uu_rbuf_register_kbuf(struct uu_ring *r, unsigned int idx, uint8_t *kbase,
+			  uint64_t len, uint8_t kdir,
+			  void (*release)(void *priv), void *priv);
+int uu_rbuf_unregister_kbuf(struct uu_ring *r, unsigned int idx);
 
 /*
  * What pin_user_pages(FOLL_WRITE | FOLL_LONGTERM) would say about

@@ -131,6 +131,7 @@ int uu_ring_create(struct uu_ring **out, unsigned int entries,
 	uu_mpscq_init(&r->defer_tw);
 	uu_mpscq_init(&r->prio_tw);
 	atomic_store(&r->tw_waiter_efd, -1);
+	atomic_store(&r->tw_wakers, 0);
 	atomic_store_explicit(&r->refs, 1, memory_order_release);
 	atomic_init(r->disabled, !!(p->flags & IORING_SETUP_R_DISABLED));
 	if ((p->flags & IORING_SETUP_SINGLE_ISSUER) &&

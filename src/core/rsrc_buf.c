@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
+ * (Past 800 lines: every change of the table and of its nodes' lifetimes
+ * stays in one file, as in the kernel's io_uring/rsrc.c.)
+ *
  * Registered buffers: REGISTER_BUFFERS, BUFFERS2 (sparse, tags),
- * BUFFERS_UPDATE, UNREGISTER_BUFFERS, CLONE_BUFFERS.  The opcodes that use
- * them are in ops/rwfixed.c.
+ * BUFFERS_UPDATE, UNREGISTER_BUFFERS, CLONE_BUFFERS, and a driver's
+ * buffers (uu_rbuf_register_kbuf, the kernel's io_buffer_register_bvec:
+ * the ublk driver's zero copy).  The opcodes that use them are in
+ * ops/rwfixed.c.
  *
  * The kernel pins the pages of a registered buffer; user space cannot
  * (T3).  A registered buffer here is the address range the application
@@ -318,6 +323,8 @@ static void rbuf_put(struct uu_rbuf *b)
 	if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	uu_memlock_uncharge(b->acct_pages);
+	if (b->release)
+		b->release(b->priv);
 	free(b);
 }
 
@@ -747,6 +754,63 @@ int uu_rsrc_buf_register(struct uu_ring *r, unsigned int opcode, void *arg,
 	default:
 		return -EINVAL;
 	}
+}
+
+int uu_rbuf_register_kbuf(struct uu_ring *r, unsigned int idx, uint8_t *kbase,
+			  uint64_t len, uint8_t kdir,
+			  void (*release)(void *priv), void *priv)
+{
+	struct uu_rbuf_node *node;
+	struct uu_rbuf *b;
+	int ret = 0;
+
+	pthread_mutex_lock(&r->files_lock);
+	if (idx >= r->nr_bufs) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (r->bufs[idx]) {
+		ret = -EBUSY;
+		goto out;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	b->len = len;
+	b->kbase = kbase;
+	b->kdir = kdir;
+	b->release = release;
+	b->priv = priv;
+	node = node_new(r, b);
+	if (!node) {
+		free(b);
+		ret = -ENOMEM;
+		goto out;
+	}
+	r->bufs[idx] = node;
+out:
+	pthread_mutex_unlock(&r->files_lock);
+	return ret;
+}
+
+int uu_rbuf_unregister_kbuf(struct uu_ring *r, unsigned int idx)
+{
+	struct uu_rbuf_node *node = NULL;
+	int ret = 0;
+
+	pthread_mutex_lock(&r->files_lock);
+	if (idx >= r->nr_bufs || !(node = r->bufs[idx]))
+		ret = -EINVAL;
+	else if (!node->buf->kbase)
+		ret = -EBUSY;
+	else
+		r->bufs[idx] = NULL;
+	pthread_mutex_unlock(&r->files_lock);
+	if (!ret)
+		uu_rbuf_put(node);
+	return ret;
 }
 
 void uu_rsrc_buf_free(struct uu_ring *r)

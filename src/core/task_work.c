@@ -104,14 +104,25 @@ void uu_tw_queue(struct uu_req *req, bool force)
 	 */
 	atomic_thread_fence(memory_order_seq_cst);
 	want = atomic_load_explicit(&r->tw_wait_nr, memory_order_relaxed);
-	if (want && (n >= want || force) &&
-	    atomic_compare_exchange_strong(&r->tw_wait_nr, &want, 0)) {
-		int efd = atomic_load(&r->tw_waiter_efd);
-		uint64_t one = 1;
+	if (want && (n >= want || force)) {
+		/*
+		 * Counted before the claim: the waiter clears tw_wait_nr then
+		 * reads tw_wakers (seq_cst both sides), so either our CAS
+		 * fails or it sees us and waits until our write is done (the
+		 * release decrement), before its thread may close the efd.
+		 */
+		atomic_fetch_add_explicit(&r->tw_wakers, 1,
+					  memory_order_seq_cst);
+		if (atomic_compare_exchange_strong(&r->tw_wait_nr, &want, 0)) {
+			int efd = atomic_load(&r->tw_waiter_efd);
+			uint64_t one = 1;
 
-		if (efd >= 0 && write(efd, &one, sizeof(one)) < 0) {
-			/* non-blocking eventfd: cannot fill up */
+			if (efd >= 0 && write(efd, &one, sizeof(one)) < 0) {
+				/* non-blocking eventfd: cannot fill up */
+			}
 		}
+		atomic_fetch_sub_explicit(&r->tw_wakers, 1,
+					  memory_order_release);
 	}
 	/* seq_cst: pairs with uu_tw_ring_dead (set tw_dead, then read
 	 * tw_pending): either it sees our item or we see the flag */

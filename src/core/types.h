@@ -256,6 +256,9 @@ struct uu_ring {
 	atomic_uint tw_wait_nr;        /* lazy wake: items the sleeping
 					* submitter needs (0: not sleeping) */
 	atomic_int tw_waiter_efd;      /* the submitter's wake eventfd */
+	atomic_uint tw_wakers;         /* uu_tw_queue calls that may write
+					* tw_waiter_efd: the waiter, leaving,
+					* waits for none (wait/cqwait.c) */
 	pthread_mutex_t tw_lock;       /* the queue's one consumer at a time */
 	atomic_bool tw_dead;           /* last fd closed: whoever queues an
 					* item runs the queue (uu_tw_ring_dead) */

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
+ * (Past 800 lines: the four opcodes share one issue path, do_rw, whose
+ * file classes and retries are kept together.)
+ *
  * READ, WRITE, READV, WRITEV on any file, inline in the submitting thread.
  *
  * File semantics (T5): offset -1 means "the file position" (preadv2 with
@@ -385,6 +388,24 @@ void uu_rw_forget_fd(int fd)
 				      memory_order_relaxed);
 }
 
+/* uu_rw_set_file_hook's: set once, before the first file it serves
+ * exists; the release store pairs with do_rw's acquire load, so a
+ * request that sees the hook sees what its setter prepared */
+static _Atomic(uu_rw_file_fn) rw_file_hook;
+
+void uu_rw_set_file_hook(uu_rw_file_fn fn)
+{
+	atomic_store_explicit(&rw_file_hook, fn, memory_order_release);
+}
+
+static inline bool driver_file_rw(struct uu_req *req, bool is_write, int *res)
+{
+	uu_rw_file_fn hook = atomic_load_explicit(&rw_file_hook,
+						  memory_order_acquire);
+
+	return hook && hook(req, is_write, res);
+}
+
 /* How a file that cannot do this I/O without blocking is waited for. */
 enum rw_class { RW_BLOCK_INLINE, RW_POLL, RW_WORKER, RW_BAD };
 
@@ -460,6 +481,7 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 	bool worker = issue_flags & UU_ISSUE_F_WORKER;
 	off_t pos = rw_st->pos;
 	ssize_t n;
+	int hres;
 
 	if (req->flags & UU_REQ_FIXED_FILE)
 		return -EBADF; /* no registered files yet */
@@ -491,6 +513,8 @@ static int do_rw(struct uu_req *req, bool is_write, unsigned int issue_flags)
 		return -EOPNOTSUPP; /* kiocb_set_rw_flags */
 	if (rw_st->rw_flags & RWF_HIPRI)
 		return -EINVAL; /* polled I/O needs an IOPOLL ring */
+	if (unlikely(driver_file_rw(req, is_write, &hres)))
+		return hres;
 	/* the kernel resolves the file before it looks at the offset, while
 	 * pread(2) rejects a negative offset before the fd */
 	if (unlikely(pos < -1) && (req->fd < 0 || fcntl(req->fd, F_GETFD) < 0))

@@ -19,6 +19,15 @@ void uu_rw_forget_fd(int fd); /* an fd number was closed */
 int uu_rw_iopoll_issue(struct uu_req *req, bool is_write,
 		       unsigned int issue_flags); /* ops/rw_iopoll.c */
 
+/*
+ * Files whose read and write are a driver's of ours, not the kernel's:
+ * the ublk char device's USER_COPY (ublk/ublk_cmd.c sets it when the
+ * first ublk file is opened).  The hook returns false when req's file is
+ * not one of them; else *res is the CQE's result.
+ */
+typedef bool (*uu_rw_file_fn)(struct uu_req *req, bool is_write, int *res);
+void uu_rw_set_file_hook(uu_rw_file_fn fn);
+
 /* ---- registered-buffer opcodes (ops/rwfixed.c) ---- */
 int uu_rw_fixed_prep(struct uu_req *req);
 int uu_rwv_fixed_prep(struct uu_req *req);
@@ -36,6 +45,8 @@ struct uu_rw_cmd {
 			    * (rw.c ring_file_rw) */
 	bool meta;         /* a PI attribute (rw.c
 			    * prep_attr) */
+	bool kbuf_mapped;  /* *_FIXED on a driver's buffer: iov holds our
+			    * addresses already (rwfixed.c import_kbuf) */
 	int nr_iov;
 	size_t total;
 	struct iovec *iov;

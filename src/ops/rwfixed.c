@@ -24,6 +24,7 @@ int uu_rw_fixed_prep(struct uu_req *req)
 	int ret = uu_rw_prep(req);
 
 	req->buf_node = NULL;
+	uu_cmd(req, rw)->kbuf_mapped = false;
 	return ret;
 }
 
@@ -33,6 +34,7 @@ int uu_rwv_fixed_prep(struct uu_req *req)
 
 	req->buf_node = NULL;
 	ret = uu_rwv_prep(req);
+	uu_cmd(req, rw)->kbuf_mapped = false;
 	return ret;
 }
 
@@ -59,7 +61,33 @@ static int check_range(const struct uu_rbuf *b, uint64_t addr, uint64_t len)
 	return 0;
 }
 
-static int import_fixed(struct uu_req *req, bool vec)
+/*
+ * A driver's buffer (core/buffers.h, kbase): io_import_fixed refuses a
+ * direction the buffer was not registered for (-EFAULT), and its
+ * addresses are offsets into kbase, turned into ours once, checked.
+ */
+static int import_kbuf(struct uu_req *req, const struct uu_rbuf *b,
+		       bool is_write)
+{
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
+
+	if (rw_st->kbuf_mapped)
+		return 0;
+	if (!(b->kdir & (is_write ? UU_KBUF_SOURCE : UU_KBUF_DEST)))
+		return -EFAULT;
+	for (int i = 0; i < rw_st->nr_iov; i++) {
+		uint64_t addr = (uintptr_t)rw_st->iov[i].iov_base;
+		int ret = check_range(b, addr, rw_st->iov[i].iov_len);
+
+		if (ret)
+			return ret;
+		rw_st->iov[i].iov_base = b->kbase + (addr - b->addr);
+	}
+	rw_st->kbuf_mapped = true;
+	return 0;
+}
+
+static int import_fixed(struct uu_req *req, bool vec, bool is_write)
 {
 	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
 	const struct uu_rbuf *b;
@@ -71,6 +99,8 @@ static int import_fixed(struct uu_req *req, bool vec)
 			return -EFAULT;
 	}
 	b = req->buf_node->buf;
+	if (b->kbase)
+		return import_kbuf(req, b, is_write);
 	for (int i = 0; i < rw_st->nr_iov; i++) {
 		uint64_t addr = (uintptr_t)rw_st->iov[i].iov_base;
 		uint64_t len = rw_st->iov[i].iov_len;
@@ -92,9 +122,9 @@ static int import_fixed(struct uu_req *req, bool vec)
  * The kernel resolves the file before issue: a bad fd is -EBADF whatever
  * the buffer.  Checked only when the import failed (one fcntl).
  */
-static int import_or_ebadf(struct uu_req *req, bool vec)
+static int import_or_ebadf(struct uu_req *req, bool vec, bool is_write)
 {
-	int ret = import_fixed(req, vec);
+	int ret = import_fixed(req, vec, is_write);
 
 	if (unlikely(ret) && (req->fd < 0 || fcntl(req->fd, F_GETFD) < 0))
 		return -EBADF;
@@ -103,28 +133,28 @@ static int import_or_ebadf(struct uu_req *req, bool vec)
 
 int uu_read_fixed_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	int ret = import_or_ebadf(req, false);
+	int ret = import_or_ebadf(req, false, false);
 
 	return ret ? ret : uu_read_issue(req, issue_flags);
 }
 
 int uu_write_fixed_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	int ret = import_or_ebadf(req, false);
+	int ret = import_or_ebadf(req, false, true);
 
 	return ret ? ret : uu_write_issue(req, issue_flags);
 }
 
 int uu_readv_fixed_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	int ret = import_or_ebadf(req, true);
+	int ret = import_or_ebadf(req, true, false);
 
 	return ret ? ret : uu_read_issue(req, issue_flags);
 }
 
 int uu_writev_fixed_issue(struct uu_req *req, unsigned int issue_flags)
 {
-	int ret = import_or_ebadf(req, true);
+	int ret = import_or_ebadf(req, true, true);
 
 	return ret ? ret : uu_write_issue(req, issue_flags);
 }

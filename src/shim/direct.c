@@ -165,6 +165,53 @@ WRAP(long, syscall, (long nr, ...))
 	return libc()->syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
+/* libc's positioned reads and writes (the program's are ublkrw.c's);
+ * looked up by name, as uu_real holds none of them */
+static void *real_pread64, *real_pwrite64, *real_preadv64, *real_pwritev64,
+	*real_preadv64v2, *real_pwritev64v2;
+
+WRAP(ssize_t, pread64, (int fd, void *buf, size_t n, off_t pos))
+{
+	return ((ssize_t(*)(int, void *, size_t, off_t))uu_shim_real_next(
+		&real_pread64, "pread64"))(fd, buf, n, pos);
+}
+
+WRAP(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off_t pos))
+{
+	return ((ssize_t(*)(int, const void *, size_t, off_t))uu_shim_real_next(
+		&real_pwrite64, "pwrite64"))(fd, buf, n, pos);
+}
+
+WRAP(ssize_t, preadv64, (int fd, const struct iovec *iov, int cnt, off_t pos))
+{
+	return ((ssize_t(*)(int, const struct iovec *, int, off_t))
+			uu_shim_real_next(&real_preadv64, "preadv64"))(
+		fd, iov, cnt, pos);
+}
+
+WRAP(ssize_t, pwritev64, (int fd, const struct iovec *iov, int cnt, off_t pos))
+{
+	return ((ssize_t(*)(int, const struct iovec *, int, off_t))
+			uu_shim_real_next(&real_pwritev64, "pwritev64"))(
+		fd, iov, cnt, pos);
+}
+
+WRAP(ssize_t, preadv64v2, (int fd, const struct iovec *iov, int cnt,
+			   off_t pos, int flags))
+{
+	return ((ssize_t(*)(int, const struct iovec *, int, off_t, int))
+			uu_shim_real_next(&real_preadv64v2, "preadv64v2"))(
+		fd, iov, cnt, pos, flags);
+}
+
+WRAP(ssize_t, pwritev64v2, (int fd, const struct iovec *iov, int cnt,
+			    off_t pos, int flags))
+{
+	return ((ssize_t(*)(int, const struct iovec *, int, off_t, int))
+			uu_shim_real_next(&real_pwritev64v2, "pwritev64v2"))(
+		fd, iov, cnt, pos, flags);
+}
+
 WRAP(int, epoll_ctl, (int epfd, int op, int fd, struct epoll_event *ev))
 {
 	return libc()->epoll_ctl(epfd, op, fd, ev);

@@ -147,6 +147,9 @@ static ssize_t ask(int fd, const void *q, size_t qlen, const void *qb,
 {
 	ssize_t n = um_send(fd, q, qlen, qb, qblen, NULL, 0);
 
+	/* the driver left (idle) after accepting: as a hang-up below */
+	if (n == -ECONNRESET)
+		return -EPIPE;
 	if (n < 0)
 		return n;
 	n = um_recv(fd, a, alen, fds, fds ? 4 : 0, nfds);
@@ -218,6 +221,9 @@ static int char_setup(struct ufile *f, const struct um_hello_rep *rep,
 			  sizeof(*f->slots));
 	if (!f->slots)
 		return -ENOMEM;
+	for (size_t i = 0;
+	     i < (size_t)f->info.nr_hw_queues * f->info.queue_depth; i++)
+		f->slots[i].file = f;
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->cond, NULL);
 	/* the engine's own connection for the data plane: not the
@@ -276,6 +282,7 @@ static int open_once(uint32_t kind, uint32_t dev_id, int flags)
 		ret = -EPIPE;
 	if (f) {
 		f->kind = kind;
+		f->accmode = flags & O_ACCMODE;
 		f->desc_fd = f->data_fd = f->data_conn = -1;
 	}
 	if (!ret && fstat(fd, &st))

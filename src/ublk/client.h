@@ -17,6 +17,7 @@
 #include "ublk/proto.h"
 
 struct uu_req;
+struct uu_ring;
 
 /* the engine's view of one (queue, tag) of a char file */
 struct ucslot {
@@ -28,6 +29,19 @@ struct ucslot {
 	bool owned;           /* the server holds the slot's request */
 	bool ngd;             /* ... and owes its NEED_GET_DATA */
 	pid_t task;           /* its daemon, as the driver recorded it */
+	/* AUTO_BUF_REG: the armed command's sqe->addr and ring; the ring
+	 * and index the current request's buffer was registered at */
+	uint64_t auto_addr;
+	struct uu_ring *ring;
+	struct uu_ring *reg_ring;
+	uint16_t reg_idx;
+	/* zero copy: buffers of the request registered by REGISTER_IO_BUF
+	 * and not released; a COMMIT that came meanwhile is held until the
+	 * last goes (the request's reference, ublk_io_release) */
+	unsigned int nbufs;
+	bool commit_held;
+	struct um_io held;
+	struct ufile *file;
 };
 
 struct ucwait {
@@ -37,6 +51,8 @@ struct ucwait {
 	unsigned int idx;     /* its slot */
 	uint64_t addr;
 	pid_t tid;            /* the submitting task: the slot's daemon */
+	uint64_t auto_addr;   /* AUTO_BUF_REG: its sqe->addr */
+	struct uu_ring *ring; /* its ring */
 	int res;
 	bool done;
 };
@@ -57,6 +73,7 @@ struct ufile {
 	struct ucslot *slots;
 	struct ucwait *waiters;
 	uint64_t seq;
+	int accmode;           /* the open's O_ACCMODE */
 	bool dead;             /* the driver closed the data connection */
 	pid_t pid;             /* the process whose engine connection it is */
 };
@@ -100,5 +117,20 @@ int uu_ublk_io(struct ufile *f, uint32_t cmd_op,
  * ended already (false) */
 bool uu_ublk_io_cancel(struct ufile *f, struct uu_req *req, unsigned int q,
 		       unsigned int tag);
+/*
+ * UBLK_F_USER_COPY: pread (is_write false) or pwrite of the char file f
+ * at pos, ublk_drv's ublk_ch_read_iter / ublk_ch_write_iter: the bytes
+ * copied or -errno.  user_backed: iov is the caller's memory (not a
+ * registered buffer, which ublk_check_and_get_req refuses).
+ */
+/* REGISTER_IO_BUF / UNREGISTER_IO_BUF into r's buffer table: the CQE
+ * result */
+int uu_ublk_buf_cmd(struct ufile *f, uint32_t cmd_op,
+		    const struct ublksrv_io_cmd *cmd, pid_t tid,
+		    struct uu_ring *r);
+struct iovec;
+ssize_t uu_ublk_user_copy(struct ufile *f, bool is_write,
+			  const struct iovec *iov, int nr, int64_t pos,
+			  bool user_backed);
 
 #endif

@@ -10,8 +10,9 @@
  *  - CHAR: an application's /dev/ublkcN fd; its hang-up is the kernel's
  *    ublk_ch_release.  The reply carries the descriptor and data memfds.
  *  - DATA: the engine's own connection for a CHAR open (named by the
- *    token of the CHAR reply): FETCH/COMMIT/NEED_GET_DATA and the
- *    driver's slot events.
+ *    token of the CHAR reply): FETCH/COMMIT/NEED_GET_DATA, the USER_COPY
+ *    checks the engine cannot answer itself, and the driver's slot
+ *    events.
  *  - CMD: one control command (io-wq worker), closed after the reply;
  *    its first message is the UM_CTRL itself.
  *  - BDEV: block I/O submitted to a device (uuring_ublk_bdev_rw); its
@@ -38,6 +39,10 @@ enum {
 	 * (client_io.c): no UM_IO_RES; should the driver still refuse it,
 	 * a UM_SLOT event ends the command with the error */
 	UM_IO_ASYNC,
+	/* DATA: may this process copy at this USER_COPY offset (struct
+	 * um_ucopy)?  The answer's res: the request's bytes from the
+	 * offset on, or -errno (ublk_drv's ublk_check_and_get_req) */
+	UM_UCOPY,
 };
 
 /* UK_PROBE: does device dev_id exist (a stat of /dev/ublkcN)?
@@ -107,6 +112,13 @@ struct um_io {
 struct um_slot {
 	struct um_hdr h; /* res: UBLK_IO_RES_* */
 	uint16_t q_id, tag;
+	uint32_t pad;
+};
+
+struct um_ucopy {
+	struct um_hdr h;
+	int64_t pos;       /* the file offset of pread/pwrite */
+	uint32_t is_write; /* pwrite: into a READ request's data */
 	uint32_t pad;
 };
 

@@ -9,9 +9,11 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 
 #include "core/registry.h"
 #include "core/types.h"
+#include "ops/rw.h"
 #include "ops/uring_cmd.h"
 #include "ublk/client.h"
 #include "ublk/ublk.h"
@@ -65,6 +67,13 @@ static int ublk_issue(struct uu_req *req, unsigned int flags)
 			uu_uring_cmd_done(req, UBLK_IO_RES_ABORT, 0, flags);
 		return 0;
 	}
+	/* buffer registration completes at once, in the ring it is for */
+	if ((uu_cmd_op(req) & 0xff) == UBLK_IO_REGISTER_IO_BUF ||
+	    (uu_cmd_op(req) & 0xff) == UBLK_IO_UNREGISTER_IO_BUF) {
+		memcpy(&cmd, uu_cmd_payload(req, &len), sizeof(cmd));
+		return uu_ublk_buf_cmd(pdu->f, uu_cmd_op(req), &cmd,
+				       uu_cmd_task(req), req->ring);
+	}
 	/* every I/O command may be queued: it needs a stable request */
 	if (!(flags & UU_CMD_F_STABLE))
 		return UU_CMD_PARK;
@@ -91,12 +100,54 @@ static void cmd_mark(struct uu_req *req, unsigned int flags)
 	uu_uring_cmd_mark_cancelable(req, flags);
 }
 
+/*
+ * READ, WRITE, READV, WRITEV (plain or fixed file) on a ublk file: the
+ * control file has no read_iter/write_iter (-EINVAL, as io_iter_do_read
+ * finds); on /dev/ublkcN they are USER_COPY's ublk_ch_read_iter and
+ * ublk_ch_write_iter.  The char device has no FMODE_NOWAIT, so a NOWAIT
+ * read is kiocb_set_rw_flags's -EOPNOTSUPP; a registered buffer is not a
+ * user-backed iterator (-EACCES); offset -1 is the file position, which
+ * stays 0 (no llseek, and a copy at 0 never succeeds).
+ */
+static bool ublk_rw(struct uu_req *req, bool is_write, int *res)
+{
+	struct uu_rw_cmd *rw_st = uu_cmd(req, rw);
+	uint8_t op = req->sqe.opcode;
+	struct ufile *f;
+	ssize_t n;
+
+	if (!atomic_load_explicit(&uu_ublk_nfiles, memory_order_relaxed))
+		return false;
+	f = uu_ublk_file(req->fd);
+	if (!f)
+		return false;
+	if (f->kind != UK_CHAR) {
+		*res = -EINVAL;
+		return true;
+	}
+	if (rw_st->rw_flags & RWF_NOWAIT) {
+		*res = -EOPNOTSUPP;
+		return true;
+	}
+	n = uu_ublk_user_copy(f, is_write, rw_st->iov, rw_st->nr_iov,
+			      rw_st->pos == -1 ? 0 : rw_st->pos,
+			      op != IORING_OP_READ_FIXED &&
+				      op != IORING_OP_WRITE_FIXED &&
+				      op != IORING_OP_READV_FIXED &&
+				      op != IORING_OP_WRITEV_FIXED);
+	if (n >= 0 && (size_t)n != rw_st->total)
+		req->flags |= UU_REQ_SHORT;
+	*res = (int)n;
+	return true;
+}
+
 static pthread_once_t type_once = PTHREAD_ONCE_INIT;
 
 static void type_register(void)
 {
 	uu_ublk_set_ops(cmd_done, cmd_mark);
 	uu_cmd_register_file_type(&ublk_type);
+	uu_rw_set_file_hook(ublk_rw);
 }
 
 /* open(2) of /dev/ublk-control or /dev/ublkcN through the driver */

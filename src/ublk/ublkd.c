@@ -245,6 +245,9 @@ static void conn_message(struct uconn *c, size_t n)
 			ublkd_cancel(c, (const struct um_io *)msgbuf);
 		else if (c->dev && h->type == UM_MMAP)
 			mmap_check(c, h);
+		else if (c->dev && h->type == UM_UCOPY &&
+			 n >= sizeof(struct um_ucopy))
+			ublkd_ucopy(c, (const struct um_ucopy *)msgbuf);
 		break;
 	case UK_BDEV:
 		if (h->type == UM_BDEV && n >= sizeof(struct um_bdev))

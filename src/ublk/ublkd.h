@@ -113,6 +113,7 @@ void ublkd_stop_dev(struct udev *d);
 /* ublkd_io.c */
 void ublkd_io(struct uconn *c, const struct um_io *m);
 void ublkd_cancel(struct uconn *c, const struct um_io *m);
+void ublkd_ucopy(struct uconn *c, const struct um_ucopy *m);
 void ublkd_bdev(struct uconn *c, const struct um_bdev *m, size_t len);
 void ublkd_char_release(struct udev *d);
 void ublkd_data_gone(struct uconn *c);

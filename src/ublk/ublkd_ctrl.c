@@ -20,11 +20,12 @@
 
 #include "ublk/ublkd.h"
 
-/* What this driver supports of ublk_drv's UBLK_F_ALL (docs/ublk.md:
- * no zero copy, automatic buffer registration, zoned devices or user
- * copy yet); ADD_DEV clears the rest as the kernel clears unknown bits. */
+/* What this driver supports of ublk_drv's UBLK_F_ALL (docs/ublk.md: no
+ * zoned devices); ADD_DEV clears the rest as the kernel clears unknown
+ * bits. */
 #define UBLKD_F_ALL                                                         \
 	(UBLK_F_URING_CMD_COMP_IN_TASK | UBLK_F_NEED_GET_DATA |             \
+	 UBLK_F_USER_COPY | UBLK_F_SUPPORT_ZERO_COPY | UBLK_F_AUTO_BUF_REG | \
 	 UBLK_F_USER_RECOVERY | UBLK_F_USER_RECOVERY_REISSUE |              \
 	 UBLK_F_UNPRIVILEGED_DEV | UBLK_F_CMD_IOCTL_ENCODE |                \
 	 UBLK_F_USER_RECOVERY_FAIL_IO | UBLK_F_UPDATE_SIZE | UBLK_F_QUIESCE | \

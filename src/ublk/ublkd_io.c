@@ -45,6 +45,14 @@ static bool need_get_data(const struct udev *d)
 	return d->info.flags & UBLK_F_NEED_GET_DATA;
 }
 
+/* ublk_dev_need_map_io: the driver copies the data to the server's
+ * buffers (neither USER_COPY nor zero copy, automatic or not) */
+static bool need_map_io(const struct udev *d)
+{
+	return !(d->info.flags & (UBLK_F_USER_COPY | UBLK_F_SUPPORT_ZERO_COPY |
+				  UBLK_F_AUTO_BUF_REG));
+}
+
 static void io_answer(struct uconn *c, uint64_t seq, int res)
 {
 	struct um_hdr h = { .type = UM_IO_RES, .res = res, .seq = seq };
@@ -478,7 +486,9 @@ void ublkd_bdev_gone(struct uconn *c)
 static int fetch(struct udev *d, struct uconn *c, struct uslot *s,
 		 const struct um_io *m)
 {
-	if (!m->cmd.addr && !need_get_data(d))
+	/* ublk_check_fetch_buf: a buffer unless NEED_GET_DATA; with
+	 * USER_COPY none may be given */
+	if (need_map_io(d) ? !m->cmd.addr && !need_get_data(d) : !!m->cmd.addr)
 		return -EINVAL;
 	if (ublkd_dev_ready(d))
 		return -EBUSY;
@@ -505,8 +515,10 @@ void ublkd_io(struct uconn *c, const struct um_io *m)
 
 	if (type != 'u' && type != 0)
 		goto out;
-	ret = -EINVAL; /* no zero copy: UNREGISTER_IO_BUF has no buffer */
-	if (nr == UBLK_IO_UNREGISTER_IO_BUF)
+	/* REGISTER_IO_BUF and UNREGISTER_IO_BUF are the engine's
+	 * (client_io.c uu_ublk_buf_cmd): the buffer table is its ring's */
+	ret = -EINVAL;
+	if (nr == UBLK_IO_UNREGISTER_IO_BUF || nr == UBLK_IO_REGISTER_IO_BUF)
 		goto out;
 	if (q >= d->info.nr_hw_queues || tag >= d->info.queue_depth)
 		goto out;
@@ -537,8 +549,11 @@ void ublkd_io(struct uconn *c, const struct um_io *m)
 	if (nr == UBLK_IO_COMMIT_AND_FETCH_REQ) {
 		const struct breq *b = rq->raw;
 
-		if (!m->cmd.addr &&
-		    (!need_get_data(d) || b->op == UBLK_IO_OP_READ))
+		/* ublk_check_commit_and_fetch (no zoned devices, so no
+		 * ZONE_APPEND's lba in addr) */
+		if (need_map_io(d) ? !m->cmd.addr && (!need_get_data(d) ||
+						      b->op == UBLK_IO_OP_READ) :
+				     !!m->cmd.addr)
 			goto out;
 		s->flags |= US_ACTIVE;
 		s->flags &= ~US_OWNED;
@@ -585,6 +600,56 @@ out:
 		return;
 	}
 	io_answer(c, m->h.seq, ret);
+}
+
+/*
+ * ublk_check_and_get_req: may the server copy at pos (USER_COPY's
+ * pread/pwrite of /dev/ublkcN), in its order of checks.  The request's
+ * bytes from the offset on, or -errno.  The reference the kernel takes
+ * exists from the dispatch to the server until its COMMIT: here the slot
+ * is US_OWNED with its request.  A flush, discard or write-zeroes has no
+ * data (ublk_rq_has_data).  The data lives in the slot's buffer: a
+ * write's was put there at the dispatch, a read's is taken at the COMMIT.
+ */
+static int ucopy_check(struct udev *d, int64_t pos, bool is_write)
+{
+	uint64_t rel = (uint64_t)pos - UBLKSRV_IO_BUF_OFFSET;
+	unsigned int q = (unsigned int)(rel >> UBLK_QID_OFF) &
+			 UBLK_QID_BITS_MASK;
+	unsigned int tag = (unsigned int)(rel >> UBLK_TAG_OFF) &
+			   UBLK_TAG_BITS_MASK;
+	uint64_t off = rel & UBLK_IO_BUF_BITS_MASK;
+	const struct breq *b;
+	struct uslot *s;
+
+	if (d->info.state == UBLK_S_DEV_DEAD)
+		return -EACCES;
+	if (q >= d->info.nr_hw_queues)
+		return -EINVAL;
+	if (!(d->info.flags & UBLK_F_USER_COPY))
+		return -EACCES;
+	if (tag >= d->info.queue_depth)
+		return -EINVAL;
+	s = slot_of(d, q, tag);
+	if (!(s->flags & US_OWNED) || !s->rq)
+		return -EINVAL;
+	b = s->rq->raw;
+	if (b->op != UBLK_IO_OP_READ && b->op != UBLK_IO_OP_WRITE)
+		return -EINVAL;
+	if (off > b->len)
+		return -EINVAL;
+	/* ublk_check_ubuf_dir: into a read, out of a write */
+	if ((b->op == UBLK_IO_OP_READ) != is_write)
+		return -EACCES;
+	return (int)(b->len - off);
+}
+
+void ublkd_ucopy(struct uconn *c, const struct um_ucopy *m)
+{
+	struct um_hdr h = { .type = UM_UCOPY, .seq = m->h.seq };
+
+	h.res = ucopy_check(c->dev, m->pos, m->is_write);
+	ublkd_reply(c, &h, sizeof(h), NULL, 0);
 }
 
 void ublkd_cancel(struct uconn *c, const struct um_io *m)

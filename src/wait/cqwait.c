@@ -11,6 +11,7 @@
  * 128 CQEs is woken once, not 128 times.
  */
 #include <errno.h>
+#include <sched.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -43,6 +44,20 @@ static bool efd_ours(void)
 {
 	return uu_tctx.wait_efd >= 0 &&
 	       uu_fd_ino(uu_tctx.wait_efd) == uu_tctx.wait_efd_ino;
+}
+
+/*
+ * The lazy wake is withdrawn: no new waker can claim it, and one that
+ * did (core/task_work.c uu_tw_queue) has written our eventfd before we
+ * go on, so the thread never closes it under a writer.  The seq_cst
+ * store pairs with the waker's increment of tw_wakers before its CAS;
+ * the acquire load with its release decrement after the write.
+ */
+static void tw_unpublish(struct uu_ring *r)
+{
+	atomic_store_explicit(&r->tw_wait_nr, 0, memory_order_seq_cst);
+	while (atomic_load_explicit(&r->tw_wakers, memory_order_acquire))
+		sched_yield();
 }
 
 /* the thread's exit (core/tctx.c) */
@@ -502,7 +517,7 @@ static int wait_check(struct cq_wait *cw, bool first)
 		/* any queued task_work is run rather than slept on
 		 * (io_cqring_wait_schedule), nr_wait items at most */
 		if (atomic_load_explicit(&r->tw_pending, memory_order_relaxed)) {
-			atomic_store(&r->tw_wait_nr, 0);
+			tw_unpublish(r);
 			uu_tw_run_local(r, cw->nr_wait, cw->nr_wait);
 			return WAIT_AGAIN;
 		}
@@ -544,7 +559,7 @@ static int wait_sleep(struct cq_wait *cw)
 		    ppoll(cw->pfd, cw->pfd[1].fd >= 0 ? 2 : 1, tmo,
 			  cw->a.sig ? &cw->mask : NULL);
 	if (cw->defer) {
-		atomic_store(&r->tw_wait_nr, 0);
+		tw_unpublish(r);
 		/* as the kernel: completions queued meanwhile are
 		 * posted even when the wait ends in -ETIME/-EINTR */
 		uu_tw_run_local(r, cw->nr_wait, cw->nr_wait);
